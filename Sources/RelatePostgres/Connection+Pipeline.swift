@@ -1,0 +1,109 @@
+import CLibPQ
+
+/// One statement of a pipeline: SQL, its parameters, and the form its rows come in.
+public struct PostgresStatement {
+    public var sql: String
+    public var parameters: [(any PostgresEncodable)?]
+    public var format: PostgresFormat
+
+    public init(_ sql: String, _ parameters: [(any PostgresEncodable)?] = [], format: PostgresFormat = .text) {
+        self.sql = sql
+        self.parameters = parameters
+        self.format = format
+    }
+}
+
+extension Connection {
+    /// Sends every statement at once in libpq's pipeline mode and reads all results: one
+    /// round trip, however many statements.
+    ///
+    /// The statements run as one implicit transaction (or inside the open one): if one
+    /// fails, the error names it by ``PostgresError/statementIndex`` and none of them
+    /// takes effect.
+    @discardableResult
+    public func pipeline(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
+        if statements.isEmpty { return [] }
+        let handle = try openHandle()
+        var bound: [BoundParameters] = []
+        bound.reserveCapacity(statements.count)
+        for (index, statement) in statements.enumerated() {
+            do {
+                try Self.checkSQL(statement.sql)
+                bound.append(try BoundParameters(statement.parameters))
+            } catch var error as PostgresError {
+                error.statementIndex = index
+                error.sql = statement.sql
+                throw error
+            }
+        }
+        logger.debug("pipeline", metadata: [
+            "relate.statements": "\(statements.count)", "relate.sql": "\(statements[0].sql)",
+        ])
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
+        }
+        roundTrips += 1
+        defer { _ = PQexitPipelineMode(handle) }
+
+        for (index, statement) in statements.enumerated() {
+            let parameters = bound[index]
+            let sent = parameters.withPointers { types, values, lengths, formats in
+                PQsendQueryParams(
+                    handle, statement.sql, Int32(parameters.count), types, values, lengths, formats,
+                    statement.format.rawValue)
+            }
+            guard sent == 1 else {
+                var error = connectionError(sql: statement.sql)
+                error.statementIndex = index
+                if PQpipelineSync(handle) == 1 { drainPipeline(handle) }
+                throw error
+            }
+        }
+        guard PQpipelineSync(handle) == 1 else {
+            let error = connectionError(sql: nil)
+            drainPipeline(handle)
+            throw error
+        }
+
+        var results: [PostgresResult] = []
+        results.reserveCapacity(statements.count)
+        var firstError: PostgresError?
+        for (index, statement) in statements.enumerated() {
+            guard let result = PQgetResult(handle) else {
+                var error = connectionError(sql: statement.sql)
+                error.statementIndex = index
+                throw error
+            }
+            switch PQresultStatus(result) {
+            case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+                results.append(PostgresResult(handle: result, sql: statement.sql))
+            case PGRES_PIPELINE_ABORTED:
+                PQclear(result)
+            default:
+                var error = Self.error(
+                    from: result, sql: statement.sql, parameters: bound[index], connectionLost: !isOpen,
+                    libpqMessage: libpqMessage)
+                error.statementIndex = index
+                firstError = firstError ?? error
+                PQclear(result)
+                if error.kind == .connectionClosed { throw error }
+            }
+            // Each statement's results end with a NULL.
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        drainPipeline(handle)
+        if let firstError { throw firstError }
+        return results
+    }
+
+    /// Reads up to and including the pipeline's sync point, so the connection can leave
+    /// pipeline mode.
+    private func drainPipeline(_ handle: OpaquePointer) {
+        while PQstatus(handle) == CONNECTION_OK {
+            guard let result = PQgetResult(handle) else { continue }
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { return }
+        }
+    }
+}

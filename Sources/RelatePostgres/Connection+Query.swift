@@ -1,0 +1,145 @@
+import CLibPQ
+import Foundation
+
+extension Connection {
+    /// Runs one statement with bound parameters (`$1`, `$2`, …) and returns its rows.
+    ///
+    /// `format` chooses how the server sends every column: `.text` reads any type
+    /// (a type this library does not know reads as its text form); `.binary` is faster
+    /// for numbers, dates and UUIDs when the columns' types are ones ``PostgresValue`` lists.
+    @discardableResult
+    public func query(
+        _ sql: String, _ parameters: [(any PostgresEncodable)?] = [], format: PostgresFormat = .text
+    ) throws -> PostgresResult {
+        let handle = try openHandle()
+        try Self.checkSQL(sql)
+        let bound = try BoundParameters(parameters)
+        logger.debug("query", metadata: ["relate.sql": "\(sql)", "relate.parameter_count": "\(bound.count)"])
+        roundTrips += 1
+        let result = bound.withPointers { types, values, lengths, formats in
+            PQexecParams(handle, sql, Int32(bound.count), types, values, lengths, formats, format.rawValue)
+        }
+        return try checked(result, sql: sql, parameters: bound)
+    }
+
+    /// Runs one statement and returns the number of rows it changed.
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> Int {
+        try query(sql, parameters).affectedRows ?? 0
+    }
+
+    /// Runs a script of several statements with no parameters (a schema file, say), in
+    /// one round trip. Outside a transaction, the server runs the script as one.
+    public func executeScript(_ sql: String) throws {
+        let handle = try openHandle()
+        try Self.checkSQL(sql)
+        logger.debug("script", metadata: ["relate.sql": "\(sql.prefix(200))"])
+        roundTrips += 1
+        _ = try checked(PQexec(handle, sql), sql: sql, parameters: nil)
+    }
+
+    /// `name` as a quoted SQL identifier, by libpq's `PQescapeIdentifier`. Names the
+    /// server would cut short (over 63 bytes), empty names and NUL bytes are errors.
+    public func quoteIdentifier(_ name: String) throws -> String {
+        let handle = try openHandle()
+        try Self.checkIdentifier(name)
+        guard let quoted = PQescapeIdentifier(handle, name, name.utf8.count) else {
+            throw PostgresError(kind: .invalidInput, message: "cannot quote identifier: \(libpqMessage)")
+        }
+        defer { PQfreemem(quoted) }
+        return String(cString: quoted)
+    }
+
+    /// `"schema"."name"`, each part quoted by ``quoteIdentifier(_:)``.
+    public func quoteQualifiedName(schema: String, _ name: String) throws -> String {
+        try quoteIdentifier(schema) + "." + quoteIdentifier(name)
+    }
+
+    static func checkIdentifier(_ name: String) throws {
+        if name.isEmpty {
+            throw PostgresError(kind: .invalidInput, message: "an identifier cannot be empty")
+        }
+        if name.utf8.contains(0) {
+            throw PostgresError(kind: .invalidInput, message: "an identifier cannot contain a NUL byte")
+        }
+        if name.utf8.count > 63 {
+            throw PostgresError(
+                kind: .invalidInput,
+                message: "identifier \"\(name.prefix(20))…\" is \(name.utf8.count) bytes long; PostgreSQL keeps only 63 and would silently cut it short")
+        }
+    }
+
+    static func checkSQL(_ sql: String) throws {
+        if sql.utf8.contains(0) {
+            throw PostgresError(kind: .invalidInput, message: "the SQL text contains a NUL byte", sql: sql)
+        }
+    }
+
+    /// Turns a `PGresult` into a result or the error it reports, freeing it on error.
+    func checked(_ result: OpaquePointer?, sql: String, parameters: BoundParameters?) throws -> PostgresResult {
+        guard let result else {
+            throw connectionError(sql: sql)
+        }
+        switch PQresultStatus(result) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            return PostgresResult(handle: result, sql: sql)
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+            PQclear(result)
+            abandonCopy()
+            throw PostgresError(kind: .invalidInput, message: "COPY FROM STDIN and COPY TO STDOUT are not supported here", sql: sql)
+        default:
+            let error = Self.error(from: result, sql: sql, parameters: parameters, connectionLost: !isOpen, libpqMessage: libpqMessage)
+            PQclear(result)
+            if error.kind == .connectionClosed {
+                logger.error("connection lost", metadata: ["relate.sql": "\(sql)"])
+            }
+            throw error
+        }
+    }
+
+    func connectionError(sql: String?) -> PostgresError {
+        PostgresError(kind: isOpen ? .client : .connectionClosed, message: libpqMessage, sql: sql)
+    }
+
+    static func error(
+        from result: OpaquePointer, sql: String, parameters: BoundParameters?, connectionLost: Bool,
+        libpqMessage: @autoclosure () -> String
+    ) -> PostgresError {
+        func field(_ code: Character) -> String? {
+            PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) }
+        }
+        let sqlState = field("C").map(SQLState.init(rawValue:))
+        var message = field("M")
+            ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
+        if message.isEmpty { message = libpqMessage() }
+        if let parameters { message = parameters.redacting(message) }
+        let kind: PostgresError.Kind
+        if connectionLost || sqlState?.errorClass == "08" || sqlState == .adminShutdown {
+            kind = .connectionClosed
+        } else {
+            kind = sqlState == nil ? .client : .server
+        }
+        return PostgresError(
+            kind: kind, message: message, sqlState: sqlState, detail: field("D"), hint: field("H"),
+            position: field("P").flatMap { Int($0) }, schema: field("s"), table: field("t"),
+            column: field("c"), dataType: field("d"), constraint: field("n"), sql: sql)
+    }
+
+    /// A statement that started a COPY leaves the connection in copy mode; end it so the
+    /// connection stays usable.
+    private func abandonCopy() {
+        guard let handle else { return }
+        while let result = PQgetResult(handle) {
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_COPY_IN {
+                _ = PQputCopyEnd(handle, "COPY is not supported by this client")
+            } else if status == PGRES_COPY_OUT {
+                var buffer: UnsafeMutablePointer<CChar>?
+                while PQgetCopyData(handle, &buffer, 0) > 0 {
+                    PQfreemem(buffer)
+                }
+            }
+        }
+    }
+}

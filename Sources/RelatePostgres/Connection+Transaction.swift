@@ -1,0 +1,51 @@
+import CLibPQ
+
+extension Connection {
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws
+    /// (the error is rethrown). A nested call runs in a savepoint, so an inner failure
+    /// that the outer body catches undoes only the inner work.
+    @discardableResult
+    public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        let depth = transactionDepth
+        let savepoint = "relate_savepoint_\(depth)"
+        try execute(depth == 0 ? "BEGIN" : "SAVEPOINT \(savepoint)")
+        transactionDepth += 1
+        defer { transactionDepth = depth }
+        let result: Result
+        do {
+            result = try body()
+        } catch {
+            rollBack(depth: depth, savepoint: savepoint)
+            throw error
+        }
+        do {
+            try execute(depth == 0 ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
+        } catch {
+            // A failed COMMIT (a deferred constraint) has already ended the transaction;
+            // a failed RELEASE leaves the outer one to decide.
+            if depth > 0 { rollBack(depth: depth, savepoint: savepoint) }
+            throw error
+        }
+        return result
+    }
+
+    /// Whether a transaction is open on this connection, by libpq's account.
+    public var isInTransaction: Bool {
+        guard let handle else { return false }
+        return PQtransactionStatus(handle) != PQTRANS_IDLE
+    }
+
+    private func rollBack(depth: Int, savepoint: String) {
+        do {
+            if depth == 0 {
+                try execute("ROLLBACK")
+            } else {
+                try execute("ROLLBACK TO SAVEPOINT \(savepoint)")
+                try execute("RELEASE SAVEPOINT \(savepoint)")
+            }
+        } catch {
+            // The body's error is the one worth reporting; a lost connection shows on the next call.
+            logger.warning("rollback failed", metadata: ["relate.error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import CLibPQ
+import Foundation
+import Logging
+
+/// One connection to a PostgreSQL server, over libpq.
+///
+/// ```swift
+/// let connection = try Connection(url: "postgresql://me@localhost/app")
+/// let result = try connection.query("SELECT id, name FROM person WHERE name = $1", ["Ada"])
+/// for row in result { print(try row.decode(Int.self, at: 0)) }
+/// ```
+///
+/// A libpq connection is not thread-safe, so `Connection` is not `Sendable`: keep it on one
+/// task or thread. Values are always bound as parameters; no API splices a value into SQL.
+public final class Connection {
+    /// `PGconn *`; `nil` once closed.
+    var handle: OpaquePointer?
+    public let logger: Logger
+    /// Statements and pipelines sent to the server since the connection opened: each
+    /// `query`/`execute` counts one, each `pipeline` counts one however many statements it holds.
+    public internal(set) var roundTrips = 0
+    /// Nesting depth of `transaction` calls; above 1, savepoints are in use.
+    var transactionDepth = 0
+    private let noticeSink: NoticeSink
+    /// Secrets that must not appear in any error text this connection produces.
+    private let secrets: [String]
+
+    /// Opens a connection from a `postgresql://` URL. libpq fills in what the URL leaves out
+    /// from the PG* environment variables, `~/.pgpass` and the service file.
+    public convenience init(url: String, logger: Logger = Logger(label: "relate.postgres")) throws {
+        try self.init(conninfo: url, logger: logger)
+    }
+
+    /// Opens a connection from a conninfo string (`host=… dbname=…`) or a URL; the empty
+    /// string means "everything from the environment", as with `psql`.
+    public init(conninfo: String, logger: Logger = Logger(label: "relate.postgres")) throws {
+        self.logger = logger
+        self.noticeSink = NoticeSink(logger: logger)
+        let secrets = ConnectionString.secrets(in: conninfo)
+        self.secrets = secrets
+        guard !conninfo.utf8.contains(0) else {
+            throw PostgresError(kind: .invalidInput, message: "the connection string contains a NUL byte")
+        }
+        if let problem = ConnectionString.syntaxProblem(in: conninfo) {
+            throw PostgresError(kind: .connectionFailed, message: ConnectionString.redact(problem, secrets: secrets))
+        }
+        guard let connection = PQconnectdb(conninfo) else {
+            throw PostgresError(kind: .client, message: "libpq could not allocate a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = ConnectionString.redact(Self.libpqMessage(connection), secrets: secrets)
+            PQfinish(connection)
+            throw PostgresError(kind: .connectionFailed, message: message)
+        }
+        self.handle = connection
+        PQsetNoticeReceiver(connection, { context, result in
+            guard let context, let result else { return }
+            let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
+            let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))).map { String(cString: $0) }
+            sink.receive(String(cString: PQresultErrorMessage(result)), isWarning: severity == "WARNING")
+        }, Unmanaged.passUnretained(noticeSink).toOpaque())
+        do {
+            try configureSession()
+        } catch {
+            close()
+            throw error
+        }
+        logger.debug("connected", metadata: [
+            "relate.host": "\(String(cString: PQhost(connection)))",
+            "relate.database": "\(String(cString: PQdb(connection)))",
+            "relate.server_version": "\(PQserverVersion(connection))",
+        ])
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    /// Closes the connection; later calls throw ``PostgresError/Kind/connectionClosed``.
+    public func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// Whether the connection is open and usable, as libpq last saw it.
+    public var isOpen: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// The server's version as an integer, `150004` for 15.4.
+    public var serverVersion: Int {
+        guard let handle else { return 0 }
+        return Int(PQserverVersion(handle))
+    }
+
+    /// The user, database, host and port in use: never the password.
+    public var summary: String {
+        guard let handle else { return "closed connection" }
+        return "\(String(cString: PQuser(handle)))@\(String(cString: PQhost(handle))):\(String(cString: PQport(handle)))/\(String(cString: PQdb(handle)))"
+    }
+
+    /// A session setting as the server reported it (`TimeZone`, `server_encoding`, …).
+    public func parameterStatus(_ name: String) -> String? {
+        guard let handle, let value = PQparameterStatus(handle, name) else { return nil }
+        return String(cString: value)
+    }
+
+    /// The handle, or the error that says why there is none.
+    func openHandle() throws -> OpaquePointer {
+        guard let handle else {
+            throw PostgresError(kind: .connectionClosed, message: "the connection was closed; open a new Connection")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError(
+                kind: .connectionClosed,
+                message: "the connection to the server was lost (\(libpqMessage)); open a new Connection")
+        }
+        return handle
+    }
+
+    /// libpq's last message for this connection, trimmed and with any secret removed.
+    var libpqMessage: String {
+        guard let handle else { return "closed" }
+        return ConnectionString.redact(Self.libpqMessage(handle), secrets: secrets)
+    }
+
+    static func libpqMessage(_ connection: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Text decoding of dates assumes ISO output, and `Date` is an instant: the session
+    /// reads and writes timestamps in UTC. Only what differs is changed, so the usual
+    /// server needs no extra round trip.
+    private func configureSession() throws {
+        guard let handle else { return }
+        if parameterStatus("client_encoding") != "UTF8" {
+            guard PQsetClientEncoding(handle, "UTF8") == 0 else {
+                throw PostgresError(kind: .connectionFailed, message: "the server cannot speak UTF8: \(libpqMessage)")
+            }
+        }
+        var settings: [String] = []
+        if !["UTC", "Etc/UTC", "UCT", "Etc/UCT", "Zulu", "Etc/Zulu"].contains(parameterStatus("TimeZone") ?? "") {
+            settings.append("SET TimeZone = 'UTC'")
+        }
+        if !(parameterStatus("DateStyle") ?? "").hasPrefix("ISO") {
+            settings.append("SET DateStyle = 'ISO, MDY'")
+        }
+        if !settings.isEmpty {
+            try execute(settings.joined(separator: "; "))
+        }
+    }
+}
+
+@available(*, unavailable, message: "a libpq connection is not thread-safe")
+extension Connection: Sendable {}
+
+/// Receives the server's notices (libpq would print them on stderr) and logs them.
+private final class NoticeSink {
+    let logger: Logger
+    init(logger: Logger) { self.logger = logger }
+    /// A WARNING deserves attention; NOTICE, INFO and the like are routine.
+    func receive(_ message: String, isWarning: Bool) {
+        let text = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        logger.log(level: isWarning ? .warning : .debug, "\(text)", metadata: ["relate.source": "server"])
+    }
+}

@@ -1,0 +1,51 @@
+import CLibPQ
+import Foundation
+
+/// What the library needs to know of a connection string, found by libpq's own parser:
+/// which secrets it holds, so no message repeats them.
+enum ConnectionString {
+    /// The password in the string, and `PGPASSWORD`, when set.
+    static func secrets(in conninfo: String) -> [String] {
+        var secrets: [String] = []
+        if let password = ProcessInfo.processInfo.environment["PGPASSWORD"], !password.isEmpty {
+            secrets.append(password)
+        }
+        guard let options = PQconninfoParse(conninfo, nil) else { return secrets }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "password", let value = option.pointee.val {
+                let password = String(cString: value)
+                if !password.isEmpty { secrets.append(password) }
+                // A URL carries the password percent-encoded.
+                if let encoded = password.addingPercentEncoding(withAllowedCharacters: .alphanumerics),
+                    encoded != password
+                {
+                    secrets.append(encoded)
+                }
+            }
+            option += 1
+        }
+        return secrets
+    }
+
+    /// libpq's complaint about a malformed string, or `nil` when it parses. libpq quotes
+    /// fragments of the string in its message; since those can be a password, every quoted
+    /// fragment is replaced.
+    static func syntaxProblem(in conninfo: String) -> String? {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &message) else {
+            defer { if let message { PQfreemem(message) } }
+            let text = message.map { String(cString: $0) } ?? "invalid connection string"
+            return "invalid connection string: "
+                + text.replacingOccurrences(of: #""[^"]*""#, with: "\"…\"", options: .regularExpression)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        PQconninfoFree(options)
+        return nil
+    }
+
+    static func redact(_ message: String, secrets: [String]) -> String {
+        secrets.reduce(message) { $0.replacingOccurrences(of: $1, with: "********") }
+    }
+}

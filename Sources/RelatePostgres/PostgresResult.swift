@@ -1,0 +1,170 @@
+import CLibPQ
+
+/// The rows a statement returned, over libpq's `PGresult` without copying.
+///
+/// ```swift
+/// for row in try connection.query("SELECT id, name FROM person", format: .binary) {
+///     let id = try row.decode(Int.self, at: 0)
+///     let name = try row.decode(String?.self, at: 1)
+/// }
+/// ```
+///
+/// A `PGresult` is read-only once made and libpq allows reading it from any thread, so a
+/// result is `Sendable`.
+public final class PostgresResult: @unchecked Sendable {
+    @usableFromInline let handle: OpaquePointer
+    public let rowCount: Int
+    public let columns: [PostgresColumn]
+    /// The statement that made this result.
+    public let sql: String
+
+    init(handle: OpaquePointer, sql: String) {
+        self.handle = handle
+        self.sql = sql
+        self.rowCount = Int(PQntuples(handle))
+        self.columns = (0..<PQnfields(handle)).map { index in
+            PostgresColumn(
+                name: String(cString: PQfname(handle, index)),
+                type: PostgresType(PQftype(handle, index)),
+                format: PQfformat(handle, index) == 1 ? .binary : .text,
+                tableOID: PQftable(handle, index),
+                tableColumn: Int(PQftablecol(handle, index)))
+        }
+    }
+
+    deinit { PQclear(handle) }
+
+    /// The command tag's row count (`UPDATE 3` → 3); `nil` for statements without one.
+    public var affectedRows: Int? {
+        Int(String(cString: PQcmdTuples(handle)))
+    }
+
+    /// The command tag, `INSERT 0 1` or `SELECT 10`.
+    public var commandTag: String { String(cString: PQcmdStatus(handle)) }
+
+    /// The index of the column with this exact name (no case folding), or `nil`.
+    public func columnIndex(named name: String) -> Int? {
+        columns.firstIndex { $0.name == name }
+    }
+}
+
+extension PostgresResult: RandomAccessCollection {
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { rowCount }
+    public subscript(position: Int) -> PostgresRow { PostgresRow(result: self, index: position) }
+}
+
+public struct PostgresColumn: Sendable, Hashable {
+    public var name: String
+    public var type: PostgresType
+    public var format: PostgresFormat
+    /// The table the column comes from, when it is a plain table column (0 otherwise).
+    public var tableOID: UInt32
+    /// The column's number in that table (0 when not a table column).
+    public var tableColumn: Int
+}
+
+/// One row of a ``PostgresResult``.
+public struct PostgresRow: Sendable {
+    public let result: PostgresResult
+    public let index: Int
+
+    /// Reads a non-NULL cell as `T`; a NULL, a column out of range, or a type that does not
+    /// match throws an error naming the column and both types.
+    @inlinable
+    public func decode<T: PostgresDecodable>(_: T.Type, at column: Int) throws -> T {
+        guard let bytes = try cell(at: column) else {
+            throw nullError(column: column, as: T.self)
+        }
+        do {
+            return try T.decode(from: bytes, type: result.columns[column].type, format: result.columns[column].format)
+        } catch {
+            throw decodingError(error, column: column)
+        }
+    }
+
+    /// Reads a cell as `T`, NULL as `nil`.
+    @inlinable
+    public func decode<T: PostgresDecodable>(_: T?.Type, at column: Int) throws -> T? {
+        guard let bytes = try cell(at: column) else { return nil }
+        do {
+            return try T.decode(from: bytes, type: result.columns[column].type, format: result.columns[column].format)
+        } catch {
+            throw decodingError(error, column: column)
+        }
+    }
+
+    public func decode<T: PostgresDecodable>(_ type: T.Type, column name: String) throws -> T {
+        try decode(type, at: columnIndex(name))
+    }
+
+    public func decode<T: PostgresDecodable>(_ type: T?.Type, column name: String) throws -> T? {
+        try decode(type, at: columnIndex(name))
+    }
+
+    /// The cell as the Swift value its PostgreSQL type maps to (see ``PostgresValue``), NULL as `nil`.
+    public func value(at column: Int) throws -> (any Sendable)? {
+        guard let bytes = try cell(at: column) else { return nil }
+        do {
+            return try PostgresValue.decode(from: bytes, type: result.columns[column].type, format: result.columns[column].format)
+        } catch {
+            throw decodingError(error, column: column)
+        }
+    }
+
+    public func value(column name: String) throws -> (any Sendable)? {
+        try value(at: columnIndex(name))
+    }
+
+    public func isNull(at column: Int) throws -> Bool {
+        try cell(at: column) == nil
+    }
+
+    /// The cell's bytes, `nil` for NULL. Valid while the result lives.
+    @inlinable
+    public func cell(at column: Int) throws -> UnsafeRawBufferPointer? {
+        guard column >= 0, column < result.columns.count, index >= 0, index < result.rowCount else {
+            throw outOfRange(column: column)
+        }
+        let row = Int32(truncatingIfNeeded: index)
+        let field = Int32(truncatingIfNeeded: column)
+        if PQgetisnull(result.handle, row, field) == 1 { return nil }
+        return UnsafeRawBufferPointer(
+            start: PQgetvalue(result.handle, row, field), count: Int(PQgetlength(result.handle, row, field)))
+    }
+
+    private func columnIndex(_ name: String) throws -> Int {
+        guard let index = result.columnIndex(named: name) else {
+            throw PostgresError(
+                kind: .decoding,
+                message: "the result has no column \"\(name)\"; its columns are \(result.columns.map(\.name))",
+                sql: result.sql)
+        }
+        return index
+    }
+
+    @usableFromInline
+    func outOfRange(column: Int) -> PostgresError {
+        PostgresError(
+            kind: .decoding,
+            message: "no cell at row \(index), column \(column): the result has \(result.rowCount) rows and \(result.columns.count) columns",
+            sql: result.sql)
+    }
+
+    @usableFromInline
+    func nullError(column: Int, as type: Any.Type) -> PostgresError {
+        let info = result.columns[column]
+        return PostgresError(
+            kind: .decoding,
+            message: "column \"\(info.name)\" is NULL in row \(index); read it as \(type)? to accept NULL",
+            column: info.name, dataType: info.type.description, sql: result.sql)
+    }
+
+    @usableFromInline
+    func decodingError(_ error: PostgresDecodingError, column: Int) -> PostgresError {
+        let info = result.columns[column]
+        return PostgresError(
+            kind: .decoding, message: "column \"\(info.name)\" in row \(index): \(error.reason)",
+            column: info.name, dataType: info.type.description, sql: result.sql)
+    }
+}

@@ -1,0 +1,176 @@
+/// One-dimensional arrays: `[T]`, or `[T?]` when elements may be NULL. Sent in text form
+/// as the array type of `T` (`{"1","2"}` as `int8[]`); read from either form.
+public protocol PostgresArrayMember {
+    static var arrayType: PostgresType { get }
+    /// Appends the element's text form, or returns `false` for NULL.
+    func appendArrayElementText(into buffer: inout [UInt8]) -> Bool
+    /// Reads one element; `bytes` is `nil` for NULL.
+    static func decodeArrayElement(
+        _ bytes: UnsafeRawBufferPointer?, type: PostgresType, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> Self
+}
+
+extension PostgresArrayElement {
+    public static var arrayType: PostgresType { postgresArrayType }
+
+    public func appendArrayElementText(into buffer: inout [UInt8]) -> Bool {
+        encodeText(into: &buffer)
+        return true
+    }
+
+    public static func decodeArrayElement(
+        _ bytes: UnsafeRawBufferPointer?, type: PostgresType, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> Self {
+        guard let bytes else {
+            throw PostgresDecodingError("the array holds NULL; read it as [\(Self.self)?]")
+        }
+        return try decode(from: bytes, type: type, format: format)
+    }
+}
+
+extension Optional: PostgresArrayMember where Wrapped: PostgresArrayElement {
+    public static var arrayType: PostgresType { Wrapped.postgresArrayType }
+
+    public func appendArrayElementText(into buffer: inout [UInt8]) -> Bool {
+        guard let self else { return false }
+        self.encodeText(into: &buffer)
+        return true
+    }
+
+    public static func decodeArrayElement(
+        _ bytes: UnsafeRawBufferPointer?, type: PostgresType, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> Wrapped? {
+        guard let bytes else { return nil }
+        return try Wrapped.decode(from: bytes, type: type, format: format)
+    }
+}
+
+extension Array: PostgresEncodable where Element: PostgresArrayMember {
+    public static var postgresType: PostgresType { Element.arrayType }
+    public static var postgresFormat: PostgresFormat { .text }
+
+    public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
+        buffer.append(UInt8(ascii: "{"))
+        var element: [UInt8] = []
+        for (index, member) in enumerated() {
+            if index > 0 { buffer.append(UInt8(ascii: ",")) }
+            element.removeAll(keepingCapacity: true)
+            guard member.appendArrayElementText(into: &element) else {
+                buffer.append(contentsOf: "NULL".utf8)
+                continue
+            }
+            guard !element.contains(0) else {
+                throw PostgresEncodingError("array element \(index) contains a NUL byte, which PostgreSQL text cannot store")
+            }
+            buffer.append(UInt8(ascii: "\""))
+            for byte in element {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { buffer.append(UInt8(ascii: "\\")) }
+                buffer.append(byte)
+            }
+            buffer.append(UInt8(ascii: "\""))
+        }
+        buffer.append(UInt8(ascii: "}"))
+    }
+}
+
+extension Array: PostgresDecodable where Element: PostgresArrayMember {
+    public static func decode(
+        from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> [Element] {
+        switch format {
+        case .binary: return try decodeBinary(bytes, type: type)
+        case .text: return try decodeText(bytes, type: type)
+        }
+    }
+
+    private static func decodeBinary(_ bytes: UnsafeRawBufferPointer, type: PostgresType) throws(PostgresDecodingError) -> [Element] {
+        guard bytes.count >= 12 else { throw .mismatch(Self.self, type, .binary) }
+        let dimensions = bytes.bigEndian(Int32.self, at: 0)
+        let elementType = PostgresType(bytes.bigEndian(UInt32.self, at: 8))
+        if dimensions == 0 { return [] }
+        guard dimensions == 1 else {
+            throw PostgresDecodingError("a \(dimensions)-dimensional array cannot be read as \(Self.self)")
+        }
+        guard bytes.count >= 20 else { throw .malformed(type, .binary) }
+        let count = Int(bytes.bigEndian(Int32.self, at: 12))
+        var offset = 20
+        var result: [Element] = []
+        result.reserveCapacity(count)
+        for _ in 0..<count {
+            guard offset + 4 <= bytes.count else { throw .malformed(type, .binary) }
+            let length = Int(bytes.bigEndian(Int32.self, at: offset))
+            offset += 4
+            if length < 0 {
+                result.append(try Element.decodeArrayElement(nil, type: elementType, format: .binary))
+                continue
+            }
+            guard offset + length <= bytes.count else { throw .malformed(type, .binary) }
+            let element = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
+            result.append(try Element.decodeArrayElement(element, type: elementType, format: .binary))
+            offset += length
+        }
+        return result
+    }
+
+    /// The text form `{a,"b c",NULL}`, with an optional `[1:3]=` bounds prefix.
+    private static func decodeText(_ bytes: UnsafeRawBufferPointer, type: PostgresType) throws(PostgresDecodingError) -> [Element] {
+        // An array of a type this library does not name (an enum's, say) still parses; its
+        // elements then read as their text form.
+        let elementType = type.arrayElement ?? .unknown
+        var index = 0
+        if bytes.first == UInt8(ascii: "[") {
+            while index < bytes.count, bytes[index] != UInt8(ascii: "=") { index += 1 }
+            index += 1
+        }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{"), bytes.last == UInt8(ascii: "}") else {
+            throw .malformed(type, .text)
+        }
+        index += 1
+        let end = bytes.count - 1
+        var result: [Element] = []
+        if index == end { return result }
+        var element: [UInt8] = []
+        while index <= end {
+            element.removeAll(keepingCapacity: true)
+            while index < end, bytes[index] == UInt8(ascii: " ") { index += 1 }
+            var quoted = false
+            if index < end, bytes[index] == UInt8(ascii: "{") {
+                throw PostgresDecodingError("a multidimensional array cannot be read as \(Self.self)")
+            }
+            if index < end, bytes[index] == UInt8(ascii: "\"") {
+                quoted = true
+                index += 1
+                while index < end, bytes[index] != UInt8(ascii: "\"") {
+                    if bytes[index] == UInt8(ascii: "\\") { index += 1 }
+                    guard index < end else { throw .malformed(type, .text) }
+                    element.append(bytes[index])
+                    index += 1
+                }
+                index += 1
+            } else {
+                while index < end, bytes[index] != UInt8(ascii: ",") {
+                    if bytes[index] == UInt8(ascii: "\\") { index += 1 }
+                    guard index < end else { throw .malformed(type, .text) }
+                    element.append(bytes[index])
+                    index += 1
+                }
+                while element.last == UInt8(ascii: " ") { element.removeLast() }
+            }
+            guard index == end || bytes[index] == UInt8(ascii: ",") else { throw .malformed(type, .text) }
+            index += 1
+            if !quoted, element.count == 4, String(decoding: element, as: UTF8.self).uppercased() == "NULL" {
+                result.append(try Element.decodeArrayElement(nil, type: elementType, format: .text))
+                continue
+            }
+            // Some readers (strtod) rely on a NUL after the value, as libpq gives for cells.
+            element.append(0)
+            let decoded = element.withUnsafeBytes { buffer in
+                Result { () throws(PostgresDecodingError) -> Element in
+                    try Element.decodeArrayElement(UnsafeRawBufferPointer(rebasing: buffer.dropLast()), type: elementType, format: .text)
+                }
+            }
+            result.append(try decoded.get())
+        }
+        return result
+    }
+}

@@ -1,0 +1,46 @@
+import CLibPQ
+import Foundation
+
+/// `bytea`. The text form (hex, or the older escape format) is read by libpq's own
+/// `PQunescapeBytea`.
+extension Data: PostgresArrayElement {
+    public static var postgresType: PostgresType { .bytea }
+    public static var postgresFormat: PostgresFormat { .binary }
+    public static var postgresArrayType: PostgresType { .byteaArray }
+
+    public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
+        buffer.append(contentsOf: self)
+    }
+
+    public func encodeText(into buffer: inout [UInt8]) {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        buffer.append(UInt8(ascii: "\\"))
+        buffer.append(UInt8(ascii: "x"))
+        for byte in self {
+            buffer.append(hex[Int(byte >> 4)])
+            buffer.append(hex[Int(byte & 0x0f)])
+        }
+    }
+
+    public static func decode(
+        from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> Data {
+        switch (format, type) {
+        case (.binary, .bytea):
+            return Data(bytes)
+        case (.text, .bytea):
+            // PQunescapeBytea needs a NUL-terminated string; result cells are, array
+            // elements are copied with one.
+            var terminated = [UInt8](bytes)
+            terminated.append(0)
+            var length = 0
+            guard let unescaped = terminated.withUnsafeBufferPointer({ PQunescapeBytea($0.baseAddress, &length) }) else {
+                throw .malformed(type, format)
+            }
+            defer { PQfreemem(unescaped) }
+            return Data(bytes: unescaped, count: length)
+        default:
+            throw .mismatch(Data.self, type, format)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// `numeric`, sent and read in its exact text form. The binary form (base-10000 digits) is
+/// read too, for results fetched in binary.
+extension Decimal: PostgresArrayElement {
+    public static var postgresType: PostgresType { .numeric }
+    public static var postgresFormat: PostgresFormat { .text }
+    public static var postgresArrayType: PostgresType { .numericArray }
+
+    public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
+        encodeText(into: &buffer)
+    }
+
+    public func encodeText(into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: (isNaN ? "NaN" : description).utf8)
+    }
+
+    public static func decode(
+        from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> Decimal {
+        let text: String
+        switch (format, type) {
+        case (.text, .numeric):
+            text = bytes.utf8String
+        case (.text, _) where type.isInteger:
+            text = bytes.utf8String
+        case (.binary, .numeric):
+            text = try numericText(binary: bytes)
+        case (.binary, _) where type.isInteger:
+            return Decimal(try Int.decode(from: bytes, type: type, format: format))
+        default:
+            throw .mismatch(Decimal.self, type, format)
+        }
+        if text == "NaN" { return .nan }
+        guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+            throw PostgresDecodingError("numeric value \(text) does not fit in Decimal")
+        }
+        return value
+    }
+
+    /// The binary numeric: ndigits, weight, sign, dscale (int16 each), then base-10000 digits.
+    private static func numericText(binary bytes: UnsafeRawBufferPointer) throws(PostgresDecodingError) -> String {
+        guard bytes.count >= 8 else { throw .malformed(.numeric, .binary) }
+        let count = Int(bytes.bigEndian(Int16.self, at: 0))
+        let weight = Int(bytes.bigEndian(Int16.self, at: 2))
+        let sign = bytes.bigEndian(UInt16.self, at: 4)
+        guard bytes.count == 8 + 2 * count else { throw .malformed(.numeric, .binary) }
+        switch sign {
+        case 0xC000: return "NaN"
+        case 0xD000, 0xF000: throw PostgresDecodingError("numeric infinity does not fit in Decimal")
+        default: break
+        }
+        var digits = ""
+        for index in 0..<count {
+            let group = String(bytes.bigEndian(Int16.self, at: 8 + 2 * index))
+            digits += index == 0 ? group : String(repeating: "0", count: 4 - group.count) + group
+        }
+        if count == 0 { return "0" }
+        // The first group's value is (group) * 10000^weight; append or place the point.
+        let firstGroupLength = String(bytes.bigEndian(Int16.self, at: 8)).count
+        let integerDigits = firstGroupLength + 4 * weight
+        var text: String
+        if integerDigits <= 0 {
+            text = "0." + String(repeating: "0", count: -integerDigits) + digits
+        } else if integerDigits >= digits.count {
+            text = digits + String(repeating: "0", count: integerDigits - digits.count)
+        } else {
+            let split = digits.index(digits.startIndex, offsetBy: integerDigits)
+            text = digits[..<split] + "." + digits[split...]
+        }
+        return (sign == 0x4000 ? "-" : "") + text
+    }
+}

@@ -1,0 +1,71 @@
+/// Every integer column (int2, int4, int8, oid) reads as `Int`; `Int` is sent as int8,
+/// which the server narrows on assignment and compares with any integer column.
+extension Int: PostgresArrayElement {
+    public static var postgresType: PostgresType { .int8 }
+    public static var postgresFormat: PostgresFormat { .binary }
+    public static var postgresArrayType: PostgresType { .int8Array }
+
+    @inlinable
+    public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
+        buffer.appendBigEndian(Int64(self))
+    }
+
+    public func encodeText(into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: String(self).utf8)
+    }
+
+    @inlinable
+    public static func decode(
+        from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> Int {
+        switch (format, type) {
+        case (.binary, .int8) where bytes.count == 8: return Int(bytes.bigEndian(Int64.self))
+        case (.binary, .int4) where bytes.count == 4: return Int(bytes.bigEndian(Int32.self))
+        case (.binary, .int2) where bytes.count == 2: return Int(bytes.bigEndian(Int16.self))
+        case (.binary, .oid) where bytes.count == 4: return Int(bytes.bigEndian(UInt32.self))
+        case (.text, _) where type.isInteger:
+            guard let value = parseDecimalInteger(bytes) else { throw .malformed(type, format) }
+            return value
+        default:
+            throw .mismatch(Int.self, type, format)
+        }
+    }
+
+    /// `[-]digits` as the server prints integers, without going through `String`.
+    @inlinable
+    static func parseDecimalInteger(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard !bytes.isEmpty else { return nil }
+        let negative = bytes[0] == UInt8(ascii: "-")
+        var index = negative ? 1 : 0
+        guard index < bytes.count else { return nil }
+        var value = 0
+        while index < bytes.count {
+            let digit = Int(bytes[index]) &- 48
+            guard digit >= 0, digit <= 9 else { return nil }
+            let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            guard !overflow1, !overflow2 else { return nil }
+            value = next
+            index += 1
+        }
+        return value
+    }
+}
+
+extension Int32: PostgresEncodable {
+    public static var postgresType: PostgresType { .int4 }
+    public static var postgresFormat: PostgresFormat { .binary }
+    public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) { buffer.appendBigEndian(self) }
+}
+
+extension Int16: PostgresEncodable {
+    public static var postgresType: PostgresType { .int2 }
+    public static var postgresFormat: PostgresFormat { .binary }
+    public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) { buffer.appendBigEndian(self) }
+}
+
+extension Int64: PostgresEncodable {
+    public static var postgresType: PostgresType { .int8 }
+    public static var postgresFormat: PostgresFormat { .binary }
+    public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) { buffer.appendBigEndian(self) }
+}

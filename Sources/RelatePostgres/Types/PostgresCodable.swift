@@ -1,0 +1,73 @@
+/// A Swift value that can be bound as a statement parameter.
+///
+/// Each conforming type says which PostgreSQL type it is sent as and in which form, and
+/// writes its bytes. `String` is sent untyped, so the server reads it as whatever the
+/// context needs (`uuid`, `date`, an enum label…).
+public protocol PostgresEncodable {
+    static var postgresType: PostgresType { get }
+    static var postgresFormat: PostgresFormat { get }
+    /// Appends the value's bytes, in `postgresFormat`, to `buffer`.
+    func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError)
+}
+
+/// A Swift value that can be read from a result cell.
+public protocol PostgresDecodable {
+    /// Reads a non-NULL cell. `bytes` is the cell as the server sent it: the text form
+    /// without its terminating NUL, or the binary form.
+    static func decode(
+        from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> Self
+}
+
+public typealias PostgresCodable = PostgresEncodable & PostgresDecodable
+
+/// A type that can be an element of a PostgreSQL array, sent as that array type.
+public protocol PostgresArrayElement: PostgresCodable, PostgresArrayMember {
+    static var postgresArrayType: PostgresType { get }
+    /// Appends the value's text form, as it appears inside an array literal before quoting.
+    func encodeText(into buffer: inout [UInt8])
+}
+
+/// Why a value could not be bound; the connection turns it into a ``PostgresError`` that
+/// names the parameter.
+public struct PostgresEncodingError: Error, Sendable {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+}
+
+/// Why a cell could not be read; the row turns it into a ``PostgresError`` that names the
+/// column, its type and the Swift type asked for.
+public struct PostgresDecodingError: Error, Sendable {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+
+    @usableFromInline
+    static func mismatch(_ swiftType: Any.Type, _ type: PostgresType, _ format: PostgresFormat) -> Self {
+        Self("a \(type) value in \(format) form cannot be read as \(swiftType)")
+    }
+
+    @usableFromInline
+    static func malformed(_ type: PostgresType, _ format: PostgresFormat) -> Self {
+        Self("malformed \(type) value in \(format) form")
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// A big-endian integer at `offset`; callers check the length first.
+    @inlinable
+    func bigEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int = 0) -> T {
+        T(bigEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
+    @inlinable
+    var utf8String: String {
+        String(decoding: self, as: UTF8.self)
+    }
+}
+
+extension Array where Element == UInt8 {
+    @inlinable
+    mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
+    }
+}

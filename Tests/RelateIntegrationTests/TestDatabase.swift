@@ -1,0 +1,45 @@
+import Foundation
+import RelatePostgres
+import Testing
+
+/// The live server the integration tests use: `RELATE_TEST_URL` and nothing else.
+enum TestDatabase {
+    struct NotConfigured: Error, CustomStringConvertible {
+        var description: String {
+            """
+            RELATE_TEST_URL is not set, so there is no PostgreSQL server to test against.
+            Run ./scripts/test, which starts a throwaway server, or point the tests at one:
+              docker compose up -d
+              RELATE_TEST_URL=postgresql://relate:relate@127.0.0.1:54329/relate swift test
+            """
+        }
+    }
+
+    static func url() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["RELATE_TEST_URL"], !url.isEmpty else {
+            throw NotConfigured()
+        }
+        return url
+    }
+
+    static func connect() throws -> Connection {
+        try Connection(url: url())
+    }
+
+    /// Runs `body` with a connection whose `search_path` is a new schema of its own, so tests
+    /// run in parallel without seeing each other's tables; the schema is dropped afterwards.
+    static func withSchema<Result>(
+        _ body: (_ connection: Connection, _ schema: String) throws -> Result
+    ) throws -> Result {
+        let connection = try connect()
+        let schema = "test_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        try connection.execute("CREATE SCHEMA \(schema)")
+        try connection.execute("SET search_path TO \(schema)")
+        defer {
+            if let cleaner = try? connect() {
+                _ = try? cleaner.execute("DROP SCHEMA \(schema) CASCADE")
+            }
+        }
+        return try body(connection, schema)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+@testable import RelatePostgres
+
+/// The type mappings' pure parts, without a server: what is sent, and reading forms the
+/// server can send but a round trip may not reach.
+@Suite struct CodecTests {
+    func encoded(_ value: some PostgresEncodable) throws -> String {
+        var bytes: [UInt8] = []
+        try value.encode(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func decode<T: PostgresDecodable>(_: T.Type, text: String, type: PostgresType) throws -> T {
+        var bytes = Array(text.utf8)
+        bytes.append(0)
+        return try bytes.withUnsafeBytes { try T.decode(from: UnsafeRawBufferPointer(rebasing: $0.dropLast()), type: type, format: .text) }
+    }
+
+    func decode<T: PostgresDecodable>(_: T.Type, binary: [UInt8], type: PostgresType) throws -> T {
+        try binary.withUnsafeBytes { try T.decode(from: $0, type: type, format: .binary) }
+    }
+
+    @Test func arraysAreSentAsQuotedLiterals() throws {
+        #expect(try encoded([1, 2, 3]) == #"{"1","2","3"}"#)
+        #expect(try encoded(["a\"b", "c\\d", "e,f"]) == #"{"a\"b","c\\d","e,f"}"#)
+        #expect(try encoded([1, nil] as [Int?]) == #"{"1",NULL}"#)
+        #expect(try encoded([String]()) == "{}")
+        #expect([Int].postgresType == .int8Array)
+        #expect([String?].postgresType == .textArray)
+    }
+
+    @Test func datesAreSentInUTC() throws {
+        var text: [UInt8] = []
+        Date(timeIntervalSince1970: 1_709_190_296.789).encodeText(into: &text)
+        #expect(String(decoding: text, as: UTF8.self) == "2024-02-29 07:04:56.789000+00")
+        text = []
+        Date(timeIntervalSince1970: -62_198_755_200).encodeText(into: &text)
+        #expect(String(decoding: text, as: UTF8.self) == "0002-01-01 00:00:00.000000+00 BC")
+    }
+
+    @Test func textTimestampsWithOffsets() throws {
+        let reference = Date(timeIntervalSince1970: 1_709_190_296.5)
+        #expect(try decode(Date.self, text: "2024-02-29 07:04:56.5+00", type: .timestamptz) == reference)
+        #expect(try decode(Date.self, text: "2024-02-29 12:34:56.5+05:30", type: .timestamptz) == reference)
+        #expect(try decode(Date.self, text: "2024-02-29 03:04:56.5-04", type: .timestamptz) == reference)
+        #expect(try decode(Date.self, text: "1900-01-01 00:53:28+00:53:28", type: .timestamptz) == Date(timeIntervalSince1970: -2_208_988_800))
+        #expect(throws: PostgresDecodingError.self) { try decode(Date.self, text: "yesterday", type: .date) }
+    }
+
+    @Test func binaryNumerics() throws {
+        // 12345.678: ndigits 3, weight 1, positive, dscale 3, digits 1 2345 6780
+        let value: [UInt8] = [0, 3, 0, 1, 0, 0, 0, 3, 0, 1, 0x09, 0x29, 0x1a, 0x7c]
+        #expect(try decode(Decimal.self, binary: value, type: .numeric) == Decimal(string: "12345.678"))
+        // -0.0005: ndigits 1, weight -1, negative, dscale 4, digits 5
+        let small: [UInt8] = [0, 1, 0xff, 0xff, 0x40, 0, 0, 4, 0, 5]
+        #expect(try decode(Decimal.self, binary: small, type: .numeric) == Decimal(string: "-0.0005"))
+        // 20000: ndigits 1, weight 1, digits 2
+        let round: [UInt8] = [0, 1, 0, 1, 0, 0, 0, 0, 0, 2]
+        #expect(try decode(Decimal.self, binary: round, type: .numeric) == Decimal(20000))
+    }
+
+    @Test func textArraysWithEscapesAndBounds() throws {
+        #expect(try decode([String?].self, text: #"{a,"b c","d\"e",NULL,"NULL"}"#, type: .textArray) == ["a", "b c", "d\"e", nil, "NULL"])
+        #expect(try decode([Int].self, text: "[3:4]={5,6}", type: .int4Array) == [5, 6])
+        #expect(try decode([Double].self, text: "{1.5,-Infinity}", type: .float8Array) == [1.5, -.infinity])
+        #expect(throws: PostgresDecodingError.self) { try decode([Int].self, text: "{1,", type: .int4Array) }
+    }
+
+    @Test func integersRejectGarbageAndOverflow() throws {
+        #expect(try decode(Int.self, text: "-9223372036854775808", type: .int8) == .min)
+        #expect(throws: PostgresDecodingError.self) { try decode(Int.self, text: "9223372036854775808", type: .int8) }
+        #expect(throws: PostgresDecodingError.self) { try decode(Int.self, text: "12a", type: .int4) }
+        #expect(throws: PostgresDecodingError.self) { try decode(Int.self, text: "1", type: .text) }
+    }
+
+    @Test func errorDescriptionKeepsDetailOut() {
+        let error = PostgresError(
+            kind: .server, message: "duplicate key value violates unique constraint \"k\"",
+            sqlState: .uniqueViolation, detail: "Key (email)=(ada@example.com) already exists.",
+            schema: "public", table: "account", constraint: "k", sql: "INSERT INTO account VALUES ($1)")
+        #expect(error.description == """
+            server error 23505: duplicate key value violates unique constraint "k" (constraint "k", table "public"."account")
+            SQL: INSERT INTO account VALUES ($1)
+            """)
+        #expect(error.debugDescription.contains("ada@example.com"))
+    }
+
+    @Test func connectionStringSecretsAreFoundAndRedacted() {
+        let secrets = ConnectionString.secrets(in: "postgresql://me:p%40ss@localhost/db")
+        #expect(secrets.contains("p@ss"))
+        #expect(ConnectionString.redact("password p@ss was wrong", secrets: secrets) == "password ******** was wrong")
+        let problem = ConnectionString.syntaxProblem(in: "host=x password hunter2")
+        #expect(problem != nil)
+        #expect(problem?.contains("hunter2") == false)
+        #expect(ConnectionString.syntaxProblem(in: "host=x password=hunter2") == nil)
+    }
+}
