@@ -1,0 +1,200 @@
+import RelatePostgres
+
+extension Catalog {
+    /// Reads the catalog of `schemas` (default: the connection's `search_path`) in one
+    /// round trip: three queries sent together in a pipeline, whatever the number of tables.
+    ///
+    /// Tables referenced by a foreign key from those schemas are read too, wherever they
+    /// live, so a cross-schema relationship has both ends. Partitions are folded into their
+    /// root: a foreign key declared on every leaf partition counts as the root's, and one
+    /// that references a partition refers to its root. Needs PostgreSQL 12 or later.
+    public static func introspect(_ connection: Connection, schemas: [String]? = nil) throws -> Catalog {
+        let parameter: [(any PostgresEncodable)?] = [schemas]
+        let results = try connection.pipeline([
+            PostgresStatement(Self.schemasQuery, parameter),
+            PostgresStatement(Self.relationsQuery, parameter, format: .binary),
+            PostgresStatement(Self.uniqueKeysQuery, parameter, format: .binary),
+            PostgresStatement(Self.foreignKeysQuery, parameter, format: .binary),
+        ])
+        let searched = try results[0][0].decode([String].self, at: 0)
+
+        struct Relation {
+            var table: Table
+            var leafCount: Int
+        }
+        var relations: [Int: Relation] = [:]
+        for row in results[1] {
+            let names = try row.decode([String].self, at: 4)
+            let types = try row.decode([String].self, at: 5)
+            let oids = try row.decode([Int].self, at: 6)
+            let notNull = try row.decode([Bool].self, at: 7)
+            let defaults = try row.decode([String?].self, at: 8)
+            let identity = try row.decode([Bool].self, at: 9)
+            let generated = try row.decode([Bool].self, at: 10)
+            let columns = names.indices.map { index in
+                Column(
+                    name: names[index], type: types[index], typeOID: UInt32(truncatingIfNeeded: oids[index]),
+                    isNullable: !notNull[index], defaultValue: defaults[index], isIdentity: identity[index],
+                    isGenerated: generated[index])
+            }
+            let kind: Table.Kind =
+                switch try row.decode(String.self, at: 3) {
+                case "p": .partitionedTable
+                case "v": .view
+                case "m": .materializedView
+                case "f": .foreignTable
+                default: .table
+                }
+            let table = Table(
+                schema: try row.decode(String.self, at: 1), name: try row.decode(String.self, at: 2), kind: kind,
+                columns: columns)
+            relations[try row.decode(Int.self, at: 0)] = Relation(table: table, leafCount: try row.decode(Int.self, at: 11))
+        }
+
+        for row in results[2] {
+            let oid = try row.decode(Int.self, at: 0)
+            let columns = try row.decode([String].self, at: 3)
+            if try row.decode(Bool.self, at: 2) {
+                relations[oid]?.table.primaryKey = columns
+            } else {
+                relations[oid]?.table.uniqueKeys.append(UniqueKey(name: try row.decode(String.self, at: 1), columns: columns))
+            }
+        }
+
+        // Leaf-partition keys wait until every leaf is counted.
+        var leafKeys: [Int: [ForeignKey: Int]] = [:]
+        var leafNames: [LeafKey: String] = [:]
+        for row in results[3] {
+            let key = ForeignKey(
+                name: try row.decode(String.self, at: 0), columns: try row.decode([String].self, at: 3),
+                referencedSchema: try row.decode(String.self, at: 4), referencedTable: try row.decode(String.self, at: 5),
+                referencedColumns: try row.decode([String].self, at: 6),
+                onDelete: try action(row.decode(String.self, at: 7)), onUpdate: try action(row.decode(String.self, at: 8)),
+                isDeferrable: try row.decode(Bool.self, at: 9), isInitiallyDeferred: try row.decode(Bool.self, at: 10))
+            let root = try row.decode(Int.self, at: 1)
+            if try row.decode(Bool.self, at: 2) {
+                var unnamed = key
+                unnamed.name = ""
+                leafKeys[root, default: [:]][unnamed, default: 0] += 1
+                // Keep the first name (they come sorted) for when every leaf has the key.
+                if leafKeys[root]![unnamed] == 1 { leafNames[LeafKey(root: root, key: unnamed)] = key.name }
+            } else {
+                relations[root]?.table.foreignKeys.append(key)
+            }
+        }
+        for (root, keys) in leafKeys {
+            guard let relation = relations[root] else { continue }
+            for (key, count) in keys where count == relation.leafCount && count > 0 {
+                var named = key
+                named.name = leafNames[LeafKey(root: root, key: key)] ?? key.name
+                relations[root]?.table.foreignKeys.append(named)
+            }
+        }
+
+        let tables = relations.values.map(\.table).sorted { ($0.schema, $0.name) < ($1.schema, $1.name) }
+        return Catalog(schemas: searched, tables: tables)
+    }
+
+    private static func action(_ code: String) throws -> ForeignKey.Action {
+        switch code {
+        case "a": return .noAction
+        case "r": return .restrict
+        case "c": return .cascade
+        case "n": return .setNull
+        case "d": return .setDefault
+        default: throw PostgresError(kind: .decoding, message: "unknown foreign key action '\(code)'")
+        }
+    }
+
+    // MARK: - The queries
+
+    /// The schemas asked for, or the search path; the tables read are the ones in those
+    /// schemas plus the ones their foreign keys reference. `$1` is a `text[]` or NULL.
+    private static let scope = """
+        WITH wanted AS (
+          SELECT s.name, s.position
+          FROM unnest(coalesce($1::text[], current_schemas(false)::text[])) WITH ORDINALITY AS s(name, position)
+        ),
+        foreign_key AS (
+          SELECT con.oid, con.conrelid, c.relispartition AS on_partition,
+                 CASE WHEN c.relispartition THEN pg_partition_root(c.oid) ELSE c.oid END AS source,
+                 CASE WHEN t.relispartition THEN pg_partition_root(t.oid) ELSE t.oid END AS target
+          FROM pg_constraint con
+          JOIN pg_class c ON c.oid = con.conrelid
+          JOIN pg_class t ON t.oid = con.confrelid
+          WHERE con.contype = 'f' AND con.conparentid = 0
+        ),
+        included AS (
+          SELECT c.oid
+          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN wanted w ON w.name = n.nspname
+          WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
+          UNION
+          SELECT fk.target
+          FROM foreign_key fk JOIN pg_class s ON s.oid = fk.source
+          JOIN pg_namespace n ON n.oid = s.relnamespace JOIN wanted w ON w.name = n.nspname
+        )
+
+        """
+
+    static let schemasQuery = "SELECT coalesce($1::text[], current_schemas(false)::text[])"
+
+    static let relationsQuery = scope + """
+        SELECT c.oid::int8, n.nspname::text, c.relname::text, c.relkind::text,
+          coalesce(array_agg(a.attname::text ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          coalesce(array_agg(CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN e.typname::text || '[]' ELSE t.typname::text END
+                             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          coalesce(array_agg((CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)::int8 ORDER BY a.attnum)
+                   FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          coalesce(array_agg(a.attnotnull ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          coalesce(array_agg(pg_get_expr(d.adbin, d.adrelid) ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          coalesce(array_agg(a.attidentity <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          coalesce(array_agg(a.attgenerated <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          CASE WHEN c.relkind = 'p' THEN (SELECT count(*) FROM pg_partition_tree(c.oid) p WHERE p.isleaf) ELSE 0 END::int8
+        FROM pg_class c
+        JOIN included i ON i.oid = c.oid
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+        LEFT JOIN pg_type t ON t.oid = a.atttypid
+        LEFT JOIN pg_type e ON e.oid = t.typelem
+        LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+        GROUP BY c.oid, n.nspname, c.relname, c.relkind
+        """
+
+    static let uniqueKeysQuery = scope + """
+        SELECT x.indrelid::int8, coalesce(con.conname, ic.relname)::text, x.indisprimary,
+          array(SELECT a.attname::text
+                FROM unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
+                JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
+                WHERE k.position <= x.indnkeyatts
+                ORDER BY k.position)
+        FROM pg_index x
+        JOIN included i ON i.oid = x.indrelid
+        JOIN pg_class ic ON ic.oid = x.indexrelid
+        LEFT JOIN pg_constraint con ON con.conindid = x.indexrelid AND con.conrelid = x.indrelid AND con.contype IN ('p', 'u')
+        WHERE x.indisunique AND x.indpred IS NULL AND x.indexprs IS NULL
+        ORDER BY x.indrelid, x.indisprimary DESC, 2
+        """
+
+    static let foreignKeysQuery = scope + """
+        SELECT con.conname::text, fk.source::int8, fk.on_partition,
+          array(SELECT a.attname::text
+                FROM unnest(con.conkey) WITH ORDINALITY AS k(attnum, position)
+                JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum ORDER BY k.position),
+          tn.nspname::text, tc.relname::text,
+          array(SELECT a.attname::text
+                FROM unnest(con.confkey) WITH ORDINALITY AS k(attnum, position)
+                JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.attnum ORDER BY k.position),
+          con.confdeltype::text, con.confupdtype::text, con.condeferrable, con.condeferred
+        FROM foreign_key fk
+        JOIN included i ON i.oid = fk.source
+        JOIN pg_constraint con ON con.oid = fk.oid
+        JOIN pg_class tc ON tc.oid = fk.target
+        JOIN pg_namespace tn ON tn.oid = tc.relnamespace
+        ORDER BY fk.source, con.conname
+        """
+}
+
+private struct LeafKey: Hashable {
+    var root: Int
+    var key: Catalog.ForeignKey
+}

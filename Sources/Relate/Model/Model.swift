@@ -1,0 +1,48 @@
+/// The object graph over a catalog: entities with attributes and relationships, inferred
+/// from foreign keys, unique keys and helper tables. Built by a pure function of the
+/// catalog and the options; no I/O.
+///
+/// ```swift
+/// let model = try Model(catalog: Catalog.introspect(connection))
+/// let email = try model.entity("person").relationship(forKey: "email")   // one-to-many
+/// ```
+public struct Model: Sendable, Hashable {
+    /// The schemas the catalog read; tables of the first are named without schema.
+    public let schemas: [String]
+    public let manyToManyRule: ManyToManyRule
+    /// Sorted by name.
+    public let entities: [Entity]
+    private let index: [String: Int]
+
+    public init(catalog: Catalog, options: ModelOptions = ModelOptions()) throws(RelateError) {
+        let built = try ModelBuilder(catalog: catalog, options: options).build()
+        schemas = catalog.schemas
+        manyToManyRule = options.manyToMany
+        entities = built
+        var index: [String: Int] = [:]
+        for (position, entity) in built.enumerated() {
+            index["\(entity.schema).\(entity.table)"] = position
+            index[entity.name] = position
+        }
+        self.index = index
+    }
+
+    /// The entity called `name` (`person`, or `schema.table`); an unknown name throws an
+    /// error with the nearest names.
+    public func entity(_ name: String) throws(RelateError) -> Entity {
+        guard let position = index[name] else {
+            throw .unknownEntity(name, existing: entities.map(\.name))
+        }
+        return entities[position]
+    }
+
+    /// The entity of `schema.table`, if the model has it.
+    public func entity(schema: String, table: String) -> Entity? {
+        index["\(schema).\(table)"].map { entities[$0] }
+    }
+
+    /// Every relationship of every entity: each appears once per direction.
+    public var relationships: [Relationship] {
+        entities.flatMap(\.relationships)
+    }
+}

@@ -1,0 +1,361 @@
+/// Catalog + options → entities: overrides, relationship inference, naming. Pure.
+struct ModelBuilder {
+    let catalog: Catalog
+    let options: ModelOptions
+    private let firstSchema: String
+
+    init(catalog: Catalog, options: ModelOptions) {
+        self.catalog = catalog
+        self.options = options
+        firstSchema = catalog.schemas.first ?? catalog.tables.map(\.schema).min() ?? "public"
+    }
+
+    func displayName(schema: String, table: String) -> String {
+        schema == firstSchema ? table : "\(schema).\(table)"
+    }
+
+    func build() throws(RelateError) -> [Entity] {
+        var tables = try applyTableOverrides(catalog.tables.sorted { ($0.schema, $0.name) < ($1.schema, $1.name) })
+        normalizeForeignKeys(&tables)
+        var entities = tables.map { Entity(table: $0, name: displayName(schema: $0.schema, table: $0.name)) }
+        var position: [QualifiedName: Int] = [:]
+        for (index, table) in tables.enumerated() { position[QualifiedName(table.schema, table.name)] = index }
+        let overridden = overriddenKeys()
+
+        var pairID = 0
+        func add(_ forward: Relationship, on source: Int, _ backward: Relationship, on target: Int) {
+            entities[source].relationships.append(forward)
+            entities[target].relationships.append(backward)
+            pairID += 1
+        }
+
+        for (source, table) in tables.enumerated() {
+            for key in table.foreignKeys {
+                guard let target = position[QualifiedName(key.referencedSchema, key.referencedTable)] else { continue }
+                let unique = Self.isUnique(key.columns, in: table)
+                let rule: Relationship.Rule =
+                    overridden.contains(OverriddenKey(table: QualifiedName(table.schema, table.name), name: key.name))
+                    ? .override : unique ? .uniqueForeignKey : .foreignKey
+                let sourceName = entities[source].name
+                let targetName = entities[target].name
+                let holder = Relationship.End(schema: table.schema, table: table.name, columns: key.columns)
+                let referenced = Relationship.End(
+                    schema: key.referencedSchema, table: key.referencedTable, columns: key.referencedColumns)
+                let derived = Self.toOneName(key, targetName: targetName)
+                let toOne = Relationship(
+                    name: derived, qualifiedName: key.name, aliases: derived == key.name ? [] : [key.name],
+                    kind: unique ? .oneToOne : .manyToOne, from: holder, to: referenced, via: nil, foreignKeyIn: .from,
+                    constraint: key.name, rule: rule, onDelete: key.onDelete, pairID: pairID)
+                let inverse = Relationship(
+                    name: sourceName, qualifiedName: "\(sourceName)_by_\(key.columns.joined(separator: "_"))", aliases: [],
+                    kind: unique ? .oneToOne : .oneToMany, from: referenced, to: holder, via: nil, foreignKeyIn: .to,
+                    constraint: key.name, rule: rule, onDelete: key.onDelete, pairID: pairID)
+                add(toOne, on: source, inverse, on: target)
+            }
+        }
+
+        for table in tables {
+            guard let (first, second) = helperKeys(of: table),
+                let left = position[QualifiedName(first.referencedSchema, first.referencedTable)],
+                let right = position[QualifiedName(second.referencedSchema, second.referencedTable)]
+            else { continue }
+            let rule: Relationship.Rule =
+                switch options.manyToMany {
+                case .anyTwoForeignKeys: .anyTwoForeignKeys
+                case .keyed: .keyed
+                case .strict: .strict
+                }
+            let helperName = displayName(schema: table.schema, table: table.name)
+            let leftEnd = Relationship.End(schema: first.referencedSchema, table: first.referencedTable, columns: first.referencedColumns)
+            let rightEnd = Relationship.End(schema: second.referencedSchema, table: second.referencedTable, columns: second.referencedColumns)
+            let forward = Relationship(
+                name: entities[right].name, qualifiedName: "\(entities[right].name)_via_\(helperName)", aliases: [],
+                kind: .manyToMany, from: leftEnd, to: rightEnd,
+                via: .init(schema: table.schema, table: table.name, fromColumns: first.columns, toColumns: second.columns),
+                foreignKeyIn: .via, constraint: second.name, rule: rule, onDelete: first.onDelete, pairID: pairID)
+            let backward = Relationship(
+                name: entities[left].name, qualifiedName: "\(entities[left].name)_via_\(helperName)", aliases: [],
+                kind: .manyToMany, from: rightEnd, to: leftEnd,
+                via: .init(schema: table.schema, table: table.name, fromColumns: second.columns, toColumns: first.columns),
+                foreignKeyIn: .via, constraint: first.name, rule: rule, onDelete: second.onDelete, pairID: pairID)
+            add(forward, on: left, backward, on: right)
+        }
+
+        try applyRenames(&entities)
+        for index in entities.indices {
+            Self.assignNames(&entities[index])
+        }
+        Self.linkInverses(&entities)
+        return entities
+    }
+
+    // MARK: - Inference rules
+
+    /// A unique key of the table lies within `columns`: each referenced row has at most one
+    /// referencing row.
+    static func isUnique(_ columns: [String], in table: Catalog.Table) -> Bool {
+        let set = Set(columns)
+        return table.allUniqueKeys.contains { !$0.isEmpty && Set($0).isSubset(of: set) }
+    }
+
+    /// The two foreign keys of a helper table, when the context's rule makes it one.
+    func helperKeys(of table: Catalog.Table) -> (Catalog.ForeignKey, Catalog.ForeignKey)? {
+        guard table.kind == .table || table.kind == .partitionedTable, table.foreignKeys.count == 2 else { return nil }
+        let first = table.foreignKeys[0]
+        let second = table.foreignKeys[1]
+        guard !Self.isUnique(first.columns, in: table), !Self.isUnique(second.columns, in: table) else { return nil }
+        let together = Set(first.columns + second.columns)
+        switch options.manyToMany {
+        case .anyTwoForeignKeys:
+            return (first, second)
+        case .keyed, .strict:
+            guard table.allUniqueKeys.contains(where: { Set($0) == together }) else { return nil }
+            if options.manyToMany == .strict, !Set(table.columns.map(\.name)).isSubset(of: together) { return nil }
+            return (first, second)
+        }
+    }
+
+    /// `person_id` → `person`, `authorId` → `author`; otherwise the target's name.
+    static func toOneName(_ key: Catalog.ForeignKey, targetName: String) -> String {
+        guard key.columns.count == 1 else { return targetName }
+        let column = key.columns[0]
+        if column.count > 3, column.hasSuffix("_id") { return String(column.dropLast(3)) }
+        if column.count > 2, column.hasSuffix("Id"), let last = column.dropLast(2).last, last.isLowercase || last.isNumber {
+            return String(column.dropLast(2))
+        }
+        return targetName
+    }
+
+    /// Identical keys (same columns, same target) count once; keys to tables outside the
+    /// catalog are dropped; the rest sorted by name, so the catalog's order never matters.
+    func normalizeForeignKeys(_ tables: inout [Catalog.Table]) {
+        let present = Set(tables.map { QualifiedName($0.schema, $0.name) })
+        for index in tables.indices {
+            var seen = Set<[String]>()
+            tables[index].foreignKeys = tables[index].foreignKeys
+                .sorted { $0.name < $1.name }
+                .filter { key in
+                    guard present.contains(QualifiedName(key.referencedSchema, key.referencedTable)) else { return false }
+                    let signature = key.columns + ["\u{0}", key.referencedSchema, key.referencedTable] + key.referencedColumns
+                    return seen.insert(signature).inserted
+                }
+            tables[index].uniqueKeys.sort { ($0.name, $0.columns.joined(separator: ",")) < ($1.name, $1.columns.joined(separator: ",")) }
+        }
+    }
+
+    // MARK: - Overrides
+
+    private func lookup(_ name: String, in tables: [Catalog.Table]) throws(RelateError) -> Int {
+        if let index = tables.firstIndex(where: { displayName(schema: $0.schema, table: $0.name) == name || "\($0.schema).\($0.name)" == name }) {
+            return index
+        }
+        let nearest = RelateError.nearestNames(to: name, in: tables.map { displayName(schema: $0.schema, table: $0.name) })
+        throw RelateError(
+            kind: .invalidOverride,
+            message: "an override names table \"\(name)\", which the catalog does not have"
+                + (nearest.isEmpty ? "" : "; did you mean " + nearest.map { "\"\($0)\"" }.joined(separator: " or ") + "?"),
+            key: name, candidates: nearest)
+    }
+
+    private func checkColumns(_ columns: [String], of table: Catalog.Table) throws(RelateError) {
+        let tableName = displayName(schema: table.schema, table: table.name)
+        if columns.isEmpty {
+            throw RelateError(kind: .invalidOverride, message: "an override on \"\(tableName)\" names no column", entity: tableName)
+        }
+        for column in columns where table.column(named: column) == nil {
+            let existing = table.columns.map(\.name)
+            throw RelateError(
+                kind: .invalidOverride,
+                message: "an override names column \"\(column)\" of \"\(tableName)\", which has only: " + existing.joined(separator: ", "),
+                entity: tableName, key: column, candidates: RelateError.nearestNames(to: column, in: existing))
+        }
+    }
+
+    private func applyTableOverrides(_ input: [Catalog.Table]) throws(RelateError) -> [Catalog.Table] {
+        var tables = input
+        for case .ignore(let name) in options.overrides {
+            tables.remove(at: try lookup(name, in: tables))
+        }
+        for case .foreignKey(let tableName, let columns, let targetName, let targetColumns, let name) in options.overrides {
+            let source = try lookup(tableName, in: tables)
+            let target = try lookup(targetName, in: tables)
+            try checkColumns(columns, of: tables[source])
+            let referenced = targetColumns ?? tables[target].primaryKey
+            if referenced.isEmpty {
+                throw RelateError(
+                    kind: .invalidOverride,
+                    message: "\"\(targetName)\" has no primary key; name the columns \(columns) of \"\(tableName)\" refer to",
+                    entity: targetName)
+            }
+            try checkColumns(referenced, of: tables[target])
+            if referenced.count != columns.count {
+                throw RelateError(
+                    kind: .invalidOverride,
+                    message: "an override pairs \(columns.count) column(s) of \"\(tableName)\" with \(referenced.count) of \"\(targetName)\"",
+                    entity: tableName)
+            }
+            tables[source].foreignKeys.append(Catalog.ForeignKey(
+                name: name ?? Self.overrideName(table: tables[source].name, columns: columns),
+                columns: columns, referencedSchema: tables[target].schema, referencedTable: tables[target].name,
+                referencedColumns: referenced))
+        }
+        return tables
+    }
+
+    static func overrideName(table: String, columns: [String]) -> String {
+        "\(table)_\(columns.joined(separator: "_"))_override"
+    }
+
+    private struct OverriddenKey: Hashable {
+        var table: QualifiedName
+        var name: String
+    }
+
+    private func overriddenKeys() -> Set<OverriddenKey> {
+        var keys = Set<OverriddenKey>()
+        for case .foreignKey(let tableName, let columns, _, _, let name) in options.overrides {
+            guard let table = catalog.tables.first(where: {
+                displayName(schema: $0.schema, table: $0.name) == tableName || "\($0.schema).\($0.name)" == tableName
+            }) else { continue }
+            keys.insert(OverriddenKey(
+                table: QualifiedName(table.schema, table.name),
+                name: name ?? Self.overrideName(table: table.name, columns: columns)))
+        }
+        return keys
+    }
+
+    private func applyRenames(_ entities: inout [Entity]) throws(RelateError) {
+        for case .rename(let tableName, let key, let newName) in options.overrides {
+            guard let index = entities.firstIndex(where: { $0.name == tableName || "\($0.schema).\($0.table)" == tableName }) else {
+                throw RelateError.unknownEntity(tableName, existing: entities.map(\.name))
+            }
+            if let relationship = entities[index].relationships.firstIndex(where: {
+                $0.name == key || $0.qualifiedName == key || $0.aliases.contains(key)
+            }) {
+                let old = entities[index].relationships[relationship]
+                if old.name != newName, old.qualifiedName != newName, !old.aliases.contains(old.name) {
+                    entities[index].relationships[relationship].aliases.append(old.name)
+                }
+                entities[index].relationships[relationship].name = newName
+            } else if let attribute = entities[index].attributes.firstIndex(where: { $0.name == key }) {
+                entities[index].attributes[attribute].key = newName
+            } else {
+                let names = entities[index].attributes.map(\.name) + entities[index].relationships.flatMap { [$0.name, $0.qualifiedName] }
+                var error = RelateError.unknownKey(key, entity: entities[index].name, existing: Array(Set(names)).sorted())
+                error.kind = .invalidOverride
+                error.message = "a rename override: " + error.message
+                throw error
+            }
+        }
+    }
+
+    // MARK: - Naming
+
+    /// Gives every key of the entity its names: a bare name claimed by one thing is its
+    /// key; a bare name claimed by several names none of them (asking for it lists their
+    /// qualified names); qualified names and aliases always work unless taken.
+    static func assignNames(_ entity: inout Entity) {
+        entity.relationships.sort { ($0.qualifiedName, $0.name, $0.pairID) < ($1.qualifiedName, $1.name, $1.pairID) }
+        makeQualifiedNamesUnique(&entity.relationships)
+
+        enum Claimant: Hashable { case attribute(Int), relationship(Int) }
+        var claims: [String: [Claimant]] = [:]
+        for (index, attribute) in entity.attributes.enumerated() { claims[attribute.key, default: []].append(.attribute(index)) }
+        for (index, relationship) in entity.relationships.enumerated() { claims[relationship.name, default: []].append(.relationship(index)) }
+
+        var keys: [String: Entity.KeyTarget] = [:]
+        var ambiguous: [(String, [Claimant])] = []
+        for (name, claimants) in claims.sorted(by: { $0.key < $1.key }) {
+            if claimants.count == 1 {
+                switch claimants[0] {
+                case .attribute(let index): keys[name] = .attribute(index)
+                case .relationship(let index): keys[name] = .relationship(index)
+                }
+            } else {
+                ambiguous.append((name, claimants))
+            }
+        }
+        func unused(_ candidate: String) -> String {
+            var name = candidate
+            var counter = 2
+            while keys[name] != nil || claims[name] != nil { name = "\(candidate)_\(counter)"; counter += 1 }
+            return name
+        }
+        for (name, claimants) in ambiguous {
+            var candidates: [String] = []
+            for claimant in claimants {
+                switch claimant {
+                case .attribute(let index):
+                    let key = unused("\(name)_column")
+                    entity.attributes[index].key = key
+                    keys[key] = .attribute(index)
+                    candidates.append(key)
+                case .relationship(let index):
+                    var qualified = entity.relationships[index].qualifiedName
+                    if keys[qualified] != nil || qualified == name {
+                        qualified = unused(qualified)
+                        entity.relationships[index].qualifiedName = qualified
+                    }
+                    entity.relationships[index].key = qualified
+                    keys[qualified] = .relationship(index)
+                    candidates.append(qualified)
+                }
+            }
+            keys[name] = .ambiguous(candidates.sorted())
+        }
+        for index in entity.relationships.indices {
+            let relationship = entity.relationships[index]
+            for name in [relationship.qualifiedName] + relationship.aliases where keys[name] == nil {
+                keys[name] = .relationship(index)
+            }
+            if keys[relationship.qualifiedName] != .relationship(index) {
+                let qualified = unused(relationship.qualifiedName)
+                entity.relationships[index].qualifiedName = qualified
+                keys[qualified] = .relationship(index)
+            }
+        }
+        entity.keys = keys
+    }
+
+    /// Two relationships of one entity with the same qualified name (a self many-to-many
+    /// has two through the same helper) are told apart by the columns they start from.
+    private static func makeQualifiedNamesUnique(_ relationships: inout [Relationship]) {
+        let groups = Dictionary(grouping: relationships.indices, by: { relationships[$0].qualifiedName })
+        for (name, indices) in groups where indices.count > 1 {
+            var used = Set<String>()
+            for index in indices {
+                let relationship = relationships[index]
+                let columns = relationship.via?.fromColumns ?? relationship.from.columns
+                var candidate = "\(name)_by_\(columns.joined(separator: "_"))"
+                var counter = 2
+                while !used.insert(candidate).inserted { candidate = "\(name)_\(counter)"; counter += 1 }
+                relationships[index].qualifiedName = candidate
+            }
+        }
+    }
+
+    static func linkInverses(_ entities: inout [Entity]) {
+        var keys: [Int: [(entity: Int, relationship: Int)]] = [:]
+        for (entityIndex, entity) in entities.enumerated() {
+            for (index, relationship) in entity.relationships.enumerated() {
+                keys[relationship.pairID, default: []].append((entityIndex, index))
+            }
+        }
+        for pair in keys.values where pair.count == 2 {
+            let (a, b) = (pair[0], pair[1])
+            let keyA = entities[a.entity].relationships[a.relationship].key
+            let keyB = entities[b.entity].relationships[b.relationship].key
+            entities[a.entity].relationships[a.relationship].inverseKey = keyB
+            entities[b.entity].relationships[b.relationship].inverseKey = keyA
+        }
+    }
+}
+
+struct QualifiedName: Hashable {
+    var schema: String
+    var name: String
+    init(_ schema: String, _ name: String) {
+        self.schema = schema
+        self.name = name
+    }
+}

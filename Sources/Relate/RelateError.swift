@@ -1,0 +1,89 @@
+/// The one error type of the `Relate` layer: the model (unknown names, ambiguous keys,
+/// bad overrides) and, later, the objects. Each case names what was asked for and, where
+/// it helps, the names that do exist.
+public struct RelateError: Error, Sendable, CustomStringConvertible {
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        public let description: String
+        private init(_ description: String) { self.description = description }
+
+        public static let unknownEntity = Kind("unknown entity")
+        public static let unknownKey = Kind("unknown key")
+        public static let ambiguousKey = Kind("ambiguous key")
+        public static let invalidOverride = Kind("invalid override")
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// The entity concerned, by its name in the model.
+    public var entity: String?
+    /// The key or name that was asked for.
+    public var key: String?
+    /// The nearest existing names, or for an ambiguous key the qualified names to use instead.
+    public var candidates: [String]
+
+    public init(kind: Kind, message: String, entity: String? = nil, key: String? = nil, candidates: [String] = []) {
+        self.kind = kind
+        self.message = message
+        self.entity = entity
+        self.key = key
+        self.candidates = candidates
+    }
+
+    public var description: String { "\(kind): \(message)" }
+
+    static func unknownEntity(_ name: String, existing: [String]) -> RelateError {
+        let nearest = nearestNames(to: name, in: existing)
+        return RelateError(
+            kind: .unknownEntity,
+            message: "there is no entity \"\(name)\"" + suggestion(nearest, all: existing),
+            key: name, candidates: nearest)
+    }
+
+    static func unknownKey(_ key: String, entity: String, existing: [String]) -> RelateError {
+        let nearest = nearestNames(to: key, in: existing)
+        return RelateError(
+            kind: .unknownKey,
+            message: "entity \"\(entity)\" has no key \"\(key)\"" + suggestion(nearest, all: existing),
+            entity: entity, key: key, candidates: nearest)
+    }
+
+    static func ambiguousKey(_ key: String, entity: String, candidates: [String]) -> RelateError {
+        RelateError(
+            kind: .ambiguousKey,
+            message: "key \"\(key)\" of entity \"\(entity)\" names \(candidates.count) things; use one of: "
+                + candidates.joined(separator: ", "),
+            entity: entity, key: key, candidates: candidates)
+    }
+
+    private static func suggestion(_ nearest: [String], all: [String]) -> String {
+        if !nearest.isEmpty { return "; did you mean " + nearest.map { "\"\($0)\"" }.joined(separator: " or ") + "?" }
+        if all.isEmpty { return " (there are none)" }
+        return "; it has: " + all.prefix(20).joined(separator: ", ") + (all.count > 20 ? ", …" : "")
+    }
+
+    /// Up to five names within a small edit distance of `name`, nearest first.
+    static func nearestNames(to name: String, in names: [String]) -> [String] {
+        let target = Array(name.lowercased())
+        let limit = max(2, target.count / 3)
+        return names
+            .map { ($0, editDistance(target, Array($0.lowercased()))) }
+            .filter { $0.1 <= limit || $0.0.lowercased().contains(name.lowercased()) }
+            .sorted { ($0.1, $0.0) < ($1.1, $1.0) }
+            .prefix(5)
+            .map(\.0)
+    }
+
+    private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
