@@ -46,7 +46,8 @@ let package = Package(
         ),
         .testTarget(
             name: "RelateIntegrationTests",
-            dependencies: ["Relate", "RelatePostgres"]
+            // `relate` is listed so the CLI tests find the binary built beside them.
+            dependencies: ["Relate", "RelatePostgres", "relate"]
         ),
     ],
     swiftLanguageModes: [.v6]

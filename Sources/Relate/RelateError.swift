@@ -6,6 +6,7 @@ public struct RelateError: Error, Sendable, CustomStringConvertible {
         public let description: String
         private init(_ description: String) { self.description = description }
 
+        public static let unknownSchema = Kind("unknown schema")
         public static let unknownEntity = Kind("unknown entity")
         public static let unknownKey = Kind("unknown key")
         public static let ambiguousKey = Kind("ambiguous key")

@@ -37,9 +37,27 @@ enum TestDatabase {
         try connection.execute("SET search_path TO \(schema)")
         defer {
             if let cleaner = try? connect() {
+                _ = try? cleaner.execute("DROP SCHEMA IF EXISTS \(schema)_other CASCADE")
                 _ = try? cleaner.execute("DROP SCHEMA \(schema) CASCADE")
             }
         }
         return try body(connection, schema)
+    }
+
+    /// The repository's root, found from this file.
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Loads `sql/examples/NAME.sql` into the connection's current schema. The psql
+    /// variable of `hard_cases.sql` names its second schema `<schema>_other`.
+    static func loadExample(_ name: String, into connection: Connection, schema: String) throws {
+        let file = repository.appendingPathComponent("sql/examples/\(name).sql")
+        let text = try String(contentsOf: file, encoding: .utf8)
+        let script = text
+            .split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("\\") }
+            .joined(separator: "\n")
+            .replacingOccurrences(of: ":\"other_schema\"", with: "\"\(schema)_other\"")
+        try connection.executeScript(script)
     }
 }

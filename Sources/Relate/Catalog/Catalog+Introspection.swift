@@ -17,6 +17,15 @@ extension Catalog {
             PostgresStatement(Self.foreignKeysQuery, parameter, format: .binary),
         ])
         let searched = try results[0][0].decode([String].self, at: 0)
+        let existing = try results[0][0].decode([String].self, at: 1)
+        if let missing = searched.first(where: { !existing.contains($0) }), schemas != nil {
+            let nearest = RelateError.nearestNames(to: missing, in: existing)
+            throw RelateError(
+                kind: .unknownSchema,
+                message: "the database has no schema \"\(missing)\""
+                    + (nearest.isEmpty ? "; it has: \(existing.joined(separator: ", "))" : "; did you mean \(nearest.map { "\"\($0)\"" }.joined(separator: " or "))?"),
+                key: missing, candidates: nearest)
+        }
 
         struct Relation {
             var table: Table
@@ -136,7 +145,10 @@ extension Catalog {
 
         """
 
-    static let schemasQuery = "SELECT coalesce($1::text[], current_schemas(false)::text[])"
+    static let schemasQuery = """
+        SELECT coalesce($1::text[], current_schemas(false)::text[]),
+          array(SELECT nspname::text FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' ORDER BY 1)
+        """
 
     static let relationsQuery = scope + """
         SELECT c.oid::int8, n.nspname::text, c.relname::text, c.relkind::text,
