@@ -75,7 +75,7 @@ extension Model {
         for entity in entities {
             var rows = "<TR><TD BGCOLOR=\"#dde6f3\"><B>\(html(entity.name))</B></TD></TR>"
             for attribute in entity.attributes {
-                let key = entity.primaryKey.contains(attribute.name) ? " 🔑" : ""
+                let key = entity.primaryKey.contains(attribute.name) ? " <FONT COLOR=\"#b8860b\">PK</FONT>" : ""
                 rows += "<TR><TD ALIGN=\"LEFT\">\(html(attribute.name)) <FONT COLOR=\"#666666\">\(html(attribute.type))</FONT>\(key)</TD></TR>"
             }
             let style = entity.kind == .view || entity.kind == .materializedView ? " STYLE=\"DASHED\"" : ""
@@ -91,7 +91,7 @@ extension Model {
             case .oneToOne:
                 lines.append("    \(from) -> \(to) [arrowhead=tee, arrowtail=tee, dir=both, label=\(quoted("\(relationship.key) / \(inverse)"))];")
             default:
-                lines.append("    \(from) -> \(to) [arrowtail=crow, dir=both, label=\(quoted("\(relationship.key) / \(inverse)"))];")
+                lines.append("    \(from) -> \(to) [arrowtail=crow, arrowhead=tee, dir=both, label=\(quoted("\(relationship.key) / \(inverse)"))];")
             }
         }
         lines.append("}")
