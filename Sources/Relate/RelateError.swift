@@ -11,6 +11,17 @@ public struct RelateError: Error, Sendable, CustomStringConvertible {
         public static let unknownKey = Kind("unknown key")
         public static let ambiguousKey = Kind("ambiguous key")
         public static let invalidOverride = Kind("invalid override")
+        /// A value of a Swift type the column cannot take, or out of the column's range.
+        public static let typeMismatch = Kind("type mismatch")
+        /// An object of another context, or one already deleted.
+        public static let invalidObject = Kind("invalid object")
+        /// A delete that a `RESTRICT` / `NO ACTION` foreign key forbids.
+        public static let deleteDenied = Kind("delete denied")
+        /// A write the schema cannot take: a NOT NULL foreign key emptied, a helper's required
+        /// column without a value, a table without a primary key.
+        public static let invalidWrite = Kind("invalid write")
+        /// The database refused a statement; ``RelateError/postgresError`` has the details.
+        public static let database = Kind("database error")
     }
 
     public var kind: Kind
@@ -21,16 +32,28 @@ public struct RelateError: Error, Sendable, CustomStringConvertible {
     public var key: String?
     /// The nearest existing names, or for an ambiguous key the qualified names to use instead.
     public var candidates: [String]
+    /// The database's error, for ``Kind/database`` and ``Kind/deleteDenied``: SQLSTATE,
+    /// constraint, table, the SQL sent.
+    public var postgresError: PostgresError?
 
-    public init(kind: Kind, message: String, entity: String? = nil, key: String? = nil, candidates: [String] = []) {
+    public init(
+        kind: Kind, message: String, entity: String? = nil, key: String? = nil, candidates: [String] = [],
+        postgresError: PostgresError? = nil
+    ) {
         self.kind = kind
         self.message = message
         self.entity = entity
         self.key = key
         self.candidates = candidates
+        self.postgresError = postgresError
     }
 
     public var description: String { "\(kind): \(message)" }
+
+    /// A database error, as the Relate layer reports it.
+    init(_ error: PostgresError, entity: String? = nil) {
+        self.init(kind: .database, message: error.description, entity: entity, postgresError: error)
+    }
 
     static func unknownEntity(_ name: String, existing: [String]) -> RelateError {
         let nearest = nearestNames(to: name, in: existing)

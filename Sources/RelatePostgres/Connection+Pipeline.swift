@@ -46,6 +46,7 @@ extension Connection {
         defer { _ = PQexitPipelineMode(handle) }
 
         for (index, statement) in statements.enumerated() {
+            trace?(statement.sql)
             let parameters = bound[index]
             let sent = parameters.withPointers { types, values, lengths, formats in
                 PQsendQueryParams(

@@ -15,6 +15,7 @@ extension Connection {
         try Self.checkSQL(sql)
         let bound = try BoundParameters(parameters)
         logger.debug("query", metadata: ["relate.sql": "\(sql)", "relate.parameter_count": "\(bound.count)"])
+        trace?(sql)
         roundTrips += 1
         let result = bound.withPointers { types, values, lengths, formats in
             PQexecParams(handle, sql, Int32(bound.count), types, values, lengths, formats, format.rawValue)
@@ -34,6 +35,7 @@ extension Connection {
         let handle = try openHandle()
         try Self.checkSQL(sql)
         logger.debug("script", metadata: ["relate.sql": "\(sql.prefix(200))"])
+        trace?(sql)
         roundTrips += 1
         _ = try checked(PQexec(handle, sql), sql: sql, parameters: nil)
     }

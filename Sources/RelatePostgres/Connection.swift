@@ -19,6 +19,9 @@ public final class Connection {
     /// Statements and pipelines sent to the server since the connection opened: each
     /// `query`/`execute` counts one, each `pipeline` counts one however many statements it holds.
     public internal(set) var roundTrips = 0
+    /// Called with the SQL of every statement sent, in order (pipelines: each statement),
+    /// before it is sent. Never given parameter values.
+    public var trace: ((String) -> Void)?
     /// Nesting depth of `transaction` calls; above 1, savepoints are in use.
     var transactionDepth = 0
     private let noticeSink: NoticeSink

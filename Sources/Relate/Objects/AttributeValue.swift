@@ -1,0 +1,119 @@
+import Foundation
+import RelatePostgres
+
+/// Turns a Swift value given for an attribute into a parameter the column takes, or an
+/// error that names the key, the column's type and the value's type (never the value).
+enum AttributeValue {
+    static func encodable(_ value: Any?, for attribute: Attribute, entity: Entity) throws(RelateError) -> (any PostgresEncodable)? {
+        guard let value = unwrap(value) else { return nil }
+        let type = PostgresType(attribute.typeOID)
+        func mismatch(_ reason: String? = nil) -> RelateError {
+            RelateError(
+                kind: .typeMismatch,
+                message: "key \"\(attribute.key)\" of \"\(entity.name)\" is column \"\(attribute.name)\" of type \(attribute.type); "
+                    + (reason ?? "a value of type \(Swift.type(of: value)) cannot be stored there"),
+                entity: entity.name, key: attribute.key)
+        }
+        switch type {
+        case .int2, .int4, .int8, .oid:
+            let integer: Int?
+            switch value {
+            case let number as any BinaryInteger: integer = Int(exactly: number)
+            case let number as Double: integer = Int(exactly: number)
+            case let number as Float: integer = Int(exactly: number)
+            case let number as Decimal: integer = Int(exactly: NSDecimalNumber(decimal: number).doubleValue)
+            default: throw mismatch()
+            }
+            let range: ClosedRange<Int> =
+                switch type {
+                case .int2: Int(Int16.min)...Int(Int16.max)
+                case .int4: Int(Int32.min)...Int(Int32.max)
+                case .oid: 0...Int(UInt32.max)
+                default: Int.min...Int.max
+                }
+            guard let integer, range.contains(integer) else {
+                throw mismatch("\(value) (\(Swift.type(of: value))) does not fit in \(attribute.type)")
+            }
+            return integer
+        case .float4, .float8:
+            switch value {
+            case let number as Double: return number
+            case let number as Float: return Double(number)
+            case let number as any BinaryInteger: return Double(number)
+            case let number as Decimal: return NSDecimalNumber(decimal: number).doubleValue
+            default: throw mismatch()
+            }
+        case .numeric:
+            switch value {
+            case let number as Decimal: return number
+            case let number as any BinaryInteger: return Decimal(string: String(number))
+            case let number as Double:
+                guard number.isFinite else { throw mismatch("\(number) is not a finite number") }
+                return Decimal(string: "\(number)")
+            case let number as Float:
+                guard number.isFinite else { throw mismatch("\(number) is not a finite number") }
+                return Decimal(string: "\(number)")
+            default: throw mismatch()
+            }
+        case .bool:
+            guard let flag = value as? Bool else { throw mismatch() }
+            return flag
+        case .text, .varchar, .bpchar, .name, .char, .xml:
+            guard let text = value as? String else { throw mismatch() }
+            return text
+        case .json, .jsonb:
+            if let text = value as? String { return text }
+            if let data = value as? Data { return String(decoding: data, as: UTF8.self) }
+            throw mismatch()
+        case .date, .timestamp, .timestamptz:
+            guard let date = value as? Date else { throw mismatch() }
+            return date
+        case .uuid:
+            if let uuid = value as? UUID { return uuid }
+            if let text = value as? String, let uuid = UUID(uuidString: text) { return uuid }
+            throw mismatch()
+        case .bytea:
+            if let data = value as? Data { return data }
+            if let bytes = value as? [UInt8] { return Data(bytes) }
+            throw mismatch()
+        default:
+            if type.arrayElement != nil, let array = value as? any PostgresEncodable, Swift.type(of: array).postgresType.arrayElement != nil {
+                return array
+            }
+            // Types without a Swift mapping take their text form, which the server parses.
+            if let text = value as? String { return text }
+            throw mismatch("give its text form as a String")
+        }
+    }
+
+    /// `Optional.some(nil)` and `NSNull` are NULL too.
+    static func unwrap(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        if value is NSNull { return nil }
+        if let optional = value as? any OptionalValue { return unwrap(optional.wrapped) }
+        return value
+    }
+
+    /// A parameter holding a list of key values, typed when they share a Swift type, so
+    /// `= ANY($1)` compares them with the column's own type (and index). Otherwise their
+    /// text forms, compared with the column's text form.
+    static func array(_ values: [any Sendable]) -> (parameter: any PostgresEncodable, comparesAsText: Bool) {
+        if let integers = values as? [Int] { return (integers, false) }
+        if let strings = values as? [String] { return (strings, false) }
+        if let uuids = values as? [UUID] { return (uuids, false) }
+        if let dates = values as? [Date] { return (dates, false) }
+        if let decimals = values as? [Decimal] { return (decimals, false) }
+        if let bools = values as? [Bool] { return (bools, false) }
+        if let data = values as? [Data] { return (data, false) }
+        if let doubles = values as? [Double] { return (doubles, false) }
+        return (values.map { "\($0)" }, true)
+    }
+}
+
+private protocol OptionalValue {
+    var wrapped: Any? { get }
+}
+
+extension Optional: OptionalValue {
+    fileprivate var wrapped: Any? { self.map { $0 } }
+}

@@ -1,0 +1,180 @@
+import RelatePostgres
+
+extension DatabaseContext {
+    /// The rows of an entity as objects: all of them, or those matching `condition` (SQL
+    /// with `$1`, `$2`… bound to `arguments`), ordered by `orderBy` (SQL), at most `limit`.
+    ///
+    /// ```swift
+    /// let smiths = try context.fetch("person", where: "surname = $1", ["Smith"], orderBy: "firstname", limit: 10)
+    /// ```
+    public func fetch(
+        _ entityName: String, where condition: String? = nil, _ arguments: [(any PostgresEncodable)?] = [],
+        orderBy: String? = nil, limit: Int? = nil
+    ) throws -> [DatabaseObject] {
+        let entity = try entityIndex(named: entityName)
+        let table = tables[entity]
+        var sql = "SELECT \(table.selectList()) FROM \(table.table)"
+        if let condition { sql += " WHERE \(condition)" }
+        if let orderBy { sql += " ORDER BY \(orderBy)" }
+        var parameters = arguments
+        if let limit {
+            parameters.append(limit)
+            sql += " LIMIT $\(parameters.count)"
+        }
+        let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
+        return try result.map { try materialize(entity: entity, row: $0) }
+    }
+
+    /// The object whose primary key is `primaryKey` (an array for a composite key), from
+    /// memory when it is there, else by one query; `nil` when there is no such row.
+    public func object(_ entityName: String, primaryKey: Any) throws -> DatabaseObject? {
+        let entity = try entityIndex(named: entityName)
+        let table = tables[entity]
+        guard !table.primaryKey.isEmpty else {
+            throw RelateError(
+                kind: .invalidWrite, message: "\"\(table.entity.name)\" has no primary key; use fetch(_:where:)",
+                entity: table.entity.name)
+        }
+        let given: [Any?] = table.primaryKey.count == 1 ? [primaryKey] : (primaryKey as? [Any?]) ?? (primaryKey as? [Any]) ?? [primaryKey]
+        guard given.count == table.primaryKey.count else {
+            throw RelateError(
+                kind: .typeMismatch,
+                message: "the primary key of \"\(table.entity.name)\" has \(table.primaryKey.count) columns (\(table.entity.primaryKey.joined(separator: ", "))); \(given.count) values given",
+                entity: table.entity.name)
+        }
+        let parameters = try zip(table.primaryKey, given).map { index, value in
+            try AttributeValue.encodable(value, for: table.entity.attributes[index], entity: table.entity)
+        }
+        if let key = ObjectKey(parameters.map { $0 as Any? }), let registered = registry[entity][key] {
+            return registered
+        }
+        let sql = "SELECT \(table.selectList()) FROM \(table.table) WHERE \(table.condition(table.primaryKey))"
+        let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
+        return try result.first.map { try materialize(entity: entity, row: $0) }
+    }
+
+    /// Loads `keyPaths` (`"email"`, `"email.person"`) for all `objects` of one entity:
+    /// one query per relationship and level, however many objects.
+    public func prefetch(_ keyPaths: [String], for objects: [DatabaseObject]) throws {
+        guard let first = objects.first else { return }
+        for object in objects { try check(object) }
+        var levels: [String: [String]] = [:]
+        var order: [String] = []
+        for path in keyPaths {
+            let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+            if levels[parts[0]] == nil { order.append(parts[0]) }
+            levels[parts[0], default: []].append(contentsOf: parts.count > 1 ? [parts[1]] : [])
+        }
+        for key in order {
+            let index = try relationshipIndex(key, in: first.entityIndex)
+            let owners = objects.filter { $0.entityIndex == first.entityIndex }
+            try load(relationship: index, for: owners)
+            let relationship = first.entity.relationships[index]
+            var next: [DatabaseObject] = []
+            var seen = Set<ObjectIdentifier>()
+            for owner in owners {
+                let related: [DatabaseObject] =
+                    relationship.isToMany ? owner.sets[index].map(\.objects) ?? [] : [owner.toOne[index] ?? nil].compactMap { $0 }
+                for object in related where seen.insert(ObjectIdentifier(object)).inserted { next.append(object) }
+            }
+            if let deeper = levels[key], !deeper.isEmpty, !next.isEmpty {
+                try prefetch(deeper, for: next)
+            }
+        }
+    }
+
+    /// Loads relationship `index` for `owners` (all of one entity) in one query, and stores
+    /// the answers: to-one objects, or loaded ``RelationshipSet``s.
+    func load(relationship index: Int, for owners: [DatabaseObject]) throws {
+        guard let first = owners.first else { return }
+        let relationship = first.entity.relationships[index]
+        let ownerTable = first.table
+        let target = entityIndex(of: relationship.to)
+        let targetTable = tables[target]
+
+        // The owners' values of the columns the relationship starts from.
+        let ownerColumns = ownerTable.attributeIndexes(relationship.from.columns)
+        var keys: [ObjectKey: [(any Sendable)?]] = [:]
+        var ownerKeys: [ObjectKey?] = []
+        for owner in owners {
+            let values = ownerColumns.map { owner.values[$0] }
+            let key = ObjectKey(values)
+            ownerKeys.append(key)
+            if let key { keys[key] = values }
+        }
+
+        // Rows of the target, each with the key of the owner it belongs to.
+        var found: [ObjectKey: [DatabaseObject]] = [:]
+        if !keys.isEmpty {
+            let keyValues = Array(keys.values)
+            let sql: String
+            let parameters: [(any PostgresEncodable)?]
+            let matchedColumns: [Int]
+            switch relationship.foreignKeyIn {
+            case .from, .to:
+                matchedColumns = targetTable.attributeIndexes(relationship.to.columns)
+                let (condition, values) = Self.keyCondition(
+                    matchedColumns.map { targetTable.columns[$0] }, keyValues, table: targetTable.table)
+                sql = "SELECT \(targetTable.selectList()) FROM \(targetTable.table) WHERE \(condition)"
+                parameters = values
+            case .via:
+                let via = relationship.via!
+                let helper = tables[entityIndex(of: Relationship.End(schema: via.schema, table: via.table, columns: []))]
+                let helperFrom = helper.attributeIndexes(via.fromColumns).map { "h.\(helper.columns[$0])" }
+                let helperTo = helper.attributeIndexes(via.toColumns).map { "h.\(helper.columns[$0])" }
+                let targetColumns = targetTable.attributeIndexes(relationship.to.columns).map { "t.\(targetTable.columns[$0])" }
+                let join = zip(targetColumns, helperTo).map { "\($0) = \($1)" }.joined(separator: " AND ")
+                let (condition, values) = Self.keyCondition(helperFrom, keyValues, table: helper.table)
+                sql = "SELECT \(targetTable.selectList(alias: "t")), \(helperFrom.joined(separator: ", ")) FROM \(helper.table) h "
+                    + "JOIN \(targetTable.table) t ON \(join) WHERE \(condition)"
+                parameters = values
+                matchedColumns = []
+            }
+            let result = try database(entity: first.entityIndex) { try connection.query(sql, parameters, format: .binary) }
+            let width = targetTable.columns.count
+            for row in result {
+                let object = try materialize(entity: target, row: row)
+                let ownerValues: [(any Sendable)?] =
+                    relationship.foreignKeyIn == .via
+                    ? try (width..<result.columns.count).map { try row.value(at: $0) }
+                    : matchedColumns.map { object.values[$0] }
+                if let key = ObjectKey(ownerValues) { found[key, default: []].append(object) }
+            }
+        }
+
+        for (owner, key) in zip(owners, ownerKeys) {
+            let related = key.flatMap { found[$0] } ?? []
+            if relationship.isToMany {
+                let set = RelationshipSet(owner: owner, relationship: index, members: related)
+                let previous = owner.sets[index]
+                owner.sets[index] = set
+                recordUndo { owner.sets[index] = previous }
+            } else {
+                owner.toOne[index] = .some(related.first)
+            }
+        }
+    }
+
+    /// `"c" = $1` for one key, `"c" = ANY($1)` for several, and for composite keys
+    /// `("a", "b") IN (SELECT * FROM unnest($1, $2))`.
+    static func keyCondition(
+        _ columns: [String], _ keys: [[(any Sendable)?]], table: String
+    ) -> (String, [(any PostgresEncodable)?]) {
+        if keys.count == 1 {
+            let condition = columns.enumerated().map { "\($1) = $\($0 + 1)" }.joined(separator: " AND ")
+            return (condition, keys[0].map { $0 as? any PostgresEncodable })
+        }
+        var parameters: [(any PostgresEncodable)?] = []
+        var targets: [String] = []
+        for (position, column) in columns.enumerated() {
+            let (array, asText) = AttributeValue.array(keys.map { $0[position]! })
+            parameters.append(array)
+            targets.append(asText ? "\(column)::text" : column)
+        }
+        if columns.count == 1 {
+            return ("\(targets[0]) = ANY($1)", parameters)
+        }
+        let arrays = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
+        return ("(\(targets.joined(separator: ", "))) IN (SELECT * FROM unnest(\(arrays)))", parameters)
+    }
+}

@@ -1,0 +1,99 @@
+/// Keeping the other side of every relationship in step, in memory.
+extension DatabaseContext {
+    /// The object's foreign key values changed from `old` (all NULL for a new row): it
+    /// leaves the loaded collections of its old targets and joins its new targets'.
+    func didChange(_ object: DatabaseObject, from old: [(any Sendable)?]) {
+        for (index, relationship) in object.entity.relationships.enumerated() where relationship.foreignKeyIn == .from {
+            let columns = object.table.attributeIndexes(relationship.from.columns)
+            let before = ObjectKey(columns.map { old[$0] })
+            let after = ObjectKey(columns.map { object.values[$0] })
+            guard before != after, let inverse = inverses[object.entityIndex][index] else { continue }
+            if before != nil,
+                let previous = registered(entity: inverse.entity, columns: relationship.to.columns, values: columns.map { old[$0] })
+            {
+                detach(object, from: previous, at: inverse.relationship)
+            }
+            if after != nil,
+                let next = registered(entity: inverse.entity, columns: relationship.to.columns, values: columns.map { object.values[$0] })
+            {
+                attach(object, to: next, at: inverse.relationship)
+            }
+        }
+    }
+
+    private func attach(_ object: DatabaseObject, to target: DatabaseObject, at index: Int) {
+        if let set = target.sets[index] {
+            if !set.contains(object) { set.add(object) }
+        } else if target.entity.relationships[index].isToOne {
+            setCachedToOne(target, index, object)
+        }
+    }
+
+    private func detach(_ object: DatabaseObject, from target: DatabaseObject, at index: Int) {
+        if let set = target.sets[index] {
+            set.drop(object)
+        } else if target.entity.relationships[index].isToOne, target.toOne[index] ?? nil === object {
+            setCachedToOne(target, index, nil)
+        }
+    }
+
+    private func setCachedToOne(_ object: DatabaseObject, _ index: Int, _ value: DatabaseObject?) {
+        let previous = object.toOne[index]
+        object.toOne[index] = .some(value)
+        recordUndo { object.toOne[index] = previous }
+    }
+
+    /// The object's row is gone: it is marked deleted, leaves every collection, and its
+    /// dependants in memory follow their foreign keys' `ON DELETE` rules, as the database did.
+    /// Dependants whose key went to its default are collected to be read again.
+    func forget(_ object: DatabaseObject, settingDefaults defaults: inout [DatabaseObject]) {
+        guard !object.isDeleted else { return }
+        object.isDeleted = true
+        recordUndo { object.isDeleted = false }
+        unregister(object)
+        for (index, relationship) in object.entity.relationships.enumerated() {
+            guard let inverse = inverses[object.entityIndex][index] else { continue }
+            switch relationship.foreignKeyIn {
+            case .from:
+                let values = object.table.attributeIndexes(relationship.from.columns).map { object.values[$0] }
+                if let target = registered(entity: inverse.entity, columns: relationship.to.columns, values: values) {
+                    detach(object, from: target, at: inverse.relationship)
+                }
+            case .to:
+                let values = object.table.attributeIndexes(relationship.from.columns).map { object.values[$0] }
+                for dependant in registeredObjects(entity: inverse.entity, columns: relationship.to.columns, values: values) {
+                    switch relationship.onDelete {
+                    case .cascade:
+                        forget(dependant, settingDefaults: &defaults)
+                    case .setNull:
+                        var cleared = dependant.values
+                        for column in dependant.table.attributeIndexes(relationship.to.columns) { cleared[column] = nil }
+                        dependant.refresh(cleared)
+                    case .setDefault:
+                        defaults.append(dependant)
+                    case .restrict, .noAction:
+                        break
+                    }
+                }
+            case .via:
+                for other in registry[inverse.entity].values {
+                    other.sets[inverse.relationship]?.drop(object)
+                }
+            }
+        }
+    }
+
+    /// Reads objects' rows again (one query per entity), after the database changed them.
+    func refetch(_ objects: [DatabaseObject]) throws {
+        let groups = Dictionary(grouping: objects.filter { !$0.isDeleted }, by: \.entityIndex)
+        for (entity, members) in groups.sorted(by: { $0.key < $1.key }) {
+            let table = tables[entity]
+            let keys = members.map { member in table.primaryKey.map { member.values[$0] } }
+            let (condition, parameters) = Self.keyCondition(table.primaryKey.map { table.columns[$0] }, keys, table: table.table)
+            let result = try database(entity: entity) {
+                try connection.query("SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)", parameters, format: .binary)
+            }
+            for row in result { _ = try materialize(entity: entity, row: row) }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import Logging
+import RelatePostgres
+
+/// A connection, its model, and one ``DatabaseObject`` per row.
+///
+/// ```swift
+/// let context = try DatabaseContext(url: "postgresql://me@localhost/app")
+/// let ada = try context.object("person", primaryKey: 1)
+/// let emails = try ada?.objects(forKey: "email")
+/// ```
+///
+/// A context owns one libpq connection and is not `Sendable`: use it from one task.
+/// Every write goes to the database at once; objects in memory follow only once the
+/// database has accepted it, and a transaction that rolls back rolls them back too.
+public final class DatabaseContext {
+    public let connection: Connection
+    public let model: Model
+    /// SQL pieces per entity, by index in `model.entities`.
+    let tables: [EntityTable]
+    /// The identity map: one object per row, per entity index.
+    var registry: [[ObjectKey: DatabaseObject]]
+    /// For each entity and relationship index, where its inverse is.
+    let inverses: [[RelationshipAddress?]]
+    private let entityIndex: [QualifiedName: Int]
+    /// Memory changes to undo if the enclosing transactions roll back, innermost last.
+    private var undoLog: [[() -> Void]] = []
+
+    /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
+    /// `schemas` (default: the search path) and builds the model.
+    public convenience init(
+        url: String, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil,
+        logger: Logger = Logger(label: "relate")
+    ) throws {
+        let connection = try Connection(url: url, logger: logger)
+        try self.init(connection: connection, manyToMany: manyToMany, overrides: overrides, schemas: schemas)
+    }
+
+    public init(
+        connection: Connection, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [],
+        schemas: [String]? = nil
+    ) throws {
+        self.connection = connection
+        let catalog = try Catalog.introspect(connection, schemas: schemas)
+        let model = try Model(catalog: catalog, options: ModelOptions(manyToMany: manyToMany, overrides: overrides))
+        self.model = model
+        tables = try model.entities.enumerated().map { index, entity in
+            try EntityTable(entity: entity, index: index, quote: connection.quoteIdentifier)
+        }
+        registry = Array(repeating: [:], count: model.entities.count)
+        var entityIndex: [QualifiedName: Int] = [:]
+        for (index, entity) in model.entities.enumerated() { entityIndex[QualifiedName(entity.schema, entity.table)] = index }
+        self.entityIndex = entityIndex
+        inverses = model.entities.map { entity in
+            entity.relationships.map { relationship in
+                guard let target = entityIndex[QualifiedName(relationship.to.schema, relationship.to.table)] else { return nil }
+                guard let index = model.entities[target].relationships.firstIndex(where: {
+                    $0.from == relationship.to && $0.to == relationship.from
+                        && $0.via?.fromColumns == relationship.via?.toColumns && $0.via?.table == relationship.via?.table
+                        && $0.key == relationship.inverseKey
+                }) else { return nil }
+                return RelationshipAddress(entity: target, relationship: index)
+            }
+        }
+    }
+
+    // MARK: - Entities
+
+    func entityIndex(named name: String) throws(RelateError) -> Int {
+        let entity = try model.entity(name)
+        return entityIndex[QualifiedName(entity.schema, entity.table)]!
+    }
+
+    func entityIndex(of end: Relationship.End) -> Int {
+        entityIndex[QualifiedName(end.schema, end.table)]!
+    }
+
+    // MARK: - Identity map
+
+    /// The object for a row read from the database: the registered one, refreshed with the
+    /// row's values, or a new one.
+    func materialize(entity: Int, row: PostgresRow) throws -> DatabaseObject {
+        let table = tables[entity]
+        var values: [(any Sendable)?] = []
+        values.reserveCapacity(table.columns.count)
+        for column in 0..<table.columns.count {
+            values.append(try row.value(at: column))
+        }
+        guard !table.primaryKey.isEmpty, let key = ObjectKey(table.primaryKey.map { values[$0] }) else {
+            return DatabaseObject(context: self, table: table, values: values)
+        }
+        if let existing = registry[entity][key] {
+            let old = existing.values
+            existing.refresh(values)
+            didChange(existing, from: old)
+            return existing
+        }
+        let object = DatabaseObject(context: self, table: table, values: values)
+        register(object, key: key)
+        return object
+    }
+
+    func register(_ object: DatabaseObject, key: ObjectKey) {
+        registry[object.entityIndex][key] = object
+        recordUndo { [weak self] in self?.registry[object.entityIndex][key] = nil }
+    }
+
+    func unregister(_ object: DatabaseObject) {
+        guard let key = object.objectKey else { return }
+        registry[object.entityIndex][key] = nil
+        recordUndo { [weak self] in self?.registry[object.entityIndex][key] = object }
+    }
+
+    /// The registered object of `entity` whose `columns` hold `values`, without a query.
+    func registered(entity: Int, columns: [String], values: [(any Sendable)?]) -> DatabaseObject? {
+        let table = tables[entity]
+        let indexes = table.attributeIndexes(columns)
+        if indexes == table.primaryKey {
+            return ObjectKey(values).flatMap { registry[entity][$0] }
+        }
+        guard let wanted = ObjectKey(values) else { return nil }
+        return registry[entity].values.first { object in ObjectKey(indexes.map { object.values[$0] }) == wanted }
+    }
+
+    /// Registered objects of `entity` whose `columns` hold `values`.
+    func registeredObjects(entity: Int, columns: [String], values: [(any Sendable)?]) -> [DatabaseObject] {
+        guard let wanted = ObjectKey(values) else { return [] }
+        let indexes = tables[entity].attributeIndexes(columns)
+        return registry[entity].values.filter { object in ObjectKey(indexes.map { object.values[$0] }) == wanted }
+    }
+
+    /// Forgets every object: the next fetch reads fresh ones.
+    public func reset() {
+        for index in registry.indices { registry[index].removeAll() }
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in one transaction (a savepoint when nested). When it throws, the
+    /// database rolls back and so do the objects in memory.
+    @discardableResult
+    public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        undoLog.append([])
+        do {
+            let result = try connection.transaction(body)
+            let log = undoLog.removeLast()
+            if !undoLog.isEmpty { undoLog[undoLog.count - 1] += log }
+            return result
+        } catch {
+            for undo in undoLog.removeLast().reversed() { undo() }
+            if let error = error as? PostgresError { throw RelateError(error) }
+            throw error
+        }
+    }
+
+    /// Remembers how to undo a memory change, when a transaction is open.
+    func recordUndo(_ undo: @escaping () -> Void) {
+        guard !undoLog.isEmpty else { return }
+        undoLog[undoLog.count - 1].append(undo)
+    }
+
+    /// Runs database work, turning its errors into ``RelateError``.
+    func database<Result>(entity: Int? = nil, _ work: () throws -> Result) throws -> Result {
+        do {
+            return try work()
+        } catch let error as PostgresError {
+            throw RelateError(error, entity: entity.map { model.entities[$0].name })
+        }
+    }
+
+    func check(_ object: DatabaseObject) throws(RelateError) {
+        guard object.context === self else {
+            throw RelateError(
+                kind: .invalidObject,
+                message: "this \(object.entity.name) object belongs to another DatabaseContext; fetch it through this one",
+                entity: object.entity.name)
+        }
+        guard !object.isDeleted else {
+            throw RelateError(
+                kind: .invalidObject, message: "this \(object.entity.name) object was deleted", entity: object.entity.name)
+        }
+    }
+}
+
+@available(*, unavailable, message: "a context owns a libpq connection, which is not thread-safe")
+extension DatabaseContext: Sendable {}
+
+struct RelationshipAddress: Hashable {
+    var entity: Int
+    var relationship: Int
+}

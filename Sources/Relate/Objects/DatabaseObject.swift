@@ -1,0 +1,178 @@
+import Foundation
+import RelatePostgres
+
+/// One row as an object: attributes and relationships by key.
+///
+/// ```swift
+/// let name = try ada.value(forKey: "firstname") as? String
+/// let emails = try ada.objects(forKey: "email")          // RelationshipSet, written through
+/// let owner = try email.object(forKey: "person")          // DatabaseObject?
+/// try ada.setValue("Lovelace", forKey: "surname")         // UPDATE at once
+/// ```
+///
+/// A context keeps one object per row, so two fetches of a row give the same instance.
+public final class DatabaseObject {
+    weak var context: DatabaseContext?
+    let table: EntityTable
+    /// Attribute values, by attribute index, as the database last returned them.
+    var values: [(any Sendable)?]
+    public internal(set) var isDeleted = false
+    /// Loaded to-many collections and one-to-one inverses, by relationship index.
+    var sets: [Int: RelationshipSet] = [:]
+    /// To-one objects found, by relationship index (`.some(nil)`: none).
+    var toOne: [Int: DatabaseObject?] = [:]
+
+    init(context: DatabaseContext, table: EntityTable, values: [(any Sendable)?]) {
+        self.context = context
+        self.table = table
+        self.values = values
+    }
+
+    public var entity: Entity { table.entity }
+
+    var entityIndex: Int { table.index }
+
+    /// The primary key's values, in key order.
+    public var primaryKey: [(any Sendable)?] {
+        table.primaryKey.map { values[$0] }
+    }
+
+    var objectKey: ObjectKey? {
+        table.primaryKey.isEmpty ? nil : ObjectKey(primaryKey)
+    }
+
+    func liveContext() throws(RelateError) -> DatabaseContext {
+        guard let context else {
+            throw RelateError(kind: .invalidObject, message: "the DatabaseContext of this object is gone")
+        }
+        try context.check(self)
+        return context
+    }
+
+    // MARK: - Reading
+
+    /// An attribute as a Swift value, a to-one key as `DatabaseObject?`, a to-many key as a
+    /// ``RelationshipSet``. An unknown key throws an error with the nearest keys.
+    public func value(forKey key: String) throws -> Any? {
+        let context = try liveContext()
+        switch try context.resolve(key, in: entityIndex) {
+        case .attribute(let index):
+            return values[index]
+        case .relationship(let index):
+            let relationship = entity.relationships[index]
+            return relationship.isToMany ? try relationshipSet(index) : try toOneObject(index)
+        }
+    }
+
+    /// Follows a dotted path: `email.address` is every email's address (an array, from a
+    /// to-many), `person.surname` the person's surname.
+    public func value(forKeyPath keyPath: String) throws -> Any? {
+        var parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let first = parts.removeFirst()
+        let value = try self.value(forKey: first)
+        guard !parts.isEmpty else { return value }
+        let rest = parts.joined(separator: ".")
+        switch value {
+        case let object as DatabaseObject: return try object.value(forKeyPath: rest)
+        case let set as RelationshipSet: return try set.map { try $0.value(forKeyPath: rest) }
+        case nil: return nil
+        default:
+            throw RelateError(
+                kind: .unknownKey, message: "key \"\(first)\" of \"\(entity.name)\" is an attribute; \"\(rest)\" cannot follow it",
+                entity: entity.name, key: keyPath)
+        }
+    }
+
+    /// The object a to-one key leads to, or `nil`.
+    public func object(forKey key: String) throws -> DatabaseObject? {
+        let context = try liveContext()
+        let index = try context.relationshipIndex(key, in: entityIndex)
+        guard entity.relationships[index].isToOne else {
+            throw RelateError(
+                kind: .unknownKey, message: "key \"\(key)\" of \"\(entity.name)\" is to-many: use objects(forKey:)",
+                entity: entity.name, key: key)
+        }
+        return try toOneObject(index)
+    }
+
+    /// The counted-set proxy of a to-many key; its members are loaded (one query) when it
+    /// is first asked for.
+    public func objects(forKey key: String) throws -> RelationshipSet {
+        let context = try liveContext()
+        let index = try context.relationshipIndex(key, in: entityIndex)
+        guard entity.relationships[index].isToMany else {
+            throw RelateError(
+                kind: .unknownKey, message: "key \"\(key)\" of \"\(entity.name)\" is to-one: use object(forKey:)",
+                entity: entity.name, key: key)
+        }
+        return try relationshipSet(index)
+    }
+
+    func relationshipSet(_ index: Int) throws -> RelationshipSet {
+        if let set = sets[index] { return set }
+        try liveContext().load(relationship: index, for: [self])
+        return sets[index]!
+    }
+
+    func toOneObject(_ index: Int) throws -> DatabaseObject? {
+        if let found = toOne[index] { return found }
+        let context = try liveContext()
+        let relationship = entity.relationships[index]
+        if relationship.foreignKeyIn == .from {
+            let keyValues = table.attributeIndexes(relationship.from.columns).map { values[$0] }
+            if keyValues.contains(where: { $0 == nil }) { return nil }
+            if let registered = context.registered(entity: context.entityIndex(of: relationship.to), columns: relationship.to.columns, values: keyValues) {
+                return registered
+            }
+        }
+        try context.load(relationship: index, for: [self])
+        return toOne[index] ?? nil
+    }
+
+    /// New values from the database; cached to-one answers may no longer hold.
+    func refresh(_ newValues: [(any Sendable)?]) {
+        let old = values
+        values = newValues
+        toOne.removeAll()
+        context?.recordUndo { [weak self] in
+            self?.values = old
+            self?.toOne.removeAll()
+        }
+    }
+
+    /// The value of a column, by name.
+    func value(column: String) -> (any Sendable)? {
+        guard let index = entity.attributes.firstIndex(where: { $0.name == column }) else { return nil }
+        return values[index]
+    }
+}
+
+extension DatabaseObject: CustomStringConvertible {
+    public var description: String {
+        let key = table.primaryKey.map { "\(table.entity.attributes[$0].name)=\(values[$0].map { "\($0)" } ?? "NULL")" }
+        return "<\(table.entity.name)" + (key.isEmpty ? "" : " " + key.joined(separator: " ")) + (isDeleted ? " deleted" : "") + ">"
+    }
+}
+
+extension DatabaseContext {
+    enum ResolvedKey {
+        case attribute(Int)
+        case relationship(Int)
+    }
+
+    func resolve(_ key: String, in entity: Int) throws(RelateError) -> ResolvedKey {
+        let model = model.entities[entity]
+        switch model.keys[key] {
+        case .attribute(let index): return .attribute(index)
+        case .relationship(let index): return .relationship(index)
+        case .ambiguous(let candidates): throw .ambiguousKey(key, entity: model.name, candidates: candidates)
+        case nil: throw .unknownKey(key, entity: model.name, existing: model.keyNames)
+        }
+    }
+
+    func relationshipIndex(_ key: String, in entity: Int) throws(RelateError) -> Int {
+        // relationship(forKey:) explains what the key is when it is not a relationship.
+        let relationship = try model.entities[entity].relationship(forKey: key)
+        return model.entities[entity].relationships.firstIndex(of: relationship) ?? 0
+    }
+}

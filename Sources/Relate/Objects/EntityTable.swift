@@ -1,0 +1,57 @@
+import RelatePostgres
+
+/// The SQL pieces of one entity, quoted once per context: its table, its select list and
+/// how to find a row by key. Values are always bound; only quoted identifiers appear here.
+/// Shared by the entity's objects, immutable.
+final class EntityTable {
+    let entity: Entity
+    /// The entity's index in the model.
+    let index: Int
+    /// `"schema"."table"`.
+    let table: String
+    /// Quoted column names, by attribute index.
+    let columns: [String]
+    /// Whether the attribute is read through `::text` (types without a binary decoder).
+    let readsAsText: [Bool]
+    /// Attribute indexes of the primary key, in key order.
+    let primaryKey: [Int]
+
+    init(entity: Entity, index: Int, quote: (String) throws -> String) throws {
+        self.entity = entity
+        self.index = index
+        table = try quote(entity.schema) + "." + quote(entity.table)
+        columns = try entity.attributes.map { try quote($0.name) }
+        readsAsText = entity.attributes.map { !Self.hasBinaryDecoder(PostgresType($0.typeOID)) }
+        primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
+    }
+
+    /// Types ``PostgresValue`` reads in binary form; anything else is read as text.
+    static func hasBinaryDecoder(_ type: PostgresType) -> Bool {
+        switch type {
+        case .int2, .int4, .int8, .oid, .float4, .float8, .numeric, .bool, .date, .timestamp, .timestamptz, .uuid,
+            .bytea, .text, .varchar, .bpchar, .name, .char, .json, .jsonb:
+            return true
+        default:
+            return type.arrayElement.map(hasBinaryDecoder) ?? false
+        }
+    }
+
+    /// The columns in attribute order, qualified by `alias` when given.
+    func selectList(alias: String? = nil) -> String {
+        columns.indices.map { index in
+            let column = alias.map { "\($0).\(columns[index])" } ?? columns[index]
+            return readsAsText[index] ? "\(column)::text" : column
+        }.joined(separator: ", ")
+    }
+
+    /// `"a" = $n AND "b" = $n+1` for the given attribute indexes, parameters from `start`.
+    func condition(_ attributes: [Int], alias: String? = nil, start: Int = 1) -> String {
+        attributes.enumerated().map { offset, index in
+            (alias.map { "\($0)." } ?? "") + "\(columns[index]) = $\(start + offset)"
+        }.joined(separator: " AND ")
+    }
+
+    func attributeIndexes(_ columnNames: [String]) -> [Int] {
+        columnNames.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+    }
+}
