@@ -35,7 +35,11 @@ extension DatabaseContext {
                 kind: .invalidWrite, message: "\"\(table.entity.name)\" has no primary key; use fetch(_:where:)",
                 entity: table.entity.name)
         }
-        let given: [Any?] = table.primaryKey.count == 1 ? [primaryKey] : (primaryKey as? [Any?]) ?? (primaryKey as? [Any]) ?? [primaryKey]
+        // A composite key comes as an array; a single one as its value or a one-element array.
+        let list = (primaryKey as? [Any?]) ?? (primaryKey as? [Any])?.map { $0 as Any? }
+        let singleIsArray = table.primaryKey.count == 1 && PostgresType(table.entity.attributes[table.primaryKey[0]].typeOID).arrayElement != nil
+        let given: [Any?] =
+            if table.primaryKey.count == 1, singleIsArray || list?.count != 1 { [primaryKey] } else { list ?? [primaryKey] }
         guard given.count == table.primaryKey.count else {
             throw RelateError(
                 kind: .typeMismatch,
@@ -103,8 +107,17 @@ extension DatabaseContext {
             if let key { keys[key] = values }
         }
 
-        // Rows of the target, each with the key of the owner it belongs to.
+        // Rows of the target, each with the key of the owner it belongs to. A to-one
+        // whose target is in memory needs no query.
         var found: [ObjectKey: [DatabaseObject]] = [:]
+        if relationship.foreignKeyIn == .from {
+            for (key, values) in keys {
+                if let object = registered(entity: target, columns: relationship.to.columns, values: values) {
+                    found[key] = [object]
+                    keys[key] = nil
+                }
+            }
+        }
         if !keys.isEmpty {
             let keyValues = Array(keys.values)
             let sql: String

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@testable import Relate
+
+/// A context over a fresh schema loaded from `sql/examples`, with the SQL it sends recorded.
+final class ObjectFixture {
+    let context: DatabaseContext
+    let schema: String
+    private(set) var statements: [String] = []
+
+    init(context: DatabaseContext, schema: String) {
+        self.context = context
+        self.schema = schema
+        context.connection.trace = { [weak self] sql in self?.statements.append(sql) }
+    }
+
+    /// Runs `body` and returns the SQL it sent, in order.
+    func sql(_ body: () throws -> Void) rethrows -> [String] {
+        statements.removeAll()
+        try body()
+        return statements
+    }
+
+    /// A second context on its own connection, reading the database as it is now.
+    func freshContext(manyToMany: ManyToManyRule = .keyed) throws -> DatabaseContext {
+        try DatabaseContext(url: TestDatabase.url(), manyToMany: manyToMany, schemas: [schema, "\(schema)_other"].filter { name in
+            (try? context.connection.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [name]).count) == 1
+        })
+    }
+
+    /// Every registered object's values and every loaded collection, compared with what a
+    /// second context reads from the database; the differences, empty when they agree.
+    func disagreements() throws -> [String] {
+        let fresh = try freshContext(manyToMany: context.model.manyToManyRule)
+        var differences: [String] = []
+        for (entityIndex, objects) in context.registry.enumerated() {
+            let entity = context.model.entities[entityIndex]
+            for object in objects.values {
+                guard let twin = try fresh.object(entity.name, primaryKey: object.primaryKey.map { $0 as Any }) else {
+                    differences.append("\(object) is in memory but not in the database")
+                    continue
+                }
+                if "\(object.values)" != "\(twin.values)" {
+                    differences.append("\(object): memory \(object.values), database \(twin.values)")
+                }
+                for (index, set) in object.sets {
+                    let relationship = entity.relationships[index]
+                    let expected = try twin.objects(forKey: relationship.qualifiedName)
+                    let mine = set.allObjects.map { "\($0.primaryKey) ×\(set.count(for: $0))" }.sorted()
+                    let theirs = expected.allObjects.map { "\($0.primaryKey) ×\(expected.count(for: $0))" }.sorted()
+                    if mine != theirs {
+                        differences.append("\(object).\(relationship.key): memory \(mine), database \(theirs)")
+                    }
+                }
+            }
+        }
+        return differences
+    }
+
+    static func with<Result>(
+        _ example: String, manyToMany: ManyToManyRule = .keyed, extraSQL: String? = nil,
+        _ body: (ObjectFixture) throws -> Result
+    ) throws -> Result {
+        try TestDatabase.withSchema { connection, schema in
+            try TestDatabase.loadExample(example, into: connection, schema: schema)
+            if let extraSQL { try connection.executeScript(extraSQL) }
+            var schemas = [schema]
+            if example == "hard_cases" { schemas.append("\(schema)_other") }
+            let context = try DatabaseContext(connection: connection, manyToMany: manyToMany, schemas: schemas)
+            return try body(ObjectFixture(context: context, schema: schema))
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import Testing
+
+@testable import Relate
+
+/// Every write goes to the database at once, with the exact SQL asserted, and memory —
+/// both sides of every relationship — agrees with the database afterwards.
+@Suite struct WriteThroughTests {
+    static let people = """
+        INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
+        INSERT INTO email (address, person_id) VALUES ('ada@example.com', 1), ('ada@work.example', 1), ('grace@example.com', 2);
+        """
+    static let titles = """
+        INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
+        INSERT INTO title (name) VALUES ('Countess'), ('Rear Admiral'), ('Doctor');
+        INSERT INTO person_title_rel VALUES (1, 1), (2, 2), (2, 3);
+        """
+
+    @Test func attributeIsOneUpdate() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: Self.people) { fixture in
+            let ada = try #require(try fixture.context.object("person", primaryKey: 1))
+            let sql = try fixture.sql { try ada.setValue("King", forKey: "surname") }
+            let s = "\"\(fixture.schema)\""
+            #expect(sql == [#"UPDATE \#(s)."person" SET "surname" = $1 WHERE "id" = $2 RETURNING "id", "firstname", "surname""#])
+            #expect(try ada.value(forKey: "surname") as? String == "King")
+            try ada.setValue(nil, forKey: "firstname")
+            #expect(try ada.value(forKey: "firstname") == nil)
+            #expect(try fixture.disagreements() == [])
+            let fresh = try fixture.freshContext()
+            #expect(try fresh.object("person", primaryKey: 1)?.value(forKey: "surname") as? String == "King")
+        }
+    }
+
+    @Test func oneToManyInsertAndRemoveUpdateTheForeignKey() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: Self.people) { fixture in
+            let context = fixture.context
+            let s = "\"\(fixture.schema)\""
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let adasEmails = try ada.objects(forKey: "email")
+            let gracesEmails = try grace.objects(forKey: "email")
+            let work = try #require(try context.object("email", primaryKey: 2))
+
+            // Moving an email to Grace takes it out of Ada's set.
+            let insert = try fixture.sql { try gracesEmails.insert(work) }
+            #expect(insert == [#"UPDATE \#(s)."email" SET "person_id" = $1 WHERE "id" = $2 RETURNING "id", "address", "person_id""#])
+            #expect(gracesEmails.contains(work) && gracesEmails.count == 2)
+            #expect(!adasEmails.contains(work) && adasEmails.count == 1)
+            #expect(try work.object(forKey: "person") === grace)
+            #expect(try fixture.disagreements() == [])
+
+            let remove = try fixture.sql { try gracesEmails.remove(work) }
+            #expect(remove == insert)
+            #expect(!gracesEmails.contains(work))
+            #expect(try work.value(forKey: "person_id") == nil)
+            #expect(try work.object(forKey: "person") == nil)
+            // Removing a non-member changes nothing and sends nothing.
+            #expect(try fixture.sql { try gracesEmails.remove(work) }.isEmpty)
+
+            // The same through the to-one side.
+            try work.setValue(ada, forKey: "person")
+            #expect(adasEmails.contains(work))
+            try work.setValue(grace, forKey: "person")
+            #expect(!adasEmails.contains(work) && gracesEmails.contains(work))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func replacingACollectionWritesOnlyTheDifferenceInOneRoundTrip() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: Self.people) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let emails = try ada.objects(forKey: "email")
+            let home = try #require(try context.object("email", primaryKey: 1))
+            let graces = try #require(try context.object("email", primaryKey: 3))
+            let before = context.connection.roundTrips
+            let sql = try fixture.sql { try ada.setValue([home, graces], forKey: "email") }
+            #expect(context.connection.roundTrips - before == 1)
+            #expect(sql.count == 2)  // one email leaves, one arrives; `home` stays untouched
+            #expect(Set(emails.allObjects.map(ObjectIdentifier.init)) == Set([home, graces].map(ObjectIdentifier.init)))
+            #expect(try context.object("person", primaryKey: 2)?.objects(forKey: "email").count == 0)
+            try ada.setValue(nil, forKey: "email")
+            #expect(emails.isEmpty)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func manyToManyInsertAndRemoveWriteTheHelper() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: Self.titles) { fixture in
+            let context = fixture.context
+            let s = "\"\(fixture.schema)\""
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            let doctors = try doctor.objects(forKey: "person")
+            let titles = try ada.objects(forKey: "title")
+            let rows = try ada.objects(forKey: "person_title_rel")
+
+            let insert = try fixture.sql { try titles.insert(doctor) }
+            #expect(insert == [#"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") VALUES ($1, $2) RETURNING "person_id", "title_id""#])
+            #expect(titles.contains(doctor) && titles.count(for: doctor) == 1)
+            // The other side follows, and so do the helper's own rows.
+            #expect(doctors.contains(ada))
+            #expect(rows.count == 2)
+            // A keyed helper holds a pair once: inserting again sends nothing.
+            #expect(try fixture.sql { try titles.insert(doctor) }.isEmpty)
+            #expect(try fixture.disagreements() == [])
+
+            let remove = try fixture.sql { try titles.remove(doctor) }
+            #expect(remove == [#"DELETE FROM \#(s)."person_title_rel" WHERE "person_id" = $1 AND "title_id" = $2 RETURNING "person_id", "title_id""#])
+            #expect(!titles.contains(doctor) && !doctors.contains(ada) && rows.count == 1)
+            #expect(try fixture.disagreements() == [])
+
+            // Replace: only the difference, in one round trip.
+            let countess = try #require(try context.object("title", primaryKey: 1))
+            let admiral = try #require(try context.object("title", primaryKey: 2))
+            let before = context.connection.roundTrips
+            let replace = try fixture.sql { try ada.setValue([admiral, doctor], forKey: "title") }
+            #expect(context.connection.roundTrips - before == 1)
+            #expect(replace.count == 3)  // countess out, admiral and doctor in
+            #expect(titles.count == 2 && !titles.contains(countess))
+            try titles.removeAll()
+            #expect(titles.isEmpty && !doctors.contains(ada))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func anUnkeyedHelperCountsAPairTwice() throws {
+        let data = """
+            INSERT INTO item (name) VALUES ('lamp');
+            INSERT INTO tag (label) VALUES ('red');
+            """
+        try ObjectFixture.with("hard_cases", manyToMany: .anyTwoForeignKeys, extraSQL: data) { fixture in
+            let context = fixture.context
+            let lamp = try #require(try context.object("item", primaryKey: 1))
+            let red = try #require(try context.object("tag", primaryKey: 1))
+            let tags = try lamp.objects(forKey: "tag")
+            let items = try red.objects(forKey: "item")
+            try tags.insert(red)
+            try tags.insert(red)
+            #expect(tags.count == 1)
+            #expect(tags.count(for: red) == 2)
+            #expect(items.count(for: lamp) == 2)
+            #expect(try context.connection.query("SELECT count(*) FROM tag_link")[0].decode(Int.self, at: 0) == 2)
+            // Removing deletes one helper row of the two.
+            let remove = try fixture.sql { try tags.remove(red) }
+            #expect(remove.count == 1 && remove[0].contains("(tableoid, ctid) = (SELECT tableoid, ctid FROM"))
+            #expect(tags.count(for: red) == 1 && items.count(for: lamp) == 1)
+            #expect(try context.connection.query("SELECT count(*) FROM tag_link")[0].decode(Int.self, at: 0) == 1)
+            // Replacing with the pair three times adds two rows.
+            try lamp.setValue([red, red, red], forKey: "tag")
+            #expect(tags.count(for: red) == 3)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func aOneToOneSteals() throws {
+        let data = """
+            INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
+            INSERT INTO email (address, person_id) VALUES ('ada@example.com', 1), ('grace@example.com', 2);
+            """
+        try ObjectFixture.with("seed_person_email_one_to_one", extraSQL: data) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let adas = try #require(try ada.object(forKey: "email"))
+            let graces = try #require(try context.object("email", primaryKey: 2))
+            try graces.setValue(ada, forKey: "person")
+            #expect(try ada.object(forKey: "email") === graces)
+            #expect(try adas.value(forKey: "person_id") == nil)
+            #expect(try adas.object(forKey: "person") == nil)
+            // From the other side: Ada takes her first address back.
+            try ada.setValue(adas, forKey: "email")
+            #expect(try ada.object(forKey: "email") === adas)
+            #expect(try graces.object(forKey: "person") == nil)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func insertReturnsTheRowAsStored() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: Self.people) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let emails = try ada.objects(forKey: "email")
+            var email: DatabaseObject?
+            let sql = try fixture.sql { email = try context.insert("email", values: ["address": "new@example.com", "person": ada]) }
+            #expect(sql == [#"INSERT INTO "\#(fixture.schema)"."email" ("address", "person_id") VALUES ($1, $2) RETURNING "id", "address", "person_id""#])
+            #expect(try email?.value(forKey: "id") as? Int == 4)  // from the sequence
+            #expect(emails.contains(email!))
+            let empty = try context.insert("person")
+            #expect(try empty.value(forKey: "id") as? Int == 3)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func helperColumnsWithoutDefaultsTakeValues() throws {
+        let schema = """
+            CREATE TABLE club (id serial PRIMARY KEY, name text);
+            CREATE TABLE member (id serial PRIMARY KEY, name text);
+            CREATE TABLE membership (member_id int REFERENCES member, club_id int REFERENCES club,
+                                     role text NOT NULL, since date DEFAULT current_date, PRIMARY KEY (member_id, club_id));
+            INSERT INTO club (name) VALUES ('chess');
+            INSERT INTO member (name) VALUES ('Ada');
+            """
+        try ObjectFixture.with("seed_person_email", extraSQL: schema) { fixture in
+            let chess = try #require(try fixture.context.object("club", primaryKey: 1))
+            let ada = try #require(try fixture.context.object("member", primaryKey: 1))
+            let members = try chess.objects(forKey: "member")
+            let error = #expect(throws: RelateError.self) { try members.insert(ada) }
+            #expect(error?.kind == .invalidWrite)
+            #expect(error?.message.contains("\"role\"") == true)
+            #expect(!members.contains(ada))
+            try members.insert(ada, helperValues: ["role": "captain"])
+            #expect(members.contains(ada))
+            #expect(try ada.objects(forKey: "membership").allObjects.first?.value(forKey: "role") as? String == "captain")
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+}
