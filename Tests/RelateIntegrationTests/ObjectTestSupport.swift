@@ -24,9 +24,12 @@ final class ObjectFixture {
 
     /// A second context on its own connection, reading the database as it is now.
     func freshContext(manyToMany: ManyToManyRule = .keyed) throws -> DatabaseContext {
-        try DatabaseContext(url: TestDatabase.url(), manyToMany: manyToMany, schemas: [schema, "\(schema)_other"].filter { name in
-            (try? context.connection.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [name]).count) == 1
-        })
+        let connection = try TestDatabase.connect()
+        var schemas: [String] = []
+        for name in [schema, "\(schema)_other"] where try connection.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [name]).count == 1 {
+            schemas.append(name)
+        }
+        return try DatabaseContext(connection: connection, manyToMany: manyToMany, schemas: schemas)
     }
 
     /// Every registered object's values and every loaded collection, compared with what a
