@@ -16,7 +16,7 @@ struct ModelBuilder {
 
     func build() throws(RelateError) -> [Entity] {
         var tables = try applyTableOverrides(catalog.tables.sorted { ($0.schema, $0.name) < ($1.schema, $1.name) })
-        normalizeForeignKeys(&tables)
+        let duplicateNames = normalizeForeignKeys(&tables)
         var entities = tables.map { Entity(table: $0, name: displayName(schema: $0.schema, table: $0.name)) }
         var position: [QualifiedName: Int] = [:]
         for (index, table) in tables.enumerated() { position[QualifiedName(table.schema, table.name)] = index }
@@ -43,7 +43,9 @@ struct ModelBuilder {
                     schema: key.referencedSchema, table: key.referencedTable, columns: key.referencedColumns)
                 let derived = Self.toOneName(key, targetName: targetName)
                 let toOne = Relationship(
-                    name: derived, qualifiedName: key.name, aliases: derived == key.name ? [] : [key.name],
+                    name: derived, qualifiedName: key.name,
+                    aliases: (derived == key.name ? [] : [key.name])
+                        + duplicateNames[QualifiedName(table.schema, table.name), default: [:]][key.name, default: []],
                     kind: unique ? .oneToOne : .manyToOne, from: holder, to: referenced, via: nil, foreignKeyIn: .from,
                     constraint: key.name, rule: rule, onDelete: key.onDelete, pairID: pairID)
                 let inverse = Relationship(
@@ -128,19 +130,29 @@ struct ModelBuilder {
 
     /// Identical keys (same columns, same target) count once; keys to tables outside the
     /// catalog are dropped; the rest sorted by name, so the catalog's order never matters.
-    func normalizeForeignKeys(_ tables: inout [Catalog.Table]) {
+    /// Returns, per table, the names of the dropped duplicates of each kept key.
+    @discardableResult
+    func normalizeForeignKeys(_ tables: inout [Catalog.Table]) -> [QualifiedName: [String: [String]]] {
         let present = Set(tables.map { QualifiedName($0.schema, $0.name) })
+        var duplicates: [QualifiedName: [String: [String]]] = [:]
         for index in tables.indices {
-            var seen = Set<[String]>()
+            var kept: [[String]: String] = [:]
+            let table = QualifiedName(tables[index].schema, tables[index].name)
             tables[index].foreignKeys = tables[index].foreignKeys
                 .sorted { $0.name < $1.name }
                 .filter { key in
                     guard present.contains(QualifiedName(key.referencedSchema, key.referencedTable)) else { return false }
                     let signature = key.columns + ["\u{0}", key.referencedSchema, key.referencedTable] + key.referencedColumns
-                    return seen.insert(signature).inserted
+                    if let first = kept[signature] {
+                        duplicates[table, default: [:]][first, default: []].append(key.name)
+                        return false
+                    }
+                    kept[signature] = key.name
+                    return true
                 }
             tables[index].uniqueKeys.sort { ($0.name, $0.columns.joined(separator: ",")) < ($1.name, $1.columns.joined(separator: ",")) }
         }
+        return duplicates
     }
 
     // MARK: - Overrides
@@ -224,24 +236,41 @@ struct ModelBuilder {
         return keys
     }
 
+    /// Renames resolve their key exactly as ``Entity/property(forKey:)`` would on the model
+    /// without renames: any name it answers to; an ambiguous one is an error.
     private func applyRenames(_ entities: inout [Entity]) throws(RelateError) {
+        var provisional = entities
+        for index in provisional.indices {
+            Self.assignNames(&provisional[index])
+        }
         for case .rename(let tableName, let key, let newName) in options.overrides {
             guard let index = entities.firstIndex(where: { $0.name == tableName || "\($0.schema).\($0.table)" == tableName }) else {
-                throw RelateError.unknownEntity(tableName, existing: entities.map(\.name))
+                var error = RelateError.unknownEntity(tableName, existing: entities.map(\.name))
+                error.kind = .invalidOverride
+                error.message = "a rename override: " + error.message
+                throw error
             }
-            if let relationship = entities[index].relationships.firstIndex(where: {
-                $0.name == key || $0.qualifiedName == key || $0.aliases.contains(key)
-            }) {
+            switch provisional[index].keys[key] {
+            case .relationship(let position):
+                let target = provisional[index].relationships[position]
+                guard let relationship = entities[index].relationships.firstIndex(where: {
+                    $0.pairID == target.pairID && $0.foreignKeyIn == target.foreignKeyIn && $0.from == target.from && $0.via == target.via
+                }) else { continue }
                 let old = entities[index].relationships[relationship]
-                if old.name != newName, old.qualifiedName != newName, !old.aliases.contains(old.name) {
-                    entities[index].relationships[relationship].aliases.append(old.name)
+                for alias in [old.name, key]
+                where alias != newName && alias != old.qualifiedName && !entities[index].relationships[relationship].aliases.contains(alias) {
+                    entities[index].relationships[relationship].aliases.append(alias)
                 }
                 entities[index].relationships[relationship].name = newName
-            } else if let attribute = entities[index].attributes.firstIndex(where: { $0.name == key }) {
-                entities[index].attributes[attribute].key = newName
-            } else {
-                let names = entities[index].attributes.map(\.name) + entities[index].relationships.flatMap { [$0.name, $0.qualifiedName] }
-                var error = RelateError.unknownKey(key, entity: entities[index].name, existing: Array(Set(names)).sorted())
+            case .attribute(let position):
+                entities[index].attributes[position].key = newName
+            case .ambiguous(let candidates):
+                var error = RelateError.ambiguousKey(key, entity: entities[index].name, candidates: candidates)
+                error.kind = .invalidOverride
+                error.message = "a rename override: " + error.message
+                throw error
+            case nil:
+                var error = RelateError.unknownKey(key, entity: entities[index].name, existing: provisional[index].keyNames)
                 error.kind = .invalidOverride
                 error.message = "a rename override: " + error.message
                 throw error
@@ -269,7 +298,9 @@ struct ModelBuilder {
             if claimants.count == 1 {
                 switch claimants[0] {
                 case .attribute(let index): keys[name] = .attribute(index)
-                case .relationship(let index): keys[name] = .relationship(index)
+                case .relationship(let index):
+                    keys[name] = .relationship(index)
+                    entity.relationships[index].key = name
                 }
             } else {
                 ambiguous.append((name, claimants))
@@ -292,7 +323,7 @@ struct ModelBuilder {
                     candidates.append(key)
                 case .relationship(let index):
                     var qualified = entity.relationships[index].qualifiedName
-                    if keys[qualified] != nil || qualified == name {
+                    if keys[qualified] != nil || claims[qualified] != nil {
                         qualified = unused(qualified)
                         entity.relationships[index].qualifiedName = qualified
                     }
