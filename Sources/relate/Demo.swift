@@ -18,14 +18,19 @@ struct Demo: ParsableCommand {
     var schema = "relate_demo"
 
     func run() throws {
-        var server: TemporaryServer?
-        if url == nil {
+        guard let url else {
             print("Starting a throwaway PostgreSQL server…")
-            server = try TemporaryServer()
+            let server = try TemporaryServer()
+            let interruptions = server.stopOnInterrupt()
+            defer {
+                interruptions.forEach { $0.cancel() }
+                server.stop()
+            }
+            try walkThrough(url: try server.start())
+            print("\nThe throwaway server is stopped and removed.")
+            return
         }
-        defer { server?.stop() }
-        try walkThrough(url: url ?? server!.url)
-        if server != nil { print("\nThe throwaway server is stopped and removed.") }
+        try walkThrough(url: url)
     }
 
     private func walkThrough(url: String) throws {
