@@ -15,6 +15,9 @@ public final class PostgresResult: @unchecked Sendable {
     @usableFromInline let handle: OpaquePointer
     public let rowCount: Int
     public let columns: [PostgresColumn]
+    /// Each column's type and form, apart from `columns` so that decoding a cell reads
+    /// 5 bytes and no `String`.
+    @usableFromInline let cellKinds: [CellKind]
     /// The statement that made this result.
     public let sql: String
 
@@ -30,6 +33,7 @@ public final class PostgresResult: @unchecked Sendable {
                 tableOID: PQftable(handle, index),
                 tableColumn: Int(PQftablecol(handle, index)))
         }
+        self.cellKinds = columns.map { CellKind(type: $0.type, format: $0.format) }
     }
 
     deinit { PQclear(handle) }
@@ -54,6 +58,16 @@ extension PostgresResult: RandomAccessCollection {
     public subscript(position: Int) -> PostgresRow { PostgresRow(result: self, index: position) }
 }
 
+@usableFromInline
+struct CellKind: Sendable {
+    @usableFromInline var type: PostgresType
+    @usableFromInline var format: PostgresFormat
+    @usableFromInline init(type: PostgresType, format: PostgresFormat) {
+        self.type = type
+        self.format = format
+    }
+}
+
 public struct PostgresColumn: Sendable, Hashable {
     public var name: String
     public var type: PostgresType
@@ -71,15 +85,16 @@ public struct PostgresRow: Sendable {
 
     /// Reads a non-NULL cell as `T`; a NULL, a column out of range, or a type that does not
     /// match throws an error naming the column and both types.
-    @inlinable
+    @inlinable @inline(__always)
     public func decode<T: PostgresDecodable>(_: T.Type, at column: Int) throws -> T {
         guard let bytes = try cell(at: column) else {
-            throw nullError(column: column, as: T.self)
+            try throwNull(column: column, as: T.self)
         }
+        let kind = result.cellKinds[column]
         do {
-            return try T.decode(from: bytes, type: result.columns[column].type, format: result.columns[column].format)
+            return try T.decode(from: bytes, type: kind.type, format: kind.format)
         } catch {
-            throw decodingError(error, column: column)
+            try throwDecoding(error, column: column)
         }
     }
 
@@ -87,10 +102,11 @@ public struct PostgresRow: Sendable {
     @inlinable
     public func decode<T: PostgresDecodable>(_: T?.Type, at column: Int) throws -> T? {
         guard let bytes = try cell(at: column) else { return nil }
+        let kind = result.cellKinds[column]
         do {
-            return try T.decode(from: bytes, type: result.columns[column].type, format: result.columns[column].format)
+            return try T.decode(from: bytes, type: kind.type, format: kind.format)
         } catch {
-            throw decodingError(error, column: column)
+            try throwDecoding(error, column: column)
         }
     }
 
@@ -121,16 +137,33 @@ public struct PostgresRow: Sendable {
     }
 
     /// The cell's bytes, `nil` for NULL. Valid while the result lives.
-    @inlinable
+    @inlinable @inline(__always)
     public func cell(at column: Int) throws -> UnsafeRawBufferPointer? {
-        guard column >= 0, column < result.columns.count, index >= 0, index < result.rowCount else {
-            throw outOfRange(column: column)
+        guard column >= 0, column < result.cellKinds.count, index >= 0, index < result.rowCount else {
+            try throwOutOfRange(column: column)
         }
         let row = Int32(truncatingIfNeeded: index)
         let field = Int32(truncatingIfNeeded: column)
-        if PQgetisnull(result.handle, row, field) == 1 { return nil }
-        return UnsafeRawBufferPointer(
-            start: PQgetvalue(result.handle, row, field), count: Int(PQgetlength(result.handle, row, field)))
+        // libpq gives a NULL length 0, so only an empty value needs the NULL check.
+        let length = PQgetlength(result.handle, row, field)
+        if length == 0, PQgetisnull(result.handle, row, field) == 1 { return nil }
+        return UnsafeRawBufferPointer(start: PQgetvalue(result.handle, row, field), count: Int(length))
+    }
+
+    // The errors are made out of line, so that the inlined fast paths stay small.
+    @usableFromInline @inline(never)
+    func throwOutOfRange(column: Int) throws -> Never {
+        throw outOfRange(column: column)
+    }
+
+    @usableFromInline @inline(never)
+    func throwNull(column: Int, as type: Any.Type) throws -> Never {
+        throw nullError(column: column, as: type)
+    }
+
+    @usableFromInline @inline(never)
+    func throwDecoding(_ error: PostgresDecodingError, column: Int) throws -> Never {
+        throw decodingError(error, column: column)
     }
 
     private func columnIndex(_ name: String) throws -> Int {

@@ -3,55 +3,55 @@
 /// type, and an OID this file does not name is still a valid value.
 public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
-    public init(_ oid: UInt32) { self.rawValue = oid }
+    @inlinable public init(rawValue: UInt32) { self.rawValue = rawValue }
+    @inlinable public init(_ oid: UInt32) { self.rawValue = oid }
 
     /// No type: a parameter sent as `unknown` takes the type the server infers from its use.
-    public static let unspecified = PostgresType(0)
-    public static let bool = PostgresType(16)
-    public static let bytea = PostgresType(17)
-    public static let char = PostgresType(18)
-    public static let name = PostgresType(19)
-    public static let int8 = PostgresType(20)
-    public static let int2 = PostgresType(21)
-    public static let int4 = PostgresType(23)
-    public static let text = PostgresType(25)
-    public static let oid = PostgresType(26)
-    public static let json = PostgresType(114)
-    public static let xml = PostgresType(142)
-    public static let float4 = PostgresType(700)
-    public static let float8 = PostgresType(701)
-    public static let unknown = PostgresType(705)
-    public static let bpchar = PostgresType(1042)
-    public static let varchar = PostgresType(1043)
-    public static let date = PostgresType(1082)
-    public static let time = PostgresType(1083)
-    public static let timestamp = PostgresType(1114)
-    public static let timestamptz = PostgresType(1184)
-    public static let numeric = PostgresType(1700)
-    public static let uuid = PostgresType(2950)
-    public static let jsonb = PostgresType(3802)
+    @inlinable public static var unspecified: PostgresType { PostgresType(rawValue: 0) }
+    @inlinable public static var bool: PostgresType { PostgresType(rawValue: 16) }
+    @inlinable public static var bytea: PostgresType { PostgresType(rawValue: 17) }
+    @inlinable public static var char: PostgresType { PostgresType(rawValue: 18) }
+    @inlinable public static var name: PostgresType { PostgresType(rawValue: 19) }
+    @inlinable public static var int8: PostgresType { PostgresType(rawValue: 20) }
+    @inlinable public static var int2: PostgresType { PostgresType(rawValue: 21) }
+    @inlinable public static var int4: PostgresType { PostgresType(rawValue: 23) }
+    @inlinable public static var text: PostgresType { PostgresType(rawValue: 25) }
+    @inlinable public static var oid: PostgresType { PostgresType(rawValue: 26) }
+    @inlinable public static var json: PostgresType { PostgresType(rawValue: 114) }
+    @inlinable public static var xml: PostgresType { PostgresType(rawValue: 142) }
+    @inlinable public static var float4: PostgresType { PostgresType(rawValue: 700) }
+    @inlinable public static var float8: PostgresType { PostgresType(rawValue: 701) }
+    @inlinable public static var unknown: PostgresType { PostgresType(rawValue: 705) }
+    @inlinable public static var bpchar: PostgresType { PostgresType(rawValue: 1042) }
+    @inlinable public static var varchar: PostgresType { PostgresType(rawValue: 1043) }
+    @inlinable public static var date: PostgresType { PostgresType(rawValue: 1082) }
+    @inlinable public static var time: PostgresType { PostgresType(rawValue: 1083) }
+    @inlinable public static var timestamp: PostgresType { PostgresType(rawValue: 1114) }
+    @inlinable public static var timestamptz: PostgresType { PostgresType(rawValue: 1184) }
+    @inlinable public static var numeric: PostgresType { PostgresType(rawValue: 1700) }
+    @inlinable public static var uuid: PostgresType { PostgresType(rawValue: 2950) }
+    @inlinable public static var jsonb: PostgresType { PostgresType(rawValue: 3802) }
 
-    public static let boolArray = PostgresType(1000)
-    public static let byteaArray = PostgresType(1001)
-    public static let charArray = PostgresType(1002)
-    public static let nameArray = PostgresType(1003)
-    public static let int2Array = PostgresType(1005)
-    public static let int4Array = PostgresType(1007)
-    public static let textArray = PostgresType(1009)
-    public static let bpcharArray = PostgresType(1014)
-    public static let varcharArray = PostgresType(1015)
-    public static let int8Array = PostgresType(1016)
-    public static let float4Array = PostgresType(1021)
-    public static let float8Array = PostgresType(1022)
-    public static let oidArray = PostgresType(1028)
-    public static let timestampArray = PostgresType(1115)
-    public static let dateArray = PostgresType(1182)
-    public static let timestamptzArray = PostgresType(1185)
-    public static let jsonArray = PostgresType(199)
-    public static let numericArray = PostgresType(1231)
-    public static let uuidArray = PostgresType(2951)
-    public static let jsonbArray = PostgresType(3807)
+    @inlinable public static var boolArray: PostgresType { PostgresType(rawValue: 1000) }
+    @inlinable public static var byteaArray: PostgresType { PostgresType(rawValue: 1001) }
+    @inlinable public static var charArray: PostgresType { PostgresType(rawValue: 1002) }
+    @inlinable public static var nameArray: PostgresType { PostgresType(rawValue: 1003) }
+    @inlinable public static var int2Array: PostgresType { PostgresType(rawValue: 1005) }
+    @inlinable public static var int4Array: PostgresType { PostgresType(rawValue: 1007) }
+    @inlinable public static var textArray: PostgresType { PostgresType(rawValue: 1009) }
+    @inlinable public static var bpcharArray: PostgresType { PostgresType(rawValue: 1014) }
+    @inlinable public static var varcharArray: PostgresType { PostgresType(rawValue: 1015) }
+    @inlinable public static var int8Array: PostgresType { PostgresType(rawValue: 1016) }
+    @inlinable public static var float4Array: PostgresType { PostgresType(rawValue: 1021) }
+    @inlinable public static var float8Array: PostgresType { PostgresType(rawValue: 1022) }
+    @inlinable public static var oidArray: PostgresType { PostgresType(rawValue: 1028) }
+    @inlinable public static var timestampArray: PostgresType { PostgresType(rawValue: 1115) }
+    @inlinable public static var dateArray: PostgresType { PostgresType(rawValue: 1182) }
+    @inlinable public static var timestamptzArray: PostgresType { PostgresType(rawValue: 1185) }
+    @inlinable public static var jsonArray: PostgresType { PostgresType(rawValue: 199) }
+    @inlinable public static var numericArray: PostgresType { PostgresType(rawValue: 1231) }
+    @inlinable public static var uuidArray: PostgresType { PostgresType(rawValue: 2951) }
+    @inlinable public static var jsonbArray: PostgresType { PostgresType(rawValue: 3807) }
 
     private static let arrayElements: [PostgresType: PostgresType] = [
         .boolArray: .bool, .byteaArray: .bytea, .charArray: .char, .nameArray: .name,
@@ -75,10 +75,10 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
     public var arrayElement: PostgresType? { Self.arrayElements[self] }
 
     /// Integer types, which all read as `Int`.
-    public var isInteger: Bool { self == .int2 || self == .int4 || self == .int8 || self == .oid }
+    @inlinable public var isInteger: Bool { self == .int2 || self == .int4 || self == .int8 || self == .oid }
 
     /// Types whose binary form is their text form, so any reader of text reads them.
-    public var isTextual: Bool {
+    @inlinable public var isTextual: Bool {
         switch self {
         case .text, .varchar, .bpchar, .name, .unknown, .json, .xml: true
         default: false

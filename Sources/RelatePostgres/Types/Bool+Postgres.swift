@@ -11,7 +11,7 @@ extension Bool: PostgresArrayElement {
         buffer.append(self ? UInt8(ascii: "t") : UInt8(ascii: "f"))
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Bool {

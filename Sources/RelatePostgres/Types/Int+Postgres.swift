@@ -14,7 +14,7 @@ extension Int: PostgresArrayElement {
         buffer.append(contentsOf: String(self).utf8)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Int {

@@ -17,7 +17,7 @@ extension String: PostgresArrayElement {
         buffer.append(contentsOf: utf8)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> String {

@@ -1,0 +1,96 @@
+import Foundation
+import RelatePostgres
+
+/// One fetched row: the five columns of `bench_fetch.rows` as Swift values.
+struct FetchedRow: Equatable {
+    var i: Int
+    var t: String
+    var f: Double
+    var b: Bool
+    var l: Int
+}
+
+enum Fixture {
+    static let rowCount = 100_000
+    static let schema = "bench_fetch"
+    static let table = "bench_fetch.rows"
+    /// The statement both sides run, unchanged.
+    static let select = "SELECT i, t, f, b, l FROM bench_fetch.rows"
+
+    struct SetupError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The server to use: `RELATE_TEST_URL`, as the integration tests use it.
+    static func url() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["RELATE_TEST_URL"], !url.isEmpty else {
+            throw SetupError(description: """
+                RELATE_TEST_URL is not set: it must name a PostgreSQL server the benchmarks may \
+                create the schema \(schema) in (postgresql://user:password@host:port/db). \
+                Benchmarks/run starts a throwaway server and sets it when it is missing.
+                """)
+        }
+        return url
+    }
+
+    /// Creates and fills the table once: a later process (each benchmark runs in its own)
+    /// finds it filled and leaves it alone. Not measured.
+    static func prepare() throws -> Connection {
+        let connection = try Connection(url: try url())
+        try connection.executeScript("""
+            CREATE SCHEMA IF NOT EXISTS \(schema);
+            CREATE TABLE IF NOT EXISTS \(table) (
+                i int4 NOT NULL, t text NOT NULL, f float8 NOT NULL, b bool NOT NULL, l int8 NOT NULL)
+            """)
+        let count = try connection.query("SELECT count(*) FROM \(table)")[0].decode(Int.self, at: 0)
+        if count != rowCount {
+            // Text of 4 to 32 bytes: some fit in a small String, the others allocate.
+            try connection.executeScript("""
+                TRUNCATE \(table);
+                INSERT INTO \(table) (i, t, f, b, l)
+                SELECT g, substr(md5(g::text), 1, 4 + g % 29), g::float8 / 7, g % 3 = 0, g::int8 * 3000000019
+                FROM generate_series(1, \(rowCount)) AS g
+                """)
+            try connection.execute("VACUUM ANALYZE \(table)")
+        }
+        return connection
+    }
+
+    /// Both sides must read the same rows into the same values; checked once per process,
+    /// outside the measurement.
+    static func check(connection: Connection, raw: RawConnection) throws {
+        let viaConnection = try fetchWithConnection(connection)
+        let viaRaw = try raw.fetch()
+        guard viaConnection.count == rowCount, viaConnection == viaRaw else {
+            throw SetupError(description: "Connection and raw libpq disagree: \(viaConnection.count) vs \(viaRaw.count) rows")
+        }
+        guard let row = viaConnection.first(where: { $0.i == 12_345 }),
+              row == FetchedRow(i: 12_345, t: "827ccb0eea8a706c4c34a16891f84e7b".prefix(4 + 12_345 % 29).description,
+                                f: 12_345 / 7.0, b: true, l: 12_345 * 3_000_000_019)
+        else {
+            throw SetupError(description: "row 12345 does not hold the expected values: \(viaConnection.first { $0.i == 12_345 }.map { "\($0)" } ?? "missing")")
+        }
+    }
+}
+
+/// Benchmark 1: through `Connection`, in binary form, as an application would write it.
+@inline(never)
+func fetchWithConnection(_ connection: Connection) throws -> [FetchedRow] {
+    let result = try connection.query(Fixture.select, format: .binary)
+    return try decodeWithConnection(result)
+}
+
+@inline(never)
+func decodeWithConnection(_ result: PostgresResult) throws -> [FetchedRow] {
+    var rows: [FetchedRow] = []
+    rows.reserveCapacity(result.count)
+    for row in result {
+        rows.append(FetchedRow(
+            i: try row.decode(Int.self, at: 0),
+            t: try row.decode(String.self, at: 1),
+            f: try row.decode(Double.self, at: 2),
+            b: try row.decode(Bool.self, at: 3),
+            l: try row.decode(Int.self, at: 4)))
+    }
+    return rows
+}

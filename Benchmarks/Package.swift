@@ -1,0 +1,38 @@
+// swift-tools-version: 6.1
+// Benchmarks for Relate, kept apart from the library so that it does not depend on the
+// benchmark package. Run them with ./run (see README.md beside this file).
+import PackageDescription
+
+let package = Package(
+    name: "RelateBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(path: ".."),
+        // Naming the traits replaces the benchmark package's default set
+        // ["MallocInterposer", "RuntimeInterposer"]: the RuntimeInterposer trait (ARC
+        // counters on Linux with Swift 6.3) needs ordo-one/swift-runtime-interposer,
+        // which is not available here. See README.md.
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // Raw libpq for the baseline. The parent's CLibPQ is a target, not a product, so
+        // it cannot be named from this package; this is the same module map under another name.
+        .systemLibrary(
+            name: "CLibPQRaw",
+            path: "Sources/CLibPQRaw",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .executableTarget(
+            name: "RelateBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "RelatePostgres", package: "main"),
+                "CLibPQRaw",
+            ],
+            path: "Benchmarks/RelateBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

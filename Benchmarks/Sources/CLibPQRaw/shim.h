@@ -1,0 +1,4 @@
+#ifndef RELATE_BENCHMARKS_CLIBPQRAW_SHIM_H
+#define RELATE_BENCHMARKS_CLIBPQRAW_SHIM_H
+#include <libpq-fe.h>
+#endif
