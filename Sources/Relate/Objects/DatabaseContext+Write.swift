@@ -126,7 +126,7 @@ extension DatabaseContext {
                 if let target { try update(target, columns: childColumns, values: ownerValues) }
             }
         case .via:
-            preconditionFailure("many-to-many relationships are to-many")
+            throw Self.notToOne(relationship)
         }
     }
 
@@ -183,7 +183,7 @@ extension DatabaseContext {
             try didInsertHelperRows(result, relationship: relationship)
             link(owner, object, set: set, times: 1)
         case .from:
-            preconditionFailure("a to-many relationship never holds the key")
+            throw Self.notToMany(relationship)
         }
     }
 
@@ -205,7 +205,7 @@ extension DatabaseContext {
             try didDeleteHelperRows(result, relationship: relationship)
             unlink(owner, object, set: set, times: result.count)
         case .from:
-            preconditionFailure("a to-many relationship never holds the key")
+            throw Self.notToMany(relationship)
         }
     }
 
@@ -288,7 +288,7 @@ extension DatabaseContext {
             }
 
         case .from:
-            preconditionFailure("a to-many relationship never holds the key")
+            throw Self.notToMany(relationship)
         }
     }
 
@@ -409,6 +409,15 @@ extension DatabaseContext {
                     + "its \(relationship.from.table) without another: move it (set its \"\(relationship.inverseKey)\") or delete it",
                 entity: child.entity.name, key: attribute.key)
         }
+    }
+
+    /// The model never makes these; they guard the switches above.
+    private static func notToOne(_ relationship: Relationship) -> RelateError {
+        RelateError(kind: .invalidWrite, message: "relationship \"\(relationship.key)\" is to-many: set a collection", key: relationship.key)
+    }
+
+    private static func notToMany(_ relationship: Relationship) -> RelateError {
+        RelateError(kind: .invalidWrite, message: "relationship \"\(relationship.key)\" is to-one: set an object", key: relationship.key)
     }
 
     private func readOnly(_ table: EntityTable) -> RelateError {
