@@ -69,6 +69,30 @@ import Testing
         }
     }
 
+    @Test func setDefaultRereadsTheDependants() throws {
+        let schema = """
+            CREATE TABLE team (id int PRIMARY KEY, name text);
+            CREATE TABLE player (id serial PRIMARY KEY, name text,
+                                 team_id int NOT NULL DEFAULT 0 REFERENCES team ON DELETE SET DEFAULT);
+            INSERT INTO team VALUES (0, 'free agents'), (1, 'red');
+            INSERT INTO player (name, team_id) VALUES ('a', 1), ('b', 1);
+            """
+        try ObjectFixture.with("seed_person_email", extraSQL: schema) { fixture in
+            let context = fixture.context
+            let red = try #require(try context.object("team", primaryKey: 1))
+            let free = try #require(try context.object("team", primaryKey: 0))
+            let freeAgents = try free.objects(forKey: "player")
+            let players = try red.objects(forKey: "player").allObjects
+            let sql = try fixture.sql { try context.delete(red) }
+            // The delete, then one query reading the two players back.
+            #expect(sql.count == 2)
+            #expect(sql[1].hasSuffix(#"FROM "\#(fixture.schema)"."player" WHERE "id" = ANY($1)"#))
+            #expect(try players.allSatisfy { try $0.value(forKey: "team_id") as? Int == 0 })
+            #expect(players.allSatisfy { freeAgents.contains($0) })
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     @Test func wrongTypesAreRefusedBeforeAnythingIsSent() throws {
         try ObjectFixture.with("seed_person_email", extraSQL: WriteThroughTests.people) { fixture in
             let context = fixture.context
