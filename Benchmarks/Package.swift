@@ -27,6 +27,7 @@ let package = Package(
             name: "RelateBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Relate", package: "main"),
                 .product(name: "RelatePostgres", package: "main"),
                 "CLibPQRaw",
             ],

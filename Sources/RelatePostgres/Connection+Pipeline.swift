@@ -26,9 +26,13 @@ extension Connection {
         let handle = try openHandle()
         var bound: [BoundParameters] = []
         bound.reserveCapacity(statements.count)
+        var checked: String?
         for (index, statement) in statements.enumerated() {
             do {
-                try Self.checkSQL(statement.sql)
+                if statement.sql != checked {
+                    try Self.checkSQL(statement.sql)
+                    checked = statement.sql
+                }
                 bound.append(try BoundParameters(statement.parameters))
             } catch var error as PostgresError {
                 error.statementIndex = index

@@ -72,7 +72,8 @@ extension Connection {
     }
 
     static func checkSQL(_ sql: String) throws {
-        if sql.utf8.contains(0) {
+        let hasNUL = sql.utf8.withContiguousStorageIfAvailable { $0.isEmpty ? false : memchr($0.baseAddress!, 0, $0.count) != nil } ?? sql.utf8.contains(0)
+        if hasNUL {
             throw PostgresError(kind: .invalidInput, message: "the SQL text contains a NUL byte", sql: sql)
         }
     }

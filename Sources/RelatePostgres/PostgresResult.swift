@@ -122,7 +122,8 @@ public struct PostgresRow: Sendable {
     public func value(at column: Int) throws -> (any Sendable)? {
         guard let bytes = try cell(at: column) else { return nil }
         do {
-            return try PostgresValue.decode(from: bytes, type: result.columns[column].type, format: result.columns[column].format)
+            let kind = result.cellKinds[column]
+            return try PostgresValue.decode(from: bytes, type: kind.type, format: kind.format)
         } catch {
             throw decodingError(error, column: column)
         }

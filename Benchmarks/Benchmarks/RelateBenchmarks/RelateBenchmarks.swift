@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import Relate
 import RelatePostgres
 
 #if os(Linux)
@@ -16,8 +17,6 @@ final class State {
     /// For the decode-only benchmark: the rows fetched once, outside the measurement.
     var prefetched: PostgresResult?
     var rawPrefetched: OpaquePointer?
-    /// Counts the paired benchmarks' iterations, to alternate which side goes first.
-    var iteration = 0
 
     init(prefetch: Bool) throws {
         connection = try Fixture.prepare()
@@ -41,46 +40,144 @@ final class State {
 
 /// Times `body` in microseconds.
 @inline(__always)
-func microseconds(_ body: () throws -> [FetchedRow]) rethrows -> Int {
+func microseconds<Result>(_ body: () throws -> Result) rethrows -> Int {
     let start = ContinuousClock.now
     blackHole(try body())
     let elapsed = ContinuousClock.now - start
     return Int(elapsed.components.seconds) * 1_000_000 + Int(elapsed.components.attoseconds / 1_000_000_000_000)
 }
 
+/// What a paired benchmark's setup made, and its iteration count (to alternate the order).
+final class Pair<Setup> {
+    let fixture: Setup
+    var iteration = 0
+    init(_ fixture: Setup) { self.fixture = fixture }
+}
+
 /// Runs both sides back to back in each iteration, in alternating order, and records each
 /// side's time and the pair's ratio as custom metrics. Noise from the machine (other
 /// processes, a busy server) then falls on both sides alike, which two benchmarks in two
 /// processes one after the other cannot promise.
+///
+/// The metrics are `<metric>: <label> (μs)`, `<metric>: raw libpq (μs)` and
+/// `<metric>: <label>/raw ×1000`; `run` reads them from the table by these names.
+/// `prepare` runs before each side of each pair, unmeasured (emptying a table, say).
+func paired<Setup, Result>(
+    _ name: String, metric: String, label side: String = "Connection", iterations: Int, maxDuration: Duration = .seconds(10),
+    setup: @escaping () throws -> Setup, prepare: @escaping (Setup) throws -> Void = { _ in },
+    side sideBody: @escaping (Setup) throws -> Result, raw: @escaping (Setup) throws -> Result
+) {
+    let sideTime = BenchmarkMetric.custom("\(metric): \(side) (μs)", useScalingFactor: false)
+    let rawTime = BenchmarkMetric.custom("\(metric): raw libpq (μs)", useScalingFactor: false)
+    let ratio = BenchmarkMetric.custom("\(metric): \(side)/raw ×1000", useScalingFactor: false)
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, sideTime, rawTime, ratio], timeUnits: .microseconds,
+        units: [sideTime: .count, rawTime: .count, ratio: .count],
+        warmupIterations: 2, scalingFactor: .one, maxDuration: maxDuration, maxIterations: iterations)
+    Benchmark(name, configuration: configuration) { benchmark, pair in
+        for _ in benchmark.scaledIterations {
+            pair.iteration += 1
+            let fixture = pair.fixture
+            var s = 0
+            var r = 0
+            for sideFirst in pair.iteration.isMultiple(of: 2) ? [true, false] : [false, true] {
+                try prepare(fixture)
+                if sideFirst {
+                    s = try microseconds { try sideBody(fixture) }
+                } else {
+                    r = try microseconds { try raw(fixture) }
+                }
+            }
+            benchmark.measurement(sideTime, s)
+            benchmark.measurement(rawTime, r)
+            benchmark.measurement(ratio, s * 1000 / max(r, 1))
+        }
+    } setup: {
+        Pair(try setup())
+    }
+}
+
+/// The pre-existing fetch pairs: Connection against raw libpq.
 func paired(
     _ name: String, iterations: Int,
     connection: @escaping (State) throws -> [FetchedRow], raw: @escaping (State) throws -> [FetchedRow], prefetch: Bool
 ) {
-    let connectionTime = BenchmarkMetric.custom("\(name): Connection (μs)", useScalingFactor: false)
-    let rawTime = BenchmarkMetric.custom("\(name): raw libpq (μs)", useScalingFactor: false)
-    let ratio = BenchmarkMetric.custom("\(name): Connection/raw ×1000", useScalingFactor: false)
-    let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, connectionTime, rawTime, ratio], timeUnits: .microseconds,
-        units: [connectionTime: .count, rawTime: .count, ratio: .count],
-        warmupIterations: 2, scalingFactor: .one, maxDuration: .seconds(10), maxIterations: iterations)
-    Benchmark("paired \(name) 100k", configuration: configuration) { benchmark, state in
-        for _ in benchmark.scaledIterations {
-            state.iteration += 1
-            let c: Int
-            let r: Int
-            if state.iteration.isMultiple(of: 2) {
-                c = try microseconds { try connection(state) }
-                r = try microseconds { try raw(state) }
-            } else {
-                r = try microseconds { try raw(state) }
-                c = try microseconds { try connection(state) }
-            }
-            benchmark.measurement(connectionTime, c)
-            benchmark.measurement(rawTime, r)
-            benchmark.measurement(ratio, c * 1000 / max(r, 1))
+    paired("paired \(name) 100k", metric: name, iterations: iterations,
+           setup: { try State(prefetch: prefetch) }, side: connection, raw: raw)
+}
+
+/// The object benchmarks' fixtures: a context over the benchmark's schema and a raw
+/// connection, both sides' answers compared once, outside the measurement.
+final class ObjectsState {
+    let context: DatabaseContext
+    let raw: RawConnection
+
+    /// Benchmark 1: `bench_fetch.rows` as objects.
+    static func fetch() throws -> ObjectsState {
+        let state = try ObjectsState(connection: try Fixture.prepare(), schema: Fixture.schema)
+        let objects = try fetchAsObjects(state.context).sorted { $0.i < $1.i }
+        let raw = try state.raw.fetch().sorted { $0.i < $1.i }
+        guard objects.count == Fixture.rowCount, objects == raw else {
+            throw ObjectFixture.Failure(description: "objects and raw libpq disagree: \(objects.count) vs \(raw.count) rows")
         }
-    } setup: {
-        try State(prefetch: prefetch)
+        trim()
+        return state
+    }
+
+    /// Benchmark 2: 1,000 parents and their children.
+    static func prefetch() throws -> ObjectsState {
+        let state = try ObjectsState(connection: try ObjectFixture.preparePrefetch(), schema: ObjectFixture.prefetchSchema)
+        let withPrefetch = try childCountsAsObjects(state.context, prefetch: true)
+        let without = try childCountsAsObjects(state.context, prefetch: false)
+        let raw = try state.raw.childCounts()
+        guard withPrefetch.count == ObjectFixture.parentCount, withPrefetch == raw, without == raw,
+              raw.allSatisfy({ $0 == ObjectFixture.childrenPerParent })
+        else {
+            throw ObjectFixture.Failure(description: "objects and raw libpq disagree on the children's counts")
+        }
+        return state
+    }
+
+    init(connection: Connection, schema: String) throws {
+        context = try DatabaseContext(connection: connection, schemas: [schema])
+        raw = try RawConnection(url: try Fixture.url())
+    }
+
+    static func trim() {
+        #if os(Linux)
+        _ = malloc_trim(0)
+        #endif
+    }
+}
+
+/// Benchmark 3's fixture: the objects, the raw connection and the targets' keys.
+final class ManyToManyState {
+    let objects: ManyToManyObjects
+    let raw: RawConnection
+    let targetIDs: [Int]
+
+    init() throws {
+        objects = try ManyToManyObjects(connection: try ObjectFixture.prepareManyToMany())
+        raw = try RawConnection(url: try Fixture.url())
+        targetIDs = try objects.targets.map { object in
+            guard let id = try object.value(forKey: "id") as? Int else { throw ObjectFixture.Failure(description: "target without id") }
+            return id
+        }
+        // Both sides insert the same 10,000 rows.
+        try reset()
+        let viaObjects = try objects.replace()
+        let viaObjectsRows = try objects.context.connection.query("SELECT count(*) FROM bench_m2m.owner_target")[0].decode(Int.self, at: 0)
+        try reset()
+        let viaRaw = try raw.insertPairs(owner: ObjectFixture.ownerID, targets: targetIDs)
+        let viaRawRows = try objects.context.connection.query("SELECT count(*) FROM bench_m2m.owner_target")[0].decode(Int.self, at: 0)
+        guard [viaObjects, viaObjectsRows, viaRaw, viaRawRows].allSatisfy({ $0 == ObjectFixture.targetCount }) else {
+            throw ObjectFixture.Failure(description: "many-to-many: \(viaObjects) members, \(viaObjectsRows) rows via objects; \(viaRaw) inserted, \(viaRawRows) rows raw")
+        }
+    }
+
+    /// Before each side: an empty helper table, fresh objects (not measured).
+    func reset() throws {
+        try objects.reset()
     }
 }
 
@@ -121,4 +218,35 @@ let benchmarks: @Sendable () -> Void = {
     paired("decode", iterations: 60,
            connection: { try decodeWithConnection($0.prefetched!) },
            raw: { try RawConnection.decode($0.rawPrefetched!) }, prefetch: true)
+
+    // The object layer. 1: the 100,000 rows as objects, every attribute read by key,
+    // against `raw libpq fetch 100k` (same rows, same Swift values). In a process of its
+    // own for memory and mallocs, and paired for the time ratio.
+    Benchmark("objects fetch 100k", configuration: fetch) { benchmark, state in
+        for _ in benchmark.scaledIterations {
+            blackHole(try fetchAsObjects(state.context))
+        }
+    } setup: {
+        try ObjectsState.fetch()
+    }
+    paired("paired objects fetch 100k", metric: "objects fetch", label: "Relate", iterations: 20, maxDuration: .seconds(20),
+           setup: { try ObjectsState.fetch() },
+           side: { try fetchAsObjects($0.context) }, raw: { try $0.raw.fetch() })
+
+    // 2: 1,000 parents, each one's 10 children: fetch + prefetch (2 round trips) or fetch
+    // + one query per parent (1 + 1,000), against parents + one `= ANY($1)` query raw.
+    paired("paired prefetch 1000x10", metric: "prefetch", label: "Relate", iterations: 60,
+           setup: { try ObjectsState.prefetch() },
+           side: { try childCountsAsObjects($0.context, prefetch: true) }, raw: { try $0.raw.childCounts() })
+    paired("paired no prefetch 1000x10", metric: "no prefetch", label: "Relate", iterations: 30,
+           setup: { try ObjectsState.prefetch() },
+           side: { try childCountsAsObjects($0.context, prefetch: false) }, raw: { try $0.raw.childCounts() })
+
+    // 3: owner.target = 10,000 targets (one pipeline of INSERTs into the helper table),
+    // against the same INSERTs in pipeline mode raw. The helper table is emptied and the
+    // objects made afresh before each side, unmeasured.
+    paired("paired m2m replace 10k", metric: "m2m replace", label: "Relate", iterations: 20, maxDuration: .seconds(20),
+           setup: { try ManyToManyState() }, prepare: { try $0.reset() },
+           side: { try $0.objects.replace() },
+           raw: { try $0.raw.insertPairs(owner: ObjectFixture.ownerID, targets: $0.targetIDs) })
 }

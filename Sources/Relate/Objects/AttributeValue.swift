@@ -89,7 +89,7 @@ enum AttributeValue {
     /// `Optional.some(nil)` and `NSNull` are NULL too.
     static func unwrap(_ value: Any?) -> Any? {
         guard let value else { return nil }
-        if value is NSNull { return nil }
+        if type(of: value) is NSNull.Type { return nil }
         if let optional = value as? any OptionalValue { return unwrap(optional.wrapped) }
         return value
     }

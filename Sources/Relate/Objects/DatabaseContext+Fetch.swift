@@ -22,6 +22,7 @@ extension DatabaseContext {
             sql += " LIMIT $\(parameters.count)"
         }
         let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
+        registry[entity].reserveCapacity(registry[entity].count + result.count)
         return try result.map { try materialize(entity: entity, row: $0) }
     }
 
@@ -73,6 +74,7 @@ extension DatabaseContext {
             let index = try relationshipIndex(key, in: first.entityIndex)
             let owners = objects.filter { $0.entityIndex == first.entityIndex }
             try load(relationship: index, for: owners)
+            guard let deeper = levels[key], !deeper.isEmpty else { continue }
             let relationship = first.entity.relationships[index]
             var next: [DatabaseObject] = []
             var seen = Set<ObjectIdentifier>()
@@ -81,7 +83,7 @@ extension DatabaseContext {
                     relationship.isToMany ? owner.sets[index].map(\.objects) ?? [] : [owner.toOne[index] ?? nil].compactMap { $0 }
                 for object in related where seen.insert(ObjectIdentifier(object)).inserted { next.append(object) }
             }
-            if let deeper = levels[key], !deeper.isEmpty, !next.isEmpty {
+            if !next.isEmpty {
                 try prefetch(deeper, for: next)
             }
         }
@@ -91,6 +93,7 @@ extension DatabaseContext {
     /// the answers: to-one objects, or loaded ``RelationshipSet``s.
     func load(relationship index: Int, for owners: [DatabaseObject]) throws {
         guard let first = owners.first else { return }
+        loadedRelationships.insert(RelationshipAddress(entity: first.entityIndex, relationship: index))
         let relationship = first.entity.relationships[index]
         let ownerTable = first.table
         let target = entityIndex(of: relationship.to)
@@ -145,6 +148,7 @@ extension DatabaseContext {
             }
             let result = try database(entity: first.entityIndex) { try connection.query(sql, parameters, format: .binary) }
             let width = targetTable.columns.count
+            registry[target].reserveCapacity(registry[target].count + result.count)
             for row in result {
                 let object = try materialize(entity: target, row: row)
                 let ownerValues: [(any Sendable)?] =

@@ -3,22 +3,26 @@ extension DatabaseContext {
     /// The object's foreign key values changed from `old` (all NULL for a new row): it
     /// leaves the loaded collections of its old targets and joins its new targets'.
     func didChange(_ object: DatabaseObject, from old: [(any Sendable)?]) {
-        for (index, relationship) in object.entity.relationships.enumerated() where relationship.foreignKeyIn == .from {
-            let columns = object.table.attributeIndexes(relationship.from.columns)
-            let before = ObjectKey(columns.map { old[$0] })
-            let after = ObjectKey(columns.map { object.values[$0] })
-            guard before != after, let inverse = inverses[object.entityIndex][index] else { continue }
-            if before != nil,
-                let previous = registered(entity: inverse.entity, columns: relationship.to.columns, values: columns.map { old[$0] })
-            {
+        for (index, columns) in object.table.foreignKeys {
+            guard let inverse = inverses[object.entityIndex][index], loadedRelationships.contains(inverse) else { continue }
+            let oldValues = columns.map { old[$0] }
+            let newValues = columns.map { object.values[$0] }
+            let before = ObjectKey(oldValues)
+            let after = ObjectKey(newValues)
+            guard before != after else { continue }
+            let targetIndexes = targetColumns[object.entityIndex][index]
+            if before != nil, let previous = registered(entity: inverse.entity, indexes: targetIndexes, values: oldValues) {
                 detach(object, from: previous, at: inverse.relationship)
             }
-            if after != nil,
-                let next = registered(entity: inverse.entity, columns: relationship.to.columns, values: columns.map { object.values[$0] })
-            {
+            if after != nil, let next = registered(entity: inverse.entity, indexes: targetIndexes, values: newValues) {
                 attach(object, to: next, at: inverse.relationship)
             }
         }
+    }
+
+    /// The entity a relationship leads to.
+    func targetEntity(of address: RelationshipAddress) -> Int {
+        entityIndex(of: model.entities[address.entity].relationships[address.relationship].to)
     }
 
     private func attach(_ object: DatabaseObject, to target: DatabaseObject, at index: Int) {

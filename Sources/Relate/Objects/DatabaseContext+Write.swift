@@ -254,8 +254,12 @@ extension DatabaseContext {
 
         case .via:
             var changes: [(object: DatabaseObject, delta: Int)] = []
-            for object in current where wanted[ObjectIdentifier(object)] == nil { changes.append((object, -set.count(for: object))) }
-            for member in members where !changes.contains(where: { $0.object === member }) {
+            var seen = Set<ObjectIdentifier>()
+            for object in current where wanted[ObjectIdentifier(object)] == nil {
+                changes.append((object, -set.count(for: object)))
+                seen.insert(ObjectIdentifier(object))
+            }
+            for member in members where seen.insert(ObjectIdentifier(member)).inserted {
                 let delta = (wanted[ObjectIdentifier(member)]?.count ?? 0) - set.count(for: member)
                 if delta != 0 { changes.append((member, delta)) }
             }
@@ -265,8 +269,21 @@ extension DatabaseContext {
                 for change in changes where change.delta < 0 {
                     for _ in 0..<(-change.delta) { statements.append(helperDelete(relationship, owner: owner, member: change.object)) }
                 }
+                var template: PostgresStatement?
+                var ownerValues: [(any PostgresEncodable)?] = []
+                var memberColumns: [Int] = []
                 for change in changes where change.delta > 0 {
-                    let statement = try helperInsert(relationship, owner: owner, member: change.object, helperValues: [:])
+                    let statement: PostgresStatement
+                    if let template {
+                        statement = PostgresStatement(
+                            template.sql, ownerValues + memberColumns.map { change.object.values[$0] as? any PostgresEncodable },
+                            format: .binary)
+                    } else {
+                        statement = try helperInsert(relationship, owner: owner, member: change.object, helperValues: [:])
+                        template = statement
+                        ownerValues = owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0] as? any PostgresEncodable }
+                        memberColumns = change.object.table.attributeIndexes(relationship.to.columns)
+                    }
                     for _ in 0..<change.delta { statements.append(statement) }
                 }
             }
@@ -369,6 +386,9 @@ extension DatabaseContext {
     /// New helper rows join the loaded one-to-many sets of both ends (`person.person_title_rel`).
     private func didInsertHelperRows(_ result: PostgresResult, relationship: Relationship) throws {
         let helper = helperTable(relationship)
+        // A new row is in no set nobody loaded, and no object has its key yet: the first
+        // fetch or load that reaches it makes its object.
+        guard loadedRelationships.contains(where: { targetEntity(of: $0) == helper.index }) else { return }
         for row in result {
             let object = try materialize(entity: helper.index, row: row)
             didChange(object, from: Array(repeating: nil, count: object.values.count))

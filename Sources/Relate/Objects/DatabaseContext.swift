@@ -21,6 +21,11 @@ public final class DatabaseContext {
     var registry: [[ObjectKey: DatabaseObject]]
     /// For each entity and relationship index, where its inverse is.
     let inverses: [[RelationshipAddress?]]
+    /// For each entity and relationship index, the attribute indexes of `to.columns` in the target.
+    let targetColumns: [[[Int]]]
+    /// The relationships `load` ever stored a set or a to-one answer for: only those have
+    /// anything in memory for `didChange` to keep in step.
+    var loadedRelationships = Set<RelationshipAddress>()
     private let entityIndex: [QualifiedName: Int]
     /// Memory changes to undo if the enclosing transactions roll back, innermost last.
     private var undoLog: [[() -> Void]] = []
@@ -61,6 +66,12 @@ public final class DatabaseContext {
                 return RelationshipAddress(entity: target, relationship: index)
             }
         }
+        let tables = tables
+        targetColumns = model.entities.map { entity in
+            entity.relationships.map { relationship in
+                entityIndex[QualifiedName(relationship.to.schema, relationship.to.table)].map { tables[$0].attributeIndexes(relationship.to.columns) } ?? []
+            }
+        }
     }
 
     // MARK: - Entities
@@ -85,7 +96,18 @@ public final class DatabaseContext {
         for column in 0..<table.columns.count {
             values.append(try row.value(at: column))
         }
-        guard !table.primaryKey.isEmpty, let key = ObjectKey(table.primaryKey.map { values[$0] }) else {
+        let key: ObjectKey? =
+            switch table.primaryKey.count {
+            case 0: nil
+            case 1:
+                if let column = table.integerPrimaryKey, let integer = try row.decode(Int?.self, at: column) {
+                    .integer(integer)
+                } else {
+                    ObjectKey(single: values[table.primaryKey[0]])
+                }
+            default: ObjectKey(table.primaryKey.map { values[$0] })
+            }
+        guard let key else {
             return DatabaseObject(context: self, table: table, values: values)
         }
         if let existing = registry[entity][key] {
@@ -101,7 +123,7 @@ public final class DatabaseContext {
 
     func register(_ object: DatabaseObject, key: ObjectKey) {
         registry[object.entityIndex][key] = object
-        recordUndo { [weak self] in self?.registry[object.entityIndex][key] = nil }
+        if !undoLog.isEmpty { recordUndo { [weak self] in self?.registry[object.entityIndex][key] = nil } }
     }
 
     func unregister(_ object: DatabaseObject) {
@@ -112,8 +134,12 @@ public final class DatabaseContext {
 
     /// The registered object of `entity` whose `columns` hold `values`, without a query.
     func registered(entity: Int, columns: [String], values: [(any Sendable)?]) -> DatabaseObject? {
+        registered(entity: entity, indexes: tables[entity].attributeIndexes(columns), values: values)
+    }
+
+    /// The registered object of `entity` whose attributes at `indexes` hold `values`.
+    func registered(entity: Int, indexes: [Int], values: [(any Sendable)?]) -> DatabaseObject? {
         let table = tables[entity]
-        let indexes = table.attributeIndexes(columns)
         if indexes == table.primaryKey {
             return ObjectKey(values).flatMap { registry[entity][$0] }
         }
@@ -151,6 +177,9 @@ public final class DatabaseContext {
             throw error
         }
     }
+
+    /// Whether a transaction is open, so that memory changes must be undoable.
+    var isRecordingUndo: Bool { !undoLog.isEmpty }
 
     /// Remembers how to undo a memory change, when a transaction is open.
     func recordUndo(_ undo: @escaping () -> Void) {

@@ -25,8 +25,8 @@ extension DatabaseObject {
     private func collection(_ value: Any?, key: String) throws -> [DatabaseObject] {
         switch value {
         case nil: return []
-        case let set as RelationshipSet: return set.allObjects.flatMap { Array(repeating: $0, count: set.count(for: $0)) }
         case let objects as [DatabaseObject]: return objects
+        case let set as RelationshipSet: return set.allObjects.flatMap { Array(repeating: $0, count: set.count(for: $0)) }
         case let object as DatabaseObject: return [object]
         default:
             throw RelateError(

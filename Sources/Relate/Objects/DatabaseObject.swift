@@ -45,7 +45,10 @@ public final class DatabaseObject {
         guard let context else {
             throw RelateError(kind: .invalidObject, message: "the DatabaseContext of this object is gone")
         }
-        try context.check(self)
+        // `check(self)` without its first test: this object's context is `context`.
+        guard !isDeleted else {
+            throw RelateError(kind: .invalidObject, message: "this \(entity.name) object was deleted", entity: entity.name)
+        }
         return context
     }
 
@@ -54,6 +57,12 @@ public final class DatabaseObject {
     /// An attribute as a Swift value, a to-one key as `DatabaseObject?`, a to-many key as a
     /// ``RelationshipSet``. An unknown key throws an error with the nearest keys.
     public func value(forKey key: String) throws -> Any? {
+        if let index = table.attributeIndex(forKey: key) {
+            guard !isDeleted else {
+                throw RelateError(kind: .invalidObject, message: "this \(entity.name) object was deleted", entity: entity.name)
+            }
+            return values[index]
+        }
         let context = try liveContext()
         switch try context.resolve(key, in: entityIndex) {
         case .attribute(let index):
@@ -161,12 +170,11 @@ extension DatabaseContext {
     }
 
     func resolve(_ key: String, in entity: Int) throws(RelateError) -> ResolvedKey {
-        let model = model.entities[entity]
-        switch model.keys[key] {
+        switch tables[entity].keys[key] {
         case .attribute(let index): return .attribute(index)
         case .relationship(let index): return .relationship(index)
-        case .ambiguous(let candidates): throw .ambiguousKey(key, entity: model.name, candidates: candidates)
-        case nil: throw .unknownKey(key, entity: model.name, existing: model.keyNames)
+        case .ambiguous(let candidates): throw .ambiguousKey(key, entity: model.entities[entity].name, candidates: candidates)
+        case nil: throw .unknownKey(key, entity: model.entities[entity].name, existing: model.entities[entity].keyNames)
         }
     }
 

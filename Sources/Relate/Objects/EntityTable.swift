@@ -15,6 +15,15 @@ final class EntityTable {
     let readsAsText: [Bool]
     /// Attribute indexes of the primary key, in key order.
     let primaryKey: [Int]
+    /// `entity.keys`, kept here so that resolving a key does not copy the `Entity`.
+    let keys: [String: Entity.KeyTarget]
+    /// Each attribute's key, by attribute index: for an entity's handful of columns a scan
+    /// of these short strings is cheaper than hashing the key.
+    let attributeKeys: [String]
+    /// The primary key's attribute index when it is one integer column, read without a cast.
+    let integerPrimaryKey: Int?
+    /// The relationships whose foreign key this table holds, with the key's attribute indexes.
+    let foreignKeys: [(relationship: Int, columns: [Int])]
 
     init(entity: Entity, index: Int, quote: (String) throws -> String) throws {
         self.entity = entity
@@ -23,6 +32,25 @@ final class EntityTable {
         columns = try entity.attributes.map { try quote($0.name) }
         readsAsText = entity.attributes.map { !Self.hasBinaryDecoder(PostgresType($0.typeOID)) }
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
+        keys = entity.keys
+        attributeKeys = entity.attributes.map(\.key)
+        integerPrimaryKey =
+            primaryKey.count == 1 && PostgresType(entity.attributes[primaryKey[0]].typeOID).isInteger ? primaryKey[0] : nil
+        let attributes = entity.attributes
+        foreignKeys = entity.relationships.enumerated().compactMap { index, relationship in
+            guard relationship.foreignKeyIn == .from else { return nil }
+            return (index, relationship.from.columns.compactMap { name in attributes.firstIndex { $0.name == name } })
+        }
+    }
+
+    /// The attribute `key` names, if it names one.
+    @inline(__always)
+    func attributeIndex(forKey key: String) -> Int? {
+        if attributeKeys.count <= 16 {
+            return attributeKeys.firstIndex(of: key)
+        }
+        if case .attribute(let index)? = keys[key] { return index }
+        return nil
     }
 
     /// Types ``PostgresValue`` reads in binary form; anything else is read as text.

@@ -24,6 +24,8 @@ public final class RelationshipSet: Sequence {
         relationship = owner.entity.relationships[index]
         objects = []
         counts = [:]
+        objects.reserveCapacity(members.count)
+        counts.reserveCapacity(members.count)
         for member in members { add(member, recordingUndo: false) }
     }
 
@@ -83,7 +85,9 @@ public final class RelationshipSet: Sequence {
         let id = ObjectIdentifier(object)
         if counts[id] == nil { objects.append(object) }
         counts[id, default: 0] += times
-        if recordingUndo { owner?.context?.recordUndo { [weak self] in self?.drop(object, times: times, recordingUndo: false) } }
+        if recordingUndo, let context = owner?.context, context.isRecordingUndo {
+            context.recordUndo { [weak self] in self?.drop(object, times: times, recordingUndo: false) }
+        }
     }
 
     /// Takes `object` out `times` times (all of them when `nil`).
@@ -97,7 +101,9 @@ public final class RelationshipSet: Sequence {
             counts[id] = nil
             objects.removeAll { $0 === object }
         }
-        if recordingUndo { owner?.context?.recordUndo { [weak self] in self?.add(object, times: removed, recordingUndo: false) } }
+        if recordingUndo, let context = owner?.context, context.isRecordingUndo {
+            context.recordUndo { [weak self] in self?.add(object, times: removed, recordingUndo: false) }
+        }
     }
 }
 
