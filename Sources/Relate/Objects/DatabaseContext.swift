@@ -18,7 +18,7 @@ public final class DatabaseContext {
     /// SQL pieces per entity, by index in `model.entities`.
     let tables: [EntityTable]
     /// The identity map: one object per row, per entity index.
-    var registry: [[ObjectKey: DatabaseObject]]
+    @exclusivity(unchecked) var registry: [[ObjectKey: DatabaseObject]]
     /// For each entity and relationship index, where its inverse is.
     let inverses: [[RelationshipAddress?]]
     /// For each entity and relationship index, the attribute indexes of `to.columns` in the target.
