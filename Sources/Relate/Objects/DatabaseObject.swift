@@ -96,27 +96,25 @@ public final class DatabaseObject {
 
     /// The object a to-one key leads to, or `nil`.
     public func object(forKey key: String) throws -> DatabaseObject? {
-        let context = try liveContext()
-        let index = try context.relationshipIndex(key, in: entityIndex)
-        guard entity.relationships[index].isToOne else {
-            throw RelateError(
-                kind: .unknownKey, message: "key \"\(key)\" of \"\(entity.name)\" is to-many: use objects(forKey:)",
-                entity: entity.name, key: key)
-        }
-        return try toOneObject(index)
+        try toOneObject(relationshipIndex(key, toMany: false))
     }
 
     /// The counted-set proxy of a to-many key; its members are loaded (one query) when it
     /// is first asked for.
     public func objects(forKey key: String) throws -> RelationshipSet {
-        let context = try liveContext()
-        let index = try context.relationshipIndex(key, in: entityIndex)
-        guard entity.relationships[index].isToMany else {
+        try relationshipSet(relationshipIndex(key, toMany: true))
+    }
+
+    /// The relationship `key` names, when it has the cardinality asked for.
+    private func relationshipIndex(_ key: String, toMany: Bool) throws -> Int {
+        let index = try liveContext().relationshipIndex(key, in: entityIndex)
+        guard entity.relationships[index].isToMany == toMany else {
+            let (found, use) = toMany ? ("to-one", "object(forKey:)") : ("to-many", "objects(forKey:)")
             throw RelateError(
-                kind: .unknownKey, message: "key \"\(key)\" of \"\(entity.name)\" is to-one: use object(forKey:)",
+                kind: .unknownKey, message: "key \"\(key)\" of \"\(entity.name)\" is \(found): use \(use)",
                 entity: entity.name, key: key)
         }
-        return try relationshipSet(index)
+        return index
     }
 
     func relationshipSet(_ index: Int) throws -> RelationshipSet {
