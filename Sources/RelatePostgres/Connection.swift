@@ -97,12 +97,6 @@ public final class Connection {
         return Int(PQserverVersion(handle))
     }
 
-    /// The user, database, host and port in use: never the password.
-    public var summary: String {
-        guard let handle else { return "closed connection" }
-        return "\(String(cString: PQuser(handle)))@\(String(cString: PQhost(handle))):\(String(cString: PQport(handle)))/\(String(cString: PQdb(handle)))"
-    }
-
     /// A session setting as the server reported it (`TimeZone`, `server_encoding`, …).
     public func parameterStatus(_ name: String) -> String? {
         guard let handle, let value = PQparameterStatus(handle, name) else { return nil }

@@ -143,16 +143,12 @@ public final class DatabaseObject {
         let old = values
         values = newValues
         toOne.removeAll()
-        context?.recordUndo { [weak self] in
-            self?.values = old
-            self?.toOne.removeAll()
+        if let context, context.isRecordingUndo {
+            context.recordUndo { [weak self] in
+                self?.values = old
+                self?.toOne.removeAll()
+            }
         }
-    }
-
-    /// The value of a column, by name.
-    func value(column: String) -> (any Sendable)? {
-        guard let index = entity.attributes.firstIndex(where: { $0.name == column }) else { return nil }
-        return values[index]
     }
 }
 
