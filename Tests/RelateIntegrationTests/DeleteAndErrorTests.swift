@@ -94,7 +94,7 @@ import Testing
     }
 
     @Test func wrongTypesAreRefusedBeforeAnythingIsSent() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: WriteThroughTests.people) { fixture in
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let ada = try #require(try context.object("person", primaryKey: 1))
             let email = try #require(try context.object("email", primaryKey: 1))
@@ -119,7 +119,7 @@ import Testing
     }
 
     @Test func constraintViolationsLeaveMemoryAlone() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: WriteThroughTests.people) { fixture in
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let email = try #require(try context.object("email", primaryKey: 1))
             let ada = try #require(try context.object("person", primaryKey: 1))
@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test func objectsOfAnotherContextAreRefused() throws {
-        try ObjectFixture.with("seed_person_title", extraSQL: WriteThroughTests.titles) { fixture in
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
             let other = try fixture.freshContext()
             let ada = try #require(try fixture.context.object("person", primaryKey: 1))
             let foreignTitle = try #require(try other.object("title", primaryKey: 3))
@@ -162,7 +162,7 @@ import Testing
     }
 
     @Test func aDroppedConnectionFailsCleanly() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: WriteThroughTests.people) { fixture in
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let ada = try #require(try context.object("person", primaryKey: 1))
             let emails = try ada.objects(forKey: "email")
@@ -180,7 +180,7 @@ import Testing
 
     @Test func aRolledBackTransactionRollsMemoryBack() throws {
         struct Stop: Error {}
-        try ObjectFixture.with("seed_person_title", extraSQL: WriteThroughTests.titles) { fixture in
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
             let context = fixture.context
             let ada = try #require(try context.object("person", primaryKey: 1))
             let titles = try ada.objects(forKey: "title")

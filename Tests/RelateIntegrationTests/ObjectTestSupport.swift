@@ -9,6 +9,19 @@ final class ObjectFixture {
     let schema: String
     private(set) var statements: [String] = []
 
+    /// Ada (emails 1 and 2) and Grace (email 3), for `seed_person_email`.
+    static let peopleWithEmails = """
+        INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
+        INSERT INTO email (address, person_id) VALUES ('ada@example.com', 1), ('ada@work.example', 1), ('grace@example.com', 2);
+        """
+
+    /// Ada (Countess) and Grace (Rear Admiral, Doctor), for `seed_person_title`.
+    static let peopleWithTitles = """
+        INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
+        INSERT INTO title (name) VALUES ('Countess'), ('Rear Admiral'), ('Doctor');
+        INSERT INTO person_title_rel VALUES (1, 1), (2, 2), (2, 3);
+        """
+
     init(context: DatabaseContext, schema: String) {
         self.context = context
         self.schema = schema

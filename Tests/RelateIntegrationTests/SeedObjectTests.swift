@@ -6,13 +6,8 @@ import Testing
 /// BaseTen's examples (seed 000), word for word, against a live server — and the exact SQL
 /// and round trips each step costs.
 @Suite struct SeedObjectTests {
-    static let seedData = """
-        INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
-        INSERT INTO email (address, person_id) VALUES ('ada@example.com', 1), ('ada@work.example', 1), ('grace@example.com', 2);
-        """
-
     @Test func personEmailIsACollectionAndEmailPersonAnObject() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: Self.seedData) { fixture in
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let aPerson = try #require(try context.object("person", primaryKey: 1))
             let anEmail = try #require(try context.object("email", primaryKey: 3))
@@ -44,14 +39,8 @@ import Testing
         }
     }
 
-    static let titleData = """
-        INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
-        INSERT INTO title (name) VALUES ('Countess'), ('Rear Admiral'), ('Doctor');
-        INSERT INTO person_title_rel VALUES (1, 1), (2, 2), (2, 3);
-        """
-
     @Test func manyToManyThroughTheHelperTable() throws {
-        try ObjectFixture.with("seed_person_title", extraSQL: Self.titleData) { fixture in
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
             let context = fixture.context
             let grace = try #require(try context.object("person", primaryKey: 2))
             let titles = try #require(try grace.value(forKey: "title") as? RelationshipSet)
@@ -67,7 +56,7 @@ import Testing
     }
 
     @Test func faultsCostOneQueryAndTheExactSQL() throws {
-        try ObjectFixture.with("seed_person_title", extraSQL: Self.titleData) { fixture in
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
             let context = fixture.context
             let s = "\"\(fixture.schema)\""
             var grace: DatabaseObject?
@@ -131,7 +120,7 @@ import Testing
     }
 
     @Test func identityMapGivesTheSameInstance() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: Self.seedData) { fixture in
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let first = try context.fetch("person", orderBy: "id")
             let second = try context.fetch("person", where: "surname = $1", ["Lovelace"])

@@ -6,18 +6,8 @@ import Testing
 /// Every write goes to the database at once, with the exact SQL asserted, and memory —
 /// both sides of every relationship — agrees with the database afterwards.
 @Suite struct WriteThroughTests {
-    static let people = """
-        INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
-        INSERT INTO email (address, person_id) VALUES ('ada@example.com', 1), ('ada@work.example', 1), ('grace@example.com', 2);
-        """
-    static let titles = """
-        INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
-        INSERT INTO title (name) VALUES ('Countess'), ('Rear Admiral'), ('Doctor');
-        INSERT INTO person_title_rel VALUES (1, 1), (2, 2), (2, 3);
-        """
-
     @Test func attributeIsOneUpdate() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: Self.people) { fixture in
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let ada = try #require(try fixture.context.object("person", primaryKey: 1))
             let sql = try fixture.sql { try ada.setValue("King", forKey: "surname") }
             let s = "\"\(fixture.schema)\""
@@ -32,7 +22,7 @@ import Testing
     }
 
     @Test func oneToManyInsertAndRemoveUpdateTheForeignKey() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: Self.people) { fixture in
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let s = "\"\(fixture.schema)\""
             let ada = try #require(try context.object("person", primaryKey: 1))
@@ -67,7 +57,7 @@ import Testing
     }
 
     @Test func replacingACollectionWritesOnlyTheDifferenceInOneRoundTrip() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: Self.people) { fixture in
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let ada = try #require(try context.object("person", primaryKey: 1))
             let emails = try ada.objects(forKey: "email")
@@ -86,7 +76,7 @@ import Testing
     }
 
     @Test func manyToManyInsertAndRemoveWriteTheHelper() throws {
-        try ObjectFixture.with("seed_person_title", extraSQL: Self.titles) { fixture in
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
             let context = fixture.context
             let s = "\"\(fixture.schema)\""
             let ada = try #require(try context.object("person", primaryKey: 1))
@@ -176,7 +166,7 @@ import Testing
     }
 
     @Test func insertReturnsTheRowAsStored() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: Self.people) { fixture in
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let ada = try #require(try context.object("person", primaryKey: 1))
             let emails = try ada.objects(forKey: "email")

@@ -100,7 +100,8 @@ extension DatabaseContext {
         let targetTable = tables[target]
 
         // The owners' values of the columns the relationship starts from.
-        let ownerColumns = ownerTable.attributeIndexes(relationship.from.columns)
+        let ownerColumns = ownerTable.fromColumns[index]
+        let targetIndexes = targetColumns[first.entityIndex][index]
         var keys: [ObjectKey: [(any Sendable)?]] = [:]
         var ownerKeys: [ObjectKey?] = []
         for owner in owners {
@@ -115,7 +116,7 @@ extension DatabaseContext {
         var found: [ObjectKey: [DatabaseObject]] = [:]
         if relationship.foreignKeyIn == .from {
             for (key, values) in keys {
-                if let object = registered(entity: target, columns: relationship.to.columns, values: values) {
+                if let object = registered(entity: target, indexes: targetIndexes, values: values) {
                     found[key] = [object]
                     keys[key] = nil
                 }
@@ -128,7 +129,7 @@ extension DatabaseContext {
             let matchedColumns: [Int]
             switch relationship.foreignKeyIn {
             case .from, .to:
-                matchedColumns = targetTable.attributeIndexes(relationship.to.columns)
+                matchedColumns = targetIndexes
                 let (condition, values) = Self.keyCondition(
                     matchedColumns.map { targetTable.columns[$0] }, keyValues, table: targetTable.table)
                 sql = "SELECT \(targetTable.selectList()) FROM \(targetTable.table) WHERE \(condition)"
@@ -138,8 +139,8 @@ extension DatabaseContext {
                 let helper = tables[entityIndex(of: Relationship.End(schema: via.schema, table: via.table, columns: []))]
                 let helperFrom = helper.attributeIndexes(via.fromColumns).map { "h.\(helper.columns[$0])" }
                 let helperTo = helper.attributeIndexes(via.toColumns).map { "h.\(helper.columns[$0])" }
-                let targetColumns = targetTable.attributeIndexes(relationship.to.columns).map { "t.\(targetTable.columns[$0])" }
-                let join = zip(targetColumns, helperTo).map { "\($0) = \($1)" }.joined(separator: " AND ")
+                let targetJoined = targetIndexes.map { "t.\(targetTable.columns[$0])" }
+                let join = zip(targetJoined, helperTo).map { "\($0) = \($1)" }.joined(separator: " AND ")
                 let (condition, values) = Self.keyCondition(helperFrom, keyValues, table: helper.table)
                 sql = "SELECT \(targetTable.selectList(alias: "t")), \(helperFrom.joined(separator: ", ")) FROM \(helper.table) h "
                     + "JOIN \(targetTable.table) t ON \(join) WHERE \(condition)"

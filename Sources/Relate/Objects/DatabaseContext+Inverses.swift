@@ -57,21 +57,21 @@ extension DatabaseContext {
         unregister(object)
         for (index, relationship) in object.entity.relationships.enumerated() {
             guard let inverse = inverses[object.entityIndex][index] else { continue }
+            let values = object.table.fromColumns[index].map { object.values[$0] }
+            let targetIndexes = targetColumns[object.entityIndex][index]
             switch relationship.foreignKeyIn {
             case .from:
-                let values = object.table.attributeIndexes(relationship.from.columns).map { object.values[$0] }
-                if let target = registered(entity: inverse.entity, columns: relationship.to.columns, values: values) {
+                if let target = registered(entity: inverse.entity, indexes: targetIndexes, values: values) {
                     detach(object, from: target, at: inverse.relationship)
                 }
             case .to:
-                let values = object.table.attributeIndexes(relationship.from.columns).map { object.values[$0] }
-                for dependant in registeredObjects(entity: inverse.entity, columns: relationship.to.columns, values: values) {
+                for dependant in registeredObjects(entity: inverse.entity, indexes: targetIndexes, values: values) {
                     switch relationship.onDelete {
                     case .cascade:
                         forget(dependant, settingDefaults: &defaults)
                     case .setNull:
                         var cleared = dependant.values
-                        for column in dependant.table.attributeIndexes(relationship.to.columns) { cleared[column] = nil }
+                        for column in targetIndexes { cleared[column] = nil }
                         dependant.refresh(cleared)
                     case .setDefault:
                         defaults.append(dependant)

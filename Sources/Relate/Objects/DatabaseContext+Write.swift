@@ -31,9 +31,10 @@ extension DatabaseContext {
                         entity: table.entity.name, key: key)
                 }
                 let target = try relatedObject(AttributeValue.unwrap(value), for: relationship, key: key, entity: table.entity)
-                for (offset, column) in table.attributeIndexes(relationship.from.columns).enumerated() {
+                let referenced = targetColumns[entity][index]
+                for (offset, column) in table.fromColumns[index].enumerated() {
                     columns.append(column)
-                    parameters.append(target.map { $0.values[$0.table.attributeIndexes(relationship.to.columns)[offset]] as? any PostgresEncodable } ?? nil)
+                    parameters.append(target.map { $0.values[referenced[offset]] as? any PostgresEncodable } ?? nil)
                 }
             }
         }

@@ -132,12 +132,8 @@ public final class DatabaseContext {
         recordUndo { [weak self] in self?.registry[object.entityIndex][key] = object }
     }
 
-    /// The registered object of `entity` whose `columns` hold `values`, without a query.
-    func registered(entity: Int, columns: [String], values: [(any Sendable)?]) -> DatabaseObject? {
-        registered(entity: entity, indexes: tables[entity].attributeIndexes(columns), values: values)
-    }
-
-    /// The registered object of `entity` whose attributes at `indexes` hold `values`.
+    /// The registered object of `entity` whose attributes at `indexes` hold `values`,
+    /// without a query.
     func registered(entity: Int, indexes: [Int], values: [(any Sendable)?]) -> DatabaseObject? {
         let table = tables[entity]
         if indexes == table.primaryKey {
@@ -147,10 +143,9 @@ public final class DatabaseContext {
         return registry[entity].values.first { object in ObjectKey(indexes.map { object.values[$0] }) == wanted }
     }
 
-    /// Registered objects of `entity` whose `columns` hold `values`.
-    func registeredObjects(entity: Int, columns: [String], values: [(any Sendable)?]) -> [DatabaseObject] {
+    /// Registered objects of `entity` whose attributes at `indexes` hold `values`.
+    func registeredObjects(entity: Int, indexes: [Int], values: [(any Sendable)?]) -> [DatabaseObject] {
         guard let wanted = ObjectKey(values) else { return [] }
-        let indexes = tables[entity].attributeIndexes(columns)
         return registry[entity].values.filter { object in ObjectKey(indexes.map { object.values[$0] }) == wanted }
     }
 

@@ -128,9 +128,11 @@ public final class DatabaseObject {
         let context = try liveContext()
         let relationship = entity.relationships[index]
         if relationship.foreignKeyIn == .from {
-            let keyValues = table.attributeIndexes(relationship.from.columns).map { values[$0] }
+            let keyValues = table.fromColumns[index].map { values[$0] }
             if keyValues.contains(where: { $0 == nil }) { return nil }
-            if let registered = context.registered(entity: context.entityIndex(of: relationship.to), columns: relationship.to.columns, values: keyValues) {
+            if let registered = context.registered(
+                entity: context.entityIndex(of: relationship.to), indexes: context.targetColumns[entityIndex][index], values: keyValues)
+            {
                 return registered
             }
         }

@@ -22,6 +22,8 @@ final class EntityTable {
     let attributeKeys: [String]
     /// The primary key's attribute index when it is one integer column, read without a cast.
     let integerPrimaryKey: Int?
+    /// Each relationship's `from.columns` as attribute indexes, by relationship index.
+    let fromColumns: [[Int]]
     /// The relationships whose foreign key this table holds, with the key's attribute indexes.
     let foreignKeys: [(relationship: Int, columns: [Int])]
 
@@ -37,9 +39,12 @@ final class EntityTable {
         integerPrimaryKey =
             primaryKey.count == 1 && PostgresType(entity.attributes[primaryKey[0]].typeOID).isInteger ? primaryKey[0] : nil
         let attributes = entity.attributes
-        foreignKeys = entity.relationships.enumerated().compactMap { index, relationship in
-            guard relationship.foreignKeyIn == .from else { return nil }
-            return (index, relationship.from.columns.compactMap { name in attributes.firstIndex { $0.name == name } })
+        let fromColumns = entity.relationships.map { relationship in
+            relationship.from.columns.compactMap { name in attributes.firstIndex { $0.name == name } }
+        }
+        self.fromColumns = fromColumns
+        foreignKeys = entity.relationships.indices.compactMap { index in
+            entity.relationships[index].foreignKeyIn == .from ? (index, fromColumns[index]) : nil
         }
     }
 
