@@ -50,9 +50,9 @@ final class ObjectFixture {
     func disagreements() throws -> [String] {
         let fresh = try freshContext(manyToMany: context.model.manyToManyRule)
         var differences: [String] = []
-        for (entityIndex, objects) in context.registry.enumerated() {
+        for (entityIndex, registry) in context.registries.enumerated() {
             let entity = context.model.entities[entityIndex]
-            for object in objects.values {
+            for object in registry.all {
                 guard let twin = try fresh.object(entity.name, primaryKey: object.primaryKey.map { $0 as Any }) else {
                     differences.append("\(object) is in memory but not in the database")
                     continue

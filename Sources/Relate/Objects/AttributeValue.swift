@@ -97,7 +97,16 @@ enum AttributeValue {
     /// A parameter holding a list of key values, typed when they share a Swift type, so
     /// `= ANY($1)` compares them with the column's own type (and index). Otherwise their
     /// text forms, compared with the column's text form.
-    static func array(_ values: [any Sendable]) -> (parameter: any PostgresEncodable, comparesAsText: Bool) {
+    static func array(_ keys: [StoredValue]) -> (parameter: any PostgresEncodable, comparesAsText: Bool) {
+        var integers: [Int] = []
+        integers.reserveCapacity(keys.count)
+        for key in keys {
+            guard case .integer(let integer) = key else { break }
+            integers.append(integer)
+        }
+        if integers.count == keys.count { return (integers, false) }
+        // Keys hold no NULL (a NULL key matches nothing and is never asked for).
+        let values = keys.compactMap(\.value)
         if let integers = values as? [Int] { return (integers, false) }
         if let strings = values as? [String] { return (strings, false) }
         if let uuids = values as? [UUID] { return (uuids, false) }

@@ -22,8 +22,7 @@ extension DatabaseContext {
             sql += " LIMIT $\(parameters.count)"
         }
         let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
-        registry[entity].reserveCapacity(registry[entity].count + result.count)
-        return try result.map { try materialize(entity: entity, row: $0) }
+        return try materialize(entity: entity, result: result)
     }
 
     /// The object whose primary key is `primaryKey` (an array for a composite key), from
@@ -50,7 +49,7 @@ extension DatabaseContext {
         let parameters = try zip(table.primaryKey, given).map { index, value in
             try AttributeValue.encodable(value, for: table.entity.attributes[index], entity: table.entity)
         }
-        if let key = ObjectKey(parameters.map { $0 as Any? }), let registered = registry[entity][key] {
+        if let key = ObjectKey(parameters: parameters), let registered = registries[entity][key] {
             return registered
         }
         let sql = "SELECT \(table.selectList()) FROM \(table.table) WHERE \(table.condition(table.primaryKey))"
@@ -102,7 +101,7 @@ extension DatabaseContext {
         // The owners' values of the columns the relationship starts from.
         let ownerColumns = ownerTable.fromColumns[index]
         let targetIndexes = targetColumns[first.entityIndex][index]
-        var keys: [ObjectKey: [(any Sendable)?]] = [:]
+        var keys: [ObjectKey: [StoredValue]] = [:]
         var ownerKeys: [ObjectKey?] = []
         for owner in owners {
             let values = ownerColumns.map { owner.values[$0] }
@@ -149,14 +148,14 @@ extension DatabaseContext {
             }
             let result = try database(entity: first.entityIndex) { try connection.query(sql, parameters, format: .binary) }
             let width = targetTable.columns.count
-            registry[target].reserveCapacity(registry[target].count + result.count)
+            let readers = StoredValue.Reader.readers(for: result)
             for row in result {
-                let object = try materialize(entity: target, row: row)
-                let ownerValues: [(any Sendable)?] =
+                let object = try materialize(entity: target, row: row, readers: readers)
+                let key =
                     relationship.foreignKeyIn == .via
-                    ? try (width..<result.columns.count).map { try row.value(at: $0) }
-                    : matchedColumns.map { object.values[$0] }
-                if let key = ObjectKey(ownerValues) { found[key, default: []].append(object) }
+                    ? ObjectKey(try (width..<result.columns.count).map { try readers[$0].read(row, at: $0) })
+                    : ObjectKey(object.values, at: matchedColumns)
+                if let key { found[key, default: []].append(object) }
             }
         }
 
@@ -176,16 +175,16 @@ extension DatabaseContext {
     /// `"c" = $1` for one key, `"c" = ANY($1)` for several, and for composite keys
     /// `("a", "b") IN (SELECT * FROM unnest($1, $2))`.
     static func keyCondition(
-        _ columns: [String], _ keys: [[(any Sendable)?]], table: String
+        _ columns: [String], _ keys: [[StoredValue]], table: String
     ) -> (String, [(any PostgresEncodable)?]) {
         if keys.count == 1 {
             let condition = columns.enumerated().map { "\($1) = $\($0 + 1)" }.joined(separator: " AND ")
-            return (condition, keys[0].map { $0 as? any PostgresEncodable })
+            return (condition, keys[0].map(\.parameter))
         }
         var parameters: [(any PostgresEncodable)?] = []
         var targets: [String] = []
         for (position, column) in columns.enumerated() {
-            let (array, asText) = AttributeValue.array(keys.map { $0[position]! })
+            let (array, asText) = AttributeValue.array(keys.map { $0[position] })
             parameters.append(array)
             targets.append(asText ? "\(column)::text" : column)
         }

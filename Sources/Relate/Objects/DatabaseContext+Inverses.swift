@@ -2,7 +2,7 @@
 extension DatabaseContext {
     /// The object's foreign key values changed from `old` (all NULL for a new row): it
     /// leaves the loaded collections of its old targets and joins its new targets'.
-    func didChange(_ object: DatabaseObject, from old: [(any Sendable)?]) {
+    func didChange(_ object: DatabaseObject, from old: [StoredValue]) {
         for (index, columns) in object.table.foreignKeys {
             guard let inverse = inverses[object.entityIndex][index], loadedRelationships.contains(inverse) else { continue }
             let oldValues = columns.map { old[$0] }
@@ -71,7 +71,7 @@ extension DatabaseContext {
                         forget(dependant, settingDefaults: &defaults)
                     case .setNull:
                         var cleared = dependant.values
-                        for column in targetIndexes { cleared[column] = nil }
+                        for column in targetIndexes { cleared[column] = .null }
                         dependant.refresh(cleared)
                     case .setDefault:
                         defaults.append(dependant)
@@ -80,7 +80,7 @@ extension DatabaseContext {
                     }
                 }
             case .via:
-                for other in registry[inverse.entity].values {
+                for other in registries[inverse.entity].all {
                     other.sets[inverse.relationship]?.drop(object)
                 }
             }

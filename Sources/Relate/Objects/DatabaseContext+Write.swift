@@ -34,7 +34,7 @@ extension DatabaseContext {
                 let referenced = targetColumns[entity][index]
                 for (offset, column) in table.fromColumns[index].enumerated() {
                     columns.append(column)
-                    parameters.append(target.map { $0.values[referenced[offset]] as? any PostgresEncodable } ?? nil)
+                    parameters.append(target.map { $0.values[referenced[offset]].parameter } ?? nil)
                 }
             }
         }
@@ -45,7 +45,7 @@ extension DatabaseContext {
                 + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ") RETURNING \(table.selectList())"
         let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
         let object = try materialize(entity: entity, row: result[0])
-        didChange(object, from: Array(repeating: nil, count: object.values.count))
+        didChange(object, from: Array(repeating: .null, count: object.values.count))
         return object
     }
 
@@ -58,7 +58,7 @@ extension DatabaseContext {
         guard !table.primaryKey.isEmpty else { throw readOnly(table) }
         let sql = "DELETE FROM \(table.table) WHERE \(table.condition(table.primaryKey))"
         do {
-            try connection.execute(sql, table.primaryKey.map { object.values[$0] as? any PostgresEncodable })
+            try connection.execute(sql, table.primaryKey.map { object.values[$0].parameter })
         } catch let error as PostgresError where error.sqlState == .foreignKeyViolation || error.sqlState == .restrictViolation {
             throw RelateError(
                 kind: .deleteDenied,
@@ -93,7 +93,7 @@ extension DatabaseContext {
         let assignments = columns.enumerated().map { "\(table.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
         let sql = "UPDATE \(table.table) SET \(assignments) WHERE \(table.condition(table.primaryKey, start: columns.count + 1)) "
             + "RETURNING \(table.selectList())"
-        let parameters = values + table.primaryKey.map { object.values[$0] as? any PostgresEncodable }
+        let parameters = values + table.primaryKey.map { object.values[$0].parameter }
         let result = try database(entity: object.entityIndex) { try connection.query(sql, parameters, format: .binary) }
         guard let row = result.first else { throw vanished(object) }
         _ = try materialize(entity: object.entityIndex, row: row)
@@ -106,7 +106,7 @@ extension DatabaseContext {
             let columns = object.table.attributeIndexes(relationship.from.columns)
             let values: [(any PostgresEncodable)?] =
                 target.map { target in
-                    target.table.attributeIndexes(relationship.to.columns).map { target.values[$0] as? any PostgresEncodable }
+                    target.table.attributeIndexes(relationship.to.columns).map { target.values[$0].parameter }
                 } ?? Array(repeating: nil, count: columns.count)
             if relationship.kind == .oneToOne, target != nil {
                 // A one-to-one steals: whoever held the target lets go first.
@@ -121,7 +121,7 @@ extension DatabaseContext {
             // The inverse side of a one-to-one: the key is in the other table.
             let child = entityIndex(of: relationship.to)
             let childColumns = tables[child].attributeIndexes(relationship.to.columns)
-            let ownerValues = object.table.attributeIndexes(relationship.from.columns).map { object.values[$0] as? any PostgresEncodable }
+            let ownerValues = object.table.attributeIndexes(relationship.from.columns).map { object.values[$0].parameter }
             try transaction {
                 try nullify(entity: child, columns: childColumns, matching: ownerValues, except: target)
                 if let target { try update(target, columns: childColumns, values: ownerValues) }
@@ -139,7 +139,7 @@ extension DatabaseContext {
         var parameters = values
         if let except {
             sql += " AND NOT (\(table.condition(table.primaryKey, start: columns.count + 1)))"
-            parameters += table.primaryKey.map { except.values[$0] as? any PostgresEncodable }
+            parameters += table.primaryKey.map { except.values[$0].parameter }
         }
         sql += " RETURNING \(table.selectList())"
         let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
@@ -226,7 +226,7 @@ extension DatabaseContext {
             let child = entityIndex(of: relationship.to)
             let table = tables[child]
             let columns = table.attributeIndexes(relationship.to.columns)
-            let ownerValues = owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0] as? any PostgresEncodable }
+            let ownerValues = owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0].parameter }
             if !removed.isEmpty { try requireNullable(relationship) }
             let nulls = columns.map { "\(table.columns[$0]) = NULL" }.joined(separator: ", ")
             if members.isEmpty, !removed.isEmpty {
@@ -237,14 +237,14 @@ extension DatabaseContext {
                 for member in removed {
                     statements.append(PostgresStatement(
                         "UPDATE \(table.table) SET \(nulls) WHERE \(table.condition(table.primaryKey)) RETURNING \(table.selectList())",
-                        table.primaryKey.map { member.values[$0] as? any PostgresEncodable }, format: .binary))
+                        table.primaryKey.map { member.values[$0].parameter }, format: .binary))
                 }
                 let assignments = columns.enumerated().map { "\(table.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
                 let sql = "UPDATE \(table.table) SET \(assignments) WHERE \(table.condition(table.primaryKey, start: columns.count + 1)) "
                     + "RETURNING \(table.selectList())"
                 for (_, entry) in wanted.sorted(by: { $0.value.object.description < $1.value.object.description }) where !set.contains(entry.object) {
                     statements.append(PostgresStatement(
-                        sql, ownerValues + table.primaryKey.map { entry.object.values[$0] as? any PostgresEncodable }, format: .binary))
+                        sql, ownerValues + table.primaryKey.map { entry.object.values[$0].parameter }, format: .binary))
                 }
             }
             if statements.isEmpty { return }
@@ -277,12 +277,12 @@ extension DatabaseContext {
                     let statement: PostgresStatement
                     if let template {
                         statement = PostgresStatement(
-                            template.sql, ownerValues + memberColumns.map { change.object.values[$0] as? any PostgresEncodable },
+                            template.sql, ownerValues + memberColumns.map { change.object.values[$0].parameter },
                             format: .binary)
                     } else {
                         statement = try helperInsert(relationship, owner: owner, member: change.object, helperValues: [:])
                         template = statement
-                        ownerValues = owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0] as? any PostgresEncodable }
+                        ownerValues = owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0].parameter }
                         memberColumns = change.object.table.attributeIndexes(relationship.to.columns)
                     }
                     for _ in 0..<change.delta { statements.append(statement) }
@@ -326,8 +326,8 @@ extension DatabaseContext {
     }
 
     private func helperKeyValues(_ relationship: Relationship, owner: DatabaseObject, member: DatabaseObject) -> [(any PostgresEncodable)?] {
-        owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0] as? any PostgresEncodable }
-            + member.table.attributeIndexes(relationship.to.columns).map { member.values[$0] as? any PostgresEncodable }
+        owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0].parameter }
+            + member.table.attributeIndexes(relationship.to.columns).map { member.values[$0].parameter }
     }
 
     private func helperInsert(
@@ -380,7 +380,7 @@ extension DatabaseContext {
         let columns = helper.attributeIndexes(relationship.via!.fromColumns)
         return PostgresStatement(
             "DELETE FROM \(helper.table) WHERE \(helper.condition(columns)) RETURNING \(helper.selectList())",
-            owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0] as? any PostgresEncodable },
+            owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0].parameter },
             format: .binary)
     }
 
@@ -392,7 +392,7 @@ extension DatabaseContext {
         guard loadedRelationships.contains(where: { targetEntity(of: $0) == helper.index }) else { return }
         for row in result {
             let object = try materialize(entity: helper.index, row: row)
-            didChange(object, from: Array(repeating: nil, count: object.values.count))
+            didChange(object, from: Array(repeating: .null, count: object.values.count))
         }
     }
 

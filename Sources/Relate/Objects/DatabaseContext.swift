@@ -18,7 +18,7 @@ public final class DatabaseContext {
     /// SQL pieces per entity, by index in `model.entities`.
     let tables: [EntityTable]
     /// The identity map: one object per row, per entity index.
-    @exclusivity(unchecked) var registry: [[ObjectKey: DatabaseObject]]
+    let registries: [ObjectRegistry]
     /// For each entity and relationship index, where its inverse is.
     let inverses: [[RelationshipAddress?]]
     /// For each entity and relationship index, the attribute indexes of `to.columns` in the target.
@@ -28,7 +28,8 @@ public final class DatabaseContext {
     var loadedRelationships = Set<RelationshipAddress>()
     private let entityIndex: [QualifiedName: Int]
     /// Memory changes to undo if the enclosing transactions roll back, innermost last.
-    private var undoLog: [[() -> Void]] = []
+    /// Read for every object a fetch makes, never in overlapping accesses: unchecked.
+    @exclusivity(unchecked) private var undoLog: [[() -> Void]] = []
 
     /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
     /// `schemas` (default: the search path) and builds the model.
@@ -51,7 +52,7 @@ public final class DatabaseContext {
         tables = try model.entities.enumerated().map { index, entity in
             try EntityTable(entity: entity, index: index, quote: connection.quoteIdentifier)
         }
-        registry = Array(repeating: [:], count: model.entities.count)
+        registries = model.entities.map { _ in ObjectRegistry() }
         var entityIndex: [QualifiedName: Int] = [:]
         for (index, entity) in model.entities.enumerated() { entityIndex[QualifiedName(entity.schema, entity.table)] = index }
         self.entityIndex = entityIndex
@@ -72,6 +73,7 @@ public final class DatabaseContext {
                 entityIndex[QualifiedName(relationship.to.schema, relationship.to.table)].map { tables[$0].attributeIndexes(relationship.to.columns) } ?? []
             }
         }
+        for table in tables { table.context = self }
     }
 
     // MARK: - Entities
@@ -87,71 +89,78 @@ public final class DatabaseContext {
 
     // MARK: - Identity map
 
-    /// The object for a row read from the database: the registered one, refreshed with the
-    /// row's values, or a new one.
-    func materialize(entity: Int, row: PostgresRow) throws -> DatabaseObject {
+    /// The objects for the rows of `result`, each as ``materialize(entity:row:readers:)`` makes it.
+    func materialize(entity: Int, result: PostgresResult) throws -> [DatabaseObject] {
+        let readers = StoredValue.Reader.readers(for: result)
         let table = tables[entity]
-        var values: [(any Sendable)?] = []
-        values.reserveCapacity(table.columns.count)
-        for column in 0..<table.columns.count {
-            values.append(try row.value(at: column))
+        let registry = registries[entity]
+        guard registry.isEmpty, !table.primaryKey.isEmpty else {
+            return try result.map { try materialize(entity: entity, row: $0, readers: readers) }
         }
-        let key: ObjectKey? =
-            switch table.primaryKey.count {
-            case 0: nil
-            case 1:
-                if let column = table.integerPrimaryKey, let integer = try row.decode(Int?.self, at: column) {
-                    .integer(integer)
-                } else {
-                    ObjectKey(single: values[table.primaryKey[0]])
-                }
-            default: ObjectKey(table.primaryKey.map { values[$0] })
-            }
-        guard let key else {
-            return DatabaseObject(context: self, table: table, values: values)
+        // Nothing registered yet, and a table's rows hold each key once: no lookups.
+        let objects = try result.map { row in DatabaseObject(table: table, values: try Self.values(of: row, table: table, readers: readers)) }
+        registry.registerUnindexed(objects)
+        if isRecordingUndo { recordUndo { registry.removeAll() } }
+        return objects
+    }
+
+    /// The object for a row read from the database: the registered one, refreshed with the
+    /// row's values, or a new one. `readers` are the result's (see ``StoredValue/Reader``).
+    func materialize(entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil) throws -> DatabaseObject {
+        let table = tables[entity]
+        let values = try Self.values(of: row, table: table, readers: readers ?? StoredValue.Reader.readers(for: row.result))
+        guard let key = table.primaryKey.isEmpty ? nil : ObjectKey(values, at: table.primaryKey) else {
+            return DatabaseObject(table: table, values: values)
         }
-        if let existing = registry[entity][key] {
-            let old = existing.values
-            existing.refresh(values)
-            didChange(existing, from: old)
-            return existing
+        let registry = registries[entity]
+        let (object, isNew) = registry.object(forKey: key) { DatabaseObject(table: table, values: values) }
+        if isNew {
+            if isRecordingUndo { recordUndo { registry.remove(key: key) } }
+        } else {
+            let old = object.values
+            object.refresh(values)
+            didChange(object, from: old)
         }
-        let object = DatabaseObject(context: self, table: table, values: values)
-        register(object, key: key)
         return object
     }
 
-    func register(_ object: DatabaseObject, key: ObjectKey) {
-        registry[object.entityIndex][key] = object
-        if !undoLog.isEmpty { recordUndo { [weak self] in self?.registry[object.entityIndex][key] = nil } }
+    /// The row's first `table.columns.count` cells, as an object of `table` holds them.
+    @inline(__always)
+    private static func values(of row: PostgresRow, table: EntityTable, readers: [StoredValue.Reader]) throws -> [StoredValue] {
+        var values: [StoredValue] = []
+        values.reserveCapacity(table.columns.count)
+        for column in 0..<table.columns.count {
+            values.append(try readers[column].read(row, at: column))
+        }
+        return values
     }
 
     func unregister(_ object: DatabaseObject) {
         guard let key = object.objectKey else { return }
-        registry[object.entityIndex][key] = nil
-        recordUndo { [weak self] in self?.registry[object.entityIndex][key] = object }
+        let registry = registries[object.entityIndex]
+        registry.remove(key: key)
+        recordUndo { registry.register(object, key: key) }
     }
 
     /// The registered object of `entity` whose attributes at `indexes` hold `values`,
     /// without a query.
-    func registered(entity: Int, indexes: [Int], values: [(any Sendable)?]) -> DatabaseObject? {
-        let table = tables[entity]
-        if indexes == table.primaryKey {
-            return ObjectKey(values).flatMap { registry[entity][$0] }
-        }
+    func registered(entity: Int, indexes: [Int], values: [StoredValue]) -> DatabaseObject? {
         guard let wanted = ObjectKey(values) else { return nil }
-        return registry[entity].values.first { object in ObjectKey(indexes.map { object.values[$0] }) == wanted }
+        if indexes == tables[entity].primaryKey {
+            return registries[entity][wanted]
+        }
+        return registries[entity].all.first { object in ObjectKey(object.values, at: indexes) == wanted }
     }
 
     /// Registered objects of `entity` whose attributes at `indexes` hold `values`.
-    func registeredObjects(entity: Int, indexes: [Int], values: [(any Sendable)?]) -> [DatabaseObject] {
+    func registeredObjects(entity: Int, indexes: [Int], values: [StoredValue]) -> [DatabaseObject] {
         guard let wanted = ObjectKey(values) else { return [] }
-        return registry[entity].values.filter { object in ObjectKey(indexes.map { object.values[$0] }) == wanted }
+        return registries[entity].all.filter { object in ObjectKey(object.values, at: indexes) == wanted }
     }
 
     /// Forgets every object: the next fetch reads fresh ones.
     public func reset() {
-        for index in registry.indices { registry[index].removeAll() }
+        for registry in registries { registry.removeAll() }
     }
 
     // MARK: - Transactions
@@ -192,7 +201,7 @@ public final class DatabaseContext {
     }
 
     func check(_ object: DatabaseObject) throws(RelateError) {
-        guard object.context === self else {
+        guard object.table.context === self else {
             throw RelateError(
                 kind: .invalidObject,
                 message: "this \(object.entity.name) object belongs to another DatabaseContext; fetch it through this one",
@@ -207,6 +216,17 @@ public final class DatabaseContext {
 
 @available(*, unavailable, message: "a context owns a libpq connection, which is not thread-safe")
 extension DatabaseContext: Sendable {}
+
+extension Dictionary {
+    /// The value for `key`, after inserting `make()` when there is none: one hash and one
+    /// probe (the defaulted subscript's modify accessor), where a lookup then an insert
+    /// take two of each.
+    @inline(__always)
+    mutating func value(forKey key: Key, orInserting make: () -> Value) -> Value {
+        func read(_ slot: inout Value) -> Value { slot }
+        return read(&self[key, default: make()])
+    }
+}
 
 struct RelationshipAddress: Hashable {
     var entity: Int

@@ -12,23 +12,27 @@ import RelatePostgres
 ///
 /// A context keeps one object per row, so two fetches of a row give the same instance.
 public final class DatabaseObject {
-    weak var context: DatabaseContext?
+    /// The entity's SQL pieces, shared by its objects; it also knows the context, so that
+    /// an object holds no reference of its own to it.
     let table: EntityTable
     /// Attribute values, by attribute index, as the database last returned them.
     /// Only ever touched by the context's one thread, never in overlapping accesses, so the
     /// dynamic exclusivity check (measurable when reading 100k rows) is skipped.
-    @exclusivity(unchecked) var values: [(any Sendable)?]
-    public internal(set) var isDeleted = false
+    @exclusivity(unchecked) @usableFromInline var values: [StoredValue]
+    /// Read on every attribute access: unchecked for the same reason as `values`.
+    @exclusivity(unchecked) public internal(set) var isDeleted = false
     /// Loaded to-many collections and one-to-one inverses, by relationship index.
     var sets: [Int: RelationshipSet] = [:]
     /// To-one objects found, by relationship index (`.some(nil)`: none).
     var toOne: [Int: DatabaseObject?] = [:]
 
-    init(context: DatabaseContext, table: EntityTable, values: [(any Sendable)?]) {
-        self.context = context
+    init(table: EntityTable, values: [StoredValue]) {
         self.table = table
         self.values = values
     }
+
+    /// The context the object belongs to, `nil` once it is gone.
+    var context: DatabaseContext? { table.context }
 
     public var entity: Entity { table.entity }
 
@@ -36,11 +40,11 @@ public final class DatabaseObject {
 
     /// The primary key's values, in key order.
     public var primaryKey: [(any Sendable)?] {
-        table.primaryKey.map { values[$0] }
+        table.primaryKey.map { values[$0].value }
     }
 
     var objectKey: ObjectKey? {
-        table.primaryKey.isEmpty ? nil : ObjectKey(primaryKey)
+        table.primaryKey.isEmpty ? nil : ObjectKey(values, at: table.primaryKey)
     }
 
     func liveContext() throws(RelateError) -> DatabaseContext {
@@ -59,20 +63,28 @@ public final class DatabaseObject {
     /// An attribute as a Swift value, a to-one key as `DatabaseObject?`, a to-many key as a
     /// ``RelationshipSet``. An unknown key throws an error with the nearest keys.
     public func value(forKey key: String) throws -> Any? {
-        if let index = table.attributeIndex(forKey: key) {
-            guard !isDeleted else {
-                throw RelateError(kind: .invalidObject, message: "this \(entity.name) object was deleted", entity: entity.name)
-            }
-            return values[index]
+        if let index = try attributeIndex(forReading: key) {
+            return values[index].value
         }
         let context = try liveContext()
         switch try context.resolve(key, in: entityIndex) {
         case .attribute(let index):
-            return values[index]
+            return values[index].value
         case .relationship(let index):
             let relationship = entity.relationships[index]
             return relationship.isToMany ? try relationshipSet(index) : try toOneObject(index)
         }
+    }
+
+    /// The attribute `key` names, checked readable (the object is not deleted); `nil` when
+    /// the key is not an attribute's. Needs no context: attributes stay readable after it.
+    @usableFromInline @inline(__always)
+    func attributeIndex(forReading key: String) throws -> Int? {
+        guard let index = table.attributeIndex(forKey: key) else { return nil }
+        guard !isDeleted else {
+            throw RelateError(kind: .invalidObject, message: "this \(entity.name) object was deleted", entity: entity.name)
+        }
+        return index
     }
 
     /// Follows a dotted path: `email.address` is every email's address (an array, from a
@@ -129,7 +141,7 @@ public final class DatabaseObject {
         let relationship = entity.relationships[index]
         if relationship.foreignKeyIn == .from {
             let keyValues = table.fromColumns[index].map { values[$0] }
-            if keyValues.contains(where: { $0 == nil }) { return nil }
+            if keyValues.contains(where: \.isNull) { return nil }
             if let registered = context.registered(
                 entity: context.entityIndex(of: relationship.to), indexes: context.targetColumns[entityIndex][index], values: keyValues)
             {
@@ -141,7 +153,7 @@ public final class DatabaseObject {
     }
 
     /// New values from the database; cached to-one answers may no longer hold.
-    func refresh(_ newValues: [(any Sendable)?]) {
+    func refresh(_ newValues: [StoredValue]) {
         let old = values
         values = newValues
         toOne.removeAll()
@@ -156,7 +168,7 @@ public final class DatabaseObject {
 
 extension DatabaseObject: CustomStringConvertible {
     public var description: String {
-        let key = table.primaryKey.map { "\(table.entity.attributes[$0].name)=\(values[$0].map { "\($0)" } ?? "NULL")" }
+        let key = table.primaryKey.map { "\(table.entity.attributes[$0].name)=\(values[$0])" }
         return "<\(table.entity.name)" + (key.isEmpty ? "" : " " + key.joined(separator: " ")) + (isDeleted ? " deleted" : "") + ">"
     }
 }

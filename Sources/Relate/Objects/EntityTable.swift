@@ -4,6 +4,10 @@ import RelatePostgres
 /// how to find a row by key. Values are always bound; only quoted identifiers appear here.
 /// Shared by the entity's objects, immutable.
 final class EntityTable {
+    /// The context the table was made for. Its objects reach the context through here, so
+    /// that they hold no reference of their own to it (one weak reference per object costs
+    /// a side-table update on every fetch and free).
+    weak var context: DatabaseContext?
     let entity: Entity
     /// The entity's index in the model.
     let index: Int

@@ -1,36 +1,67 @@
-/// A row's identity within an entity: its primary key values.
+import Foundation
+import RelatePostgres
+
+/// A row's identity within an entity: its primary key values (or, to find the target of a
+/// foreign key, the values of the columns it refers to).
 enum ObjectKey: Hashable {
     case integer(Int)
     case integerPair(Int, Int)
     case values([AnyHashable])
 
     /// `nil` when a value is NULL or not hashable (such a row has no identity).
-    /// A one-column key, without the array.
-    init?(single value: (any Sendable)?) {
-        if let integer = value as? Int {
-            self = .integer(integer)
-        } else if let value, let key = value as? AnyHashable {
-            self = .values([key])
-        } else {
-            return nil
-        }
-    }
-
-    init?(_ values: [Any?]) {
-        if values.count == 1, let integer = values[0] as? Int {
-            self = .integer(integer)
-            return
-        }
-        if values.count == 2, let first = values[0] as? Int, let second = values[1] as? Int {
-            self = .integerPair(first, second)
-            return
+    init?(_ values: [StoredValue]) {
+        switch values.count {
+        case 1:
+            if case .integer(let integer) = values[0] {
+                self = .integer(integer)
+                return
+            }
+        case 2:
+            if case .integer(let first) = values[0], case .integer(let second) = values[1] {
+                self = .integerPair(first, second)
+                return
+            }
+        default:
+            break
         }
         var hashable: [AnyHashable] = []
         hashable.reserveCapacity(values.count)
         for value in values {
-            guard let value, let key = value as? AnyHashable else { return nil }
+            guard let value = value.value, let key = value as? AnyHashable else { return nil }
             hashable.append(key)
         }
         self = .values(hashable)
+    }
+
+    /// The key of the attributes at `indexes` of `values`, without an intermediate array
+    /// for the common one-integer case.
+    @inline(__always)
+    init?(_ values: [StoredValue], at indexes: [Int]) {
+        if indexes.count == 1, case .integer(let integer) = values[indexes[0]] {
+            self = .integer(integer)
+        } else {
+            self.init(indexes.map { values[$0] })
+        }
+    }
+
+    /// A key given as parameters (a primary key passed to `object(_:primaryKey:)`), when
+    /// each is of a type a row stores as is; `nil` otherwise, and the caller asks the database.
+    init?(parameters: [(any PostgresEncodable)?]) {
+        var values: [StoredValue] = []
+        values.reserveCapacity(parameters.count)
+        for parameter in parameters {
+            switch parameter {
+            case let value as Int: values.append(.integer(value))
+            case let value as String: values.append(.string(value))
+            case let value as UUID: values.append(.uuid(value))
+            case let value as Date: values.append(.date(value))
+            case let value as Decimal: values.append(.decimal(value))
+            case let value as Bool: values.append(.bool(value))
+            case let value as Data: values.append(.data(value))
+            case let value as Double: values.append(.double(value))
+            default: return nil
+            }
+        }
+        self.init(values)
     }
 }

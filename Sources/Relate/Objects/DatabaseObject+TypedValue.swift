@@ -1,0 +1,54 @@
+extension DatabaseObject {
+    /// An attribute as `Value`, `nil` for NULL, without the cast from `Any` that
+    /// ``value(forKey:)`` leaves to the caller:
+    ///
+    /// ```swift
+    /// let name = try ada.value(forKey: "firstname", as: String.self)   // String?
+    /// let id = try ada.value(forKey: "id", as: Int.self)               // every integer column is Int
+    /// ```
+    ///
+    /// `Value` is the Swift type DESIGN maps the column's type to (or a protocol it conforms
+    /// to, or `Any`); another type throws ``RelateError/Kind-swift.struct/typeMismatch``
+    /// naming the key, the column's type and `Value`. A relationship key answers as
+    /// ``value(forKey:)`` does, cast to `Value`.
+    ///
+    /// Inlinable, so that the cast is decided where `Value` is known: reading an `Int` is
+    /// then a check of the stored case, not a dynamic cast.
+    @inlinable
+    public func value<Value>(forKey key: String, as type: Value.Type) throws -> Value? {
+        guard let index = try attributeIndex(forReading: key) else {
+            guard let value = try value(forKey: key) else { return nil }
+            if let value = value as? Value { return value }
+            throw typeMismatch(reading: key, as: Value.self, found: Swift.type(of: value))
+        }
+        switch values[index] {
+        case .null: return nil
+        case .integer(let value): if let value = value as? Value { return value }
+        case .double(let value): if let value = value as? Value { return value }
+        case .float(let value): if let value = value as? Value { return value }
+        case .bool(let value): if let value = value as? Value { return value }
+        case .string(let value): if let value = value as? Value { return value }
+        case .date(let value): if let value = value as? Value { return value }
+        case .uuid(let value): if let value = value as? Value { return value }
+        case .data(let value): if let value = value as? Value { return value }
+        case .decimal(let value): if let value = value as? Value { return value }
+        case .other(let box): if let value = box.value as? Value { return value }
+        }
+        throw typeMismatch(reading: key, as: Value.self, found: nil)
+    }
+
+    @usableFromInline
+    func typeMismatch(reading key: String, as wanted: Any.Type, found: Any.Type?) -> RelateError {
+        let what: String
+        if let index = table.attributeIndex(forKey: key) {
+            let attribute = entity.attributes[index]
+            let stored = values[index].value.map { Swift.type(of: $0) }.map { "\($0)" } ?? "?"
+            what = "column \"\(attribute.name)\" of type \(attribute.type), read as \(stored)"
+        } else {
+            what = "a relationship, read as \(found.map { "\($0)" } ?? "?")"
+        }
+        return RelateError(
+            kind: .typeMismatch, message: "key \"\(key)\" of \"\(entity.name)\" is \(what), not as \(wanted)",
+            entity: entity.name, key: key)
+    }
+}
