@@ -22,7 +22,7 @@ extension DatabaseContext {
             sql += " LIMIT $\(parameters.count)"
         }
         let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
-        return try materialize(entity: entity, result: result)
+        return try materialize(entity: entity, result: result, rowsAreDistinct: true)
     }
 
     /// The object whose primary key is `primaryKey` (an array for a composite key), from
@@ -149,8 +149,7 @@ extension DatabaseContext {
             let result = try database(entity: first.entityIndex) { try connection.query(sql, parameters, format: .binary) }
             let width = targetTable.columns.count
             let readers = StoredValue.Reader.readers(for: result)
-            for row in result {
-                let object = try materialize(entity: target, row: row, readers: readers)
+            for (object, row) in zip(try materialize(entity: target, result: result, rowsAreDistinct: relationship.foreignKeyIn != .via), result) {
                 let key =
                     relationship.foreignKeyIn == .via
                     ? ObjectKey(try (width..<result.columns.count).map { try readers[$0].read(row, at: $0) })

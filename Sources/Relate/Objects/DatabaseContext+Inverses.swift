@@ -70,7 +70,7 @@ extension DatabaseContext {
                     case .cascade:
                         forget(dependant, settingDefaults: &defaults)
                     case .setNull:
-                        var cleared = dependant.values
+                        var cleared = Array(dependant.values)
                         for column in targetIndexes { cleared[column] = .null }
                         dependant.refresh(cleared)
                     case .setDefault:
@@ -97,7 +97,7 @@ extension DatabaseContext {
             let result = try database(entity: entity) {
                 try connection.query("SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)", parameters, format: .binary)
             }
-            for row in result { _ = try materialize(entity: entity, row: row) }
+            _ = try materialize(entity: entity, result: result, rowsAreDistinct: true)
         }
     }
 }

@@ -143,7 +143,7 @@ extension DatabaseContext {
         }
         sql += " RETURNING \(table.selectList())"
         let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
-        for row in result { _ = try materialize(entity: entity, row: row) }
+        _ = try materialize(entity: entity, result: result, rowsAreDistinct: true)
     }
 
     /// The object given for a to-one key, checked: of this context, alive, of the target entity.
@@ -250,7 +250,7 @@ extension DatabaseContext {
             if statements.isEmpty { return }
             let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
             for result in results {
-                for row in result { _ = try materialize(entity: child, row: row) }
+                _ = try materialize(entity: child, result: result, rowsAreDistinct: true)
             }
 
         case .via:
@@ -390,8 +390,7 @@ extension DatabaseContext {
         // A new row is in no set nobody loaded, and no object has its key yet: the first
         // fetch or load that reaches it makes its object.
         guard loadedRelationships.contains(where: { targetEntity(of: $0) == helper.index }) else { return }
-        for row in result {
-            let object = try materialize(entity: helper.index, row: row)
+        for object in try materialize(entity: helper.index, result: result, rowsAreDistinct: true) {
             didChange(object, from: Array(repeating: .null, count: object.values.count))
         }
     }
@@ -399,8 +398,7 @@ extension DatabaseContext {
     private func didDeleteHelperRows(_ result: PostgresResult, relationship: Relationship) throws {
         let helper = helperTable(relationship)
         var defaults: [DatabaseObject] = []
-        for row in result {
-            let object = try materialize(entity: helper.index, row: row)
+        for object in try materialize(entity: helper.index, result: result, rowsAreDistinct: true) {
             forget(object, settingDefaults: &defaults)
         }
     }

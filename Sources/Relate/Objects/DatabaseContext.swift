@@ -89,50 +89,63 @@ public final class DatabaseContext {
 
     // MARK: - Identity map
 
-    /// The objects for the rows of `result`, each as ``materialize(entity:row:readers:)`` makes it.
-    func materialize(entity: Int, result: PostgresResult) throws -> [DatabaseObject] {
+    /// The objects for the rows of `result`, each as ``materialize(entity:row:readers:storage:)``
+    /// makes it. `rowsAreDistinct`: the result selects from the entity's table alone, so
+    /// it holds each primary key once (a join through a helper table may repeat a row).
+    func materialize(entity: Int, result: PostgresResult, rowsAreDistinct: Bool) throws -> [DatabaseObject] {
         let readers = StoredValue.Reader.readers(for: result)
         let table = tables[entity]
+        let storage = ValueStorage(capacity: result.count * table.columns.count)
         let registry = registries[entity]
-        guard registry.isEmpty, !table.primaryKey.isEmpty else {
-            return try result.map { try materialize(entity: entity, row: $0, readers: readers) }
+        guard rowsAreDistinct, registry.isEmpty, !table.primaryKey.isEmpty else {
+            return try result.map { try materialize(entity: entity, row: $0, readers: readers, storage: storage) }
         }
-        // Nothing registered yet, and a table's rows hold each key once: no lookups.
-        let objects = try result.map { row in DatabaseObject(table: table, values: try Self.values(of: row, table: table, readers: readers)) }
+        // Nothing registered yet, and each key comes once: no lookups.
+        let objects = try result.map { row in
+            DatabaseObject(table: table, storage: storage, base: try Self.read(row, of: table, readers: readers, into: storage))
+        }
         registry.registerUnindexed(objects)
         if isRecordingUndo { recordUndo { registry.removeAll() } }
         return objects
     }
 
     /// The object for a row read from the database: the registered one, refreshed with the
-    /// row's values, or a new one. `readers` are the result's (see ``StoredValue/Reader``).
-    func materialize(entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil) throws -> DatabaseObject {
+    /// row's values, or a new one. `readers` are the result's (see ``StoredValue/Reader``);
+    /// a new object's values go to `storage` (shared by the objects of one result).
+    func materialize(
+        entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil, storage: ValueStorage? = nil
+    ) throws -> DatabaseObject {
         let table = tables[entity]
-        let values = try Self.values(of: row, table: table, readers: readers ?? StoredValue.Reader.readers(for: row.result))
+        let storage = storage ?? ValueStorage(capacity: table.columns.count)
+        let base = try Self.read(row, of: table, readers: readers ?? StoredValue.Reader.readers(for: row.result), into: storage)
+        let values = ObjectValues(storage: storage, base: base, count: table.columns.count)
         guard let key = table.primaryKey.isEmpty ? nil : ObjectKey(values, at: table.primaryKey) else {
-            return DatabaseObject(table: table, values: values)
+            return DatabaseObject(table: table, storage: storage, base: base)
         }
         let registry = registries[entity]
-        let (object, isNew) = registry.object(forKey: key) { DatabaseObject(table: table, values: values) }
+        let (object, isNew) = registry.object(forKey: key) { DatabaseObject(table: table, storage: storage, base: base) }
         if isNew {
             if isRecordingUndo { recordUndo { registry.remove(key: key) } }
         } else {
-            let old = object.values
+            let old = Array(object.values)
             object.refresh(values)
             didChange(object, from: old)
+            // The row's cells served only to refresh the registered object: let go of them.
+            for offset in base..<base + table.columns.count { storage.cells[offset] = .null }
         }
         return object
     }
 
-    /// The row's first `table.columns.count` cells, as an object of `table` holds them.
+    /// Appends the row's first `table.columns.count` cells to `storage`; answers where they start.
     @inline(__always)
-    private static func values(of row: PostgresRow, table: EntityTable, readers: [StoredValue.Reader]) throws -> [StoredValue] {
-        var values: [StoredValue] = []
-        values.reserveCapacity(table.columns.count)
+    private static func read(
+        _ row: PostgresRow, of table: EntityTable, readers: [StoredValue.Reader], into storage: ValueStorage
+    ) throws -> Int {
+        let base = storage.cells.count
         for column in 0..<table.columns.count {
-            values.append(try readers[column].read(row, at: column))
+            storage.cells.append(try readers[column].read(row, at: column))
         }
-        return values
+        return base
     }
 
     func unregister(_ object: DatabaseObject) {

@@ -21,7 +21,7 @@ extension DatabaseObject {
             if let value = value as? Value { return value }
             throw typeMismatch(reading: key, as: Value.self, found: Swift.type(of: value))
         }
-        switch values[index] {
+        switch storedValue(at: index) {
         case .null: return nil
         case .integer(let value): if let value = value as? Value { return value }
         case .double(let value): if let value = value as? Value { return value }
@@ -42,7 +42,7 @@ extension DatabaseObject {
         let what: String
         if let index = table.attributeIndex(forKey: key) {
             let attribute = entity.attributes[index]
-            let stored = values[index].value.map { Swift.type(of: $0) }.map { "\($0)" } ?? "?"
+            let stored = storedValue(at: index).value.map { Swift.type(of: $0) }.map { "\($0)" } ?? "?"
             what = "column \"\(attribute.name)\" of type \(attribute.type), read as \(stored)"
         } else {
             what = "a relationship, read as \(found.map { "\($0)" } ?? "?")"

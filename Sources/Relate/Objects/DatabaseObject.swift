@@ -15,10 +15,10 @@ public final class DatabaseObject {
     /// The entity's SQL pieces, shared by its objects; it also knows the context, so that
     /// an object holds no reference of its own to it.
     let table: EntityTable
-    /// Attribute values, by attribute index, as the database last returned them.
-    /// Only ever touched by the context's one thread, never in overlapping accesses, so the
-    /// dynamic exclusivity check (measurable when reading 100k rows) is skipped.
-    @exclusivity(unchecked) @usableFromInline var values: [StoredValue]
+    /// Where the attribute values are, as the database last returned them: cells
+    /// `base ..< base + table.columns.count` of `storage`, by attribute index.
+    @usableFromInline let storage: ValueStorage
+    @usableFromInline let base: Int
     /// Read on every attribute access: unchecked for the same reason as `values`.
     @exclusivity(unchecked) public internal(set) var isDeleted = false
     /// Loaded to-many collections and one-to-one inverses, by relationship index.
@@ -26,9 +26,20 @@ public final class DatabaseObject {
     /// To-one objects found, by relationship index (`.some(nil)`: none).
     var toOne: [Int: DatabaseObject?] = [:]
 
-    init(table: EntityTable, values: [StoredValue]) {
+    init(table: EntityTable, storage: ValueStorage, base: Int) {
         self.table = table
-        self.values = values
+        self.storage = storage
+        self.base = base
+    }
+
+    /// The attribute values, by attribute index.
+    var values: ObjectValues {
+        ObjectValues(storage: storage, base: base, count: table.columns.count)
+    }
+
+    @usableFromInline @inline(__always)
+    func storedValue(at index: Int) -> StoredValue {
+        storage.cells[base + index]
     }
 
     /// The context the object belongs to, `nil` once it is gone.
@@ -64,12 +75,12 @@ public final class DatabaseObject {
     /// ``RelationshipSet``. An unknown key throws an error with the nearest keys.
     public func value(forKey key: String) throws -> Any? {
         if let index = try attributeIndex(forReading: key) {
-            return values[index].value
+            return storedValue(at: index).value
         }
         let context = try liveContext()
         switch try context.resolve(key, in: entityIndex) {
         case .attribute(let index):
-            return values[index].value
+            return storedValue(at: index).value
         case .relationship(let index):
             let relationship = entity.relationships[index]
             return relationship.isToMany ? try relationshipSet(index) : try toOneObject(index)
@@ -153,15 +164,21 @@ public final class DatabaseObject {
     }
 
     /// New values from the database; cached to-one answers may no longer hold.
-    func refresh(_ newValues: [StoredValue]) {
-        let old = values
-        values = newValues
+    func refresh<Values: Collection<StoredValue>>(_ newValues: Values) {
+        let old = Array(values)
+        replaceValues(with: newValues)
         toOne.removeAll()
         if let context, context.isRecordingUndo {
             context.recordUndo { [weak self] in
-                self?.values = old
+                self?.replaceValues(with: old)
                 self?.toOne.removeAll()
             }
+        }
+    }
+
+    private func replaceValues<Values: Collection<StoredValue>>(with newValues: Values) {
+        for (offset, value) in zip(base..., newValues) {
+            storage.cells[offset] = value
         }
     }
 }

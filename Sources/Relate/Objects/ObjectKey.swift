@@ -36,7 +36,7 @@ enum ObjectKey: Hashable {
     /// The key of the attributes at `indexes` of `values`, without an intermediate array
     /// for the common one-integer case.
     @inline(__always)
-    init?(_ values: [StoredValue], at indexes: [Int]) {
+    init?<Values: RandomAccessCollection<StoredValue>>(_ values: Values, at indexes: [Int]) where Values.Index == Int {
         if indexes.count == 1, case .integer(let integer) = values[indexes[0]] {
             self = .integer(integer)
         } else {

@@ -129,3 +129,34 @@ extension StoredValue: CustomStringConvertible {
         value.map { "\($0)" } ?? "NULL"
     }
 }
+
+/// The attribute values of the objects made from one result, row after row: each object
+/// owns `width` consecutive cells. One allocation for a whole fetch instead of one per
+/// object, with consecutive rows side by side in memory. The identity map keeps a fetch's
+/// objects together until `reset()`, so the storage seldom outlives most of its objects.
+@usableFromInline
+final class ValueStorage {
+    /// Only ever touched by the context's one thread, never in overlapping accesses.
+    @exclusivity(unchecked) @usableFromInline var cells: ContiguousArray<StoredValue> = []
+
+    init(capacity: Int) {
+        cells.reserveCapacity(capacity)
+    }
+}
+
+/// One object's attribute values: a window on its cells.
+struct ObjectValues: RandomAccessCollection, CustomStringConvertible {
+    let storage: ValueStorage
+    let base: Int
+    let count: Int
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { count }
+
+    @inline(__always)
+    subscript(index: Int) -> StoredValue {
+        storage.cells[base + index]
+    }
+
+    var description: String { Array(self).description }
+}
