@@ -55,12 +55,25 @@ final class EntityTable {
     /// The attribute `key` names, if it names one.
     @inline(__always)
     func attributeIndex(forKey key: String) -> Int? {
+        // Reads tend to go through the attributes in order: the attribute after the one
+        // found last is tried first, so a read in order costs one comparison, not a scan.
+        let guess = nextGuess
+        if guess < attributeKeys.count, attributeKeys[guess] == key {
+            nextGuess = guess + 1
+            return guess
+        }
         if attributeKeys.count <= 16 {
-            return attributeKeys.firstIndex(of: key)
+            guard let index = attributeKeys.firstIndex(of: key) else { return nil }
+            nextGuess = index + 1
+            return index
         }
         if case .attribute(let index)? = keys[key] { return index }
         return nil
     }
+
+    /// Where ``attributeIndex(forKey:)`` looks first. Touched only from the context's
+    /// thread, never in overlapping accesses.
+    @exclusivity(unchecked) private var nextGuess = 0
 
     /// Types ``PostgresValue`` reads in binary form; anything else is read as text.
     static func hasBinaryDecoder(_ type: PostgresType) -> Bool {

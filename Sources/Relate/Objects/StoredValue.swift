@@ -83,42 +83,58 @@ enum StoredValue {
     }
 
     /// How a result column is read into a ``StoredValue``: chosen once per result from the
-    /// column's type, so that each cell is one typed decode.
-    enum Reader {
-        case integer, double, float, bool, string, date, uuid, data, decimal, dynamic
+    /// column's type, so that each cell is one switch and one typed decode.
+    struct Reader {
+        enum Kind {
+            case integer, double, float, bool, string, date, uuid, data, decimal, dynamic
+        }
 
-        init(_ type: PostgresType) {
-            switch type {
-            case .int2, .int4, .int8, .oid: self = .integer
-            case .float8: self = .double
-            case .float4: self = .float
-            case .bool: self = .bool
-            case .text, .varchar, .bpchar, .name, .char, .json, .jsonb, .xml, .unknown: self = .string
-            case .date, .timestamp, .timestamptz: self = .date
-            case .uuid: self = .uuid
-            case .bytea: self = .data
-            case .numeric: self = .decimal
-            default: self = .dynamic
+        let kind: Kind
+        let type: PostgresType
+        let format: PostgresFormat
+
+        init(_ column: PostgresColumn) {
+            type = column.type
+            format = column.format
+            switch column.type {
+            case .int2, .int4, .int8, .oid: kind = .integer
+            case .float8: kind = .double
+            case .float4: kind = .float
+            case .bool: kind = .bool
+            case .text, .varchar, .bpchar, .name, .char, .json, .jsonb, .xml, .unknown: kind = .string
+            case .date, .timestamp, .timestamptz: kind = .date
+            case .uuid: kind = .uuid
+            case .bytea: kind = .data
+            case .numeric: kind = .decimal
+            default: kind = .dynamic
             }
         }
 
         static func readers(for result: PostgresResult) -> [Reader] {
-            result.columns.map { Reader($0.type) }
+            result.columns.map(Reader.init)
         }
 
         @inline(__always)
         func read(_ row: PostgresRow, at column: Int) throws -> StoredValue {
-            switch self {
-            case .integer: try row.decode(Int?.self, at: column).map(StoredValue.integer) ?? .null
-            case .double: try row.decode(Double?.self, at: column).map(StoredValue.double) ?? .null
-            case .float: try row.decode(Float?.self, at: column).map(StoredValue.float) ?? .null
-            case .bool: try row.decode(Bool?.self, at: column).map(StoredValue.bool) ?? .null
-            case .string: try row.decode(String?.self, at: column).map(StoredValue.string) ?? .null
-            case .date: try row.decode(Date?.self, at: column).map(StoredValue.date) ?? .null
-            case .uuid: try row.decode(UUID?.self, at: column).map(StoredValue.uuid) ?? .null
-            case .data: try row.decode(Data?.self, at: column).map(StoredValue.data) ?? .null
-            case .decimal: try row.decode(Decimal?.self, at: column).map(StoredValue.decimal) ?? .null
-            case .dynamic: StoredValue(try row.value(at: column))
+            guard let bytes = try row.cell(at: column) else { return .null }
+            do {
+                switch kind {
+                case .integer: return .integer(try Int.decode(from: bytes, type: type, format: format))
+                case .double: return .double(try Double.decode(from: bytes, type: type, format: format))
+                case .float: return .float(try Float.decode(from: bytes, type: type, format: format))
+                case .bool: return .bool(try Bool.decode(from: bytes, type: type, format: format))
+                case .string: return .string(try String.decode(from: bytes, type: type, format: format))
+                case .date: return .date(try Date.decode(from: bytes, type: type, format: format))
+                case .uuid: return .uuid(try UUID.decode(from: bytes, type: type, format: format))
+                case .data: return .data(try Data.decode(from: bytes, type: type, format: format))
+                case .decimal: return .decimal(try Decimal.decode(from: bytes, type: type, format: format))
+                case .dynamic: return StoredValue(try PostgresValue.decode(from: bytes, type: type, format: format))
+                }
+            } catch {
+                // The row's own reading of the cell fails the same way, with an error that
+                // names the column, its type and the statement.
+                _ = try row.value(at: column)
+                throw error
             }
         }
     }
