@@ -151,3 +151,77 @@ import Testing
         }
     }
 }
+
+/// Objects tied together by loaded relationships (a person's emails, each email's person)
+/// are freed once the context forgets them.
+@Suite struct ObjectLifetimeTests {
+    @Test func resetFreesObjectsWithLoadedRelationships() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            weak var person: DatabaseObject?
+            weak var email: DatabaseObject?
+            weak var set: RelationshipSet?
+            do {
+                let ada = try #require(try context.object("person", primaryKey: 1))
+                let emails = try ada.objects(forKey: "email")
+                let first = try #require(emails.allObjects.first)
+                #expect(try first.object(forKey: "person") === ada)
+                (person, email, set) = (ada, first, emails)
+            }
+            #expect(person != nil && email != nil && set != nil)
+            context.reset()
+            #expect(person == nil && email == nil && set == nil)
+        }
+    }
+
+    @Test func aDeletedObjectLetsGoOfItsRelationships() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            weak var person: DatabaseObject?
+            do {
+                let ada = try #require(try context.object("person", primaryKey: 1))
+                let titles = try ada.objects(forKey: "title")
+                #expect(titles.count == 1)
+                try titles.removeAll()
+                try context.delete(ada)
+                person = ada
+            }
+            #expect(person == nil)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// A set of more than a handful of members looks them up by identity; removing and
+    /// adding keep that lookup right.
+    @Test func aLargeSetFindsItsMembers() throws {
+        let data = """
+            INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
+            INSERT INTO email (address, person_id) SELECT 'a' || g || '@example.com', 1 FROM generate_series(1, 40) AS g;
+            """
+        try ObjectFixture.with("seed_person_email", extraSQL: data) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let emails = try ada.objects(forKey: "email")
+            let graces = try grace.objects(forKey: "email")
+            let all = emails.allObjects
+            #expect(all.count == 40 && all.allSatisfy { emails.contains($0) && emails.count(for: $0) == 1 })
+            try graces.insert(all[20])
+            #expect(!emails.contains(all[20]) && emails.count == 39 && graces.contains(all[20]))
+            try emails.insert(all[20])
+            #expect(emails.contains(all[20]) && emails.count(for: all[20]) == 1 && graces.isEmpty)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func aSetHandedOutKeepsWorkingAfterItsOwnerIsDropped() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            let titles = try #require(try context.object("person", primaryKey: 2)).objects(forKey: "title")
+            let countess = try #require(try context.object("title", primaryKey: 1))
+            try titles.insert(countess)
+            #expect(titles.count == 3 && titles.contains(countess))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+}

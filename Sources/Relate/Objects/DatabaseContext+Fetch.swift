@@ -158,16 +158,17 @@ extension DatabaseContext {
             }
         }
 
+        let mayRepeat = relationship.foreignKeyIn == .via
         for (owner, key) in zip(owners, ownerKeys) {
             let related = key.flatMap { found[$0] } ?? []
             if relationship.isToMany {
-                let set = RelationshipSet(owner: owner, relationship: index, members: related)
                 let previous = owner.sets[index]
-                owner.sets[index] = set
-                recordUndo { owner.sets[index] = previous }
+                owner.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
+                if isRecordingUndo { recordUndo { owner.sets[index] = previous } }
             } else {
                 owner.toOne[index] = .some(related.first)
             }
+            if owner.objectKey == nil { unregisteredWithRelationships.append(owner) }
         }
     }
 

@@ -85,6 +85,15 @@ extension DatabaseContext {
                 }
             }
         }
+        // A deleted object answers no relationship; its loaded ones would only keep others alive.
+        let (sets, toOne) = (object.sets, object.toOne)
+        object.forgetRelationships()
+        if isRecordingUndo {
+            recordUndo {
+                object.sets = sets
+                object.toOne = toOne
+            }
+        }
     }
 
     /// Reads objects' rows again (one query per entity), after the database changed them.

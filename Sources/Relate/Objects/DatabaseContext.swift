@@ -26,6 +26,9 @@ public final class DatabaseContext {
     /// The relationships `load` ever stored a set or a to-one answer for: only those have
     /// anything in memory for `didChange` to keep in step.
     var loadedRelationships = Set<RelationshipAddress>()
+    /// Objects outside the identity map (of entities without a primary key) that loaded a
+    /// relationship: `reset()` must reach them too.
+    var unregisteredWithRelationships: [DatabaseObject] = []
     private let entityIndex: [QualifiedName: Int]
     /// Memory changes to undo if the enclosing transactions roll back, innermost last.
     /// Read for every object a fetch makes, never in overlapping accesses: unchecked.
@@ -173,7 +176,18 @@ public final class DatabaseContext {
 
     /// Forgets every object: the next fetch reads fresh ones.
     public func reset() {
-        for registry in registries { registry.removeAll() }
+        // Loaded relationships tie objects to each other (a person's emails, each email's
+        // person): drop them, or the objects would keep each other alive.
+        for registry in registries {
+            for object in registry.all { object.forgetRelationships() }
+            registry.removeAll()
+        }
+        for object in unregisteredWithRelationships { object.forgetRelationships() }
+        unregisteredWithRelationships = []
+    }
+
+    deinit {
+        reset()
     }
 
     // MARK: - Transactions

@@ -21,10 +21,17 @@ public final class DatabaseObject {
     @usableFromInline let base: Int
     /// Read on every attribute access: unchecked for the same reason as `values`.
     @exclusivity(unchecked) public internal(set) var isDeleted = false
-    /// Loaded to-many collections and one-to-one inverses, by relationship index.
-    var sets: [Int: RelationshipSet] = [:]
+    /// Loaded to-many collections, by relationship index. A set holds its owner strongly:
+    /// the context breaks the cycle when it forgets the object (`reset()`, a delete).
+    @exclusivity(unchecked) var sets = RelationshipSlots<RelationshipSet>()
     /// To-one objects found, by relationship index (`.some(nil)`: none).
-    var toOne: [Int: DatabaseObject?] = [:]
+    @exclusivity(unchecked) var toOne = RelationshipSlots<DatabaseObject?>()
+
+    /// Drops the loaded relationships (and the reference cycles they may close).
+    func forgetRelationships() {
+        sets.removeAll()
+        toOne.removeAll()
+    }
 
     init(table: EntityTable, storage: ValueStorage, base: Int) {
         self.table = table
@@ -131,7 +138,7 @@ public final class DatabaseObject {
     /// The relationship `key` names, when it has the cardinality asked for.
     private func relationshipIndex(_ key: String, toMany: Bool) throws -> Int {
         let index = try liveContext().relationshipIndex(key, in: entityIndex)
-        guard entity.relationships[index].isToMany == toMany else {
+        guard table.isToMany[index] == toMany else {
             let (found, use) = toMany ? ("to-one", "object(forKey:)") : ("to-many", "objects(forKey:)")
             throw RelateError(
                 kind: .unknownKey, message: "key \"\(key)\" of \"\(entity.name)\" is \(found): use \(use)",
@@ -206,6 +213,7 @@ extension DatabaseContext {
     }
 
     func relationshipIndex(_ key: String, in entity: Int) throws(RelateError) -> Int {
+        if case .relationship(let index)? = tables[entity].keys[key] { return index }
         // relationship(forKey:) explains what the key is when it is not a relationship.
         let relationship = try model.entities[entity].relationship(forKey: key)
         return model.entities[entity].relationships.firstIndex(of: relationship) ?? 0

@@ -26,6 +26,8 @@ final class EntityTable {
     let attributeKeys: [String]
     /// The primary key's attribute index when it is one integer column, read without a cast.
     let integerPrimaryKey: Int?
+    /// Whether each relationship is to-many, by relationship index.
+    let isToMany: [Bool]
     /// Each relationship's `from.columns` as attribute indexes, by relationship index.
     let fromColumns: [[Int]]
     /// The relationships whose foreign key this table holds, with the key's attribute indexes.
@@ -42,6 +44,7 @@ final class EntityTable {
         attributeKeys = entity.attributes.map(\.key)
         integerPrimaryKey =
             primaryKey.count == 1 && PostgresType(entity.attributes[primaryKey[0]].typeOID).isInteger ? primaryKey[0] : nil
+        isToMany = entity.relationships.map(\.isToMany)
         let attributes = entity.attributes
         let fromColumns = entity.relationships.map { relationship in
             relationship.from.columns.compactMap { name in attributes.firstIndex { $0.name == name } }

@@ -11,23 +11,33 @@
 /// Its members are loaded when the owner hands it out, so reading never queries. The
 /// other side of each change follows in memory: a moved email leaves its old person's set.
 public final class RelationshipSet: Sequence {
-    weak var owner: DatabaseObject?
+    /// Held strongly, so that a set handed out keeps working; the owner holds its loaded
+    /// sets too, and the context breaks that cycle when it forgets the owner.
+    let owner: DatabaseObject
     let relationshipIndex: Int
-    public let relationship: Relationship
     /// Distinct members in the order they were loaded or added.
     private(set) var objects: [DatabaseObject]
-    private var counts: [ObjectIdentifier: Int]
+    /// Members held more than once (a helper table without a unique key), with their count.
+    private var repeats: [ObjectIdentifier: Int] = [:]
+    /// The members' identities for lookups in a large set: built on the first lookup,
+    /// then kept up to date.
+    private var identities: Set<ObjectIdentifier>?
 
-    init(owner: DatabaseObject, relationship index: Int, members: [DatabaseObject]) {
+    /// `members` may name an object more than once only when `mayRepeat` (a join through
+    /// a helper table); otherwise they are taken as they are.
+    init(owner: DatabaseObject, relationship index: Int, members: [DatabaseObject], mayRepeat: Bool) {
         self.owner = owner
         relationshipIndex = index
-        relationship = owner.entity.relationships[index]
+        guard mayRepeat else {
+            objects = members
+            return
+        }
         objects = []
-        counts = [:]
         objects.reserveCapacity(members.count)
-        counts.reserveCapacity(members.count)
         for member in members { add(member, recordingUndo: false) }
     }
+
+    public var relationship: Relationship { owner.entity.relationships[relationshipIndex] }
 
     /// The number of distinct members (as `NSCountedSet.count`).
     public var count: Int { objects.count }
@@ -36,11 +46,15 @@ public final class RelationshipSet: Sequence {
     /// How many times `object` is a member: 0, 1, or more where a helper table without a
     /// unique key holds the same pair more than once.
     public func count(for object: DatabaseObject) -> Int {
-        counts[ObjectIdentifier(object)] ?? 0
+        guard contains(object) else { return 0 }
+        return repeats[ObjectIdentifier(object)] ?? 1
     }
 
     public func contains(_ object: DatabaseObject) -> Bool {
-        counts[ObjectIdentifier(object)] != nil
+        // A short scan beats hashing for the few members most sets have.
+        if objects.count <= 16 { return objects.contains { $0 === object } }
+        if identities == nil { identities = Set(objects.lazy.map(ObjectIdentifier.init)) }
+        return identities!.contains(ObjectIdentifier(object))
     }
 
     public var allObjects: [DatabaseObject] { objects }
@@ -73,19 +87,20 @@ public final class RelationshipSet: Sequence {
     }
 
     private func live() throws -> (DatabaseContext, DatabaseObject) {
-        guard let owner else {
-            throw RelateError(kind: .invalidObject, message: "the object that owns this \(relationship.key) set is gone")
-        }
-        return (try owner.liveContext(), owner)
+        (try owner.liveContext(), owner)
     }
 
     // MARK: - Memory
 
     func add(_ object: DatabaseObject, times: Int = 1, recordingUndo: Bool = true) {
         let id = ObjectIdentifier(object)
-        if counts[id] == nil { objects.append(object) }
-        counts[id, default: 0] += times
-        if recordingUndo, let context = owner?.context, context.isRecordingUndo {
+        let current = count(for: object)
+        if current == 0 {
+            objects.append(object)
+            identities?.insert(id)
+        }
+        repeats[id] = current + times > 1 ? current + times : nil
+        if recordingUndo, let context = owner.context, context.isRecordingUndo {
             context.recordUndo { [weak self] in self?.drop(object, times: times, recordingUndo: false) }
         }
     }
@@ -93,15 +108,16 @@ public final class RelationshipSet: Sequence {
     /// Takes `object` out `times` times (all of them when `nil`).
     func drop(_ object: DatabaseObject, times: Int? = nil, recordingUndo: Bool = true) {
         let id = ObjectIdentifier(object)
-        guard let current = counts[id] else { return }
+        let current = count(for: object)
+        guard current > 0 else { return }
         let removed = Swift.min(times ?? current, current)
-        if current - removed > 0 {
-            counts[id] = current - removed
-        } else {
-            counts[id] = nil
+        let remaining = current - removed
+        repeats[id] = remaining > 1 ? remaining : nil
+        if remaining == 0 {
             objects.removeAll { $0 === object }
+            identities?.remove(id)
         }
-        if recordingUndo, let context = owner?.context, context.isRecordingUndo {
+        if recordingUndo, let context = owner.context, context.isRecordingUndo {
             context.recordUndo { [weak self] in self?.add(object, times: removed, recordingUndo: false) }
         }
     }

@@ -1,0 +1,28 @@
+/// What an object has loaded, by relationship index: an array sized on the first store
+/// (an entity has a handful of relationships), cheaper to fill and to free than a
+/// dictionary when a prefetch loads a relationship for thousands of objects.
+struct RelationshipSlots<Value>: Sequence {
+    private var slots: [Value?] = []
+
+    subscript(index: Int) -> Value? {
+        get { index < slots.count ? slots[index] : nil }
+        set {
+            if index >= slots.count {
+                guard newValue != nil else { return }
+                slots.append(contentsOf: repeatElement(nil, count: index + 1 - slots.count))
+            }
+            slots[index] = newValue
+        }
+    }
+
+    var isEmpty: Bool { slots.allSatisfy { $0 == nil } }
+
+    mutating func removeAll() {
+        slots = []
+    }
+
+    /// The loaded relationships: index and value.
+    func makeIterator() -> some IteratorProtocol<(Int, Value)> {
+        slots.enumerated().lazy.compactMap { index, value in value.map { (index, $0) } }.makeIterator()
+    }
+}
