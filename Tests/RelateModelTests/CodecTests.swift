@@ -22,13 +22,29 @@ import Testing
         try binary.withUnsafeBytes { try T.decode(from: $0, type: type, format: .binary) }
     }
 
-    @Test func arraysAreSentAsQuotedLiterals() throws {
-        #expect(try encoded([1, 2, 3]) == #"{"1","2","3"}"#)
+    @Test func textArraysAreSentAsQuotedLiterals() throws {
         #expect(try encoded(["a\"b", "c\\d", "e,f"]) == #"{"a\"b","c\\d","e,f"}"#)
-        #expect(try encoded([1, nil] as [Int?]) == #"{"1",NULL}"#)
+        #expect(try encoded(["x", nil] as [String?]) == #"{"x",NULL}"#)
         #expect(try encoded([String]()) == "{}")
-        #expect([Int].postgresType == .int8Array)
+        #expect([String].postgresFormat == .text)
         #expect([String?].postgresType == .textArray)
+    }
+
+    /// Elements sent in binary make a binary array: dimensions, has-NULL flag, element
+    /// type, length and lower bound, then each element's length (-1 for NULL) and bytes.
+    @Test func binaryArraysHaveTheServersLayout() throws {
+        func bytes(_ value: some PostgresEncodable) throws -> [UInt8] {
+            var bytes: [UInt8] = []
+            try value.encode(into: &bytes)
+            return bytes
+        }
+        func int32(_ value: Int32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+        func int64(_ value: Int64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+        #expect([Int].postgresType == .int8Array && [Int].postgresFormat == .binary)
+        #expect(try bytes([1, 2]) == int32(1) + int32(0) + int32(20) + int32(2) + int32(1) + int32(8) + int64(1) + int32(8) + int64(2))
+        #expect(try bytes([7, nil] as [Int?]) == int32(1) + int32(1) + int32(20) + int32(2) + int32(1) + int32(8) + int64(7) + int32(-1))
+        #expect(try bytes([Int]()) == int32(0) + int32(0) + int32(20))
+        #expect(try bytes([true]) == int32(1) + int32(0) + int32(16) + int32(1) + int32(1) + int32(1) + [1])
     }
 
     @Test func datesAreSentInUTC() throws {

