@@ -219,8 +219,8 @@ let benchmarks: @Sendable () -> Void = {
            connection: { try decodeWithConnection($0.prefetched!) },
            raw: { try RawConnection.decode($0.rawPrefetched!) }, prefetch: true)
 
-    // The object layer. 1: the 100,000 rows as objects, every attribute read by key,
-    // against `raw libpq fetch 100k` (same rows, same Swift values). In a process of its
+    // The object layer. 1: the 100,000 rows as objects, every attribute read by key
+    // (`value(forKey:as:)`), against `raw libpq fetch 100k` (same rows, same Swift values). In a process of its
     // own for memory and mallocs, and paired for the time ratio.
     Benchmark("objects fetch 100k", configuration: fetch) { benchmark, state in
         for _ in benchmark.scaledIterations {
@@ -232,6 +232,12 @@ let benchmarks: @Sendable () -> Void = {
     paired("paired objects fetch 100k", metric: "objects fetch", label: "Relate", iterations: 20, maxDuration: .seconds(20),
            setup: { try ObjectsState.fetch() },
            side: { try fetchAsObjects($0.context) }, raw: { try $0.raw.fetch() })
+
+    // The same, each attribute read as `value(forKey:) as? T` (DESIGN's examples): the
+    // runtime's cast from `Any` is the difference. Reported, no target.
+    paired("paired objects fetch as any 100k", metric: "objects fetch as any", label: "Relate", iterations: 20, maxDuration: .seconds(20),
+           setup: { try ObjectsState.fetch() },
+           side: { try fetchAsObjectsCastingAny($0.context) }, raw: { try $0.raw.fetch() })
 
     // 2: 1,000 parents, each one's 10 children: fetch + prefetch (2 round trips) or fetch
     // + one query per parent (1 + 1,000), against parents + one `= ANY($1)` query raw.

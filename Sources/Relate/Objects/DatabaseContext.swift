@@ -55,7 +55,7 @@ public final class DatabaseContext {
         tables = try model.entities.enumerated().map { index, entity in
             try EntityTable(entity: entity, index: index, quote: connection.quoteIdentifier)
         }
-        registries = model.entities.map { _ in ObjectRegistry() }
+        registries = tables.map(ObjectRegistry.init)
         var entityIndex: [QualifiedName: Int] = [:]
         for (index, entity) in model.entities.enumerated() { entityIndex[QualifiedName(entity.schema, entity.table)] = index }
         self.entityIndex = entityIndex

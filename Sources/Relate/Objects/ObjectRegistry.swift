@@ -9,22 +9,31 @@
 /// needs it: the rows of one table's result hold each primary key once, so registering
 /// them needs no lookup, and a fetch whose objects are never looked up costs no hashing.
 final class ObjectRegistry {
-    /// Registered objects in registration order; `nil` where one was removed.
-    private var objects: ContiguousArray<DatabaseObject?> = []
+    /// Registered objects in registration order; `removedMark` where one was removed.
+    private var objects: [DatabaseObject] = []
     /// Positions in `objects` by key, for `objects[..<indexedCount]`.
     private var positions: [ObjectKey: Int] = [:]
     private var indexedCount = 0
     private var removedCount = 0
+    /// Takes a removed object's place, so that `objects` can be the very array a fetch
+    /// returned (no optionals to convert to); never handed out.
+    private let removedMark: DatabaseObject
+
+    init(table: EntityTable) {
+        removedMark = DatabaseObject(table: table, storage: ValueStorage(capacity: 0), base: 0)
+    }
 
     var isEmpty: Bool { objects.count == removedCount }
 
     /// Every registered object, in registration order.
-    var all: [DatabaseObject] { objects.compactMap { $0 } }
+    var all: [DatabaseObject] {
+        removedCount == 0 ? objects : objects.filter { $0 !== removedMark }
+    }
 
     /// The object registered under `key`.
     subscript(key: ObjectKey) -> DatabaseObject? {
         indexPending()
-        return positions[key].flatMap { objects[$0] }
+        return positions[key].map { objects[$0] }
     }
 
     /// The object registered under `key`, after registering `make()` under it when there
@@ -42,14 +51,15 @@ final class ObjectRegistry {
             indexedCount = objects.count
             return (object, true)
         }
-        return (objects[position]!, false)
+        return (objects[position], false)
     }
 
-    /// Registers the objects of one result into an empty map, without looking them up.
+    /// Registers the objects of one result without looking them up: only into an empty
+    /// map, which then shares the result's array (no copy).
     func registerUnindexed(_ fetched: [DatabaseObject]) {
         precondition(isEmpty, "only an empty registry takes objects without lookups")
         removeAll()
-        objects.append(contentsOf: fetched.lazy.map { $0 })
+        objects = fetched
     }
 
     /// Registers `object` under `key` again (undoing a removal).
@@ -63,7 +73,7 @@ final class ObjectRegistry {
     func remove(key: ObjectKey) {
         indexPending()
         guard let position = positions.removeValue(forKey: key) else { return }
-        objects[position] = nil
+        objects[position] = removedMark
         removedCount += 1
         if removedCount > 64, removedCount > objects.count / 2 { compact() }
     }
@@ -80,7 +90,7 @@ final class ObjectRegistry {
         guard indexedCount < objects.count else { return }
         positions.reserveCapacity(objects.count)
         for position in indexedCount..<objects.count {
-            guard let key = objects[position]?.objectKey else { continue }
+            guard objects[position] !== removedMark, let key = objects[position].objectKey else { continue }
             // A key met twice (inheritance children may repeat a parent's key): the first
             // object answers for it.
             if positions[key] == nil { positions[key] = position }
@@ -88,16 +98,15 @@ final class ObjectRegistry {
         indexedCount = objects.count
     }
 
-    /// Drops the removed slots once they are the majority.
+    /// Lets go of the removed objects once they are the majority.
     private func compact() {
         indexPending()
-        let live = objects.compactMap { $0 }
-        objects = ContiguousArray(live.lazy.map { $0 })
+        objects = all
+        removedCount = 0
         positions.removeAll(keepingCapacity: true)
-        for (position, object) in live.enumerated() {
-            if let key = object.objectKey { positions[key] = position }
+        for (position, object) in objects.enumerated() {
+            if let key = object.objectKey, positions[key] == nil { positions[key] = position }
         }
         indexedCount = objects.count
-        removedCount = 0
     }
 }
