@@ -163,10 +163,10 @@ extension DatabaseContext {
             let related = key.flatMap { found[$0] } ?? []
             if relationship.isToMany {
                 let previous = owner.sets[index]
-                owner.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
-                if isRecordingUndo { recordUndo { owner.sets[index] = previous } }
+                owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
+                if isRecordingUndo { recordUndo { owner.relations.sets[index] = previous } }
             } else {
-                owner.toOne[index] = .some(related.first)
+                owner.relations.toOne[index] = .some(related.first)
             }
             if owner.objectKey == nil { unregisteredWithRelationships.append(owner) }
         }

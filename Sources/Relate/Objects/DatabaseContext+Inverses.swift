@@ -43,8 +43,8 @@ extension DatabaseContext {
 
     private func setCachedToOne(_ object: DatabaseObject, _ index: Int, _ value: DatabaseObject?) {
         let previous = object.toOne[index]
-        object.toOne[index] = .some(value)
-        recordUndo { object.toOne[index] = previous }
+        object.relations.toOne[index] = .some(value)
+        recordUndo { object.relations.toOne[index] = previous }
     }
 
     /// The object's row is gone: it is marked deleted, leaves every collection, and its
@@ -86,14 +86,9 @@ extension DatabaseContext {
             }
         }
         // A deleted object answers no relationship; its loaded ones would only keep others alive.
-        let (sets, toOne) = (object.sets, object.toOne)
+        let loaded = object.loaded
         object.forgetRelationships()
-        if isRecordingUndo {
-            recordUndo {
-                object.sets = sets
-                object.toOne = toOne
-            }
-        }
+        if isRecordingUndo { recordUndo { object.loaded = loaded } }
     }
 
     /// Reads objects' rows again (one query per entity), after the database changed them.

@@ -98,14 +98,25 @@ public final class DatabaseContext {
     func materialize(entity: Int, result: PostgresResult, rowsAreDistinct: Bool) throws -> [DatabaseObject] {
         let readers = StoredValue.Reader.readers(for: result)
         let table = tables[entity]
-        let storage = ValueStorage(capacity: result.count * table.columns.count)
+        let storage = ValueStorage(table: table, capacity: result.count * table.columns.count)
         let registry = registries[entity]
         guard rowsAreDistinct, registry.isEmpty, !table.primaryKey.isEmpty else {
             return try result.map { try materialize(entity: entity, row: $0, readers: readers, storage: storage) }
         }
-        // Nothing registered yet, and each key comes once: no lookups.
-        let objects = try result.map { row in
-            DatabaseObject(table: table, storage: storage, base: try Self.read(row, of: table, readers: readers, into: storage))
+        // Nothing registered yet, and each key comes once: no lookups. The cells are
+        // written in place, row after row.
+        let width = table.columns.count
+        var objects: [DatabaseObject] = []
+        objects.reserveCapacity(result.count)
+        storage.cells = try ContiguousArray(unsafeUninitializedCapacity: result.count * width) { cells, initialized in
+            for row in result {
+                let base = initialized
+                for column in 0..<width {
+                    (cells.baseAddress! + initialized).initialize(to: try readers[column].read(row, at: column))
+                    initialized += 1
+                }
+                objects.append(DatabaseObject(storage: storage, base: base))
+            }
         }
         registry.registerUnindexed(objects)
         if isRecordingUndo { recordUndo { registry.removeAll() } }
@@ -119,14 +130,14 @@ public final class DatabaseContext {
         entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil, storage: ValueStorage? = nil
     ) throws -> DatabaseObject {
         let table = tables[entity]
-        let storage = storage ?? ValueStorage(capacity: table.columns.count)
+        let storage = storage ?? ValueStorage(table: table, capacity: table.columns.count)
         let base = try Self.read(row, of: table, readers: readers ?? StoredValue.Reader.readers(for: row.result), into: storage)
         let values = ObjectValues(storage: storage, base: base, count: table.columns.count)
         guard let key = table.primaryKey.isEmpty ? nil : ObjectKey(values, at: table.primaryKey) else {
-            return DatabaseObject(table: table, storage: storage, base: base)
+            return DatabaseObject(storage: storage, base: base)
         }
         let registry = registries[entity]
-        let (object, isNew) = registry.object(forKey: key) { DatabaseObject(table: table, storage: storage, base: base) }
+        let (object, isNew) = registry.object(forKey: key) { DatabaseObject(storage: storage, base: base) }
         if isNew {
             if isRecordingUndo { recordUndo { registry.remove(key: key) } }
         } else {
@@ -179,7 +190,7 @@ public final class DatabaseContext {
         // Loaded relationships tie objects to each other (a person's emails, each email's
         // person): drop them, or the objects would keep each other alive.
         for registry in registries {
-            for object in registry.all { object.forgetRelationships() }
+            for object in registry.all where object.loaded != nil { object.forgetRelationships() }
             registry.removeAll()
         }
         for object in unregisteredWithRelationships { object.forgetRelationships() }

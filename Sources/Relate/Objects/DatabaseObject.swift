@@ -12,31 +12,41 @@ import RelatePostgres
 ///
 /// A context keeps one object per row, so two fetches of a row give the same instance.
 public final class DatabaseObject {
-    /// The entity's SQL pieces, shared by its objects; it also knows the context, so that
-    /// an object holds no reference of its own to it.
-    let table: EntityTable
     /// Where the attribute values are, as the database last returned them: cells
     /// `base ..< base + table.columns.count` of `storage`, by attribute index.
     @usableFromInline let storage: ValueStorage
     @usableFromInline let base: Int
-    /// Read on every attribute access: unchecked for the same reason as `values`.
+    /// Read on every attribute access: unchecked for the same reason as the storage's cells.
     @exclusivity(unchecked) public internal(set) var isDeleted = false
-    /// Loaded to-many collections, by relationship index. A set holds its owner strongly:
-    /// the context breaks the cycle when it forgets the object (`reset()`, a delete).
-    @exclusivity(unchecked) var sets = RelationshipSlots<RelationshipSet>()
+    /// The relationships loaded so far; `nil` until the first. A set holds its owner
+    /// strongly: the context breaks that cycle when it forgets the object.
+    @exclusivity(unchecked) var loaded: LoadedRelationships?
+
+    init(storage: ValueStorage, base: Int) {
+        self.storage = storage
+        self.base = base
+    }
+
+    /// The entity's SQL pieces, shared by its objects; it also knows the context, so that
+    /// an object holds no reference of its own to it.
+    var table: EntityTable { storage.table }
+
+    /// Loaded to-many collections, by relationship index.
+    var sets: RelationshipSlots<RelationshipSet> { loaded?.sets ?? RelationshipSlots() }
     /// To-one objects found, by relationship index (`.some(nil)`: none).
-    @exclusivity(unchecked) var toOne = RelationshipSlots<DatabaseObject?>()
+    var toOne: RelationshipSlots<DatabaseObject?> { loaded?.toOne ?? RelationshipSlots() }
+
+    /// Where to store a loaded relationship.
+    var relations: LoadedRelationships {
+        if let loaded { return loaded }
+        let new = LoadedRelationships()
+        loaded = new
+        return new
+    }
 
     /// Drops the loaded relationships (and the reference cycles they may close).
     func forgetRelationships() {
-        sets.removeAll()
-        toOne.removeAll()
-    }
-
-    init(table: EntityTable, storage: ValueStorage, base: Int) {
-        self.table = table
-        self.storage = storage
-        self.base = base
+        loaded = nil
     }
 
     /// The attribute values, by attribute index.
@@ -174,11 +184,11 @@ public final class DatabaseObject {
     func refresh<Values: Collection<StoredValue>>(_ newValues: Values) {
         let old = Array(values)
         replaceValues(with: newValues)
-        toOne.removeAll()
+        loaded?.toOne.removeAll()
         if let context, context.isRecordingUndo {
             context.recordUndo { [weak self] in
                 self?.replaceValues(with: old)
-                self?.toOne.removeAll()
+                self?.loaded?.toOne.removeAll()
             }
         }
     }

@@ -20,7 +20,7 @@ final class ObjectRegistry {
     private let removedMark: DatabaseObject
 
     init(table: EntityTable) {
-        removedMark = DatabaseObject(table: table, storage: ValueStorage(capacity: 0), base: 0)
+        removedMark = DatabaseObject(storage: ValueStorage(table: table, capacity: 0), base: 0)
     }
 
     var isEmpty: Bool { objects.count == removedCount }

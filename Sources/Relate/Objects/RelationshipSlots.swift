@@ -26,3 +26,10 @@ struct RelationshipSlots<Value>: Sequence {
         slots.enumerated().lazy.compactMap { index, value in value.map { (index, $0) } }.makeIterator()
     }
 }
+
+/// An object's loaded relationships, allocated on the first: most objects of a large
+/// fetch never load one, and then cost one empty reference.
+final class LoadedRelationships {
+    var sets = RelationshipSlots<RelationshipSet>()
+    var toOne = RelationshipSlots<DatabaseObject?>()
+}

@@ -152,10 +152,13 @@ extension StoredValue: CustomStringConvertible {
 /// objects together until `reset()`, so the storage seldom outlives most of its objects.
 @usableFromInline
 final class ValueStorage {
+    /// The entity of the objects whose values these are (one result, one entity).
+    let table: EntityTable
     /// Only ever touched by the context's one thread, never in overlapping accesses.
     @exclusivity(unchecked) @usableFromInline var cells: ContiguousArray<StoredValue> = []
 
-    init(capacity: Int) {
+    init(table: EntityTable, capacity: Int) {
+        self.table = table
         cells.reserveCapacity(capacity)
     }
 }
