@@ -129,6 +129,8 @@ import Testing
         try roundTrip([1, 2, 3], as: "int8[]", format: format)
         try roundTrip([Int](), as: "int4[]", format: format)
         try roundTrip([1, nil, 3] as [Int?], as: "int2[]", format: format)
+        try roundTrip([Int32.min, 7], as: "int4[]", format: format)
+        try roundTrip([Int16.max, nil] as [Int16?], as: "int2[]", format: format)
         try roundTrip(["a", "b c", "quote \" and \\ and , and {}", "NULL", "", "ünï"], as: "text[]", format: format)
         try roundTrip(["x", nil] as [String?], as: "varchar[]", format: format)
         try roundTrip([1.5, -.infinity], as: "float8[]", format: format)

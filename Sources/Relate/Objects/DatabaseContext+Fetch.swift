@@ -102,17 +102,19 @@ extension DatabaseContext {
         let ownerColumns = ownerTable.fromColumns[index]
         let targetIndexes = targetColumns[first.entityIndex][index]
         var keys: [ObjectKey: [StoredValue]] = [:]
+        keys.reserveCapacity(owners.count)
         var ownerKeys: [ObjectKey?] = []
+        ownerKeys.reserveCapacity(owners.count)
         for owner in owners {
-            let values = ownerColumns.map { owner.values[$0] }
-            let key = ObjectKey(values)
+            let key = ObjectKey(owner.values, at: ownerColumns)
             ownerKeys.append(key)
-            if let key { keys[key] = values }
+            if let key { _ = keys.value(forKey: key, orInserting: { ownerColumns.map { owner.values[$0] } }) }
         }
 
         // Rows of the target, each with the key of the owner it belongs to. A to-one
         // whose target is in memory needs no query.
         var found: [ObjectKey: [DatabaseObject]] = [:]
+        found.reserveCapacity(keys.count)
         if relationship.foreignKeyIn == .from {
             for (key, values) in keys {
                 if let object = registered(entity: target, indexes: targetIndexes, values: values) {
@@ -130,17 +132,18 @@ extension DatabaseContext {
             case .from, .to:
                 matchedColumns = targetIndexes
                 let (condition, values) = Self.keyCondition(
-                    matchedColumns.map { targetTable.columns[$0] }, keyValues, table: targetTable.table)
+                    matchedColumns.map { targetTable.columns[$0] }, types: matchedColumns.map { targetTable.types[$0] }, keyValues)
                 sql = "SELECT \(targetTable.selectList()) FROM \(targetTable.table) WHERE \(condition)"
                 parameters = values
             case .via:
                 let via = relationship.via!
                 let helper = tables[entityIndex(of: Relationship.End(schema: via.schema, table: via.table, columns: []))]
-                let helperFrom = helper.attributeIndexes(via.fromColumns).map { "h.\(helper.columns[$0])" }
+                let helperFromColumns = helper.attributeIndexes(via.fromColumns)
+                let helperFrom = helperFromColumns.map { "h.\(helper.columns[$0])" }
                 let helperTo = helper.attributeIndexes(via.toColumns).map { "h.\(helper.columns[$0])" }
                 let targetJoined = targetIndexes.map { "t.\(targetTable.columns[$0])" }
                 let join = zip(targetJoined, helperTo).map { "\($0) = \($1)" }.joined(separator: " AND ")
-                let (condition, values) = Self.keyCondition(helperFrom, keyValues, table: helper.table)
+                let (condition, values) = Self.keyCondition(helperFrom, types: helperFromColumns.map { helper.types[$0] }, keyValues)
                 sql = "SELECT \(targetTable.selectList(alias: "t")), \(helperFrom.joined(separator: ", ")) FROM \(helper.table) h "
                     + "JOIN \(targetTable.table) t ON \(join) WHERE \(condition)"
                 parameters = values
@@ -175,7 +178,7 @@ extension DatabaseContext {
     /// `"c" = $1` for one key, `"c" = ANY($1)` for several, and for composite keys
     /// `("a", "b") IN (SELECT * FROM unnest($1, $2))`.
     static func keyCondition(
-        _ columns: [String], _ keys: [[StoredValue]], table: String
+        _ columns: [String], types: [PostgresType], _ keys: [[StoredValue]]
     ) -> (String, [(any PostgresEncodable)?]) {
         if keys.count == 1 {
             let condition = columns.enumerated().map { "\($1) = $\($0 + 1)" }.joined(separator: " AND ")
@@ -184,7 +187,7 @@ extension DatabaseContext {
         var parameters: [(any PostgresEncodable)?] = []
         var targets: [String] = []
         for (position, column) in columns.enumerated() {
-            let (array, asText) = AttributeValue.array(keys.map { $0[position] })
+            let (array, asText) = AttributeValue.array(keys.map { $0[position] }, columnType: types[position])
             parameters.append(array)
             targets.append(asText ? "\(column)::text" : column)
         }

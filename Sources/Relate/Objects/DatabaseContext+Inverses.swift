@@ -97,7 +97,8 @@ extension DatabaseContext {
         for (entity, members) in groups.sorted(by: { $0.key < $1.key }) {
             let table = tables[entity]
             let keys = members.map { member in table.primaryKey.map { member.values[$0] } }
-            let (condition, parameters) = Self.keyCondition(table.primaryKey.map { table.columns[$0] }, keys, table: table.table)
+            let (condition, parameters) = Self.keyCondition(
+                table.primaryKey.map { table.columns[$0] }, types: table.primaryKey.map { table.types[$0] }, keys)
             let result = try database(entity: entity) {
                 try connection.query("SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)", parameters, format: .binary)
             }

@@ -15,6 +15,8 @@ final class EntityTable {
     let table: String
     /// Quoted column names, by attribute index.
     let columns: [String]
+    /// Each attribute's type, by attribute index.
+    let types: [PostgresType]
     /// Whether the attribute is read through `::text` (types without a binary decoder).
     let readsAsText: [Bool]
     /// Attribute indexes of the primary key, in key order.
@@ -38,7 +40,8 @@ final class EntityTable {
         self.index = index
         table = try quote(entity.schema) + "." + quote(entity.table)
         columns = try entity.attributes.map { try quote($0.name) }
-        readsAsText = entity.attributes.map { !Self.hasBinaryDecoder(PostgresType($0.typeOID)) }
+        types = entity.attributes.map { PostgresType($0.typeOID) }
+        readsAsText = types.map { !Self.hasBinaryDecoder($0) }
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
         keys = entity.keys
         attributeKeys = entity.attributes.map(\.key)

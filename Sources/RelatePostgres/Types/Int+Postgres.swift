@@ -52,16 +52,41 @@ extension Int: PostgresArrayElement {
     }
 }
 
-extension Int32: PostgresEncodable {
+/// `Int32` and `Int16` are sent as int4 and int2 (arrays too: a key list compared with an
+/// int4 column keeps the column's type, and so its plans). They read any integer column
+/// whose value fits.
+extension Int32: PostgresArrayElement {
     public static var postgresType: PostgresType { .int4 }
     public static var postgresFormat: PostgresFormat { .binary }
+    public static var postgresArrayType: PostgresType { .int4Array }
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) { buffer.appendBigEndian(self) }
+    public func encodeText(into buffer: inout [UInt8]) { buffer.append(contentsOf: String(self).utf8) }
+
+    public static func decode(
+        from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> Int32 {
+        guard let value = Int32(exactly: try Int.decode(from: bytes, type: type, format: format)) else {
+            throw PostgresDecodingError("the \(type) value does not fit in Int32")
+        }
+        return value
+    }
 }
 
-extension Int16: PostgresEncodable {
+extension Int16: PostgresArrayElement {
     public static var postgresType: PostgresType { .int2 }
     public static var postgresFormat: PostgresFormat { .binary }
+    public static var postgresArrayType: PostgresType { .int2Array }
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) { buffer.appendBigEndian(self) }
+    public func encodeText(into buffer: inout [UInt8]) { buffer.append(contentsOf: String(self).utf8) }
+
+    public static func decode(
+        from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> Int16 {
+        guard let value = Int16(exactly: try Int.decode(from: bytes, type: type, format: format)) else {
+            throw PostgresDecodingError("the \(type) value does not fit in Int16")
+        }
+        return value
+    }
 }
 
 extension Int64: PostgresEncodable {
