@@ -46,6 +46,30 @@ public final class PostgresResult: @unchecked Sendable {
     /// The command tag, `INSERT 0 1` or `SELECT 10`.
     public var commandTag: String { String(cString: PQcmdStatus(handle)) }
 
+    /// The bytes of the cell at `row` and `column`, `nil` for NULL; valid while the result
+    /// lives. For loops over many cells: no ``PostgresRow`` (and no reference to the
+    /// result) per row.
+    @inlinable @inline(__always)
+    public func cell(row: Int, column: Int) throws -> UnsafeRawBufferPointer? {
+        guard column >= 0, column < cellKinds.count, row >= 0, row < rowCount else {
+            try throwOutOfRange(row: row, column: column)
+        }
+        let rowNumber = Int32(truncatingIfNeeded: row)
+        let field = Int32(truncatingIfNeeded: column)
+        // libpq gives a NULL length 0, so only an empty value needs the NULL check.
+        let length = PQgetlength(handle, rowNumber, field)
+        if length == 0, PQgetisnull(handle, rowNumber, field) == 1 { return nil }
+        return UnsafeRawBufferPointer(start: PQgetvalue(handle, rowNumber, field), count: Int(length))
+    }
+
+    @usableFromInline @inline(never)
+    func throwOutOfRange(row: Int, column: Int) throws -> Never {
+        throw PostgresError(
+            kind: .decoding,
+            message: "no cell at row \(row), column \(column): the result has \(rowCount) rows and \(columns.count) columns",
+            sql: sql)
+    }
+
     /// The index of the column with this exact name (no case folding), or `nil`.
     public func columnIndex(named name: String) -> Int? {
         columns.firstIndex { $0.name == name }

@@ -109,10 +109,10 @@ public final class DatabaseContext {
         var objects: [DatabaseObject] = []
         objects.reserveCapacity(result.count)
         storage.cells = try ContiguousArray(unsafeUninitializedCapacity: result.count * width) { cells, initialized in
-            for row in result {
+            for row in 0..<result.count {
                 let base = initialized
                 for column in 0..<width {
-                    (cells.baseAddress! + initialized).initialize(to: try readers[column].read(row, at: column))
+                    (cells.baseAddress! + initialized).initialize(to: try readers[column].read(result, row: row, column: column))
                     initialized += 1
                 }
                 objects.append(DatabaseObject(storage: storage, base: base))
@@ -189,8 +189,11 @@ public final class DatabaseContext {
     public func reset() {
         // Loaded relationships tie objects to each other (a person's emails, each email's
         // person): drop them, or the objects would keep each other alive.
-        for registry in registries {
-            for object in registry.all where object.loaded != nil { object.forgetRelationships() }
+        for (registry, table) in zip(registries, tables) {
+            if table.objectsLoadedRelationships {
+                for object in registry.all where object.loaded != nil { object.forgetRelationships() }
+                table.objectsLoadedRelationships = false
+            }
             registry.removeAll()
         }
         for object in unregisteredWithRelationships { object.forgetRelationships() }

@@ -41,6 +41,7 @@ public final class DatabaseObject {
         if let loaded { return loaded }
         let new = LoadedRelationships()
         loaded = new
+        table.objectsLoadedRelationships = true
         return new
     }
 

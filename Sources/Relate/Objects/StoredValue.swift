@@ -116,7 +116,12 @@ enum StoredValue {
 
         @inline(__always)
         func read(_ row: PostgresRow, at column: Int) throws -> StoredValue {
-            guard let bytes = try row.cell(at: column) else { return .null }
+            try read(row.result, row: row.index, column: column)
+        }
+
+        @inline(__always)
+        func read(_ result: PostgresResult, row: Int, column: Int) throws -> StoredValue {
+            guard let bytes = try result.cell(row: row, column: column) else { return .null }
             do {
                 switch kind {
                 case .integer: return .integer(try Int.decode(from: bytes, type: type, format: format))
@@ -133,7 +138,7 @@ enum StoredValue {
             } catch {
                 // The row's own reading of the cell fails the same way, with an error that
                 // names the column, its type and the statement.
-                _ = try row.value(at: column)
+                _ = try result[row].value(at: column)
                 throw error
             }
         }
