@@ -29,7 +29,7 @@ public final class DatabaseObject {
 
     /// The entity's SQL pieces, shared by its objects; it also knows the context, so that
     /// an object holds no reference of its own to it.
-    var table: EntityTable { storage.table }
+    @usableFromInline var table: EntityTable { storage.table }
 
     /// Loaded to-many collections, by relationship index.
     var sets: RelationshipSlots<RelationshipSet> { loaded?.sets ?? RelationshipSlots() }
@@ -107,13 +107,16 @@ public final class DatabaseObject {
 
     /// The attribute `key` names, checked readable (the object is not deleted); `nil` when
     /// the key is not an attribute's. Needs no context: attributes stay readable after it.
-    @usableFromInline @inline(__always)
+    @inlinable @inline(__always)
     func attributeIndex(forReading key: String) throws -> Int? {
         guard let index = table.attributeIndex(forKey: key) else { return nil }
-        guard !isDeleted else {
-            throw RelateError(kind: .invalidObject, message: "this \(entity.name) object was deleted", entity: entity.name)
-        }
+        if isDeleted { throw deletedError() }
         return index
+    }
+
+    @usableFromInline
+    func deletedError() -> RelateError {
+        RelateError(kind: .invalidObject, message: "this \(entity.name) object was deleted", entity: entity.name)
     }
 
     /// Follows a dotted path: `email.address` is every email's address (an array, from a

@@ -3,6 +3,7 @@ import RelatePostgres
 /// The SQL pieces of one entity, quoted once per context: its table, its select list and
 /// how to find a row by key. Values are always bound; only quoted identifiers appear here.
 /// Shared by the entity's objects, immutable.
+@usableFromInline
 final class EntityTable {
     /// The context the table was made for. Its objects reach the context through here, so
     /// that they hold no reference of their own to it (one weak reference per object costs
@@ -25,7 +26,7 @@ final class EntityTable {
     let keys: [String: Entity.KeyTarget]
     /// Each attribute's key, by attribute index: for an entity's handful of columns a scan
     /// of these short strings is cheaper than hashing the key.
-    let attributeKeys: [String]
+    @usableFromInline let attributeKeys: [String]
     /// The primary key's attribute index when it is one integer column, read without a cast.
     let integerPrimaryKey: Int?
     /// Whether each relationship is to-many, by relationship index.
@@ -58,19 +59,24 @@ final class EntityTable {
         }
     }
 
-    /// The attribute `key` names, if it names one.
-    @inline(__always)
+    /// The attribute `key` names, if it names one. Inlinable: every typed read starts here.
+    @inlinable @inline(__always)
     func attributeIndex(forKey key: String) -> Int? {
         // Reads tend to go through the attributes in order: the attribute after the one
         // found last is tried first, so a read in order costs one comparison, not a scan.
         let guess = nextGuess
         if guess < attributeKeys.count, attributeKeys[guess] == key {
-            nextGuess = guess + 1
+            nextGuess = guess + 1 < attributeKeys.count ? guess + 1 : 0
             return guess
         }
+        return searchAttributeIndex(forKey: key)
+    }
+
+    @usableFromInline
+    func searchAttributeIndex(forKey key: String) -> Int? {
         if attributeKeys.count <= 16 {
             guard let index = attributeKeys.firstIndex(of: key) else { return nil }
-            nextGuess = index + 1
+            nextGuess = index + 1 < attributeKeys.count ? index + 1 : 0
             return index
         }
         if case .attribute(let index)? = keys[key] { return index }
@@ -83,7 +89,7 @@ final class EntityTable {
 
     /// Where ``attributeIndex(forKey:)`` looks first. Touched only from the context's
     /// thread, never in overlapping accesses.
-    @exclusivity(unchecked) private var nextGuess = 0
+    @exclusivity(unchecked) @usableFromInline var nextGuess = 0
 
     /// Types ``PostgresValue`` reads in binary form; anything else is read as text.
     static func hasBinaryDecoder(_ type: PostgresType) -> Bool {

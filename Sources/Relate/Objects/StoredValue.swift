@@ -158,7 +158,7 @@ extension StoredValue: CustomStringConvertible {
 @usableFromInline
 final class ValueStorage {
     /// The entity of the objects whose values these are (one result, one entity).
-    let table: EntityTable
+    @usableFromInline let table: EntityTable
     /// Only ever touched by the context's one thread, never in overlapping accesses.
     @exclusivity(unchecked) @usableFromInline var cells: ContiguousArray<StoredValue> = []
 
