@@ -114,6 +114,25 @@ import Testing
         }
     }
 
+    /// With no loaded set showing the helper's own rows, an insert asks nothing back; a
+    /// set loaded afterwards shows the new row all the same.
+    @Test func manyToManyInsertsReturnNothingUnlessTheHelperRowsAreShown() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            let s = "\"\(fixture.schema)\""
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            let titles = try ada.objects(forKey: "title")
+            let insert = try fixture.sql { try titles.insert(doctor) }
+            #expect(insert == [#"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") VALUES ($1, $2)"#])
+            let admiral = try #require(try context.object("title", primaryKey: 2))
+            let replace = try fixture.sql { try ada.setValue([admiral, doctor], forKey: "title") }
+            #expect(replace.contains(#"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") VALUES ($1, $2)"#))
+            #expect(try ada.objects(forKey: "person_title_rel").count == 2)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     @Test func anUnkeyedHelperCountsAPairTwice() throws {
         let data = """
             INSERT INTO item (name) VALUES ('lamp');

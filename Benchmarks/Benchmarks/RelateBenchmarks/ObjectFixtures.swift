@@ -55,7 +55,8 @@ enum ObjectFixture {
 
     static let targetCount = 10_000
     static let ownerID = 1
-    /// The raw side's statement. Relate's adds `RETURNING "owner_id", "target_id"`.
+    /// The raw side's statement. Relate sends the same, names quoted: nothing in memory
+    /// shows the helper's own rows, so it asks for none back.
     static let insertPair = "INSERT INTO bench_m2m.owner_target (owner_id, target_id) VALUES ($1, $2)"
 
     /// `owner (id, name)`, `target (id, name)` and the helper `owner_target (owner_id,
