@@ -23,16 +23,31 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
+        // The fixtures and both sides of every task, shared by the benchmarks and the
+        // profiling runner.
+        .target(
+            name: "BenchmarkFixtures",
+            dependencies: [
+                .product(name: "Relate", package: "main"),
+                .product(name: "RelatePostgres", package: "main"),
+                "CLibPQRaw",
+            ]
+        ),
         .executableTarget(
             name: "RelateBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Relate", package: "main"),
                 .product(name: "RelatePostgres", package: "main"),
-                "CLibPQRaw",
+                "BenchmarkFixtures",
             ],
             path: "Benchmarks/RelateBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // One task, one side, in a loop: for perf and valgrind (see README.md).
+        .executableTarget(
+            name: "RelateProfile",
+            dependencies: ["BenchmarkFixtures", .product(name: "Relate", package: "main")]
         ),
     ],
     swiftLanguageModes: [.v6]

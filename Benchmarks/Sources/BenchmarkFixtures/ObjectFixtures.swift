@@ -4,27 +4,27 @@ import RelatePostgres
 
 /// The object layer's fixtures, each in a schema of its own, created and filled once per
 /// process (a later process finds them filled and leaves them alone). Not measured.
-enum ObjectFixture {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+package enum ObjectFixture {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     // MARK: - 1. 100,000 rows as objects: bench_fetch.rows (Fixture), its primary key `i`
 
     // MARK: - 2. 1,000 parents × 10 children
 
-    static let parentCount = 1_000
-    static let childrenPerParent = 10
-    static let prefetchSchema = "bench_prefetch"
+    package static let parentCount = 1_000
+    package static let childrenPerParent = 10
+    package static let prefetchSchema = "bench_prefetch"
     /// Both sides read the parents with this statement (Relate quotes the names).
-    static let selectParents = "SELECT id, name FROM bench_prefetch.parent"
+    package static let selectParents = "SELECT id, name FROM bench_prefetch.parent"
     /// The raw side's one query for all children; Relate's prefetch sends the same one.
-    static let selectChildren = "SELECT id, parent_id, name, amount FROM bench_prefetch.child WHERE parent_id = ANY($1)"
+    package static let selectChildren = "SELECT id, parent_id, name, amount FROM bench_prefetch.child WHERE parent_id = ANY($1)"
 
     /// `parent (id, name)` and `child (id, parent_id → parent, name, amount)`, children
     /// spread over the heap (child g belongs to parent g mod 1000), an index on the FK.
     /// The parent's to-many key is `child`.
-    static func preparePrefetch() throws -> Connection {
+    package static func preparePrefetch() throws -> Connection {
         let connection = try Connection(url: try Fixture.url())
         try connection.executeScript("""
             CREATE SCHEMA IF NOT EXISTS bench_prefetch;
@@ -53,17 +53,17 @@ enum ObjectFixture {
 
     // MARK: - 3. 10,000 many-to-many inserts
 
-    static let targetCount = 10_000
-    static let ownerID = 1
+    package static let targetCount = 10_000
+    package static let ownerID = 1
     /// The raw side's statement. Relate sends the same, names quoted: nothing in memory
     /// shows the helper's own rows, so it asks for none back.
-    static let insertPair = "INSERT INTO bench_m2m.owner_target (owner_id, target_id) VALUES ($1, $2)"
+    package static let insertPair = "INSERT INTO bench_m2m.owner_target (owner_id, target_id) VALUES ($1, $2)"
 
     /// `owner (id, name)`, `target (id, name)` and the helper `owner_target (owner_id,
     /// target_id)`, keyed by both: a many-to-many under the default `.keyed` rule, key
     /// `target` on the owner. One owner, 10,000 targets; the helper is emptied before each
     /// side of each pair.
-    static func prepareManyToMany() throws -> Connection {
+    package static func prepareManyToMany() throws -> Connection {
         let connection = try Connection(url: try Fixture.url())
         try connection.executeScript("""
             CREATE SCHEMA IF NOT EXISTS bench_m2m;
@@ -98,7 +98,7 @@ enum ObjectFixture {
 /// (inside the measurement: the raw side frees its rows inside it too), so every call
 /// really fetches.
 @inline(never)
-func fetchAsObjects(_ context: DatabaseContext) throws -> [FetchedRow] {
+package func fetchAsObjects(_ context: DatabaseContext) throws -> [FetchedRow] {
     defer { context.reset() }
     let objects = try context.fetch("rows")
     var rows: [FetchedRow] = []
@@ -120,7 +120,7 @@ func fetchAsObjects(_ context: DatabaseContext) throws -> [FetchedRow] {
 /// The same, each attribute read as `value(forKey:)` and cast with `as?`, as DESIGN's
 /// examples read: the runtime's cast from `Any` is the difference.
 @inline(never)
-func fetchAsObjectsCastingAny(_ context: DatabaseContext) throws -> [FetchedRow] {
+package func fetchAsObjectsCastingAny(_ context: DatabaseContext) throws -> [FetchedRow] {
     defer { context.reset() }
     let objects = try context.fetch("rows")
     var rows: [FetchedRow] = []
@@ -143,7 +143,7 @@ func fetchAsObjectsCastingAny(_ context: DatabaseContext) throws -> [FetchedRow]
 /// `prefetch`, exactly 2 round trips (fetch, prefetch); without, 1 + 1,000. Any other
 /// number of round trips is an error. Answers each parent's member count, in fetch order.
 @inline(never)
-func childCountsAsObjects(_ context: DatabaseContext, prefetch: Bool) throws -> [Int] {
+package func childCountsAsObjects(_ context: DatabaseContext, prefetch: Bool) throws -> [Int] {
     defer { context.reset() }
     let before = context.connection.roundTrips
     let parents = try context.fetch("parent")
@@ -163,12 +163,12 @@ func childCountsAsObjects(_ context: DatabaseContext, prefetch: Bool) throws -> 
 
 /// Benchmark 3's object side: one owner, its (loaded, empty) `target` set and 10,000
 /// target objects, made afresh before each measured replace (not measured).
-final class ManyToManyObjects {
-    let context: DatabaseContext
-    private(set) var owner: DatabaseObject
-    private(set) var targets: [DatabaseObject]
+package final class ManyToManyObjects {
+    package let context: DatabaseContext
+    package private(set) var owner: DatabaseObject
+    package private(set) var targets: [DatabaseObject]
 
-    init(connection: Connection) throws {
+    package init(connection: Connection) throws {
         context = try DatabaseContext(connection: connection, schemas: ["bench_m2m"])
         let relationship = try context.model.entity("owner").relationship(forKey: "target")
         guard relationship.kind == .manyToMany else {
@@ -187,7 +187,7 @@ final class ManyToManyObjects {
 
     /// Empties the helper table and starts from fresh objects: the owner with its `target`
     /// set loaded (empty), and the 10,000 targets.
-    func reset() throws {
+    package func reset() throws {
         try context.connection.execute("TRUNCATE bench_m2m.owner_target")
         context.reset()
         owner = try Self.load(context)
@@ -200,7 +200,7 @@ final class ManyToManyObjects {
     /// The measured part: `owner.target = targets`, one pipeline of 10,000 INSERTs.
     /// Answers the set's size afterwards; anything but one round trip is an error.
     @inline(never)
-    func replace() throws -> Int {
+    package func replace() throws -> Int {
         let before = context.connection.roundTrips
         try owner.setValue(targets, forKey: "target")
         let trips = context.connection.roundTrips - before

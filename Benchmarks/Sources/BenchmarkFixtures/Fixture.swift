@@ -2,27 +2,27 @@ import Foundation
 import RelatePostgres
 
 /// One fetched row: the five columns of `bench_fetch.rows` as Swift values.
-struct FetchedRow: Equatable {
-    var i: Int
-    var t: String
-    var f: Double
-    var b: Bool
-    var l: Int
+package struct FetchedRow: Equatable {
+    package var i: Int
+    package var t: String
+    package var f: Double
+    package var b: Bool
+    package var l: Int
 }
 
-enum Fixture {
-    static let rowCount = 100_000
-    static let schema = "bench_fetch"
-    static let table = "bench_fetch.rows"
+package enum Fixture {
+    package static let rowCount = 100_000
+    package static let schema = "bench_fetch"
+    package static let table = "bench_fetch.rows"
     /// The statement both sides run, unchanged.
-    static let select = "SELECT i, t, f, b, l FROM bench_fetch.rows"
+    package static let select = "SELECT i, t, f, b, l FROM bench_fetch.rows"
 
-    struct SetupError: Error, CustomStringConvertible {
-        var description: String
+    package struct SetupError: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// The server to use: `RELATE_TEST_URL`, as the integration tests use it.
-    static func url() throws -> String {
+    package static func url() throws -> String {
         guard let url = ProcessInfo.processInfo.environment["RELATE_TEST_URL"], !url.isEmpty else {
             throw SetupError(description: """
                 RELATE_TEST_URL is not set: it must name a PostgreSQL server the benchmarks may \
@@ -35,7 +35,7 @@ enum Fixture {
 
     /// Creates and fills the table once: a later process (each benchmark runs in its own)
     /// finds it filled and leaves it alone. Not measured.
-    static func prepare() throws -> Connection {
+    package static func prepare() throws -> Connection {
         let connection = try Connection(url: try url())
         // `i` is the primary key, so that the rows have an identity as objects (the object
         // benchmarks fetch this table too); the SELECT above still reads it in heap order.
@@ -69,7 +69,7 @@ enum Fixture {
 
     /// Both sides must read the same rows into the same values; checked once per process,
     /// outside the measurement.
-    static func check(connection: Connection, raw: RawConnection) throws {
+    package static func check(connection: Connection, raw: RawConnection) throws {
         let viaConnection = try fetchWithConnection(connection)
         let viaRaw = try raw.fetch()
         guard viaConnection.count == rowCount, viaConnection == viaRaw else {
@@ -86,13 +86,13 @@ enum Fixture {
 
 /// Benchmark 1: through `Connection`, in binary form, as an application would write it.
 @inline(never)
-func fetchWithConnection(_ connection: Connection) throws -> [FetchedRow] {
+package func fetchWithConnection(_ connection: Connection) throws -> [FetchedRow] {
     let result = try connection.query(Fixture.select, format: .binary)
     return try decodeWithConnection(result)
 }
 
 @inline(never)
-func decodeWithConnection(_ result: PostgresResult) throws -> [FetchedRow] {
+package func decodeWithConnection(_ result: PostgresResult) throws -> [FetchedRow] {
     var rows: [FetchedRow] = []
     rows.reserveCapacity(result.count)
     for row in result {

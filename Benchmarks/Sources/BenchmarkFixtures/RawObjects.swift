@@ -3,12 +3,12 @@ import CLibPQRaw
 /// The raw libpq baselines of the object benchmarks: the same work written by hand, binary
 /// results, every cell's length checked and decoded into Swift values.
 extension RawConnection {
-    struct Parent {
+    package struct Parent {
         var id: Int
         var name: String
     }
 
-    struct Child {
+    package struct Child {
         var id: Int
         var parentID: Int
         var name: String
@@ -19,7 +19,7 @@ extension RawConnection {
     /// `WHERE parent_id = ANY($1)` query (an int4[] in binary form), grouped by parent in a
     /// dictionary. Answers each parent's number of children, in fetch order.
     @inline(never)
-    func childCounts() throws -> [Int] {
+    package func childCounts() throws -> [Int] {
         let parentResult = try execute(ObjectFixture.selectParents, types: [23, 25])
         defer { PQclear(parentResult) }
         var parents: [Parent] = []
@@ -57,7 +57,7 @@ extension RawConnection {
     /// Benchmark 3's baseline: one `INSERT` per target in pipeline mode (int4 parameters in
     /// binary form), one sync, every result read. Answers the number of rows inserted.
     @inline(never)
-    func insertPairs(owner: Int, targets: [Int]) throws -> Int {
+    package func insertPairs(owner: Int, targets: [Int]) throws -> Int {
         guard PQenterPipelineMode(handle) == 1 else {
             throw Failure(description: "cannot enter pipeline mode: \(String(cString: PQerrorMessage(handle)))")
         }
@@ -99,7 +99,7 @@ extension RawConnection {
         return inserted
     }
 
-    func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         guard let result, PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK else {

@@ -4,14 +4,14 @@ import CLibPQRaw
 /// result's shape and column types once, each cell's length (which also rules out NULL
 /// in the fixed-width columns: libpq gives a NULL length 0) and, for an empty text, NULL;
 /// nothing more.
-final class RawConnection {
-    let handle: OpaquePointer
+package final class RawConnection {
+    package let handle: OpaquePointer
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    init(url: String) throws {
+    package init(url: String) throws {
         guard let handle = PQconnectdb(url) else { throw Failure(description: "PQconnectdb returned NULL") }
         guard PQstatus(handle) == CONNECTION_OK else {
             let message = String(cString: PQerrorMessage(handle))
@@ -25,14 +25,14 @@ final class RawConnection {
 
     /// Benchmark 2: the same SELECT, binary results, decoded by hand.
     @inline(never)
-    func fetch() throws -> [FetchedRow] {
+    package func fetch() throws -> [FetchedRow] {
         let result = try execute()
         defer { PQclear(result) }
         return try Self.decode(result)
     }
 
     /// `PQexecParams` with no parameters and binary results (resultFormat 1).
-    func execute() throws -> OpaquePointer {
+    package func execute() throws -> OpaquePointer {
         guard let result = PQexecParams(handle, Fixture.select, 0, nil, nil, nil, nil, 1) else {
             throw Failure(description: String(cString: PQerrorMessage(handle)))
         }
@@ -45,7 +45,7 @@ final class RawConnection {
     }
 
     @inline(never)
-    static func decode(_ result: OpaquePointer) throws -> [FetchedRow] {
+    package static func decode(_ result: OpaquePointer) throws -> [FetchedRow] {
         // int4, text, float8, bool, int8, all in binary form.
         let expected: [Oid] = [23, 25, 701, 16, 20]
         guard PQnfields(result) == 5,
@@ -78,4 +78,4 @@ final class RawConnection {
 }
 
 /// `PQclear`, for files that do not import libpq themselves.
-func PQclearRaw(_ result: OpaquePointer) { PQclear(result) }
+package func PQclearRaw(_ result: OpaquePointer) { PQclear(result) }
