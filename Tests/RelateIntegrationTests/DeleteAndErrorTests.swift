@@ -178,6 +178,26 @@ import Testing
         }
     }
 
+    /// A one-to-one loaded inside a rolled-back transaction (the inverse side, whose key is
+    /// in the other table) is forgotten with it.
+    @Test func aToOneLoadedInARolledBackTransactionIsForgotten() throws {
+        let data = "INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace');"
+        try ObjectFixture.with("seed_person_email_one_to_one", extraSQL: data) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            struct Stop: Error {}
+            #expect(throws: Stop.self) {
+                try context.transaction {
+                    let email = try context.insert("email", values: ["address": "ada@example.com", "person": ada])
+                    #expect(try ada.object(forKey: "email") === email)
+                    throw Stop()
+                }
+            }
+            #expect(try ada.object(forKey: "email") == nil)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     @Test func aRolledBackTransactionRollsMemoryBack() throws {
         struct Stop: Error {}
         try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in

@@ -174,6 +174,24 @@ import Testing
         }
     }
 
+    /// An object the identity map no longer holds (fetched before a reset) that loads a
+    /// relationship afterwards is freed by the next reset too.
+    @Test func anObjectFromBeforeAResetIsFreedByTheNext() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            weak var person: DatabaseObject?
+            do {
+                let ada = try #require(try context.fetch("person", orderBy: "id").first)
+                context.reset()
+                let emails = try ada.objects(forKey: "email")
+                #expect(try emails.allObjects.first?.object(forKey: "person") !== ada)
+                person = ada
+            }
+            context.reset()
+            #expect(person == nil)
+        }
+    }
+
     @Test func aDeletedObjectLetsGoOfItsRelationships() throws {
         try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
             let context = fixture.context

@@ -11,6 +11,8 @@ import Testing
         #expect(AttributeValue.array(keys, columnType: .int4).parameter as? [Int32] == [1, 2])
         #expect(AttributeValue.array(keys, columnType: .int2).parameter as? [Int16] == [1, 2])
         #expect(AttributeValue.array(keys, columnType: .int8).parameter as? [Int] == [1, 2])
+        // A key from a wider column that the column cannot hold: the list stays int8[].
+        #expect(AttributeValue.array([.integer(1), .integer(5_000_000_000)], columnType: .int4).parameter as? [Int] == [1, 5_000_000_000])
         let (strings, asText) = AttributeValue.array([.string("a"), .string("b")], columnType: .text)
         #expect(strings as? [String] == ["a", "b"] && !asText)
         let (mixed, mixedAsText) = AttributeValue.array([.integer(1), .string("b")], columnType: .text)

@@ -110,12 +110,19 @@ enum AttributeValue {
             integers.append(integer)
         }
         if integers.count == keys.count {
-            // The keys came from columns of this type, so they fit.
+            // Keys from a wider column (an int8 key for an int4 foreign key) may not fit:
+            // then the list goes as int8[], correct if slower to plan.
             switch columnType {
-            case .int4: return (integers.map { Int32(truncatingIfNeeded: $0) }, false)
-            case .int2: return (integers.map { Int16(truncatingIfNeeded: $0) }, false)
-            default: return (integers, false)
+            case .int4:
+                let narrow = integers.compactMap(Int32.init(exactly:))
+                if narrow.count == integers.count { return (narrow, false) }
+            case .int2:
+                let narrow = integers.compactMap(Int16.init(exactly:))
+                if narrow.count == integers.count { return (narrow, false) }
+            default:
+                break
             }
+            return (integers, false)
         }
         // Keys hold no NULL (a NULL key matches nothing and is never asked for).
         let values = keys.compactMap(\.value)

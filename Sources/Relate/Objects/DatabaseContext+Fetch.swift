@@ -169,9 +169,10 @@ extension DatabaseContext {
                 owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
                 if isRecordingUndo { recordUndo { owner.relations.sets[index] = previous } }
             } else {
+                let previous = owner.toOne[index]
                 owner.relations.toOne[index] = .some(related.first)
+                if isRecordingUndo { recordUndo { owner.relations.toOne[index] = previous } }
             }
-            if owner.objectKey == nil { unregisteredWithRelationships.append(owner) }
         }
     }
 

@@ -86,9 +86,15 @@ extension DatabaseContext {
             }
         }
         // A deleted object answers no relationship; its loaded ones would only keep others alive.
-        let loaded = object.loaded
-        object.forgetRelationships()
-        if isRecordingUndo { recordUndo { object.loaded = loaded } }
+        if let box = object.loaded {
+            let held = box.takeAll()
+            if isRecordingUndo {
+                recordUndo {
+                    box.sets = held.sets
+                    box.toOne = held.toOne
+                }
+            }
+        }
     }
 
     /// Reads objects' rows again (one query per entity), after the database changed them.

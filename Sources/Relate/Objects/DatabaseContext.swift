@@ -26,9 +26,10 @@ public final class DatabaseContext {
     /// The relationships `load` ever stored a set or a to-one answer for: only those have
     /// anything in memory for `didChange` to keep in step.
     var loadedRelationships = Set<RelationshipAddress>()
-    /// Objects outside the identity map (of entities without a primary key) that loaded a
-    /// relationship: `reset()` must reach them too.
-    var unregisteredWithRelationships: [DatabaseObject] = []
+    /// Every object's box of loaded relationships made since the last `reset()`, which
+    /// empties them to break the cycles they close (also for objects the identity map no
+    /// longer holds: forgotten by a rollback, without a key, fetched before a reset).
+    var loadedBoxes: [LoadedRelationships] = []
     private let entityIndex: [QualifiedName: Int]
     /// Memory changes to undo if the enclosing transactions roll back, innermost last.
     /// Read for every object a fetch makes, never in overlapping accesses: unchecked.
@@ -98,9 +99,10 @@ public final class DatabaseContext {
     func materialize(entity: Int, result: PostgresResult, rowsAreDistinct: Bool) throws -> [DatabaseObject] {
         let readers = StoredValue.Reader.readers(for: result)
         let table = tables[entity]
-        let storage = ValueStorage(table: table, capacity: result.count * table.columns.count)
+        let storage = ValueStorage(table: table, capacity: 0)
         let registry = registries[entity]
         guard rowsAreDistinct, registry.isEmpty, !table.primaryKey.isEmpty else {
+            storage.cells.reserveCapacity(result.count * table.columns.count)
             return try result.map { try materialize(entity: entity, row: $0, readers: readers, storage: storage) }
         }
         // Nothing registered yet, and each key comes once: no lookups. The cells are
@@ -139,7 +141,7 @@ public final class DatabaseContext {
         let registry = registries[entity]
         let (object, isNew) = registry.object(forKey: key) { DatabaseObject(storage: storage, base: base) }
         if isNew {
-            if isRecordingUndo { recordUndo { registry.remove(key: key) } }
+            if isRecordingUndo { recordUndo { registry.remove(object, key: key) } }
         } else {
             let old = Array(object.values)
             object.refresh(values)
@@ -165,7 +167,7 @@ public final class DatabaseContext {
     func unregister(_ object: DatabaseObject) {
         guard let key = object.objectKey else { return }
         let registry = registries[object.entityIndex]
-        registry.remove(key: key)
+        registry.remove(object, key: key)
         recordUndo { registry.register(object, key: key) }
     }
 
@@ -189,15 +191,9 @@ public final class DatabaseContext {
     public func reset() {
         // Loaded relationships tie objects to each other (a person's emails, each email's
         // person): drop them, or the objects would keep each other alive.
-        for (registry, table) in zip(registries, tables) {
-            if table.objectsLoadedRelationships {
-                for object in registry.all where object.loaded != nil { object.forgetRelationships() }
-                table.objectsLoadedRelationships = false
-            }
-            registry.removeAll()
-        }
-        for object in unregisteredWithRelationships { object.forgetRelationships() }
-        unregisteredWithRelationships = []
+        for box in loadedBoxes { _ = box.takeAll() }
+        loadedBoxes = []
+        for registry in registries { registry.removeAll() }
     }
 
     deinit {

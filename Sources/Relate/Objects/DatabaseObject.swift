@@ -19,7 +19,7 @@ public final class DatabaseObject {
     /// Read on every attribute access: unchecked for the same reason as the storage's cells.
     @exclusivity(unchecked) public internal(set) var isDeleted = false
     /// The relationships loaded so far; `nil` until the first. A set holds its owner
-    /// strongly: the context breaks that cycle when it forgets the object.
+    /// strongly: the context empties the box on `reset()` (see ``LoadedRelationships``).
     @exclusivity(unchecked) var loaded: LoadedRelationships?
 
     init(storage: ValueStorage, base: Int) {
@@ -41,13 +41,8 @@ public final class DatabaseObject {
         if let loaded { return loaded }
         let new = LoadedRelationships()
         loaded = new
-        table.objectsLoadedRelationships = true
+        context?.loadedBoxes.append(new)
         return new
-    }
-
-    /// Drops the loaded relationships (and the reference cycles they may close).
-    func forgetRelationships() {
-        loaded = nil
     }
 
     /// The attribute values, by attribute index.

@@ -83,10 +83,6 @@ final class EntityTable {
         return nil
     }
 
-    /// Whether an object of this entity loaded a relationship since the last `reset()`,
-    /// which then has cycles to break; most large fetches load none.
-    var objectsLoadedRelationships = false
-
     /// Where ``attributeIndex(forKey:)`` looks first. Touched only from the context's
     /// thread, never in overlapping accesses.
     @exclusivity(unchecked) @usableFromInline var nextGuess = 0

@@ -70,9 +70,12 @@ final class ObjectRegistry {
         indexedCount = objects.count
     }
 
-    func remove(key: ObjectKey) {
+    /// Removes `object`, registered under `key`; nothing when another object answers for
+    /// the key (a key a result held twice, see `indexPending`).
+    func remove(_ object: DatabaseObject, key: ObjectKey) {
         indexPending()
-        guard let position = positions.removeValue(forKey: key) else { return }
+        guard let position = positions[key], objects[position] === object else { return }
+        positions[key] = nil
         objects[position] = removedMark
         removedCount += 1
         if removedCount > 64, removedCount > objects.count / 2 { compact() }

@@ -29,7 +29,20 @@ struct RelationshipSlots<Value>: Sequence {
 
 /// An object's loaded relationships, allocated on the first: most objects of a large
 /// fetch never load one, and then cost one empty reference.
+///
+/// A loaded set holds its owner, and a to-one its target, so loaded relationships tie
+/// objects into cycles. The context keeps every box it made until `reset()`, which
+/// empties them: that reaches objects the identity map no longer holds too.
 final class LoadedRelationships {
     var sets = RelationshipSlots<RelationshipSet>()
     var toOne = RelationshipSlots<DatabaseObject?>()
+
+    /// Empties the box; answers what it held, to put back on undo.
+    func takeAll() -> (sets: RelationshipSlots<RelationshipSet>, toOne: RelationshipSlots<DatabaseObject?>) {
+        defer {
+            sets.removeAll()
+            toOne.removeAll()
+        }
+        return (sets, toOne)
+    }
 }
