@@ -59,31 +59,24 @@ extension Int32: PostgresArrayElement {
     public static var postgresType: PostgresType { .int4 }
     public static var postgresFormat: PostgresFormat { .binary }
     public static var postgresArrayType: PostgresType { .int4Array }
-    public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) { buffer.appendBigEndian(self) }
-    public func encodeText(into buffer: inout [UInt8]) { buffer.append(contentsOf: String(self).utf8) }
-
-    public static func decode(
-        from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
-    ) throws(PostgresDecodingError) -> Int32 {
-        guard let value = Int32(exactly: try Int.decode(from: bytes, type: type, format: format)) else {
-            throw PostgresDecodingError("the \(type) value does not fit in Int32")
-        }
-        return value
-    }
 }
 
 extension Int16: PostgresArrayElement {
     public static var postgresType: PostgresType { .int2 }
     public static var postgresFormat: PostgresFormat { .binary }
     public static var postgresArrayType: PostgresType { .int2Array }
+}
+
+/// The coding `Int32` and `Int16` share: their own width on the wire, read through `Int`.
+extension PostgresArrayElement where Self: FixedWidthInteger & SignedInteger {
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) { buffer.appendBigEndian(self) }
     public func encodeText(into buffer: inout [UInt8]) { buffer.append(contentsOf: String(self).utf8) }
 
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
-    ) throws(PostgresDecodingError) -> Int16 {
-        guard let value = Int16(exactly: try Int.decode(from: bytes, type: type, format: format)) else {
-            throw PostgresDecodingError("the \(type) value does not fit in Int16")
+    ) throws(PostgresDecodingError) -> Self {
+        guard let value = Self(exactly: try Int.decode(from: bytes, type: type, format: format)) else {
+            throw PostgresDecodingError("the \(type) value does not fit in \(Self.self)")
         }
         return value
     }
