@@ -244,10 +244,7 @@ public final class DatabaseContext {
                 message: "this \(object.entity.name) object belongs to another DatabaseContext; fetch it through this one",
                 entity: object.entity.name)
         }
-        guard !object.isDeleted else {
-            throw RelateError(
-                kind: .invalidObject, message: "this \(object.entity.name) object was deleted", entity: object.entity.name)
-        }
+        guard !object.isDeleted else { throw object.deletedError() }
     }
 }
 

@@ -77,7 +77,7 @@ public final class DatabaseObject {
         }
         // `check(self)` without its first test: this object's context is `context`.
         guard !isDeleted else {
-            throw RelateError(kind: .invalidObject, message: "this \(entity.name) object was deleted", entity: entity.name)
+            throw deletedError()
         }
         return context
     }

@@ -15,8 +15,6 @@ struct RelationshipSlots<Value>: Sequence {
         }
     }
 
-    var isEmpty: Bool { slots.allSatisfy { $0 == nil } }
-
     mutating func removeAll() {
         slots = []
     }
