@@ -50,7 +50,7 @@ public final class DatabaseObject {
         ObjectValues(storage: storage, base: base, count: table.columns.count)
     }
 
-    @usableFromInline @inline(__always)
+    @inlinable @inline(__always)
     func storedValue(at index: Int) -> StoredValue {
         storage.cells[base + index]
     }
