@@ -93,17 +93,23 @@ public final class DatabaseContext {
 
     // MARK: - Identity map
 
-    /// The objects for the rows of `result`, each as ``materialize(entity:row:readers:storage:)``
+    /// The objects for the rows of `result`, each as ``materialize(entity:row:)``
     /// makes it. `rowsAreDistinct`: the result selects from the entity's table alone, so
     /// it holds each primary key once (a join through a helper table may repeat a row).
     func materialize(entity: Int, result: PostgresResult, rowsAreDistinct: Bool) throws -> [DatabaseObject] {
+        // A cell that cannot be read is a PostgresError naming the column: as every error
+        // of the object layer, it comes out as a RelateError.
+        try database(entity: entity) { try materializeRows(entity: entity, result: result, rowsAreDistinct: rowsAreDistinct) }
+    }
+
+    private func materializeRows(entity: Int, result: PostgresResult, rowsAreDistinct: Bool) throws -> [DatabaseObject] {
         let readers = StoredValue.Reader.readers(for: result)
         let table = tables[entity]
         let storage = ValueStorage(table: table, capacity: 0)
         let registry = registries[entity]
         guard rowsAreDistinct, registry.isEmpty, !table.primaryKey.isEmpty else {
             storage.cells.reserveCapacity(result.count * table.columns.count)
-            return try result.map { try materialize(entity: entity, row: $0, readers: readers, storage: storage) }
+            return try result.map { try materializeRow(entity: entity, row: $0, readers: readers, storage: storage) }
         }
         // Nothing registered yet, and each key comes once: no lookups. The cells are
         // written in place, row after row.
@@ -128,7 +134,11 @@ public final class DatabaseContext {
     /// The object for a row read from the database: the registered one, refreshed with the
     /// row's values, or a new one. `readers` are the result's (see ``StoredValue/Reader``);
     /// a new object's values go to `storage` (shared by the objects of one result).
-    func materialize(
+    func materialize(entity: Int, row: PostgresRow) throws -> DatabaseObject {
+        try database(entity: entity) { try materializeRow(entity: entity, row: row) }
+    }
+
+    private func materializeRow(
         entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil, storage: ValueStorage? = nil
     ) throws -> DatabaseObject {
         let table = tables[entity]
