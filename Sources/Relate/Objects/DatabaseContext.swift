@@ -132,12 +132,13 @@ public final class DatabaseContext {
     }
 
     /// The object for a row read from the database: the registered one, refreshed with the
-    /// row's values, or a new one. `readers` are the result's (see ``StoredValue/Reader``);
-    /// a new object's values go to `storage` (shared by the objects of one result).
+    /// row's values, or a new one.
     func materialize(entity: Int, row: PostgresRow) throws -> DatabaseObject {
         try database(entity: entity) { try materializeRow(entity: entity, row: row) }
     }
 
+    /// `readers` are the result's (see ``StoredValue/Reader``); a new object's values go to
+    /// `storage`, shared by the objects of one result.
     private func materializeRow(
         entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil, storage: ValueStorage? = nil
     ) throws -> DatabaseObject {

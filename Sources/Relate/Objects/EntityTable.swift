@@ -27,8 +27,6 @@ final class EntityTable {
     /// Each attribute's key, by attribute index: for an entity's handful of columns a scan
     /// of these short strings is cheaper than hashing the key.
     @usableFromInline let attributeKeys: [String]
-    /// The primary key's attribute index when it is one integer column, read without a cast.
-    let integerPrimaryKey: Int?
     /// Whether each relationship is to-many, by relationship index.
     let isToMany: [Bool]
     /// Each relationship's `from.columns` as attribute indexes, by relationship index.
@@ -46,8 +44,6 @@ final class EntityTable {
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
         keys = entity.keys
         attributeKeys = entity.attributes.map(\.key)
-        integerPrimaryKey =
-            primaryKey.count == 1 && PostgresType(entity.attributes[primaryKey[0]].typeOID).isInteger ? primaryKey[0] : nil
         isToMany = entity.relationships.map(\.isToMany)
         let attributes = entity.attributes
         let fromColumns = entity.relationships.map { relationship in
