@@ -69,25 +69,18 @@ public final class RelationshipSet: Sequence {
     /// helper table (many-to-many) with `helperValues` for the helper's other columns.
     /// Adding a member of a keyed many-to-many again changes nothing.
     public func insert(_ object: DatabaseObject, helperValues: [String: Any?] = [:]) throws {
-        let (context, owner) = try live()
-        try context.insert(object, into: self, owner: owner, helperValues: helperValues)
+        try owner.liveContext().insert(object, into: self, owner: owner, helperValues: helperValues)
     }
 
     /// Removes `object` once: `UPDATE … SET fk = NULL` (an error names the column when it is
     /// NOT NULL) or a `DELETE` of one helper row. Removing a non-member changes nothing.
     public func remove(_ object: DatabaseObject) throws {
-        let (context, owner) = try live()
-        try context.remove(object, from: self, owner: owner)
+        try owner.liveContext().remove(object, from: self, owner: owner)
     }
 
     /// Removes every member, in one statement.
     public func removeAll() throws {
-        let (context, owner) = try live()
-        try context.replace(members: [], of: self, owner: owner)
-    }
-
-    private func live() throws -> (DatabaseContext, DatabaseObject) {
-        (try owner.liveContext(), owner)
+        try owner.liveContext().replace(members: [], of: self, owner: owner)
     }
 
     // MARK: - Memory

