@@ -3,6 +3,9 @@
 // benchmark package. Run them with ./run (see README.md beside this file).
 import PackageDescription
 
+// SwiftPM names a dependency given by path after its folder: the clone's, whatever it is called.
+let relate = String(Context.packageDirectory.split(separator: "/").dropLast().last ?? "Relate")
+
 let package = Package(
     name: "RelateBenchmarks",
     platforms: [.macOS(.v13)],
@@ -28,8 +31,8 @@ let package = Package(
         .target(
             name: "BenchmarkFixtures",
             dependencies: [
-                .product(name: "Relate", package: "main"),
-                .product(name: "RelatePostgres", package: "main"),
+                .product(name: "Relate", package: relate),
+                .product(name: "RelatePostgres", package: relate),
                 "CLibPQRaw",
             ]
         ),
@@ -37,8 +40,8 @@ let package = Package(
             name: "RelateBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "Relate", package: "main"),
-                .product(name: "RelatePostgres", package: "main"),
+                .product(name: "Relate", package: relate),
+                .product(name: "RelatePostgres", package: relate),
                 "BenchmarkFixtures",
             ],
             path: "Benchmarks/RelateBenchmarks",
@@ -47,7 +50,7 @@ let package = Package(
         // One task, one side, in a loop: for perf and valgrind (see README.md).
         .executableTarget(
             name: "RelateProfile",
-            dependencies: ["BenchmarkFixtures", .product(name: "Relate", package: "main")]
+            dependencies: ["BenchmarkFixtures", .product(name: "Relate", package: relate)]
         ),
     ],
     swiftLanguageModes: [.v6]
