@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
 // Benchmarks for Relate, kept apart from the library so that it does not depend on the
 // benchmark package. Run them with ./run (see README.md beside this file).
+import Foundation
 import PackageDescription
 
 // SwiftPM names a dependency given by path after its folder: the clone's, whatever it is called.
@@ -15,7 +16,14 @@ let package = Package(
         // ["MallocInterposer", "RuntimeInterposer"]: the RuntimeInterposer trait (ARC
         // counters on Linux with Swift 6.3) needs ordo-one/swift-runtime-interposer,
         // which is not available here. See README.md.
-        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+        //
+        // The malloc interposer (the malloc counts) puts a header before every allocation
+        // and a call through a pointer in every malloc and free: it slows the side that
+        // allocates more, so time is measured without it. RELATE_BENCH_MALLOC_COUNTS=1
+        // builds it in, for the malloc counts (Benchmarks/run keeps that build apart).
+        .package(
+            url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1",
+            traits: ProcessInfo.processInfo.environment["RELATE_BENCH_MALLOC_COUNTS"] == "1" ? ["MallocInterposer"] : []),
     ],
     targets: [
         // Raw libpq for the baseline. The parent's CLibPQ is a target, not a product, so

@@ -9,12 +9,16 @@ import Relate
 ///     valgrind --tool=callgrind --toggle-collect='*fetchAsObjects*' .build/release/RelateProfile objects-fetch 2
 ///
 /// Prints the median time of the runs. Tasks: objects-fetch, objects-fetch-as-any,
-/// prefetch, no-prefetch, m2m-replace; `--raw` runs the raw libpq side instead.
-let arguments = CommandLine.arguments.dropFirst().filter { $0 != "--raw" }
+/// prefetch, no-prefetch, m2m-replace; `--raw` runs the raw libpq side instead, and
+/// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
+/// `Benchmarks/run` does, quicker than the whole harness when trying a change.
+let flags: Set = ["--raw", "--paired"]
+let arguments = CommandLine.arguments.dropFirst().filter { !flags.contains($0) }
 let raw = CommandLine.arguments.contains("--raw")
+let paired = CommandLine.arguments.contains("--paired")
 let tasks = ["objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace"]
 guard let task = arguments.first, tasks.contains(task) else {
-    FileHandle.standardError.write(Data("usage: RelateProfile \(tasks.joined(separator: "|")) [runs] [--raw]\n".utf8))
+    FileHandle.standardError.write(Data("usage: RelateProfile \(tasks.joined(separator: "|")) [runs] [--raw|--paired]\n".utf8))
     exit(2)
 }
 let runs = arguments.dropFirst().first.flatMap { Int($0) } ?? 10
@@ -29,39 +33,62 @@ func milliseconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
 }
 
-do {
-    var times: [Double] = []
+/// One task's two sides, each run once per call, and what to do before each (unmeasured).
+struct Sides {
+    var prepare: () throws -> Void = {}
+    var relate: () throws -> Void
+    var raw: () throws -> Void
+}
+
+func sides(of task: String) throws -> Sides {
     switch task {
     case "objects-fetch", "objects-fetch-as-any":
         let state = try ObjectsState.fetch()
-        for _ in 0..<runs {
-            times.append(try milliseconds {
-                if raw {
-                    keep(try state.raw.fetch())
-                } else if task == "objects-fetch" {
-                    keep(try fetchAsObjects(state.context))
-                } else {
-                    keep(try fetchAsObjectsCastingAny(state.context))
-                }
-            })
-        }
+        let asAny = task == "objects-fetch-as-any"
+        return Sides(
+            relate: { keep(asAny ? try fetchAsObjectsCastingAny(state.context) : try fetchAsObjects(state.context)) },
+            raw: { keep(try state.raw.fetch()) })
     case "prefetch", "no-prefetch":
         let state = try ObjectsState.prefetch()
-        for _ in 0..<runs {
-            times.append(try milliseconds {
-                keep(raw ? try state.raw.childCounts() : try childCountsAsObjects(state.context, prefetch: task == "prefetch"))
-            })
-        }
+        return Sides(
+            relate: { keep(try childCountsAsObjects(state.context, prefetch: task == "prefetch")) },
+            raw: { keep(try state.raw.childCounts()) })
     default:
         let state = try ManyToManyState()
-        for _ in 0..<runs {
-            try state.reset()
-            times.append(try milliseconds {
-                keep(raw ? try state.raw.insertPairs(owner: ObjectFixture.ownerID, targets: state.targetIDs) : try state.objects.replace())
-            })
-        }
+        return Sides(
+            prepare: { try state.reset() },
+            relate: { keep(try state.objects.replace()) },
+            raw: { keep(try state.raw.insertPairs(owner: ObjectFixture.ownerID, targets: state.targetIDs)) })
     }
-    print(String(format: "%@%@: median %.1f ms over %d runs", task, raw ? " (raw libpq)" : "", times.sorted()[times.count / 2], runs))
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+do {
+    let sides = try sides(of: task)
+    if paired {
+        var relateTimes: [Double] = [], rawTimes: [Double] = [], ratios: [Double] = []
+        for run in 0..<runs {
+            var relate = 0.0, raw = 0.0
+            // Alternate which side goes first, as the harness does.
+            for relateFirst in run.isMultiple(of: 2) ? [true, false] : [false, true] {
+                try sides.prepare()
+                if relateFirst { relate = try milliseconds(sides.relate) } else { raw = try milliseconds(sides.raw) }
+            }
+            relateTimes.append(relate)
+            rawTimes.append(raw)
+            ratios.append(relate / raw)
+        }
+        print(String(format: "%@: Relate %.1f ms, raw %.1f ms, ratio %.2f× (medians over %d pairs)",
+                     task, median(relateTimes), median(rawTimes), median(ratios), runs))
+    } else {
+        var times: [Double] = []
+        for _ in 0..<runs {
+            try sides.prepare()
+            times.append(try milliseconds(raw ? sides.raw : sides.relate))
+        }
+        print(String(format: "%@%@: median %.1f ms over %d runs", task, raw ? " (raw libpq)" : "", median(times), runs))
+    }
 } catch {
     FileHandle.standardError.write(Data("RelateProfile: \(error)\n".utf8))
     exit(1)

@@ -13,28 +13,42 @@ extension DatabaseObject {
     /// ``value(forKey:)`` does, cast to `Value`.
     ///
     /// Inlinable, so that the cast is decided where `Value` is known: reading an `Int` is
-    /// then a check of the stored case, not a dynamic cast.
-    @inlinable
+    /// then a check of the stored case, not a dynamic cast. The common case (the key is the
+    /// attribute after the one read last, the object is not deleted, the stored case is
+    /// `Value`) is inlined whole; anything else takes ``typedValue(forKey:as:)``.
+    @inlinable @inline(__always)
     public func value<Value>(forKey key: String, as type: Value.Type) throws -> Value? {
+        if let index = table.guessedAttributeIndex(forKey: key), !isDeleted {
+            switch storedValue(at: index) {
+            case .null: return nil
+            case .integer(let value): if let value = value as? Value { return value }
+            case .double(let value): if let value = value as? Value { return value }
+            case .float(let value): if let value = value as? Value { return value }
+            case .bool(let value): if let value = value as? Value { return value }
+            case .string(let value): if let value = value as? Value { return value }
+            case .date(let value): if let value = value as? Value { return value }
+            case .uuid(let value): if let value = value as? Value { return value }
+            case .data(let value): if let value = value as? Value { return value }
+            case .decimal(let value): if let value = value as? Value { return value }
+            case .other: break
+            }
+        }
+        return try typedValue(forKey: key, as: type)
+    }
+
+    /// ``value(forKey:as:)`` in full: any key, the casts and the errors.
+    @usableFromInline @inline(never)
+    func typedValue<Value>(forKey key: String, as type: Value.Type) throws -> Value? {
         guard let index = try attributeIndex(forReading: key) else {
             guard let value = try value(forKey: key) else { return nil }
             if let value = value as? Value { return value }
             throw typeMismatch(reading: key, as: Value.self, found: Swift.type(of: value))
         }
-        switch storedValue(at: index) {
-        case .null: return nil
-        case .integer(let value): if let value = value as? Value { return value }
-        case .double(let value): if let value = value as? Value { return value }
-        case .float(let value): if let value = value as? Value { return value }
-        case .bool(let value): if let value = value as? Value { return value }
-        case .string(let value): if let value = value as? Value { return value }
-        case .date(let value): if let value = value as? Value { return value }
-        case .uuid(let value): if let value = value as? Value { return value }
-        case .data(let value): if let value = value as? Value { return value }
-        case .decimal(let value): if let value = value as? Value { return value }
-        case .other(let box): if let value = box.value as? Value { return value }
+        if let value = storedValue(at: index).value {
+            if let value = value as? Value { return value }
+            throw typeMismatch(reading: key, as: Value.self, found: nil)
         }
-        throw typeMismatch(reading: key, as: Value.self, found: nil)
+        return nil
     }
 
     @usableFromInline

@@ -58,14 +58,18 @@ final class EntityTable {
     /// The attribute `key` names, if it names one. Inlinable: every typed read starts here.
     @inlinable @inline(__always)
     func attributeIndex(forKey key: String) -> Int? {
-        // Reads tend to go through the attributes in order: the attribute after the one
-        // found last is tried first, so a read in order costs one comparison, not a scan.
+        guessedAttributeIndex(forKey: key) ?? searchAttributeIndex(forKey: key)
+    }
+
+    /// The attribute `key` names when it is the one after the attribute found last, else
+    /// `nil`. Reads tend to go through the attributes in order, so this one comparison is
+    /// usually all a read costs.
+    @inlinable @inline(__always)
+    func guessedAttributeIndex(forKey key: String) -> Int? {
         let guess = nextGuess
-        if guess < attributeKeys.count, attributeKeys[guess] == key {
-            nextGuess = guess + 1 < attributeKeys.count ? guess + 1 : 0
-            return guess
-        }
-        return searchAttributeIndex(forKey: key)
+        guard guess < attributeKeys.count, attributeKeys[guess] == key else { return nil }
+        nextGuess = guess + 1 < attributeKeys.count ? guess + 1 : 0
+        return guess
     }
 
     @usableFromInline
