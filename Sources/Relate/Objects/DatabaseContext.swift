@@ -111,19 +111,20 @@ public final class DatabaseContext {
             storage.cells.reserveCapacity(result.count * table.columns.count)
             return try result.map { try materializeRow(entity: entity, row: $0, readers: readers, storage: storage) }
         }
-        // Nothing registered yet, and each key comes once: no lookups. The cells are
-        // written in place, row after row.
+        // Nothing registered yet, and each key comes once: no lookups. The cells and the
+        // objects are written in place, row after row.
         let width = table.columns.count
-        var objects: [DatabaseObject] = []
-        objects.reserveCapacity(result.count)
-        storage.cells = try ContiguousArray(unsafeUninitializedCapacity: result.count * width) { cells, initialized in
-            for row in 0..<result.count {
-                let base = initialized
-                for column in 0..<width {
-                    (cells.baseAddress! + initialized).initialize(to: try readers[column].read(result, row: row, column: column))
-                    initialized += 1
+        let objects = try [DatabaseObject](unsafeUninitializedCapacity: result.count) { objects, made in
+            storage.cells = try ContiguousArray(unsafeUninitializedCapacity: result.count * width) { cells, initialized in
+                for row in 0..<result.count {
+                    let base = initialized
+                    for column in 0..<width {
+                        (cells.baseAddress! + initialized).initialize(to: try readers[column].read(result, row: row, column: column))
+                        initialized += 1
+                    }
+                    (objects.baseAddress! + row).initialize(to: DatabaseObject(storage: storage, base: base))
+                    made += 1
                 }
-                objects.append(DatabaseObject(storage: storage, base: base))
             }
         }
         registry.registerUnindexed(objects)
