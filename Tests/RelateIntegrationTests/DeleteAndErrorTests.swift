@@ -93,6 +93,52 @@ import Testing
         }
     }
 
+    /// A delete finds the dependants in memory by their foreign key's values, through an
+    /// index that must follow rows moved to another parent (and moved back by a rollback),
+    /// rows registered after it was built, and the identity map's compaction.
+    @Test func dependantsAreFoundAfterTheyMove() throws {
+        let schema = """
+            CREATE TABLE club (id int PRIMARY KEY, name text);
+            CREATE TABLE member (id int PRIMARY KEY, name text, club_id int REFERENCES club ON DELETE CASCADE);
+            INSERT INTO club VALUES (1, 'odd'), (2, 'even'), (3, 'empty');
+            INSERT INTO member SELECT g, 'm' || g, 2 - g % 2 FROM generate_series(1, 200) AS g;
+            """
+        try ObjectFixture.with("seed_person_email", extraSQL: schema) { fixture in
+            let context = fixture.context
+            let members = try context.fetch("member", orderBy: "id")
+            let odd = try #require(try context.object("club", primaryKey: 1))
+            let even = try #require(try context.object("club", primaryKey: 2))
+            // Builds the index: no member of club 3.
+            try context.delete(try #require(try context.object("club", primaryKey: 3)))
+            #expect(!members.contains { $0.isDeleted })
+
+            let moved = members[0]  // member 1, odd, moves to the even club
+            try even.objects(forKey: "member").insert(moved)
+            let movedBack = members[2]  // member 3, odd, moves and is moved back by the rollback
+            #expect(throws: RelateError.self) {
+                try context.transaction {
+                    try even.objects(forKey: "member").insert(movedBack)
+                    throw RelateError(kind: .invalidObject, message: "roll back")
+                }
+            }
+            #expect(try movedBack.value(forKey: "club_id") as? Int == 1)
+            let late = try context.insert("member", values: ["id": 201, "name": "late", "club_id": 1])
+
+            try context.delete(even)
+            let evenOnes = members.filter { $0.isDeleted }
+            #expect(evenOnes.count == 101 && moved.isDeleted && !movedBack.isDeleted && !late.isDeleted)
+            #expect(evenOnes.allSatisfy { ($0.primaryKey.first as? Int).map { $0 % 2 == 0 || $0 == 1 } == true })
+            #expect(try fixture.disagreements() == [])
+
+            // More than half the members are gone from the identity map now, so it was
+            // compacted; the index is built anew.
+            try context.delete(odd)
+            #expect(members.allSatisfy { $0.isDeleted } && late.isDeleted)
+            #expect(try fixture.disagreements() == [])
+            #expect(try context.fetch("member").isEmpty)
+        }
+    }
+
     @Test func wrongTypesAreRefusedBeforeAnythingIsSent() throws {
         try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context

@@ -190,13 +190,13 @@ public final class DatabaseContext {
         if indexes == tables[entity].primaryKey {
             return registries[entity][wanted]
         }
-        return registries[entity].all.first { object in ObjectKey(object.values, at: indexes) == wanted }
+        return registries[entity].objects(withValues: wanted, at: indexes).first
     }
 
     /// Registered objects of `entity` whose attributes at `indexes` hold `values`.
     func registeredObjects(entity: Int, indexes: [Int], values: [StoredValue]) -> [DatabaseObject] {
         guard let wanted = ObjectKey(values) else { return [] }
-        return registries[entity].all.filter { object in ObjectKey(object.values, at: indexes) == wanted }
+        return registries[entity].objects(withValues: wanted, at: indexes)
     }
 
     /// Forgets every object: the next fetch reads fresh ones.

@@ -182,20 +182,23 @@ public final class DatabaseObject {
     /// New values from the database; cached to-one answers may no longer hold.
     func refresh<Values: Collection<StoredValue>>(_ newValues: Values) {
         let old = Array(values)
-        replaceValues(with: newValues)
+        replaceValues(old, with: newValues)
         loaded?.toOne.removeAll()
         if let context, context.isRecordingUndo {
             context.recordUndo { [weak self] in
-                self?.replaceValues(with: old)
-                self?.loaded?.toOne.removeAll()
+                guard let self else { return }
+                replaceValues(Array(values), with: old)
+                loaded?.toOne.removeAll()
             }
         }
     }
 
-    private func replaceValues<Values: Collection<StoredValue>>(with newValues: Values) {
+    /// `old` are the values now held; the identity map is told of the change.
+    private func replaceValues<Values: Collection<StoredValue>>(_ old: [StoredValue], with newValues: Values) {
         for (offset, value) in zip(base..., newValues) {
             storage.cells[offset] = value
         }
+        context?.registries[entityIndex].valuesChanged(of: self, from: old)
     }
 }
 

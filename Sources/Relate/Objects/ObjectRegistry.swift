@@ -8,6 +8,11 @@
 /// Objects a fetch registers into an empty map join the index only when a lookup first
 /// needs it: the rows of one table's result hold each primary key once, so registering
 /// them needs no lookup, and a fetch whose objects are never looked up costs no hashing.
+///
+/// Objects are also found by the values of other columns (a foreign key's, to find a
+/// deleted row's dependants; a unique key's, that a foreign key refers to) through one
+/// more index per column list, built when first asked for. Values change (a row moved to
+/// another parent), so an entry there is a hint: a lookup checks the object's values.
 final class ObjectRegistry {
     /// Registered objects in registration order; `removedMark` where one was removed.
     private var objects: [DatabaseObject] = []
@@ -15,6 +20,15 @@ final class ObjectRegistry {
     private var positions: [ObjectKey: Int] = [:]
     private var indexedCount = 0
     private var removedCount = 0
+    /// Positions in `objects` by the values at a column list, for `objects[..<covered]`;
+    /// one per column list looked up by. An object whose values changed is listed under
+    /// its new values too.
+    private var byColumns: [[Int]: ColumnIndex] = [:]
+
+    fileprivate struct ColumnIndex {
+        var positions: [ObjectKey: [Int]] = [:]
+        var covered = 0
+    }
     /// Takes a removed object's place, so that `objects` can be the very array a fetch
     /// returned (no optionals to convert to); never handed out.
     private let removedMark: DatabaseObject
@@ -86,6 +100,33 @@ final class ObjectRegistry {
         positions = [:]
         indexedCount = 0
         removedCount = 0
+        byColumns = [:]
+    }
+
+    /// The registered objects whose values at the attribute indexes `columns` make
+    /// `wanted`, in registration order.
+    func objects(withValues wanted: ObjectKey, at columns: [Int]) -> [DatabaseObject] {
+        let listed = byColumns[columns, default: ColumnIndex()].lookUp(wanted, at: columns, in: objects, skipping: removedMark)
+        var found: [DatabaseObject] = []
+        // A position is listed twice when its object's values changed and changed back.
+        for position in listed.sorted() where found.last !== objects[position] {
+            found.append(objects[position])
+        }
+        return found
+    }
+
+    /// `object`'s values changed from `old`: where the values an index knows it by changed,
+    /// it is listed under its new ones too.
+    func valuesChanged(of object: DatabaseObject, from old: [StoredValue]) {
+        guard !byColumns.isEmpty, let key = object.objectKey else { return }
+        indexPending()
+        guard let position = positions[key], objects[position] === object else { return }
+        for columns in byColumns.keys {
+            guard position < byColumns[columns]!.covered,
+                  let new = ObjectKey(object.values, at: columns), new != ObjectKey(old, at: columns)
+            else { continue }
+            byColumns[columns]!.positions[new, default: []].append(position)
+        }
     }
 
     /// Indexes the objects registered without lookups.
@@ -106,10 +147,29 @@ final class ObjectRegistry {
         indexPending()
         objects = all
         removedCount = 0
+        byColumns = [:]
         positions.removeAll(keepingCapacity: true)
         for (position, object) in objects.enumerated() {
             if let key = object.objectKey, positions[key] == nil { positions[key] = position }
         }
         indexedCount = objects.count
+    }
+}
+
+extension ObjectRegistry.ColumnIndex {
+    /// Where the objects whose values at `columns` make `wanted` are, once the objects
+    /// registered since the last lookup are listed.
+    mutating func lookUp(
+        _ wanted: ObjectKey, at columns: [Int], in objects: [DatabaseObject], skipping removedMark: DatabaseObject
+    ) -> [Int] {
+        for position in covered..<objects.count where objects[position] !== removedMark {
+            if let key = ObjectKey(objects[position].values, at: columns) {
+                positions[key, default: []].append(position)
+            }
+        }
+        covered = objects.count
+        return (positions[wanted] ?? []).filter { position in
+            objects[position] !== removedMark && ObjectKey(objects[position].values, at: columns) == wanted
+        }
     }
 }
