@@ -121,7 +121,8 @@ final class ObjectRegistry {
         guard !byColumns.isEmpty, let key = object.objectKey else { return }
         indexPending()
         guard let position = positions[key], objects[position] === object else { return }
-        for columns in byColumns.keys {
+        // The keys copied first: changing an index while iterating the dictionary would copy it.
+        for columns in Array(byColumns.keys) {
             guard position < byColumns[columns]!.covered,
                   let new = ObjectKey(object.values, at: columns), new != ObjectKey(old, at: columns)
             else { continue }
