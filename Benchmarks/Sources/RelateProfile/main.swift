@@ -9,14 +9,14 @@ import Relate
 ///     valgrind --tool=callgrind --toggle-collect='*fetchAsObjects*' .build/release/RelateProfile objects-fetch 2
 ///
 /// Prints the median time of the runs. Tasks: objects-fetch, objects-fetch-as-any,
-/// prefetch, no-prefetch, m2m-replace; `--raw` runs the raw libpq side instead, and
+/// prefetch, no-prefetch, m2m-replace, cascade-delete (see `CascadeDeleteState`); `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
 let flags: Set = ["--raw", "--paired"]
 let arguments = CommandLine.arguments.dropFirst().filter { !flags.contains($0) }
 let raw = CommandLine.arguments.contains("--raw")
 let paired = CommandLine.arguments.contains("--paired")
-let tasks = ["objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace"]
+let tasks = ["objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete"]
 guard let task = arguments.first, tasks.contains(task) else {
     FileHandle.standardError.write(Data("usage: RelateProfile \(tasks.joined(separator: "|")) [runs] [--raw|--paired]\n".utf8))
     exit(2)
@@ -53,6 +53,12 @@ func sides(of task: String) throws -> Sides {
         return Sides(
             relate: { keep(try childCountsAsObjects(state.context, prefetch: task == "prefetch")) },
             raw: { keep(try state.raw.childCounts()) })
+    case "cascade-delete":
+        let state = try CascadeDeleteState()
+        return Sides(
+            prepare: { try state.prepare() },
+            relate: { keep(try state.deleteWithObjects()) },
+            raw: { keep(try state.deleteRaw()) })
     default:
         let state = try ManyToManyState()
         return Sides(
