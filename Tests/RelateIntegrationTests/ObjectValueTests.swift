@@ -94,11 +94,14 @@ import Testing
             try context.delete(email)
             let deleted = #expect(throws: RelateError.self) { try email.value(forKey: "address", as: String.self) }
             #expect(deleted?.kind == .invalidObject)
-            // Read in attribute order, each key is the one the inlined path expects next:
-            // that path must refuse a deleted object too.
+            // Read in attribute order, each key is the one the inlined paths expect next:
+            // they must refuse a deleted object too.
             let keys = email.entity.attributes.map(\.key)
             for key in keys + keys {
                 #expect(throws: RelateError.self) { try email.value(forKey: key, as: Any.self) }
+            }
+            for key in keys + keys {
+                #expect(throws: RelateError.self) { try email.value(forKey: key) }
             }
         }
     }

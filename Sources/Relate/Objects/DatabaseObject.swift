@@ -86,7 +86,21 @@ public final class DatabaseObject {
 
     /// An attribute as a Swift value, a to-one key as `DatabaseObject?`, a to-many key as a
     /// ``RelationshipSet``. An unknown key throws an error with the nearest keys.
+    ///
+    /// Inlinable in its common case (the attribute after the one read last, of an object
+    /// not deleted), so that a cast of the answer (`as? String`) can be decided where the
+    /// stored case is known.
+    @inlinable @inline(__always)
     public func value(forKey key: String) throws -> Any? {
+        if let index = table.guessedAttributeIndex(forKey: key), !isDeleted {
+            return storedValue(at: index).value
+        }
+        return try anyValue(forKey: key)
+    }
+
+    /// ``value(forKey:)`` in full.
+    @usableFromInline @inline(never)
+    func anyValue(forKey key: String) throws -> Any? {
         if let index = try attributeIndex(forReading: key) {
             return storedValue(at: index).value
         }

@@ -48,7 +48,7 @@ enum StoredValue {
     }
 
     /// The value as ``DatabaseObject/value(forKey:)`` answers it.
-    @inline(__always)
+    @inlinable @inline(__always)
     var value: (any Sendable)? {
         switch self {
         case .null: nil
