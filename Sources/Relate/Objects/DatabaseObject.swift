@@ -196,19 +196,22 @@ public final class DatabaseObject {
     /// New values from the database; cached to-one answers may no longer hold.
     func refresh<Values: Collection<StoredValue>>(_ newValues: Values) {
         let old = Array(values)
-        replaceValues(old, with: newValues)
+        let context = self.context
+        replaceValues(old, with: newValues, telling: context)
         loaded?.toOne.removeAll()
         if let context, context.isRecordingUndo {
-            context.recordUndo { [weak self] in
+            context.recordUndo { [weak self, weak context] in
                 guard let self else { return }
-                replaceValues(Array(values), with: old)
+                replaceValues(Array(values), with: old, telling: context)
                 loaded?.toOne.removeAll()
             }
         }
     }
 
-    /// `old` are the values now held; the identity map is told of the change.
-    private func replaceValues<Values: Collection<StoredValue>>(_ old: [StoredValue], with newValues: Values) {
+    /// `old` are the values now held; `context`'s identity map is told of the change.
+    private func replaceValues<Values: Collection<StoredValue>>(
+        _ old: [StoredValue], with newValues: Values, telling context: DatabaseContext?
+    ) {
         for (offset, value) in zip(base..., newValues) {
             storage.cells[offset] = value
         }
