@@ -1,7 +1,6 @@
 // swift-tools-version: 6.1
 // Benchmarks for Relate, kept apart from the library so that it does not depend on the
 // benchmark package. Run them with ./run (see README.md beside this file).
-import Foundation
 import PackageDescription
 
 // SwiftPM names a dependency given by path after its folder: the clone's, whatever it is called.
@@ -23,7 +22,7 @@ let package = Package(
         // builds it in, for the malloc counts (Benchmarks/run keeps that build apart).
         .package(
             url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1",
-            traits: ProcessInfo.processInfo.environment["RELATE_BENCH_MALLOC_COUNTS"] == "1" ? ["MallocInterposer"] : []),
+            traits: Context.environment["RELATE_BENCH_MALLOC_COUNTS"] == "1" ? ["MallocInterposer"] : []),
     ],
     targets: [
         // Raw libpq for the baseline. The parent's CLibPQ is a target, not a product, so

@@ -22,6 +22,10 @@ guard let task = arguments.first, tasks.contains(task) else {
     exit(2)
 }
 let runs = arguments.dropFirst().first.flatMap { Int($0) } ?? 10
+guard runs > 0, !(raw && paired) else {
+    FileHandle.standardError.write(Data("RelateProfile: give at least one run, and --raw or --paired, not both\n".utf8))
+    exit(2)
+}
 
 @inline(never)
 func keep<T>(_ value: T) { withExtendedLifetime(value) {} }

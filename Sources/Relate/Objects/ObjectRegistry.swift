@@ -118,15 +118,20 @@ final class ObjectRegistry {
     /// `object`'s values changed from `old`: where the values an index knows it by changed,
     /// it is listed under its new ones too.
     func valuesChanged(of object: DatabaseObject, from old: [StoredValue]) {
-        guard !byColumns.isEmpty, let key = object.objectKey else { return }
+        guard !byColumns.isEmpty else { return }
         indexPending()
-        guard let position = positions[key], objects[position] === object else { return }
-        // The keys copied first: changing an index while iterating the dictionary would copy it.
-        for columns in Array(byColumns.keys) {
-            guard position < byColumns[columns]!.covered,
+        guard let key = object.objectKey, let position = positions[key], objects[position] === object else {
+            // Not the object its key finds (a key met twice): rather than track it apart,
+            // the indexes are built anew when next asked for.
+            byColumns = [:]
+            return
+        }
+        for index in byColumns.indices {
+            let columns = byColumns.keys[index]
+            guard position < byColumns.values[index].covered,
                   let new = ObjectKey(object.values, at: columns), new != ObjectKey(old, at: columns)
             else { continue }
-            byColumns[columns]!.positions[new, default: []].append(position)
+            byColumns.values[index].positions[new, default: []].append(position)
         }
     }
 
@@ -169,8 +174,13 @@ extension ObjectRegistry.ColumnIndex {
             }
         }
         covered = objects.count
-        return (positions[wanted] ?? []).filter { position in
+        guard let listed = positions[wanted] else { return [] }
+        let live = listed.filter { position in
             objects[position] !== removedMark && ObjectKey(objects[position].values, at: columns) == wanted
         }
+        // What no longer holds is dropped, so that a row moved back and forth does not
+        // make every later lookup longer.
+        if live.count < listed.count { positions[wanted] = live.isEmpty ? nil : live }
+        return live
     }
 }
