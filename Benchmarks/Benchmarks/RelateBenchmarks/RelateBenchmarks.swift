@@ -120,13 +120,13 @@ let benchmarks: @Sendable () -> Void = {
     } setup: {
         try ObjectsState.fetch()
     }
-    paired("paired objects fetch 100k", metric: "objects fetch", label: "Relate", iterations: 20, maxDuration: .seconds(20),
+    paired("paired objects fetch 100k", metric: "objects fetch", label: "Relate", iterations: 40, maxDuration: .seconds(30),
            setup: { try ObjectsState.fetch() },
            side: { try fetchAsObjects($0.context) }, raw: { try $0.raw.fetch() })
 
     // The same, each attribute read as `value(forKey:) as? T` (DESIGN's examples): the
     // runtime's cast from `Any` is the difference. Reported, no target.
-    paired("paired objects fetch as any 100k", metric: "objects fetch as any", label: "Relate", iterations: 20, maxDuration: .seconds(20),
+    paired("paired objects fetch as any 100k", metric: "objects fetch as any", label: "Relate", iterations: 40, maxDuration: .seconds(30),
            setup: { try ObjectsState.fetch() },
            side: { try fetchAsObjectsCastingAny($0.context) }, raw: { try $0.raw.fetch() })
 
