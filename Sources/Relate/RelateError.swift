@@ -1,7 +1,10 @@
 /// The one error type of the `Relate` layer: the model (unknown names, ambiguous keys,
-/// bad overrides) and, later, the objects. Each case names what was asked for and, where
-/// it helps, the names that do exist.
-public struct RelateError: Error, Sendable, CustomStringConvertible {
+/// bad overrides) and the objects. Each case names what was asked for and, where it helps,
+/// the names that do exist.
+///
+/// `description` never holds row data (key values, the value a column refused): those are
+/// in ``detail`` and ``debugDescription`` only, as with ``PostgresError``.
+public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         public let description: String
         private init(_ description: String) { self.description = description }
@@ -22,6 +25,9 @@ public struct RelateError: Error, Sendable, CustomStringConvertible {
         public static let invalidWrite = Kind("invalid write")
         /// The database refused a statement; ``RelateError/postgresError`` has the details.
         public static let database = Kind("database error")
+        /// The database no longer holds what memory believed (another client changed or
+        /// deleted the row): nothing was written, and memory took the database's state.
+        public static let conflict = Kind("conflict")
     }
 
     public var kind: Kind
@@ -35,10 +41,13 @@ public struct RelateError: Error, Sendable, CustomStringConvertible {
     /// The database's error, for ``Kind/database`` and ``Kind/deleteDenied``: SQLSTATE,
     /// constraint, table, the SQL sent.
     public var postgresError: PostgresError?
+    /// Row data that explains the error (the object's primary key, the value refused), kept
+    /// out of ``description`` so that logs of errors hold no data.
+    public var detail: String?
 
     public init(
         kind: Kind, message: String, entity: String? = nil, key: String? = nil, candidates: [String] = [],
-        postgresError: PostgresError? = nil
+        postgresError: PostgresError? = nil, detail: String? = nil
     ) {
         self.kind = kind
         self.message = message
@@ -46,9 +55,17 @@ public struct RelateError: Error, Sendable, CustomStringConvertible {
         self.key = key
         self.candidates = candidates
         self.postgresError = postgresError
+        self.detail = detail
     }
 
     public var description: String { "\(kind): \(message)" }
+
+    public var debugDescription: String {
+        var text = description
+        if let detail { text += " (\(detail))" }
+        if let postgresError { text += "\n  " + postgresError.debugDescription }
+        return text
+    }
 
     /// A database error, as the Relate layer reports it.
     init(_ error: PostgresError, entity: String? = nil) {

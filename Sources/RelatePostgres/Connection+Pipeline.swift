@@ -47,7 +47,10 @@ extension Connection {
             throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
         }
         roundTrips += 1
-        defer { _ = PQexitPipelineMode(handle) }
+        var synced = false
+        // Every way out, thrown or returned, reads up to the sync point and leaves pipeline
+        // mode, so the connection answers the next call as usual.
+        defer { leavePipeline(handle, synced: synced, statements: statements.count) }
 
         for (index, statement) in statements.enumerated() {
             trace?(statement.sql)
@@ -60,15 +63,13 @@ extension Connection {
             guard sent == 1 else {
                 var error = connectionError(sql: statement.sql)
                 error.statementIndex = index
-                if PQpipelineSync(handle) == 1 { drainPipeline(handle) }
                 throw error
             }
         }
         guard PQpipelineSync(handle) == 1 else {
-            let error = connectionError(sql: nil)
-            drainPipeline(handle)
-            throw error
+            throw connectionError(sql: nil)
         }
+        synced = true
 
         var results: [PostgresResult] = []
         results.reserveCapacity(statements.count)
@@ -96,19 +97,35 @@ extension Connection {
             // Each statement's results end with a NULL.
             while let extra = PQgetResult(handle) { PQclear(extra) }
         }
-        drainPipeline(handle)
         if let firstError { throw firstError }
         return results
     }
 
-    /// Reads up to and including the pipeline's sync point, so the connection can leave
-    /// pipeline mode.
-    private func drainPipeline(_ handle: OpaquePointer) {
+    /// Reads what is left up to the pipeline's sync point (sending one if none was sent)
+    /// and leaves pipeline mode. A connection that cannot (it broke, or libpq refuses) is
+    /// closed: half in a pipeline, it would answer every later call wrongly.
+    private func leavePipeline(_ handle: OpaquePointer, synced: Bool, statements: Int) {
+        let drained = (synced || PQpipelineSync(handle) == 1) && drainPipeline(handle, statements: statements)
+        if drained, PQexitPipelineMode(handle) == 1 { return }
+        logger.error("closing the connection: a pipeline could not be finished", metadata: ["relate.error": "\(libpqMessage)"])
+        close()
+    }
+
+    /// Reads up to and including the sync point. libpq answers NULL once after each
+    /// statement's results, and NULL for ever when nothing more will come (the sync was
+    /// lost): more NULLs than statements means the sync point will never arrive.
+    private func drainPipeline(_ handle: OpaquePointer, statements: Int) -> Bool {
+        var nulls = 0
         while PQstatus(handle) == CONNECTION_OK {
-            guard let result = PQgetResult(handle) else { continue }
+            guard let result = PQgetResult(handle) else {
+                nulls += 1
+                if nulls > statements + 1 { return false }
+                continue
+            }
             let status = PQresultStatus(result)
             PQclear(result)
-            if status == PGRES_PIPELINE_SYNC { return }
+            if status == PGRES_PIPELINE_SYNC { return true }
         }
+        return false
     }
 }

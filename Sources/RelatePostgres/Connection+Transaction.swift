@@ -5,12 +5,16 @@ extension Connection {
     /// (the error is rethrown). A nested call runs in a savepoint, so an inner failure
     /// that the outer body catches undoes only the inner work.
     @discardableResult
+    ///
+    /// A transaction begun by other means (`execute("BEGIN")`) counts as the outer one: the
+    /// body runs in a savepoint of it, and whoever began it commits or rolls it back.
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
-        let depth = transactionDepth
+        let depth = transactionDepth == 0 && isInTransaction ? 1 : transactionDepth
         let savepoint = "relate_savepoint_\(depth)"
         try execute(depth == 0 ? "BEGIN" : "SAVEPOINT \(savepoint)")
-        transactionDepth += 1
-        defer { transactionDepth = depth }
+        let outer = transactionDepth
+        transactionDepth = depth + 1
+        defer { transactionDepth = outer }
         let result: Result
         do {
             result = try body()

@@ -46,11 +46,12 @@ public final class PostgresResult: @unchecked Sendable {
     /// The command tag, `INSERT 0 1` or `SELECT 10`.
     public var commandTag: String { String(cString: PQcmdStatus(handle)) }
 
-    /// The bytes of the cell at `row` and `column`, `nil` for NULL; valid while the result
-    /// lives. For loops over many cells: no ``PostgresRow`` (and no reference to the
-    /// result) per row.
+    /// The bytes of the cell at `row` and `column`, `nil` for NULL; valid only while the
+    /// result lives, so kept to this package (others read cells through
+    /// ``PostgresRow/withCell(at:_:)``). For loops over many cells: no ``PostgresRow`` (and
+    /// no reference to the result) per row.
     @inlinable @inline(__always)
-    public func cell(row: Int, column: Int) throws -> UnsafeRawBufferPointer? {
+    package func cell(row: Int, column: Int) throws -> UnsafeRawBufferPointer? {
         guard column >= 0, column < cellKinds.count, row >= 0, row < rowCount else {
             try throwOutOfRange(row: row, column: column)
         }
@@ -161,26 +162,24 @@ public struct PostgresRow: Sendable {
         try cell(at: column) == nil
     }
 
-    /// The cell's bytes, `nil` for NULL. Valid while the result lives.
+    /// Calls `body` with the cell's bytes as the server sent them (`nil` for NULL). The
+    /// bytes belong to the result: they are valid only inside `body`, so copy what must
+    /// outlive it.
+    ///
+    /// ```swift
+    /// let length = try row.withCell(at: 0) { $0?.count ?? 0 }
+    /// ```
+    public func withCell<Result>(at column: Int, _ body: (UnsafeRawBufferPointer?) throws -> Result) throws -> Result {
+        try withExtendedLifetime(result) { try body(cell(at: column)) }
+    }
+
+    /// The cell's bytes, `nil` for NULL: valid while `result` lives, which the caller sees to.
     @inlinable @inline(__always)
-    public func cell(at column: Int) throws -> UnsafeRawBufferPointer? {
-        guard column >= 0, column < result.cellKinds.count, index >= 0, index < result.rowCount else {
-            try throwOutOfRange(column: column)
-        }
-        let row = Int32(truncatingIfNeeded: index)
-        let field = Int32(truncatingIfNeeded: column)
-        // libpq gives a NULL length 0, so only an empty value needs the NULL check.
-        let length = PQgetlength(result.handle, row, field)
-        if length == 0, PQgetisnull(result.handle, row, field) == 1 { return nil }
-        return UnsafeRawBufferPointer(start: PQgetvalue(result.handle, row, field), count: Int(length))
+    func cell(at column: Int) throws -> UnsafeRawBufferPointer? {
+        try result.cell(row: index, column: column)
     }
 
     // The errors are made out of line, so that the inlined fast paths stay small.
-    @usableFromInline @inline(never)
-    func throwOutOfRange(column: Int) throws -> Never {
-        throw outOfRange(column: column)
-    }
-
     @usableFromInline @inline(never)
     func throwNull(column: Int, as type: Any.Type) throws -> Never {
         throw nullError(column: column, as: type)
@@ -199,14 +198,6 @@ public struct PostgresRow: Sendable {
                 sql: result.sql)
         }
         return index
-    }
-
-    @usableFromInline
-    func outOfRange(column: Int) -> PostgresError {
-        PostgresError(
-            kind: .decoding,
-            message: "no cell at row \(index), column \(column): the result has \(result.rowCount) rows and \(result.columns.count) columns",
-            sql: result.sql)
     }
 
     @usableFromInline

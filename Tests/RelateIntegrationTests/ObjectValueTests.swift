@@ -142,21 +142,30 @@ import Testing
         }
     }
 
-    /// Objects a rolled-back transaction fetched into an empty map are forgotten with it.
-    @Test func aRolledBackFetchIsForgotten() throws {
+    /// A roll-back never leaves two live objects for one row: objects a rolled-back
+    /// transaction fetched stay the one instance for their row (read again after the
+    /// roll-back), and one it inserted is marked deleted.
+    @Test func aRolledBackTransactionKeepsOneObjectPerRow() throws {
         try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             struct Stop: Error {}
             var inside: [DatabaseObject] = []
+            var inserted: DatabaseObject?
             #expect(throws: Stop.self) {
                 try context.transaction {
                     inside = try context.fetch("person", orderBy: "id")
+                    try inside[0].setValue("King", forKey: "surname")
+                    inserted = try context.insert("person", values: ["firstname": "Mary"])
                     throw Stop()
                 }
             }
-            #expect(context.registries.allSatisfy { $0.isEmpty })
             let after = try context.fetch("person", orderBy: "id")
-            #expect(after.count == 2 && after[0] !== inside[0])
+            #expect(after.count == 2 && after[0] === inside[0] && after[1] === inside[1])
+            #expect(try inside[0].value(forKey: "surname", as: String.self) == "Lovelace")
+            let rolledBack = try #require(inserted)
+            #expect(rolledBack.isDeleted)
+            let error = #expect(throws: RelateError.self) { try rolledBack.value(forKey: "firstname") }
+            #expect(error?.kind == .invalidObject)
             #expect(try fixture.disagreements() == [])
         }
     }

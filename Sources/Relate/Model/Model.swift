@@ -36,6 +36,14 @@ public struct Model: Sendable, Hashable {
         return entities[position]
     }
 
+    /// The index in ``entities`` of the entity called `name`.
+    func position(of name: String) throws(RelateError) -> Int {
+        guard let position = index[name] else {
+            throw .unknownEntity(name, existing: entities.map(\.name))
+        }
+        return position
+    }
+
     /// The entity of `schema.table`, if the model has it.
     public func entity(schema: String, table: String) -> Entity? {
         index["\(schema).\(table)"].map { entities[$0] }

@@ -378,6 +378,8 @@ struct ModelBuilder {
             let keyB = entities[b.entity].relationships[b.relationship].key
             entities[a.entity].relationships[a.relationship].inverseKey = keyB
             entities[b.entity].relationships[b.relationship].inverseKey = keyA
+            entities[a.entity].relationships[a.relationship].inverseIndex = b.relationship
+            entities[b.entity].relationships[b.relationship].inverseIndex = a.relationship
         }
     }
 }

@@ -59,6 +59,9 @@ public struct Relationship: Sendable, Hashable {
 
     /// Pairs a relationship with its inverse while the model is built.
     let pairID: Int
+    /// The inverse's index in the target entity's ``Entity/relationships``; the model
+    /// builder sets it for every relationship it makes (they come in pairs).
+    var inverseIndex: Int?
 
     public var isToMany: Bool { kind == .oneToMany || kind == .manyToMany }
 

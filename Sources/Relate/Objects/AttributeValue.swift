@@ -7,21 +7,21 @@ enum AttributeValue {
     static func encodable(_ value: Any?, for attribute: Attribute, entity: Entity) throws(RelateError) -> (any PostgresEncodable)? {
         guard let value = unwrap(value) else { return nil }
         let type = PostgresType(attribute.typeOID)
-        func mismatch(_ reason: String? = nil) -> RelateError {
+        func mismatch(_ reason: String? = nil, value refused: Any? = nil) -> RelateError {
             RelateError(
                 kind: .typeMismatch,
                 message: "key \"\(attribute.key)\" of \"\(entity.name)\" is column \"\(attribute.name)\" of type \(attribute.type); "
                     + (reason ?? "a value of type \(Swift.type(of: value)) cannot be stored there"),
-                entity: entity.name, key: attribute.key)
+                entity: entity.name, key: attribute.key, detail: refused.map { "value \($0)" })
         }
-        switch type {
-        case .int2, .int4, .int8, .oid:
+        switch type.mapping {
+        case .integer:
             let integer: Int?
             switch value {
             case let number as any BinaryInteger: integer = Int(exactly: number)
             case let number as Double: integer = Int(exactly: number)
             case let number as Float: integer = Int(exactly: number)
-            case let number as Decimal: integer = Int(exactly: NSDecimalNumber(decimal: number).doubleValue)
+            case let number as Decimal: integer = exactInteger(number)
             default: throw mismatch()
             }
             let range: ClosedRange<Int> =
@@ -32,10 +32,10 @@ enum AttributeValue {
                 default: Int.min...Int.max
                 }
             guard let integer, range.contains(integer) else {
-                throw mismatch("\(value) (\(Swift.type(of: value))) does not fit in \(attribute.type)")
+                throw mismatch("the \(Swift.type(of: value)) value given does not fit in \(attribute.type) exactly", value: value)
             }
             return integer
-        case .float4, .float8:
+        case .float, .double:
             switch value {
             case let number as Double: return number
             case let number as Float: return Double(number)
@@ -43,47 +43,63 @@ enum AttributeValue {
             case let number as Decimal: return NSDecimalNumber(decimal: number).doubleValue
             default: throw mismatch()
             }
-        case .numeric:
+        case .decimal:
+            // Through the shortest text that reads back as the same number, so 0.1 is 0.1;
+            // a number Decimal cannot hold (1e300) is refused, never sent as NULL.
+            let text: String
             switch value {
             case let number as Decimal: return number
-            case let number as any BinaryInteger: return Decimal(string: String(number))
-            case let number as Double:
-                guard number.isFinite else { throw mismatch("\(number) is not a finite number") }
-                return Decimal(string: "\(number)")
-            case let number as Float:
-                guard number.isFinite else { throw mismatch("\(number) is not a finite number") }
-                return Decimal(string: "\(number)")
+            case let number as any BinaryInteger: text = String(number)
+            case let number as Double where number.isFinite: text = "\(number)"
+            case let number as Float where number.isFinite: text = "\(number)"
+            case is Double, is Float: throw mismatch("a non-finite \(Swift.type(of: value)) cannot be stored in numeric", value: value)
             default: throw mismatch()
             }
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw mismatch("the \(Swift.type(of: value)) value given is out of Decimal's range (38 digits, exponent -128...127)", value: value)
+            }
+            return decimal
         case .bool:
             guard let flag = value as? Bool else { throw mismatch() }
             return flag
-        case .text, .varchar, .bpchar, .name, .char, .xml:
-            guard let text = value as? String else { throw mismatch() }
-            return text
-        case .json, .jsonb:
+        case .string:
             if let text = value as? String { return text }
-            if let data = value as? Data { return String(decoding: data, as: UTF8.self) }
+            // json and jsonb take their bytes too (DESIGN: `Data` on request).
+            if type == .json || type == .jsonb, let data = value as? Data { return String(decoding: data, as: UTF8.self) }
             throw mismatch()
-        case .date, .timestamp, .timestamptz:
+        case .date:
             guard let date = value as? Date else { throw mismatch() }
             return date
         case .uuid:
             if let uuid = value as? UUID { return uuid }
             if let text = value as? String, let uuid = UUID(uuidString: text) { return uuid }
             throw mismatch()
-        case .bytea:
+        case .data:
             if let data = value as? Data { return data }
             if let bytes = value as? [UInt8] { return Data(bytes) }
             throw mismatch()
-        default:
-            if type.arrayElement != nil, let array = value as? any PostgresEncodable, Swift.type(of: array).postgresType.arrayElement != nil {
+        case .array:
+            if let array = value as? any PostgresEncodable, Swift.type(of: array).postgresType.arrayElement != nil {
                 return array
             }
+            if let text = value as? String { return text }
+            throw mismatch()
+        case .textForm:
             // Types without a Swift mapping take their text form, which the server parses.
             if let text = value as? String { return text }
             throw mismatch("give its text form as a String")
         }
+    }
+
+    /// The integer `decimal` is exactly, if it is one that fits in `Int`.
+    static func exactInteger(_ decimal: Decimal) -> Int? {
+        guard decimal.isFinite else { return nil }
+        var value = decimal
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &value, 0, .plain)
+        guard rounded == decimal else { return nil }
+        // Decimal's text of an integer is its digits: exact, where a Double would round.
+        return Int(rounded.description)
     }
 
     /// `Optional.some(nil)` and `NSNull` are NULL too.
@@ -94,15 +110,28 @@ enum AttributeValue {
         return value
     }
 
-    /// A parameter holding a list of key values, typed when they share a Swift type, so
-    /// `= ANY($1)` compares them with the column's own type (and index). Otherwise their
-    /// text forms, compared with the column's text form.
-    ///
+    /// A list of key values for `= ANY($1)`, sent so that the server compares them as the
+    /// column's own type and can use its index.
+    enum KeyList {
+        /// An array of the Swift type the column maps to.
+        case typed(any PostgresEncodable)
+        /// An array literal (`{"a","b"}`) sent untyped: in `column = ANY($1)` the server
+        /// reads it as an array of the column's type. For types without a Swift array.
+        case literal(String)
+
+        var parameter: any PostgresEncodable {
+            switch self {
+            case .typed(let array): array
+            case .literal(let text): text
+            }
+        }
+    }
+
     /// Integers go as the column's own integer type (int4[] for an int4 column): compared
     /// with an int8[], the planner can neither hash the list nor use the plan it would
     /// for the column's type (a seq scan with a hashed list took 2 ms where the int8[]
     /// index scan took 7 ms for 10,000 rows).
-    static func array(_ keys: [StoredValue], columnType: PostgresType) -> (parameter: any PostgresEncodable, comparesAsText: Bool) {
+    static func keyList(_ keys: [StoredValue], columnType: PostgresType) -> KeyList {
         var integers: [Int] = []
         integers.reserveCapacity(keys.count)
         for key in keys {
@@ -115,26 +144,32 @@ enum AttributeValue {
             switch columnType {
             case .int4:
                 let narrow = integers.compactMap(Int32.init(exactly:))
-                if narrow.count == integers.count { return (narrow, false) }
+                if narrow.count == integers.count { return .typed(narrow) }
             case .int2:
                 let narrow = integers.compactMap(Int16.init(exactly:))
-                if narrow.count == integers.count { return (narrow, false) }
+                if narrow.count == integers.count { return .typed(narrow) }
             default:
                 break
             }
-            return (integers, false)
+            return .typed(integers)
         }
         // Keys hold no NULL (a NULL key matches nothing and is never asked for).
         let values = keys.compactMap(\.value)
-        if let integers = values as? [Int] { return (integers, false) }
-        if let strings = values as? [String] { return (strings, false) }
-        if let uuids = values as? [UUID] { return (uuids, false) }
-        if let dates = values as? [Date] { return (dates, false) }
-        if let decimals = values as? [Decimal] { return (decimals, false) }
-        if let bools = values as? [Bool] { return (bools, false) }
-        if let data = values as? [Data] { return (data, false) }
-        if let doubles = values as? [Double] { return (doubles, false) }
-        return (values.map { "\($0)" }, true)
+        switch columnType.mapping {
+        case .string: if let strings = values as? [String] { return .typed(strings) }
+        case .uuid: if let uuids = values as? [UUID] { return .typed(uuids) }
+        case .date: if let dates = values as? [Date] { return .typed(dates) }
+        case .decimal: if let decimals = values as? [Decimal] { return .typed(decimals) }
+        case .bool: if let bools = values as? [Bool] { return .typed(bools) }
+        case .data: if let data = values as? [Data] { return .typed(data) }
+        case .double: if let doubles = values as? [Double] { return .typed(doubles) }
+        case .float: if let floats = values as? [Float] { return .typed(floats) }
+        default: break
+        }
+        var literal: [UInt8] = []
+        // Text elements never fail to encode (their NUL bytes were refused when stored).
+        try? keys.map(\.arrayElementText).encode(into: &literal)
+        return .literal(String(decoding: literal, as: UTF8.self))
     }
 }
 

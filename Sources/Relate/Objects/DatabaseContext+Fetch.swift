@@ -57,50 +57,105 @@ extension DatabaseContext {
         return try result.first.map { try materialize(entity: entity, row: $0) }
     }
 
-    /// Loads `keyPaths` (`"email"`, `"email.person"`) for all `objects` of one entity:
-    /// one query per relationship and level, however many objects.
+    /// Loads `keyPaths` (`"email"`, `"email.person"`) for all `objects`, which are of one
+    /// entity: one query per relationship and level, however many objects. Every key path
+    /// is checked against the model before anything is sent.
     public func prefetch(_ keyPaths: [String], for objects: [DatabaseObject]) throws {
         guard let first = objects.first else { return }
-        for object in objects { try check(object) }
-        var levels: [String: [String]] = [:]
-        var order: [String] = []
-        for path in keyPaths {
-            let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
-            if levels[parts[0]] == nil { order.append(parts[0]) }
-            levels[parts[0], default: []].append(contentsOf: parts.count > 1 ? [parts[1]] : [])
+        for object in objects {
+            try check(object)
+            guard object.entityIndex == first.entityIndex else {
+                throw RelateError(
+                    kind: .invalidObject,
+                    message: "prefetch takes objects of one entity: \(first.entity.name) and \(object.entity.name) objects were given; "
+                        + "prefetch each entity's objects apart",
+                    entity: object.entity.name)
+            }
         }
-        for key in order {
-            let index = try relationshipIndex(key, in: first.entityIndex)
-            let owners = objects.filter { $0.entityIndex == first.entityIndex }
+        let paths = try keyPaths.map { try relationshipPath($0, from: first.entityIndex) }
+        try prefetch(Self.byFirstKey(paths), for: objects)
+    }
+
+    /// Paths grouped by their first relationship, in the order first met, with what follows it.
+    private static func byFirstKey(_ paths: [[Int]]) -> [(relationship: Int, deeper: [[Int]])] {
+        var groups: [(relationship: Int, deeper: [[Int]])] = []
+        var position: [Int: Int] = [:]
+        for path in paths {
+            guard let head = path.first else { continue }
+            if let at = position[head] {
+                groups[at].deeper.append(Array(path.dropFirst()))
+            } else {
+                position[head] = groups.count
+                groups.append((head, [Array(path.dropFirst())]))
+            }
+        }
+        return groups
+    }
+
+    /// Loads each relationship for `owners`, then its deeper paths for what it found.
+    private func prefetch(_ paths: [(relationship: Int, deeper: [[Int]])], for owners: [DatabaseObject]) throws {
+        guard let first = owners.first else { return }
+        for (index, deeper) in paths {
             try load(relationship: index, for: owners)
-            guard let deeper = levels[key], !deeper.isEmpty else { continue }
-            let relationship = first.entity.relationships[index]
+            let rest = deeper.filter { !$0.isEmpty }
+            guard !rest.isEmpty else { continue }
             var next: [DatabaseObject] = []
             var seen = Set<ObjectIdentifier>()
             for owner in owners {
                 let related: [DatabaseObject] =
-                    relationship.isToMany ? owner.sets[index].map(\.objects) ?? [] : [owner.toOne[index] ?? nil].compactMap { $0 }
+                    first.table.isToMany[index] ? owner.sets[index]?.allObjects ?? [] : [owner.toOne[index] ?? nil].compactMap { $0 }
                 for object in related where seen.insert(ObjectIdentifier(object)).inserted { next.append(object) }
             }
-            if !next.isEmpty {
-                try prefetch(deeper, for: next)
-            }
+            try prefetch(Self.byFirstKey(rest), for: next)
         }
     }
 
+    /// The relationship indexes a dotted key path follows from `entity`, one per key; an
+    /// empty path or key, an unknown key or one that names an attribute is an error that
+    /// names the key path and the keys there are.
+    func relationshipPath(_ keyPath: String, from entity: Int) throws(RelateError) -> [Int] {
+        var indexes: [Int] = []
+        var current = entity
+        for key in keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+            let here = model.entities[current]
+            let relationships = here.relationships.map(\.key)
+            guard !key.isEmpty else {
+                throw RelateError(
+                    kind: .unknownKey,
+                    message: "key path \"\(keyPath)\" has an empty key; relationships of \"\(here.name)\": "
+                        + (relationships.isEmpty ? "none" : relationships.joined(separator: ", ")),
+                    entity: here.name, key: keyPath, candidates: relationships)
+            }
+            let index: Int
+            do {
+                index = try relationshipIndex(key, in: current)
+            } catch {
+                var error = error
+                error.message = "key path \"\(keyPath)\": " + error.message
+                error.key = keyPath
+                throw error
+            }
+            indexes.append(index)
+            current = target(of: current, index)
+        }
+        return indexes
+    }
+
     /// Loads relationship `index` for `owners` (all of one entity) in one query, and stores
-    /// the answers: to-one objects, or loaded ``RelationshipSet``s.
+    /// the answers: to-one objects, or the members of ``RelationshipSet``s — refilled in
+    /// place where the owner already has one, so that a set handed out stays live.
     func load(relationship index: Int, for owners: [DatabaseObject]) throws {
         guard let first = owners.first else { return }
-        loadedRelationships.insert(RelationshipAddress(entity: first.entityIndex, relationship: index))
+        let ownerEntity = first.entityIndex
+        loadedRelationships.insert(RelationshipAddress(entity: ownerEntity, relationship: index))
         let relationship = first.entity.relationships[index]
         let ownerTable = first.table
-        let target = entityIndex(of: relationship.to)
+        let target = target(of: ownerEntity, index)
         let targetTable = tables[target]
 
         // The owners' values of the columns the relationship starts from.
         let ownerColumns = ownerTable.fromColumns[index]
-        let targetIndexes = targetColumns[first.entityIndex][index]
+        let targetIndexes = targetColumns(of: ownerEntity, index)
         var keys: [ObjectKey: [StoredValue]] = [:]
         keys.reserveCapacity(owners.count)
         var ownerKeys: [ObjectKey?] = []
@@ -128,16 +183,8 @@ extension DatabaseContext {
             let sql: String
             let parameters: [(any PostgresEncodable)?]
             let matchedColumns: [Int]
-            switch relationship.foreignKeyIn {
-            case .from, .to:
-                matchedColumns = targetIndexes
-                let (condition, values) = Self.keyCondition(
-                    matchedColumns.map { targetTable.columns[$0] }, types: matchedColumns.map { targetTable.types[$0] }, keyValues)
-                sql = "SELECT \(targetTable.selectList()) FROM \(targetTable.table) WHERE \(condition)"
-                parameters = values
-            case .via:
-                let via = relationship.via!
-                let helper = tables[entityIndex(of: Relationship.End(schema: via.schema, table: via.table, columns: []))]
+            if let helperIndex = ownerTable.layout.helpers[index], let via = relationship.via {
+                let helper = tables[helperIndex]
                 let helperFromColumns = helper.attributeIndexes(via.fromColumns)
                 let helperFrom = helperFromColumns.map { "h.\(helper.columns[$0])" }
                 let helperTo = helper.attributeIndexes(via.toColumns).map { "h.\(helper.columns[$0])" }
@@ -148,13 +195,20 @@ extension DatabaseContext {
                     + "JOIN \(targetTable.table) t ON \(join) WHERE \(condition)"
                 parameters = values
                 matchedColumns = []
+            } else {
+                matchedColumns = targetIndexes
+                let (condition, values) = Self.keyCondition(
+                    matchedColumns.map { targetTable.columns[$0] }, types: matchedColumns.map { targetTable.types[$0] }, keyValues)
+                sql = "SELECT \(targetTable.selectList()) FROM \(targetTable.table) WHERE \(condition)"
+                parameters = values
             }
-            let result = try database(entity: first.entityIndex) { try connection.query(sql, parameters, format: .binary) }
+            let result = try database(entity: ownerEntity) { try connection.query(sql, parameters, format: .binary) }
             let width = targetTable.columns.count
             let readers = StoredValue.Reader.readers(for: result)
-            for (object, row) in zip(try materialize(entity: target, result: result, rowsAreDistinct: relationship.foreignKeyIn != .via), result) {
+            let throughHelper = relationship.foreignKeyIn == .via
+            for (object, row) in zip(try materialize(entity: target, result: result, rowsAreDistinct: !throughHelper), result) {
                 let key =
-                    relationship.foreignKeyIn == .via
+                    throughHelper
                     ? ObjectKey(try (width..<result.columns.count).map { try readers[$0].read(row, at: $0) })
                     : ObjectKey(object.values, at: matchedColumns)
                 if let key { found[key, default: []].append(object) }
@@ -162,12 +216,16 @@ extension DatabaseContext {
         }
 
         let mayRepeat = relationship.foreignKeyIn == .via
+        let isToMany = ownerTable.isToMany[index]
         for (owner, key) in zip(owners, ownerKeys) {
             let related = key.flatMap { found[$0] } ?? []
-            if relationship.isToMany {
-                let previous = owner.sets[index]
-                owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
-                if isRecordingUndo { recordUndo { owner.relations.sets[index] = previous } }
+            if isToMany {
+                if let set = owner.sets[index] {
+                    set.refill(with: related, mayRepeat: mayRepeat)
+                } else {
+                    owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
+                    if isRecordingUndo { recordUndo { owner.relations.sets[index] = nil } }
+                }
             } else {
                 let previous = owner.toOne[index]
                 owner.relations.toOne[index] = .some(related.first)
@@ -177,25 +235,39 @@ extension DatabaseContext {
     }
 
     /// `"c" = $1` for one key, `"c" = ANY($1)` for several, and for composite keys
-    /// `("a", "b") IN (SELECT * FROM unnest($1, $2))`.
+    /// `("a", "b") IN (SELECT * FROM unnest($1, $2))`. Each list goes typed as its column
+    /// (or as an untyped literal that the server reads as the column's type), so that the
+    /// column's index serves the lookup.
+    /// Parameters are numbered from `start`.
     static func keyCondition(
-        _ columns: [String], types: [PostgresType], _ keys: [[StoredValue]]
+        _ columns: [String], types: [PostgresType], _ keys: [[StoredValue]], start: Int = 1
     ) -> (String, [(any PostgresEncodable)?]) {
         if keys.count == 1 {
-            let condition = columns.enumerated().map { "\($1) = $\($0 + 1)" }.joined(separator: " AND ")
+            let condition = columns.enumerated().map { "\($1) = $\($0 + start)" }.joined(separator: " AND ")
             return (condition, keys[0].map(\.parameter))
         }
-        var parameters: [(any PostgresEncodable)?] = []
-        var targets: [String] = []
-        for (position, column) in columns.enumerated() {
-            let (array, asText) = AttributeValue.array(keys.map { $0[position] }, columnType: types[position])
-            parameters.append(array)
-            targets.append(asText ? "\(column)::text" : column)
-        }
+        let lists = columns.indices.map { position in AttributeValue.keyList(keys.map { $0[position] }, columnType: types[position]) }
         if columns.count == 1 {
-            return ("\(targets[0]) = ANY($1)", parameters)
+            return ("\(columns[0]) = ANY($\(start))", [lists[0].parameter])
         }
-        let arrays = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
-        return ("(\(targets.joined(separator: ", "))) IN (SELECT * FROM unnest(\(arrays)))", parameters)
+        // unnest() cannot take an untyped literal: such a column is paired by its text
+        // form, and its own `= ANY` lets its index narrow the rows first.
+        var parameters: [(any PostgresEncodable)?] = lists.map(\.parameter)
+        var paired: [String] = []
+        var narrowing: [String] = []
+        for (position, column) in columns.enumerated() {
+            if case .literal = lists[position] {
+                paired.append("\(column)::text")
+                parameters.append(lists[position].parameter)
+                narrowing.append(" AND \(column) = ANY($\(parameters.count + start - 1))")
+            } else {
+                paired.append(column)
+            }
+        }
+        let arrays = lists.enumerated().map { position, list in
+            if case .literal = list { return "$\(position + start)::text[]" }
+            return "$\(position + start)"
+        }.joined(separator: ", ")
+        return ("(\(paired.joined(separator: ", "))) IN (SELECT * FROM unnest(\(arrays)))" + narrowing.joined(), parameters)
     }
 }

@@ -1,16 +1,19 @@
+import RelatePostgres
+
 /// Keeping the other side of every relationship in step, in memory.
 extension DatabaseContext {
     /// The object's foreign key values changed from `old` (all NULL for a new row): it
     /// leaves the loaded collections of its old targets and joins its new targets'.
     func didChange(_ object: DatabaseObject, from old: [StoredValue]) {
         for (index, columns) in object.table.foreignKeys {
-            guard let inverse = inverses[object.entityIndex][index], loadedRelationships.contains(inverse) else { continue }
+            let inverse = inverse(of: object.entityIndex, index)
+            guard loadedRelationships.contains(inverse) else { continue }
             let oldValues = columns.map { old[$0] }
             let newValues = columns.map { object.values[$0] }
             let before = ObjectKey(oldValues)
             let after = ObjectKey(newValues)
             guard before != after else { continue }
-            let targetIndexes = targetColumns[object.entityIndex][index]
+            let targetIndexes = targetColumns(of: object.entityIndex, index)
             if before != nil, let previous = registered(entity: inverse.entity, indexes: targetIndexes, values: oldValues) {
                 detach(object, from: previous, at: inverse.relationship)
             }
@@ -20,15 +23,10 @@ extension DatabaseContext {
         }
     }
 
-    /// The entity a relationship leads to.
-    func targetEntity(of address: RelationshipAddress) -> Int {
-        entityIndex(of: model.entities[address.entity].relationships[address.relationship].to)
-    }
-
     private func attach(_ object: DatabaseObject, to target: DatabaseObject, at index: Int) {
         if let set = target.sets[index] {
             if !set.contains(object) { set.add(object) }
-        } else if target.entity.relationships[index].isToOne {
+        } else if target.table.isToMany[index] == false {
             setCachedToOne(target, index, object)
         }
     }
@@ -36,7 +34,7 @@ extension DatabaseContext {
     private func detach(_ object: DatabaseObject, from target: DatabaseObject, at index: Int) {
         if let set = target.sets[index] {
             set.drop(object)
-        } else if target.entity.relationships[index].isToOne, target.toOne[index] ?? nil === object {
+        } else if target.table.isToMany[index] == false, target.toOne[index] ?? nil === object {
             setCachedToOne(target, index, nil)
         }
     }
@@ -47,24 +45,26 @@ extension DatabaseContext {
         recordUndo { object.relations.toOne[index] = previous }
     }
 
-    /// The object's row is gone: it is marked deleted, leaves every collection, and its
-    /// dependants in memory follow their foreign keys' `ON DELETE` rules, as the database did.
-    /// Dependants whose key went to its default are collected to be read again.
-    func forget(_ object: DatabaseObject, settingDefaults defaults: inout [DatabaseObject]) {
+    /// The object's row is gone: it is marked deleted and leaves every collection. With
+    /// `applyingDeleteRules`, its dependants in memory follow their foreign keys' `ON DELETE`
+    /// rules, as the database did; dependants whose key went to its default are collected to
+    /// be read again. Without (a row that vanished in a roll-back), dependants stay as they are.
+    func forget(_ object: DatabaseObject, applyingDeleteRules: Bool = true, settingDefaults defaults: inout [DatabaseObject]) {
         guard !object.isDeleted else { return }
         object.isDeleted = true
         recordUndo { object.isDeleted = false }
         unregister(object)
         for (index, relationship) in object.entity.relationships.enumerated() {
-            guard let inverse = inverses[object.entityIndex][index] else { continue }
+            let inverse = inverse(of: object.entityIndex, index)
             let values = object.table.fromColumns[index].map { object.values[$0] }
-            let targetIndexes = targetColumns[object.entityIndex][index]
+            let targetIndexes = targetColumns(of: object.entityIndex, index)
             switch relationship.foreignKeyIn {
             case .from:
                 if let target = registered(entity: inverse.entity, indexes: targetIndexes, values: values) {
                     detach(object, from: target, at: inverse.relationship)
                 }
             case .to:
+                guard applyingDeleteRules else { continue }
                 for dependant in registeredObjects(entity: inverse.entity, indexes: targetIndexes, values: values) {
                     switch relationship.onDelete {
                     case .cascade:
@@ -80,11 +80,10 @@ extension DatabaseContext {
                     }
                 }
             case .via:
-                for other in registries[inverse.entity].all {
-                    other.sets[inverse.relationship]?.drop(object)
-                }
+                break
             }
         }
+        leaveManyToManySets(object)
         // A deleted object answers no relationship; its loaded ones would only keep others alive.
         if let box = object.loaded {
             let held = box.takeAll()
@@ -97,9 +96,43 @@ extension DatabaseContext {
         }
     }
 
-    /// Reads objects' rows again (one query per entity), after the database changed them.
-    func refetch(_ objects: [DatabaseObject]) throws {
-        let groups = Dictionary(grouping: objects.filter { !$0.isDeleted }, by: \.entityIndex)
+    /// Takes `object` out of every loaded many-to-many set that holds it.
+    private func leaveManyToManySets(_ object: DatabaseObject) {
+        guard object.table.layout.helpers.contains(where: { $0 != nil }) else { return }
+        if manyToManyMemberships == nil { buildManyToManyMemberships() }
+        for set in manyToManyMemberships?[ObjectIdentifier(object)] ?? [] {
+            set.drop(object)
+        }
+    }
+
+    /// Lists the members of every loaded many-to-many set, once; the sets keep it up to date.
+    private func buildManyToManyMemberships() {
+        var memberships: [ObjectIdentifier: [RelationshipSet]] = [:]
+        for box in loadedBoxes {
+            for (_, set) in box.sets where set.isManyToMany {
+                for member in set.allObjects { memberships[ObjectIdentifier(member), default: []].append(set) }
+            }
+        }
+        manyToManyMemberships = memberships
+    }
+
+    func listMembership(of member: DatabaseObject, in set: RelationshipSet) {
+        guard manyToManyMemberships != nil else { return }
+        manyToManyMemberships![ObjectIdentifier(member), default: []].append(set)
+    }
+
+    func unlistMembership(of member: DatabaseObject, in set: RelationshipSet) {
+        let id = ObjectIdentifier(member)
+        guard var sets = manyToManyMemberships?[id], let position = sets.firstIndex(where: { $0 === set }) else { return }
+        sets.remove(at: position)
+        manyToManyMemberships![id] = sets.isEmpty ? nil : sets
+    }
+
+    /// Reads objects' rows again (one query per entity, `= ANY` of their keys): each takes
+    /// its row's values, moving between loaded sets as its foreign keys did; an object whose
+    /// row is gone is marked deleted and leaves every loaded set.
+    func reread(_ objects: [DatabaseObject]) throws {
+        let groups = Dictionary(grouping: objects.filter { !$0.isDeleted && $0.objectKey != nil }, by: \.entityIndex)
         for (entity, members) in groups.sorted(by: { $0.key < $1.key }) {
             let table = tables[entity]
             let keys = members.map { member in table.primaryKey.map { member.values[$0] } }
@@ -108,7 +141,11 @@ extension DatabaseContext {
             let result = try database(entity: entity) {
                 try connection.query("SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)", parameters, format: .binary)
             }
-            _ = try materialize(entity: entity, result: result, rowsAreDistinct: true)
+            let found = Set(try materialize(entity: entity, result: result, rowsAreDistinct: false).map(ObjectIdentifier.init))
+            var ignored: [DatabaseObject] = []
+            for member in members where !found.contains(ObjectIdentifier(member)) {
+                forget(member, applyingDeleteRules: false, settingDefaults: &ignored)
+            }
         }
     }
 }

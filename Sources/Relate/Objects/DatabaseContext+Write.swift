@@ -1,7 +1,9 @@
 import RelatePostgres
 
 /// Writes: each goes to the database first; objects in memory follow once it succeeded
-/// (and roll back with an enclosing transaction).
+/// (and roll back with an enclosing transaction). A write that depends on what memory
+/// believes says so in its SQL, and a row that no longer matches is a conflict, never a
+/// silent success.
 extension DatabaseContext {
     // MARK: - Rows
 
@@ -30,8 +32,8 @@ extension DatabaseContext {
                         message: "key \"\(key)\" of \"\(table.entity.name)\" is not held by this table; insert first, then set it",
                         entity: table.entity.name, key: key)
                 }
-                let target = try relatedObject(AttributeValue.unwrap(value), for: relationship, key: key, entity: table.entity)
-                let referenced = targetColumns[entity][index]
+                let target = try relatedObject(AttributeValue.unwrap(value), for: entity, index, key: key)
+                let referenced = targetColumns(of: entity, index)
                 for (offset, column) in table.fromColumns[index].enumerated() {
                     columns.append(column)
                     parameters.append(target.map { $0.values[referenced[offset]].parameter } ?? nil)
@@ -44,7 +46,8 @@ extension DatabaseContext {
             : "INSERT INTO \(table.table) (\(columns.map { table.columns[$0] }.joined(separator: ", "))) VALUES ("
                 + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ") RETURNING \(table.selectList())"
         let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
-        let object = try materialize(entity: entity, row: result[0])
+        guard let row = result.first else { throw noRowReturned(table, sql: sql) }
+        let object = try materialize(entity: entity, row: row)
         didChange(object, from: Array(repeating: .null, count: object.values.count))
         return object
     }
@@ -52,24 +55,29 @@ extension DatabaseContext {
     /// Deletes the object's row; the foreign keys' `ON DELETE` rules apply in memory as
     /// in the database: CASCADE deletes dependants, SET NULL / SET DEFAULT updates them,
     /// RESTRICT / NO ACTION refuses with an error naming the constraint and the table.
+    /// A row already gone (another client deleted it) is a conflict; the object is marked
+    /// deleted all the same.
     public func delete(_ object: DatabaseObject) throws {
         try check(object)
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw readOnly(table) }
         let sql = "DELETE FROM \(table.table) WHERE \(table.condition(table.primaryKey))"
+        let deleted: Int
         do {
-            try connection.execute(sql, table.primaryKey.map { object.values[$0].parameter })
+            deleted = try connection.execute(sql, table.primaryKey.map { object.values[$0].parameter })
         } catch let error as PostgresError where error.sqlState == .foreignKeyViolation || error.sqlState == .restrictViolation {
             throw RelateError(
                 kind: .deleteDenied,
-                message: "\(object) cannot be deleted: rows of table \"\(error.table ?? "?")\" still refer to it through constraint \"\(error.constraint ?? "?")\"",
-                entity: table.entity.name, postgresError: error)
+                message: "this \(table.entity.name) object cannot be deleted: rows of table \"\(error.table ?? "?")\" still refer to it "
+                    + "through constraint \"\(error.constraint ?? "?")\"",
+                entity: table.entity.name, postgresError: error, detail: "\(object)")
         } catch let error as PostgresError {
             throw RelateError(error, entity: table.entity.name)
         }
         var defaults: [DatabaseObject] = []
         forget(object, settingDefaults: &defaults)
-        try refetch(defaults)
+        try reread(defaults)
+        if deleted == 0 { throw vanished(object) }
     }
 
     // MARK: - Attributes and to-one keys
@@ -86,16 +94,31 @@ extension DatabaseContext {
         try update(object, columns: [index], values: [try AttributeValue.encodable(value, for: attribute, entity: table.entity)])
     }
 
-    /// `UPDATE … SET … WHERE <key> RETURNING …`: the object takes the row as stored.
-    func update(_ object: DatabaseObject, columns: [Int], values: [(any PostgresEncodable)?]) throws {
+    /// `UPDATE … SET … WHERE <key> [AND <expected>] RETURNING …`: the object takes the row
+    /// as stored. `expected` are the values memory believes the row holds and the write
+    /// depends on (a foreign key it clears): when the row no longer holds them, nothing is
+    /// written, the object is read again and the call throws a conflict.
+    func update(
+        _ object: DatabaseObject, columns: [Int], values: [(any PostgresEncodable)?],
+        expecting expected: [(column: Int, value: StoredValue)] = []
+    ) throws {
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw readOnly(table) }
         let assignments = columns.enumerated().map { "\(table.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
-        let sql = "UPDATE \(table.table) SET \(assignments) WHERE \(table.condition(table.primaryKey, start: columns.count + 1)) "
-            + "RETURNING \(table.selectList())"
-        let parameters = values + table.primaryKey.map { object.values[$0].parameter }
+        var sql = "UPDATE \(table.table) SET \(assignments) WHERE \(table.condition(table.primaryKey, start: columns.count + 1))"
+        var parameters = values + table.primaryKey.map { object.values[$0].parameter }
+        for (column, value) in expected {
+            parameters.append(value.parameter)
+            sql += " AND \(table.columns[column]) = $\(parameters.count)"
+        }
+        sql += " RETURNING \(table.selectList())"
         let result = try database(entity: object.entityIndex) { try connection.query(sql, parameters, format: .binary) }
-        guard let row = result.first else { throw vanished(object) }
+        guard let row = result.first else {
+            if expected.isEmpty { throw vanished(object) }
+            try reread([object])
+            if object.isDeleted { throw vanished(object) }
+            throw conflict(object, "no longer holds what this context believed (another client changed it); it has been read again")
+        }
         _ = try materialize(entity: object.entityIndex, row: row)
     }
 
@@ -103,11 +126,10 @@ extension DatabaseContext {
         let relationship = object.entity.relationships[index]
         switch relationship.foreignKeyIn {
         case .from:
-            let columns = object.table.attributeIndexes(relationship.from.columns)
+            let columns = object.table.fromColumns[index]
             let values: [(any PostgresEncodable)?] =
-                target.map { target in
-                    target.table.attributeIndexes(relationship.to.columns).map { target.values[$0].parameter }
-                } ?? Array(repeating: nil, count: columns.count)
+                target.map { target in targetColumns(of: object.entityIndex, index).map { target.values[$0].parameter } }
+                ?? Array(repeating: nil, count: columns.count)
             if relationship.kind == .oneToOne, target != nil {
                 // A one-to-one steals: whoever held the target lets go first.
                 try transaction {
@@ -119,9 +141,9 @@ extension DatabaseContext {
             }
         case .to:
             // The inverse side of a one-to-one: the key is in the other table.
-            let child = entityIndex(of: relationship.to)
-            let childColumns = tables[child].attributeIndexes(relationship.to.columns)
-            let ownerValues = object.table.attributeIndexes(relationship.from.columns).map { object.values[$0].parameter }
+            let child = self.target(of: object.entityIndex, index)
+            let childColumns = targetColumns(of: object.entityIndex, index)
+            let ownerValues = object.table.fromColumns[index].map { object.values[$0].parameter }
             try transaction {
                 try nullify(entity: child, columns: childColumns, matching: ownerValues, except: target)
                 if let target { try update(target, columns: childColumns, values: ownerValues) }
@@ -146,21 +168,25 @@ extension DatabaseContext {
         _ = try materialize(entity: entity, result: result, rowsAreDistinct: true)
     }
 
-    /// The object given for a to-one key, checked: of this context, alive, of the target entity.
-    func relatedObject(_ value: Any?, for relationship: Relationship, key: String, entity: Entity) throws -> DatabaseObject? {
+    /// The object given for to-one relationship `index` of `entity`, checked: of this
+    /// context, alive, of the target entity.
+    func relatedObject(_ value: Any?, for entity: Int, _ index: Int, key: String) throws -> DatabaseObject? {
         guard let value else { return nil }
+        let owner = model.entities[entity]
+        let targetEntity = target(of: entity, index)
         guard let object = value as? DatabaseObject else {
             throw RelateError(
                 kind: .typeMismatch,
-                message: "key \"\(key)\" of \"\(entity.name)\" leads to \"\(relationship.to.table)\"; give a DatabaseObject (or nil), not a \(type(of: value))",
-                entity: entity.name, key: key)
+                message: "key \"\(key)\" of \"\(owner.name)\" leads to \"\(model.entities[targetEntity].name)\"; "
+                    + "give a DatabaseObject (or nil), not a \(type(of: value))",
+                entity: owner.name, key: key)
         }
         try check(object)
-        guard object.entityIndex == entityIndex(of: relationship.to) else {
+        guard object.entityIndex == targetEntity else {
             throw RelateError(
                 kind: .typeMismatch,
-                message: "key \"\(key)\" of \"\(entity.name)\" leads to \"\(model.entities[entityIndex(of: relationship.to)].name)\", not to \"\(object.entity.name)\"",
-                entity: entity.name, key: key)
+                message: "key \"\(key)\" of \"\(owner.name)\" leads to \"\(model.entities[targetEntity].name)\", not to \"\(object.entity.name)\"",
+                entity: owner.name, key: key)
         }
         return object
     }
@@ -169,20 +195,20 @@ extension DatabaseContext {
 
     func insert(_ object: DatabaseObject, into set: RelationshipSet, owner: DatabaseObject, helperValues: [String: Any?]) throws {
         let relationship = set.relationship
-        _ = try relatedObject(object, for: relationship, key: relationship.key, entity: owner.entity)
+        _ = try relatedObject(object, for: owner.entityIndex, set.relationshipIndex, key: relationship.key)
         switch relationship.foreignKeyIn {
         case .to:
             if set.contains(object) { return }
-            guard let inverse = inverses[owner.entityIndex][set.relationshipIndex] else { return }
-            try setToOne(object, inverse.relationship, owner)
+            try setToOne(object, inverse(of: owner.entityIndex, set.relationshipIndex).relationship, owner)
         case .via:
-            if set.contains(object), helperIsKeyed(relationship) { return }
-            let shown = helperRowsAreShown(relationship)
-            let statement = try helperInsert(relationship, owner: owner, member: object, helperValues: helperValues, returning: shown)
+            let helper = try helperTable(of: set)
+            if set.contains(object), helperIsKeyed(relationship, helper: helper) { return }
+            let shown = helperRowsAreShown(helper)
+            let statement = try helperInsert(relationship, helper: helper, owner: owner, member: object, helperValues: helperValues, returning: shown)
             let result = try database(entity: owner.entityIndex) {
                 try connection.query(statement.sql, statement.parameters, format: .binary)
             }
-            if shown { try didInsertHelperRows(result, relationship: relationship) }
+            if shown { try didInsertHelperRows(result, helper: helper) }
             link(owner, object, set: set, times: 1)
         case .from:
             throw Self.notToMany(relationship)
@@ -195,117 +221,152 @@ extension DatabaseContext {
         let relationship = set.relationship
         switch relationship.foreignKeyIn {
         case .to:
-            try requireNullable(relationship)
-            let table = object.table
-            let columns = table.attributeIndexes(relationship.to.columns)
-            try update(object, columns: columns, values: Array(repeating: nil, count: columns.count))
+            try requireNullable(relationship, childEntity: object.entityIndex)
+            let columns = targetColumns(of: owner.entityIndex, set.relationshipIndex)
+            let ownerValues = owner.table.fromColumns[set.relationshipIndex].map { owner.values[$0] }
+            do {
+                try update(
+                    object, columns: columns, values: Array(repeating: nil, count: columns.count),
+                    expecting: Array(zip(columns, ownerValues)))
+            } catch let error as RelateError where error.kind == .conflict {
+                // The database moved it elsewhere: the owner's set takes what the database holds.
+                try load(relationship: set.relationshipIndex, for: [owner])
+                throw error
+            }
         case .via:
-            let statement = helperDelete(relationship, owner: owner, member: object)
+            let helper = try helperTable(of: set)
+            let statement = helperDelete(relationship, helper: helper, owner: owner, member: object)
             let result = try database(entity: owner.entityIndex) {
                 try connection.query(statement.sql, statement.parameters, format: .binary)
             }
-            try didDeleteHelperRows(result, relationship: relationship)
+            try didDeleteHelperRows(result, helper: helper)
+            guard result.count > 0 else {
+                // No such helper row any more: memory lets go of the pair as the database did.
+                unlink(owner, object, set: set, times: set.count(for: object))
+                throw conflict(object, "was no longer linked to this \(owner.entity.name) through \"\(helper.entity.name)\" "
+                    + "(another client removed the pair); memory now agrees")
+            }
             unlink(owner, object, set: set, times: result.count)
         case .from:
             throw Self.notToMany(relationship)
         }
     }
 
-    /// Makes the set hold exactly `members` (with their multiplicity): only the difference
-    /// is written, all of it in one pipeline — one round trip, all or nothing.
+    /// Makes the set hold exactly `members` (with their multiplicity), writing only the
+    /// difference, all of it in one pipeline — one round trip, all or nothing. What leaves
+    /// is chosen by the database, not by memory (`… WHERE fk = $owner AND NOT (key = ANY(…))`),
+    /// so a member another client added leaves too; memory follows the rows that changed.
     func replace(members: [DatabaseObject], of set: RelationshipSet, owner: DatabaseObject) throws {
         let relationship = set.relationship
-        for member in members { _ = try relatedObject(member, for: relationship, key: relationship.key, entity: owner.entity) }
-        var wanted: [ObjectIdentifier: (object: DatabaseObject, count: Int)] = [:]
-        for member in members { wanted[ObjectIdentifier(member), default: (member, 0)].count += 1 }
+        let index = set.relationshipIndex
+        for member in members { _ = try relatedObject(member, for: owner.entityIndex, index, key: relationship.key) }
+        // Members in the order given, each once, with how many times it was given.
+        var wanted: [ObjectIdentifier: Int] = [:]
+        var distinct: [DatabaseObject] = []
+        for member in members {
+            let id = ObjectIdentifier(member)
+            if wanted[id] == nil { distinct.append(member) }
+            wanted[id, default: 0] += 1
+        }
         let current = set.allObjects
-        let removed = current.filter { wanted[ObjectIdentifier($0)] == nil }
-        var statements: [PostgresStatement] = []
+        let removesAny = current.contains { wanted[ObjectIdentifier($0)] == nil }
+        let target = self.target(of: owner.entityIndex, index)
+        let targetTable = tables[target]
+        let targetKey = targetColumns(of: owner.entityIndex, index)
+        let ownerValues = owner.table.fromColumns[index].map { owner.values[$0].parameter }
 
         switch relationship.foreignKeyIn {
         case .to:
-            let child = entityIndex(of: relationship.to)
-            let table = tables[child]
-            let columns = table.attributeIndexes(relationship.to.columns)
-            let ownerValues = owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0].parameter }
-            if !removed.isEmpty { try requireNullable(relationship) }
-            let nulls = columns.map { "\(table.columns[$0]) = NULL" }.joined(separator: ", ")
-            if members.isEmpty, !removed.isEmpty {
+            if removesAny { try requireNullable(relationship, childEntity: target) }
+            let nulls = targetKey.map { "\(targetTable.columns[$0]) = NULL" }.joined(separator: ", ")
+            let belongs = targetTable.condition(targetKey)
+            var statements: [PostgresStatement] = []
+            if removesAny {
+                var sql = "UPDATE \(targetTable.table) SET \(nulls) WHERE \(belongs)"
+                var parameters = ownerValues
+                if !distinct.isEmpty {
+                    let (kept, keys) = primaryKeyCondition(of: targetTable, for: distinct, start: parameters.count + 1)
+                    sql += " AND NOT (\(kept))"
+                    parameters += keys
+                }
+                statements.append(PostgresStatement(sql + " RETURNING \(targetTable.selectList())", parameters, format: .binary))
+            }
+            let arriving = distinct.filter { !set.contains($0) }
+            if !arriving.isEmpty {
+                let assignments = targetKey.enumerated().map { "\(targetTable.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
+                let (chosen, keys) = primaryKeyCondition(of: targetTable, for: arriving, start: ownerValues.count + 1)
                 statements.append(PostgresStatement(
-                    "UPDATE \(table.table) SET \(nulls) WHERE \(table.condition(columns)) RETURNING \(table.selectList())",
-                    ownerValues, format: .binary))
-            } else {
-                for member in removed {
-                    statements.append(PostgresStatement(
-                        "UPDATE \(table.table) SET \(nulls) WHERE \(table.condition(table.primaryKey)) RETURNING \(table.selectList())",
-                        table.primaryKey.map { member.values[$0].parameter }, format: .binary))
-                }
-                let assignments = columns.enumerated().map { "\(table.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
-                let sql = "UPDATE \(table.table) SET \(assignments) WHERE \(table.condition(table.primaryKey, start: columns.count + 1)) "
-                    + "RETURNING \(table.selectList())"
-                for (_, entry) in wanted.sorted(by: { $0.value.object.description < $1.value.object.description }) where !set.contains(entry.object) {
-                    statements.append(PostgresStatement(
-                        sql, ownerValues + table.primaryKey.map { entry.object.values[$0].parameter }, format: .binary))
-                }
+                    "UPDATE \(targetTable.table) SET \(assignments) WHERE \(chosen) RETURNING \(targetTable.selectList())",
+                    ownerValues + keys, format: .binary))
             }
             if statements.isEmpty { return }
             let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
             for result in results {
-                _ = try materialize(entity: child, result: result, rowsAreDistinct: true)
+                _ = try materialize(entity: target, result: result, rowsAreDistinct: true)
             }
 
         case .via:
-            var changes: [(object: DatabaseObject, delta: Int)] = []
-            var seen = Set<ObjectIdentifier>()
-            for object in current where wanted[ObjectIdentifier(object)] == nil {
-                changes.append((object, -set.count(for: object)))
-                seen.insert(ObjectIdentifier(object))
+            let helper = try helperTable(of: set)
+            guard let via = relationship.via else { throw Self.notToMany(relationship) }
+            let helperFrom = helper.attributeIndexes(via.fromColumns)
+            let helperTo = helper.attributeIndexes(via.toColumns)
+            var statements: [PostgresStatement] = []
+            // Whole members leave by one statement the database answers; fewer copies of a
+            // pair (a helper without a key) by one row each.
+            if members.isEmpty {
+                if !current.isEmpty { statements.append(helperDeleteAll(relationship, helper: helper, owner: owner)) }
+            } else if removesAny {
+                let (kept, keys) = Self.keyCondition(
+                    helperTo.map { helper.columns[$0] }, types: helperTo.map { helper.types[$0] },
+                    distinct.map { member in targetKey.map { member.values[$0] } }, start: ownerValues.count + 1)
+                statements.append(PostgresStatement(
+                    "DELETE FROM \(helper.table) WHERE \(helper.condition(helperFrom)) AND NOT (\(kept)) RETURNING \(helper.selectList())",
+                    ownerValues + keys, format: .binary))
             }
-            for member in members where seen.insert(ObjectIdentifier(member)).inserted {
-                let delta = (wanted[ObjectIdentifier(member)]?.count ?? 0) - set.count(for: member)
-                if delta != 0 { changes.append((member, delta)) }
-            }
-            if members.isEmpty, !current.isEmpty {
-                statements.append(helperDeleteAll(relationship, owner: owner))
-            } else {
-                for change in changes where change.delta < 0 {
-                    for _ in 0..<(-change.delta) { statements.append(helperDelete(relationship, owner: owner, member: change.object)) }
-                }
-                let shown = helperRowsAreShown(relationship)
-                var template: PostgresStatement?
-                var ownerValues: [(any PostgresEncodable)?] = []
-                var memberColumns: [Int] = []
-                for change in changes where change.delta > 0 {
-                    let statement: PostgresStatement
-                    if let template {
-                        statement = PostgresStatement(
-                            template.sql, ownerValues + memberColumns.map { change.object.values[$0].parameter },
-                            format: .binary)
-                    } else {
-                        statement = try helperInsert(relationship, owner: owner, member: change.object, helperValues: [:], returning: shown)
-                        template = statement
-                        ownerValues = owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0].parameter }
-                        memberColumns = change.object.table.attributeIndexes(relationship.to.columns)
+            var added: [(object: DatabaseObject, times: Int)] = []
+            if !members.isEmpty {
+                for member in distinct {
+                    let delta = (wanted[ObjectIdentifier(member)] ?? 0) - set.count(for: member)
+                    if delta < 0 {
+                        let statement = helperDelete(relationship, helper: helper, owner: owner, member: member)
+                        for _ in 0..<(-delta) { statements.append(statement) }
+                    } else if delta > 0 {
+                        added.append((member, delta))
                     }
-                    for _ in 0..<change.delta { statements.append(statement) }
                 }
+            }
+            let deletes = statements.count
+            let shown = helperRowsAreShown(helper)
+            var template: PostgresStatement?
+            for (member, times) in added {
+                let statement: PostgresStatement
+                if let template {
+                    statement = PostgresStatement(template.sql, ownerValues + targetKey.map { member.values[$0].parameter }, format: .binary)
+                } else {
+                    statement = try helperInsert(relationship, helper: helper, owner: owner, member: member, helperValues: [:], returning: shown)
+                    template = statement
+                }
+                for _ in 0..<times { statements.append(statement) }
             }
             if statements.isEmpty { return }
             let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
-            for result in results {
-                if result.sql.hasPrefix("INSERT") {
-                    if result.columns.isEmpty { continue }
-                    try didInsertHelperRows(result, relationship: relationship)
-                } else {
-                    try didDeleteHelperRows(result, relationship: relationship)
+            // The deleted rows say which pairs left, and how often.
+            var left: [ObjectIdentifier: (object: DatabaseObject, times: Int)] = [:]
+            for result in results.prefix(deletes) {
+                for row in try didDeleteHelperRows(result, helper: helper) {
+                    let values = helperTo.map { row.values[$0] }
+                    guard let member = registered(entity: target, indexes: targetKey, values: values) else { continue }
+                    left[ObjectIdentifier(member), default: (member, 0)].times += 1
                 }
             }
-            for change in changes {
-                if change.delta > 0 {
-                    link(owner, change.object, set: set, times: change.delta)
-                } else {
-                    unlink(owner, change.object, set: set, times: -change.delta)
-                }
+            for result in results.dropFirst(deletes) where !result.columns.isEmpty {
+                try didInsertHelperRows(result, helper: helper)
+            }
+            for (member, times) in left.values {
+                unlink(owner, member, set: set, times: times)
+            }
+            for (member, times) in added {
+                link(owner, member, set: set, times: times)
             }
 
         case .from:
@@ -313,19 +374,29 @@ extension DatabaseContext {
         }
     }
 
+    /// The condition matching `objects` by primary key, parameters from `start`.
+    private func primaryKeyCondition(
+        of table: EntityTable, for objects: [DatabaseObject], start: Int
+    ) -> (String, [(any PostgresEncodable)?]) {
+        Self.keyCondition(
+            table.primaryKey.map { table.columns[$0] }, types: table.primaryKey.map { table.types[$0] },
+            objects.map { object in table.primaryKey.map { object.values[$0] } }, start: start)
+    }
+
     // MARK: - Helper tables
 
-    private func helperTable(_ relationship: Relationship) -> EntityTable {
-        let via = relationship.via!
-        return tables[entityIndex(of: Relationship.End(schema: via.schema, table: via.table, columns: []))]
+    private func helperTable(of set: RelationshipSet) throws -> EntityTable {
+        guard let helper = set.owner.table.layout.helpers[set.relationshipIndex] else {
+            throw Self.notToMany(set.relationship)
+        }
+        return tables[helper]
     }
 
     /// Whether the helper's two keys form a unique key, so a pair is stored at most once.
-    func helperIsKeyed(_ relationship: Relationship) -> Bool {
+    func helperIsKeyed(_ relationship: Relationship, helper: EntityTable) -> Bool {
         guard let via = relationship.via else { return false }
         let pair = Set(via.fromColumns + via.toColumns)
-        let helper = helperTable(relationship).entity
-        return ([helper.primaryKey] + helper.uniqueKeys).contains { !$0.isEmpty && Set($0) == pair }
+        return ([helper.entity.primaryKey] + helper.entity.uniqueKeys).contains { !$0.isEmpty && Set($0) == pair }
     }
 
     private func helperKeyValues(_ relationship: Relationship, owner: DatabaseObject, member: DatabaseObject) -> [(any PostgresEncodable)?] {
@@ -336,16 +407,15 @@ extension DatabaseContext {
     /// Whether a loaded relationship shows the helper's own rows (`person.person_title_rel`),
     /// so that new rows must come back (`RETURNING`) to join it. Otherwise an insert sends
     /// nothing back: 10,000 inserts through a replace then cost no 10,000 result rows.
-    private func helperRowsAreShown(_ relationship: Relationship) -> Bool {
-        let helper = helperTable(relationship)
-        return loadedRelationships.contains { targetEntity(of: $0) == helper.index }
+    private func helperRowsAreShown(_ helper: EntityTable) -> Bool {
+        loadedRelationships.contains { target(of: $0.entity, $0.relationship) == helper.index }
     }
 
     private func helperInsert(
-        _ relationship: Relationship, owner: DatabaseObject, member: DatabaseObject, helperValues: [String: Any?], returning: Bool
+        _ relationship: Relationship, helper: EntityTable, owner: DatabaseObject, member: DatabaseObject, helperValues: [String: Any?],
+        returning: Bool
     ) throws -> PostgresStatement {
-        let via = relationship.via!
-        let helper = helperTable(relationship)
+        guard let via = relationship.via else { throw Self.notToMany(relationship) }
         var columns = helper.attributeIndexes(via.fromColumns + via.toColumns)
         var parameters = helperKeyValues(relationship, owner: owner, member: member)
         for (key, value) in helperValues.sorted(by: { $0.key < $1.key }) {
@@ -371,12 +441,11 @@ extension DatabaseContext {
     }
 
     /// Deletes one helper row of the pair: where pairs may repeat, exactly one of them.
-    private func helperDelete(_ relationship: Relationship, owner: DatabaseObject, member: DatabaseObject) -> PostgresStatement {
-        let via = relationship.via!
-        let helper = helperTable(relationship)
-        let condition = helper.condition(helper.attributeIndexes(via.fromColumns + via.toColumns))
+    private func helperDelete(_ relationship: Relationship, helper: EntityTable, owner: DatabaseObject, member: DatabaseObject) -> PostgresStatement {
+        let via = relationship.via
+        let condition = helper.condition(helper.attributeIndexes((via?.fromColumns ?? []) + (via?.toColumns ?? [])))
         let parameters = helperKeyValues(relationship, owner: owner, member: member)
-        if helperIsKeyed(relationship) {
+        if helperIsKeyed(relationship, helper: helper) {
             return PostgresStatement(
                 "DELETE FROM \(helper.table) WHERE \(condition) RETURNING \(helper.selectList())", parameters, format: .binary)
         }
@@ -386,9 +455,8 @@ extension DatabaseContext {
             parameters, format: .binary)
     }
 
-    private func helperDeleteAll(_ relationship: Relationship, owner: DatabaseObject) -> PostgresStatement {
-        let helper = helperTable(relationship)
-        let columns = helper.attributeIndexes(relationship.via!.fromColumns)
+    private func helperDeleteAll(_ relationship: Relationship, helper: EntityTable, owner: DatabaseObject) -> PostgresStatement {
+        let columns = helper.attributeIndexes(relationship.via?.fromColumns ?? [])
         return PostgresStatement(
             "DELETE FROM \(helper.table) WHERE \(helper.condition(columns)) RETURNING \(helper.selectList())",
             owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0].parameter },
@@ -399,38 +467,42 @@ extension DatabaseContext {
     /// Only when ``helperRowsAreShown(_:)``: otherwise a new row is in no set anybody
     /// loaded, and no object has its key yet; the first fetch or load that reaches it
     /// makes its object.
-    private func didInsertHelperRows(_ result: PostgresResult, relationship: Relationship) throws {
-        let helper = helperTable(relationship)
+    private func didInsertHelperRows(_ result: PostgresResult, helper: EntityTable) throws {
         for object in try materialize(entity: helper.index, result: result, rowsAreDistinct: true) {
             didChange(object, from: Array(repeating: .null, count: object.values.count))
         }
     }
 
-    private func didDeleteHelperRows(_ result: PostgresResult, relationship: Relationship) throws {
-        let helper = helperTable(relationship)
+    /// Deleted helper rows leave the loaded sets that show them; answers their objects.
+    @discardableResult
+    private func didDeleteHelperRows(_ result: PostgresResult, helper: EntityTable) throws -> [DatabaseObject] {
         var defaults: [DatabaseObject] = []
-        for object in try materialize(entity: helper.index, result: result, rowsAreDistinct: true) {
+        let rows = try materialize(entity: helper.index, result: result, rowsAreDistinct: true)
+        for object in rows {
             forget(object, settingDefaults: &defaults)
         }
+        return rows
     }
 
     /// Both sides of a many-to-many, in memory.
     private func link(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
         set.add(member, times: times)
-        if let inverse = inverses[owner.entityIndex][set.relationshipIndex], let other = member.sets[inverse.relationship], other !== set {
+        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
+        if let other = member.sets[inverse.relationship], other !== set {
             other.add(owner, times: times)
         }
     }
 
     private func unlink(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
         set.drop(member, times: times)
-        if let inverse = inverses[owner.entityIndex][set.relationshipIndex], let other = member.sets[inverse.relationship], other !== set {
+        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
+        if let other = member.sets[inverse.relationship], other !== set {
             other.drop(owner, times: times)
         }
     }
 
-    private func requireNullable(_ relationship: Relationship) throws {
-        let child = tables[entityIndex(of: relationship.to)]
+    private func requireNullable(_ relationship: Relationship, childEntity: Int) throws {
+        let child = tables[childEntity]
         for index in child.attributeIndexes(relationship.to.columns) where !child.entity.attributes[index].isNullable {
             let attribute = child.entity.attributes[index]
             throw RelateError(
@@ -457,7 +529,25 @@ extension DatabaseContext {
             entity: table.entity.name)
     }
 
+    private func noRowReturned(_ table: EntityTable, sql: String) -> RelateError {
+        RelateError(
+            kind: .invalidWrite,
+            message: "the insert into \"\(table.entity.name)\" returned no row (a rule or trigger dropped it)",
+            entity: table.entity.name)
+    }
+
+    /// The object's row is gone: it is marked deleted (its dependants follow the delete
+    /// rules, as the database applied them) and the error says so.
     private func vanished(_ object: DatabaseObject) -> RelateError {
-        RelateError(kind: .invalidObject, message: "the row of \(object) is no longer in the database", entity: object.entity.name)
+        var defaults: [DatabaseObject] = []
+        forget(object, settingDefaults: &defaults)
+        try? reread(defaults)
+        return conflict(object, "is no longer in the database (another client deleted it); the object is marked deleted")
+    }
+
+    private func conflict(_ object: DatabaseObject, _ what: String) -> RelateError {
+        RelateError(
+            kind: .conflict, message: "the row of this \(object.entity.name) object \(what)", entity: object.entity.name,
+            detail: "\(object)")
     }
 }

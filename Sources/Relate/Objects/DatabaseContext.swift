@@ -14,26 +14,33 @@ import RelatePostgres
 /// database has accepted it, and a transaction that rolls back rolls them back too.
 public final class DatabaseContext {
     public let connection: Connection
-    public let model: Model
-    /// SQL pieces per entity, by index in `model.entities`.
+    /// The model and its SQL pieces, shared with every context made from the same model.
+    let layout: ModelLayout
+    /// Each entity as this context sees it, by index in `model.entities`.
     let tables: [EntityTable]
     /// The identity map: one object per row, per entity index.
     let registries: [ObjectRegistry]
-    /// For each entity and relationship index, where its inverse is.
-    let inverses: [[RelationshipAddress?]]
-    /// For each entity and relationship index, the attribute indexes of `to.columns` in the target.
-    let targetColumns: [[[Int]]]
     /// The relationships `load` ever stored a set or a to-one answer for: only those have
     /// anything in memory for `didChange` to keep in step.
     var loadedRelationships = Set<RelationshipAddress>()
     /// Every object's box of loaded relationships made since the last `reset()`, which
     /// empties them to break the cycles they close (also for objects the identity map no
-    /// longer holds: forgotten by a rollback, without a key, fetched before a reset).
+    /// longer holds: forgotten, without a key, fetched before a reset).
     var loadedBoxes: [LoadedRelationships] = []
-    private let entityIndex: [QualifiedName: Int]
+    /// The loaded many-to-many sets each object is a member of, so that a deleted object
+    /// leaves them without a scan of every registered object. Built when a delete first
+    /// needs it, then kept up to date by the sets; dropped on `reset()`.
+    var manyToManyMemberships: [ObjectIdentifier: [RelationshipSet]]?
     /// Memory changes to undo if the enclosing transactions roll back, innermost last.
     /// Read for every object a fetch makes, never in overlapping accesses: unchecked.
     @exclusivity(unchecked) private var undoLog: [[() -> Void]] = []
+    /// Objects first registered inside each open transaction, innermost last: after a
+    /// roll-back their rows are read again, since the transaction may have been what made
+    /// them (or made them as they are).
+    @exclusivity(unchecked) private var registeredInTransaction: [[DatabaseObject]] = []
+
+    /// The model: entities, attributes, relationships and the rules that made them.
+    public var model: Model { layout.model }
 
     /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
     /// `schemas` (default: the search path) and builds the model.
@@ -41,55 +48,61 @@ public final class DatabaseContext {
         url: String, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil,
         logger: Logger = Logger(label: "relate")
     ) throws {
-        let connection = try Connection(url: url, logger: logger)
+        let connection = try Self.wrappingErrors { try Connection(url: url, logger: logger) }
         try self.init(connection: connection, manyToMany: manyToMany, overrides: overrides, schemas: schemas)
     }
 
-    public init(
+    /// Reads the catalog of `schemas` (default: the search path) over `connection` and
+    /// builds the model.
+    public convenience init(
         connection: Connection, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [],
         schemas: [String]? = nil
     ) throws {
-        self.connection = connection
-        let catalog = try Catalog.introspect(connection, schemas: schemas)
+        let catalog = try Self.wrappingErrors { try Catalog.introspect(connection, schemas: schemas) }
         let model = try Model(catalog: catalog, options: ModelOptions(manyToMany: manyToMany, overrides: overrides))
-        self.model = model
-        tables = try model.entities.enumerated().map { index, entity in
-            try EntityTable(entity: entity, index: index, quote: connection.quoteIdentifier)
-        }
+        try self.init(connection: connection, model: model)
+    }
+
+    /// A context over `connection` for a model already built: no catalog query.
+    ///
+    /// ```swift
+    /// let context = try DatabaseContext(connection: connection, model: database.model)
+    /// ```
+    public convenience init(connection: Connection, model: Model) throws {
+        let layout = try Self.wrappingErrors { try ModelLayout(model: model, quote: connection.quoteIdentifier) }
+        self.init(connection: connection, layout: layout)
+    }
+
+    /// A context for a layout already made (shared by the contexts of one model).
+    init(connection: Connection, layout: ModelLayout) {
+        self.connection = connection
+        self.layout = layout
+        tables = layout.entities.map(EntityTable.init)
         registries = tables.map(ObjectRegistry.init)
-        var entityIndex: [QualifiedName: Int] = [:]
-        for (index, entity) in model.entities.enumerated() { entityIndex[QualifiedName(entity.schema, entity.table)] = index }
-        self.entityIndex = entityIndex
-        inverses = model.entities.map { entity in
-            entity.relationships.map { relationship in
-                guard let target = entityIndex[QualifiedName(relationship.to.schema, relationship.to.table)] else { return nil }
-                guard let index = model.entities[target].relationships.firstIndex(where: {
-                    $0.from == relationship.to && $0.to == relationship.from
-                        && $0.via?.fromColumns == relationship.via?.toColumns && $0.via?.table == relationship.via?.table
-                        && $0.key == relationship.inverseKey
-                }) else { return nil }
-                return RelationshipAddress(entity: target, relationship: index)
-            }
-        }
-        let tables = tables
-        targetColumns = model.entities.map { entity in
-            entity.relationships.map { relationship in
-                entityIndex[QualifiedName(relationship.to.schema, relationship.to.table)].map { tables[$0].attributeIndexes(relationship.to.columns) } ?? []
-            }
-        }
         for table in tables { table.context = self }
+    }
+
+    /// Errors of the database layer as ``RelateError``s (SQLSTATE and all kept), as every
+    /// call of the object layer throws them.
+    static func wrappingErrors<Result>(_ work: () throws -> Result) throws -> Result {
+        do {
+            return try work()
+        } catch let error as PostgresError {
+            throw RelateError(error)
+        }
     }
 
     // MARK: - Entities
 
     func entityIndex(named name: String) throws(RelateError) -> Int {
-        let entity = try model.entity(name)
-        return entityIndex[QualifiedName(entity.schema, entity.table)]!
+        try layout.entityIndex(named: name)
     }
 
-    func entityIndex(of end: Relationship.End) -> Int {
-        entityIndex[QualifiedName(end.schema, end.table)]!
-    }
+    /// Where relationship `index` of `entity` leads: the target entity, the target's
+    /// columns it joins on (as attribute indexes), its inverse.
+    func target(of entity: Int, _ index: Int) -> Int { layout.entities[entity].targets[index] }
+    func targetColumns(of entity: Int, _ index: Int) -> [Int] { layout.entities[entity].targetColumns[index] }
+    func inverse(of entity: Int, _ index: Int) -> RelationshipAddress { layout.entities[entity].inverses[index] }
 
     // MARK: - Identity map
 
@@ -128,7 +141,7 @@ public final class DatabaseContext {
             }
         }
         registry.registerUnindexed(objects)
-        if isRecordingUndo { recordUndo { registry.removeAll() } }
+        if !registeredInTransaction.isEmpty { registeredInTransaction[registeredInTransaction.count - 1] += objects }
         return objects
     }
 
@@ -153,7 +166,7 @@ public final class DatabaseContext {
         let registry = registries[entity]
         let (object, isNew) = registry.object(forKey: key) { DatabaseObject(storage: storage, base: base) }
         if isNew {
-            if isRecordingUndo { recordUndo { registry.remove(object, key: key) } }
+            if !registeredInTransaction.isEmpty { registeredInTransaction[registeredInTransaction.count - 1].append(object) }
         } else {
             let old = Array(object.values)
             object.refresh(values)
@@ -205,6 +218,7 @@ public final class DatabaseContext {
         // person): drop them, or the objects would keep each other alive.
         for box in loadedBoxes { _ = box.takeAll() }
         loadedBoxes = []
+        manyToManyMemberships = nil
         for registry in registries { registry.removeAll() }
     }
 
@@ -214,20 +228,48 @@ public final class DatabaseContext {
 
     // MARK: - Transactions
 
-    /// Runs `body` in one transaction (a savepoint when nested). When it throws, the
-    /// database rolls back and so do the objects in memory.
+    /// Runs `body` in one transaction (a savepoint when nested, or when the connection is
+    /// already in a transaction begun by other means). When it throws, the database rolls
+    /// back and so do the objects in memory.
     @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         undoLog.append([])
+        registeredInTransaction.append([])
         do {
             let result = try connection.transaction(body)
             let log = undoLog.removeLast()
-            if !undoLog.isEmpty { undoLog[undoLog.count - 1] += log }
+            let registered = registeredInTransaction.removeLast()
+            if !undoLog.isEmpty {
+                undoLog[undoLog.count - 1] += log
+                registeredInTransaction[registeredInTransaction.count - 1] += registered
+            }
             return result
         } catch {
             for undo in undoLog.removeLast().reversed() { undo() }
+            let registered = registeredInTransaction.removeLast()
+            rereadAfterRollback(registered)
+            // Still first seen in the enclosing transaction, should it roll back too.
+            if !registeredInTransaction.isEmpty { registeredInTransaction[registeredInTransaction.count - 1] += registered }
             if let error = error as? PostgresError { throw RelateError(error) }
             throw error
+        }
+    }
+
+    /// Objects first registered in a transaction that rolled back: the database may no
+    /// longer hold their rows (an insert of the transaction) or hold them otherwise, so they
+    /// are read again, one query per entity; an object whose row is gone is marked deleted.
+    /// When they cannot be read (the connection is lost), each is marked unusable rather
+    /// than trusted: never two live objects for one row, never one that may be wrong.
+    private func rereadAfterRollback(_ objects: [DatabaseObject]) {
+        let live = objects.filter { !$0.isDeleted }
+        guard !live.isEmpty else { return }
+        do {
+            try reread(live)
+        } catch {
+            var ignored: [DatabaseObject] = []
+            for object in live where !object.isDeleted {
+                forget(object, applyingDeleteRules: false, settingDefaults: &ignored)
+            }
         }
     }
 
@@ -262,8 +304,3 @@ public final class DatabaseContext {
 
 @available(*, unavailable, message: "a context owns a libpq connection, which is not thread-safe")
 extension DatabaseContext: Sendable {}
-
-struct RelationshipAddress: Hashable {
-    var entity: Int
-    var relationship: Int
-}

@@ -16,7 +16,7 @@ extension DatabaseObject {
                 let members = try collection(AttributeValue.unwrap(value), key: key)
                 try context.replace(members: members, of: relationshipSet(index), owner: self)
             } else {
-                let target = try context.relatedObject(AttributeValue.unwrap(value), for: relationship, key: key, entity: entity)
+                let target = try context.relatedObject(AttributeValue.unwrap(value), for: entityIndex, index, key: key)
                 try context.setToOne(self, index, target)
             }
         }

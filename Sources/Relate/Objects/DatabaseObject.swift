@@ -172,8 +172,10 @@ public final class DatabaseObject {
 
     func relationshipSet(_ index: Int) throws -> RelationshipSet {
         if let set = sets[index] { return set }
-        try liveContext().load(relationship: index, for: [self])
-        return sets[index]!
+        let context = try liveContext()
+        try context.load(relationship: index, for: [self])
+        guard let set = sets[index] else { throw context.notLoaded(index, of: self) }
+        return set
     }
 
     func toOneObject(_ index: Int) throws -> DatabaseObject? {
@@ -184,7 +186,7 @@ public final class DatabaseObject {
             let keyValues = table.fromColumns[index].map { values[$0] }
             if keyValues.contains(where: \.isNull) { return nil }
             if let registered = context.registered(
-                entity: context.entityIndex(of: relationship.to), indexes: context.targetColumns[entityIndex][index], values: keyValues)
+                entity: context.target(of: entityIndex, index), indexes: context.targetColumns(of: entityIndex, index), values: keyValues)
             {
                 return registered
             }
@@ -245,6 +247,19 @@ extension DatabaseContext {
         if case .relationship(let index)? = tables[entity].keys[key] { return index }
         // relationship(forKey:) explains what the key is when it is not a relationship.
         let relationship = try model.entities[entity].relationship(forKey: key)
-        return model.entities[entity].relationships.firstIndex(of: relationship) ?? 0
+        guard let index = model.entities[entity].relationships.firstIndex(of: relationship) else {
+            throw RelateError(
+                kind: .unknownKey, message: "key \"\(key)\" of \"\(model.entities[entity].name)\" names no relationship of this context's model",
+                entity: model.entities[entity].name, key: key, candidates: model.entities[entity].relationships.map(\.key))
+        }
+        return index
+    }
+
+    /// A load that stored nothing for the owner: the model and the context disagree.
+    func notLoaded(_ index: Int, of object: DatabaseObject) -> RelateError {
+        let key = object.entity.relationships[index].key
+        return RelateError(
+            kind: .invalidObject, message: "relationship \"\(key)\" of this \(object.entity.name) object could not be loaded",
+            entity: object.entity.name, key: key)
     }
 }

@@ -10,38 +10,42 @@
 ///
 /// Its members are loaded when the owner hands it out, so reading never queries. The
 /// other side of each change follows in memory: a moved email leaves its old person's set.
+/// A set handed out stays the owner's live set: loading the relationship again (a
+/// `prefetch`) refills it in place.
 public final class RelationshipSet: Sequence {
     /// Held strongly, so that a set handed out keeps working; the owner holds its loaded
     /// sets too, and the context breaks that cycle when it forgets the owner.
     let owner: DatabaseObject
     let relationshipIndex: Int
-    /// Distinct members in the order they were loaded or added.
-    private(set) var objects: [DatabaseObject]
+    /// Whether the relationship goes through a helper table.
+    let isManyToMany: Bool
+    /// Distinct members in the order they were loaded or added, and members of
+    /// `pendingRemovals` not yet taken out.
+    private var members: [DatabaseObject]
     /// Members held more than once (a helper table without a unique key), with their count.
     private var repeats: [ObjectIdentifier: Int] = [:]
     /// The members' identities for lookups in a large set: built on the first lookup,
-    /// then kept up to date.
+    /// then kept up to date. Never holds a pending removal.
     private var identities: Set<ObjectIdentifier>?
+    /// Members removed from a large set but still in `members`: taken out all at once when
+    /// the members are next read, so that removing many costs one pass, not one each.
+    private var pendingRemovals: Set<ObjectIdentifier> = []
 
     /// `members` may name an object more than once only when `mayRepeat` (a join through
     /// a helper table); otherwise they are taken as they are.
     init(owner: DatabaseObject, relationship index: Int, members: [DatabaseObject], mayRepeat: Bool) {
         self.owner = owner
         relationshipIndex = index
-        guard mayRepeat else {
-            objects = members
-            return
-        }
-        objects = []
-        objects.reserveCapacity(members.count)
-        for member in members { add(member, recordingUndo: false) }
+        isManyToMany = owner.table.layout.helpers[index] != nil
+        self.members = []
+        fill(with: members, mayRepeat: mayRepeat)
     }
 
     public var relationship: Relationship { owner.entity.relationships[relationshipIndex] }
 
     /// The number of distinct members (as `NSCountedSet.count`).
-    public var count: Int { objects.count }
-    public var isEmpty: Bool { objects.isEmpty }
+    public var count: Int { members.count - pendingRemovals.count }
+    public var isEmpty: Bool { count == 0 }
 
     /// How many times `object` is a member: 0, 1, or more where a helper table without a
     /// unique key holds the same pair more than once.
@@ -52,15 +56,19 @@ public final class RelationshipSet: Sequence {
 
     public func contains(_ object: DatabaseObject) -> Bool {
         // A short scan beats hashing for the few members most sets have.
-        if objects.count <= 16 { return objects.contains { $0 === object } }
-        if identities == nil { identities = Set(objects.lazy.map(ObjectIdentifier.init)) }
+        if members.count <= 16, pendingRemovals.isEmpty { return members.contains { $0 === object } }
+        if identities == nil { identities = Set(members.lazy.map(ObjectIdentifier.init)) }
         return identities!.contains(ObjectIdentifier(object))
     }
 
-    public var allObjects: [DatabaseObject] { objects }
+    /// The distinct members, in the order they were loaded or added.
+    public var allObjects: [DatabaseObject] {
+        takeOutPendingRemovals()
+        return members
+    }
 
     public func makeIterator() -> IndexingIterator<[DatabaseObject]> {
-        objects.makeIterator()
+        allObjects.makeIterator()
     }
 
     // MARK: - Writing through
@@ -72,8 +80,11 @@ public final class RelationshipSet: Sequence {
         try owner.liveContext().insert(object, into: self, owner: owner, helperValues: helperValues)
     }
 
-    /// Removes `object` once: `UPDATE … SET fk = NULL` (an error names the column when it is
-    /// NOT NULL) or a `DELETE` of one helper row. Removing a non-member changes nothing.
+    /// Removes `object` once: `UPDATE … SET fk = NULL … AND fk = <owner>` (an error names the
+    /// column when it is NOT NULL) or a `DELETE` of one helper row. Removing a non-member
+    /// changes nothing; a member the database no longer links to the owner (another client
+    /// moved it) is a ``RelateError/Kind-swift.struct/conflict`` error, and memory takes
+    /// the database's state.
     public func remove(_ object: DatabaseObject) throws {
         try owner.liveContext().remove(object, from: self, owner: owner)
     }
@@ -85,12 +96,45 @@ public final class RelationshipSet: Sequence {
 
     // MARK: - Memory
 
+    /// Makes the set hold `members` in place of what it held (a relationship loaded again),
+    /// so that whoever holds the set sees the new members.
+    func refill(with newMembers: [DatabaseObject], mayRepeat: Bool) {
+        let previous = (members, repeats, pendingRemovals)
+        unlistMemberships()
+        fill(with: newMembers, mayRepeat: mayRepeat)
+        if let context = owner.context, context.isRecordingUndo {
+            context.recordUndo { [weak self] in
+                guard let self else { return }
+                unlistMemberships()
+                (members, repeats, pendingRemovals) = previous
+                identities = nil
+                listMemberships()
+            }
+        }
+    }
+
+    private func fill(with newMembers: [DatabaseObject], mayRepeat: Bool) {
+        identities = nil
+        pendingRemovals = []
+        repeats = [:]
+        guard mayRepeat else {
+            members = newMembers
+            listMemberships()
+            return
+        }
+        members = []
+        members.reserveCapacity(newMembers.count)
+        for member in newMembers { add(member, recordingUndo: false) }
+    }
+
     func add(_ object: DatabaseObject, times: Int = 1, recordingUndo: Bool = true) {
         let id = ObjectIdentifier(object)
+        if pendingRemovals.contains(id) { takeOutPendingRemovals() }
         let current = count(for: object)
         if current == 0 {
-            objects.append(object)
+            members.append(object)
             identities?.insert(id)
+            if isManyToMany { owner.context?.listMembership(of: object, in: self) }
         }
         repeats[id] = current + times > 1 ? current + times : nil
         if recordingUndo, let context = owner.context, context.isRecordingUndo {
@@ -107,18 +151,42 @@ public final class RelationshipSet: Sequence {
         let remaining = current - removed
         repeats[id] = remaining > 1 ? remaining : nil
         if remaining == 0 {
-            objects.removeAll { $0 === object }
-            identities?.remove(id)
+            if members.count <= 16, pendingRemovals.isEmpty {
+                members.removeAll { $0 === object }
+                identities?.remove(id)
+            } else {
+                // `contains` built the identities.
+                identities?.remove(id)
+                pendingRemovals.insert(id)
+            }
+            if isManyToMany { owner.context?.unlistMembership(of: object, in: self) }
         }
         if recordingUndo, let context = owner.context, context.isRecordingUndo {
             context.recordUndo { [weak self] in self?.add(object, times: removed, recordingUndo: false) }
         }
     }
+
+    private func takeOutPendingRemovals() {
+        guard !pendingRemovals.isEmpty else { return }
+        members.removeAll { pendingRemovals.contains(ObjectIdentifier($0)) }
+        pendingRemovals = []
+    }
+
+    /// Lists every member in the context's many-to-many membership index, if it is built.
+    private func listMemberships() {
+        guard isManyToMany, let context = owner.context, context.manyToManyMemberships != nil else { return }
+        for member in allObjects { context.listMembership(of: member, in: self) }
+    }
+
+    private func unlistMemberships() {
+        guard isManyToMany, let context = owner.context, context.manyToManyMemberships != nil else { return }
+        for member in allObjects { context.unlistMembership(of: member, in: self) }
+    }
 }
 
 extension RelationshipSet: CustomStringConvertible {
     public var description: String {
-        "\(relationship.key): [" + objects.map { object in
+        "\(relationship.key): [" + allObjects.map { object in
             let count = count(for: object)
             return count > 1 ? "\(object) ×\(count)" : "\(object)"
         }.joined(separator: ", ") + "]"

@@ -85,6 +85,18 @@ enum StoredValue {
         }
     }
 
+    /// The value's text form as PostgreSQL reads it, for an array literal.
+    var arrayElementText: String {
+        if case .string(let text) = self { return text }
+        guard let value else { return "NULL" }
+        if let element = value as? any PostgresArrayElement {
+            var bytes: [UInt8] = []
+            element.encodeText(into: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return "\(value)"
+    }
+
     /// How a result column is read into a ``StoredValue``: chosen once per result from the
     /// column's type, so that each cell is one switch and one typed decode.
     struct Reader {
@@ -99,17 +111,17 @@ enum StoredValue {
         init(_ column: PostgresColumn) {
             type = column.type
             format = column.format
-            switch column.type {
-            case .int2, .int4, .int8, .oid: kind = .integer
-            case .float8: kind = .double
-            case .float4: kind = .float
+            switch column.type.mapping {
+            case .integer: kind = .integer
+            case .double: kind = .double
+            case .float: kind = .float
             case .bool: kind = .bool
-            case .text, .varchar, .bpchar, .name, .char, .json, .jsonb, .xml, .unknown: kind = .string
-            case .date, .timestamp, .timestamptz: kind = .date
+            case .string: kind = .string
+            case .date: kind = .date
             case .uuid: kind = .uuid
-            case .bytea: kind = .data
-            case .numeric: kind = .decimal
-            default: kind = .dynamic
+            case .data: kind = .data
+            case .decimal: kind = .decimal
+            case .array, .textForm: kind = .dynamic
             }
         }
 

@@ -32,10 +32,32 @@ extension Decimal: PostgresArrayElement {
             throw .mismatch(Decimal.self, type, format)
         }
         if text == "NaN" { return .nan }
-        guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-            throw PostgresDecodingError("numeric value \(text) does not fit in Decimal")
+        // Decimal holds 38 digits and exponents -128...127; it would round a longer value
+        // silently (or give up), so a value that does not read back the same is an error.
+        guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")),
+            Self.sameNumber(text, value.description)
+        else {
+            throw PostgresDecodingError("a numeric value of \(text.count) characters does not fit in Decimal (38 digits) without rounding")
         }
         return value
+    }
+
+    /// Whether two plain decimal texts (no exponent) name the same number.
+    static func sameNumber(_ a: String, _ b: String) -> Bool {
+        func normalized(_ text: String) -> String {
+            var digits = Substring(text)
+            var negative = false
+            if digits.first == "-" || digits.first == "+" {
+                negative = digits.first == "-"
+                digits = digits.dropFirst()
+            }
+            let parts = digits.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            let whole = parts[0].drop { $0 == "0" }
+            let fraction = parts.count > 1 ? parts[1].reversed().drop { $0 == "0" }.reversed() : []
+            if whole.isEmpty, fraction.isEmpty { return "0" }
+            return (negative ? "-" : "") + whole + "." + String(fraction)
+        }
+        return normalized(a) == normalized(b)
     }
 
     /// The binary numeric: ndigits, weight, sign, dscale (int16 each), then base-10000 digits.

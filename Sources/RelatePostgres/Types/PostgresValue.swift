@@ -1,39 +1,24 @@
 import Foundation
 
 /// Reading a cell without naming a Swift type: the type follows the column's PostgreSQL
-/// type, as the object layer presents attributes.
-///
-/// | PostgreSQL | Swift |
-/// |---|---|
-/// | int2, int4, int8, oid | `Int` |
-/// | float4 / float8 | `Float` / `Double` |
-/// | numeric | `Decimal` |
-/// | text, varchar, char, name, json, jsonb, xml | `String` |
-/// | bool | `Bool` |
-/// | date, timestamp, timestamptz | `Date` |
-/// | uuid | `UUID` |
-/// | bytea | `Data` |
-/// | arrays of these | `[T]`, or `[T?]` when an element is NULL |
-/// | anything else | its text form as `String` (in binary form: its bytes as `Data`) |
+/// type, as ``PostgresType/mapping`` says (in binary form, a type without a mapping reads
+/// as its bytes, `Data`).
 public enum PostgresValue {
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> any Sendable {
-        switch type {
-        case .int2, .int4, .int8, .oid: return try Int.decode(from: bytes, type: type, format: format)
-        case .float4: return try Float.decode(from: bytes, type: type, format: format)
-        case .float8: return try Double.decode(from: bytes, type: type, format: format)
-        case .numeric: return try Decimal.decode(from: bytes, type: type, format: format)
+        switch type.mapping {
+        case .integer: return try Int.decode(from: bytes, type: type, format: format)
+        case .float: return try Float.decode(from: bytes, type: type, format: format)
+        case .double: return try Double.decode(from: bytes, type: type, format: format)
+        case .decimal: return try Decimal.decode(from: bytes, type: type, format: format)
         case .bool: return try Bool.decode(from: bytes, type: type, format: format)
-        case .date, .timestamp, .timestamptz: return try Date.decode(from: bytes, type: type, format: format)
+        case .date: return try Date.decode(from: bytes, type: type, format: format)
         case .uuid: return try UUID.decode(from: bytes, type: type, format: format)
-        case .bytea: return try Data.decode(from: bytes, type: type, format: format)
-        case .text, .varchar, .bpchar, .name, .char, .json, .jsonb, .xml, .unknown:
-            return try String.decode(from: bytes, type: type, format: format)
-        default:
-            if let element = type.arrayElement {
-                return try decodeArray(from: bytes, type: type, element: element, format: format)
-            }
+        case .data: return try Data.decode(from: bytes, type: type, format: format)
+        case .string: return try String.decode(from: bytes, type: type, format: format)
+        case .array(let element): return try decodeArray(from: bytes, type: type, element: element, format: format)
+        case .textForm:
             switch format {
             case .text: return bytes.utf8String
             case .binary: return Data(bytes)
@@ -42,23 +27,23 @@ public enum PostgresValue {
     }
 
     private static func decodeArray(
-        from bytes: UnsafeRawBufferPointer, type: PostgresType, element: PostgresType, format: PostgresFormat
+        from bytes: UnsafeRawBufferPointer, type: PostgresType, element: PostgresValueMapping, format: PostgresFormat
     ) throws(PostgresDecodingError) -> any Sendable {
         func read<T: PostgresArrayElement & Sendable>(_: T.Type) throws(PostgresDecodingError) -> any Sendable {
             let values = try [T?].decode(from: bytes, type: type, format: format)
             if values.contains(where: { $0 == nil }) { return values }
-            return values.map { $0! }
+            return values.compactMap { $0 }
         }
         switch element {
-        case .int2, .int4, .int8, .oid: return try read(Int.self)
-        case .float4: return try read(Float.self)
-        case .float8: return try read(Double.self)
-        case .numeric: return try read(Decimal.self)
+        case .integer: return try read(Int.self)
+        case .float: return try read(Float.self)
+        case .double: return try read(Double.self)
+        case .decimal: return try read(Decimal.self)
         case .bool: return try read(Bool.self)
-        case .date, .timestamp, .timestamptz: return try read(Date.self)
+        case .date: return try read(Date.self)
         case .uuid: return try read(UUID.self)
-        case .bytea: return try read(Data.self)
-        default: return try read(String.self)
+        case .data: return try read(Data.self)
+        case .string, .textForm, .array: return try read(String.self)
         }
     }
 }

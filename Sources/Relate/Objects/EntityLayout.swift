@@ -1,0 +1,115 @@
+import RelatePostgres
+
+/// The SQL pieces of one entity, quoted once per model: its table, its select list, how to
+/// find a row by key, where each relationship's columns are. Immutable, so one layout
+/// serves every context of a model, on any thread. Values are always bound; only quoted
+/// identifiers appear here.
+final class EntityLayout: Sendable {
+    let entity: Entity
+    /// The entity's index in the model.
+    let index: Int
+    /// `"schema"."table"`.
+    let table: String
+    /// Quoted column names, by attribute index.
+    let columns: [String]
+    /// Each attribute's type, by attribute index.
+    let types: [PostgresType]
+    /// Whether the attribute is read through `::text` (types without a binary decoder).
+    let readsAsText: [Bool]
+    /// Attribute indexes of the primary key, in key order.
+    let primaryKey: [Int]
+    /// Each attribute's key, by attribute index.
+    let attributeKeys: [String]
+    /// `entity.keys`, kept here so that resolving a key does not copy the `Entity`.
+    let keys: [String: Entity.KeyTarget]
+    /// Whether each relationship is to-many, by relationship index.
+    let isToMany: [Bool]
+    /// Each relationship's `from.columns` as attribute indexes, by relationship index.
+    let fromColumns: [[Int]]
+    /// Each relationship's `to.columns` as attribute indexes of the target, by relationship index.
+    let targetColumns: [[Int]]
+    /// Each relationship's target entity, by relationship index.
+    let targets: [Int]
+    /// Where each relationship's inverse is, by relationship index.
+    let inverses: [RelationshipAddress]
+    /// Each many-to-many relationship's helper entity, by relationship index (`nil` for others).
+    let helpers: [Int?]
+    /// The relationships whose foreign key this table holds, with the key's attribute indexes.
+    let foreignKeys: [(relationship: Int, columns: [Int])]
+
+    /// `entityIndex` finds an entity of the model by schema and table.
+    init(
+        entity: Entity, index: Int, model: Model, entityIndex: [QualifiedName: Int], quote: (String) throws -> String
+    ) throws {
+        self.entity = entity
+        self.index = index
+        table = try quote(entity.schema) + "." + quote(entity.table)
+        columns = try entity.attributes.map { try quote($0.name) }
+        types = entity.attributes.map { PostgresType($0.typeOID) }
+        readsAsText = types.map { !$0.mapping.readsBinary }
+        primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
+        attributeKeys = entity.attributes.map(\.key)
+        keys = entity.keys
+        isToMany = entity.relationships.map(\.isToMany)
+        let attributes = entity.attributes
+        let fromColumns = entity.relationships.map { relationship in
+            relationship.from.columns.compactMap { name in attributes.firstIndex { $0.name == name } }
+        }
+        self.fromColumns = fromColumns
+        foreignKeys = entity.relationships.indices.compactMap { index in
+            entity.relationships[index].foreignKeyIn == .from ? (index, fromColumns[index]) : nil
+        }
+        var targets: [Int] = []
+        var targetColumns: [[Int]] = []
+        var inverses: [RelationshipAddress] = []
+        var helpers: [Int?] = []
+        for relationship in entity.relationships {
+            // The model builder relates only entities it has, and pairs every relationship
+            // with its inverse; a model that breaks this was not made by it.
+            let helper = relationship.via.flatMap { entityIndex[QualifiedName($0.schema, $0.table)] }
+            guard let target = entityIndex[QualifiedName(relationship.to.schema, relationship.to.table)],
+                let inverse = relationship.inverseIndex, (relationship.via == nil) == (helper == nil)
+            else {
+                throw RelateError(
+                    kind: .invalidOverride,
+                    message: "relationship \"\(relationship.key)\" of \"\(entity.name)\" lacks its inverse, target or helper in the model; "
+                        + "build the model with Model(catalog:options:)",
+                    entity: entity.name, key: relationship.key)
+            }
+            let targetAttributes = model.entities[target].attributes
+            targets.append(target)
+            targetColumns.append(relationship.to.columns.compactMap { name in targetAttributes.firstIndex { $0.name == name } })
+            inverses.append(RelationshipAddress(entity: target, relationship: inverse))
+            helpers.append(helper)
+        }
+        self.helpers = helpers
+        self.targets = targets
+        self.targetColumns = targetColumns
+        self.inverses = inverses
+    }
+
+    /// The columns in attribute order, qualified by `alias` when given.
+    func selectList(alias: String? = nil) -> String {
+        columns.indices.map { index in
+            let column = alias.map { "\($0).\(columns[index])" } ?? columns[index]
+            return readsAsText[index] ? "\(column)::text" : column
+        }.joined(separator: ", ")
+    }
+
+    /// `"a" = $n AND "b" = $n+1` for the given attribute indexes, parameters from `start`.
+    func condition(_ attributes: [Int], alias: String? = nil, start: Int = 1) -> String {
+        attributes.enumerated().map { offset, index in
+            (alias.map { "\($0)." } ?? "") + "\(columns[index]) = $\(start + offset)"
+        }.joined(separator: " AND ")
+    }
+
+    func attributeIndexes(_ columnNames: [String]) -> [Int] {
+        columnNames.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+    }
+}
+
+/// Where a relationship is: its entity's index and its own among the entity's relationships.
+struct RelationshipAddress: Hashable, Sendable {
+    var entity: Int
+    var relationship: Int
+}

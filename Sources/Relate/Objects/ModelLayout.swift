@@ -1,0 +1,29 @@
+/// A model with the SQL pieces of each entity, made once and shared by every context of
+/// the model: a context made from it sends no catalog query and quotes nothing again.
+final class ModelLayout: Sendable {
+    let model: Model
+    /// By entity index in `model.entities`.
+    let entities: [EntityLayout]
+    private let entityIndex: [QualifiedName: Int]
+
+    /// `quote` quotes an identifier (a connection's `quoteIdentifier`, libpq's escaping).
+    init(model: Model, quote: (String) throws -> String) throws {
+        self.model = model
+        var entityIndex: [QualifiedName: Int] = [:]
+        for (index, entity) in model.entities.enumerated() { entityIndex[QualifiedName(entity.schema, entity.table)] = index }
+        self.entityIndex = entityIndex
+        entities = try model.entities.enumerated().map { index, entity in
+            try EntityLayout(entity: entity, index: index, model: model, entityIndex: entityIndex, quote: quote)
+        }
+    }
+
+    /// The index of the entity called `name` (`person`, or `schema.table`).
+    func entityIndex(named name: String) throws(RelateError) -> Int {
+        try model.position(of: name)
+    }
+
+    /// The index of the entity at a relationship's end or a helper table, when the model has it.
+    func entityIndex(schema: String, table: String) -> Int? {
+        entityIndex[QualifiedName(schema, table)]
+    }
+}
