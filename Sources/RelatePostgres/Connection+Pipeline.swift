@@ -85,6 +85,15 @@ extension Connection {
                 results.append(PostgresResult(handle: result, sql: statement.sql))
             case PGRES_PIPELINE_ABORTED:
                 PQclear(result)
+            case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+                // Until the copy ends, libpq answers with the copy state for ever.
+                let status = PQresultStatus(result)
+                PQclear(result)
+                endCopy(handle, status: status)
+                var error = PostgresError(
+                    kind: .invalidInput, message: "COPY FROM STDIN and COPY TO STDOUT are not supported here", sql: statement.sql)
+                error.statementIndex = index
+                firstError = firstError ?? error
             default:
                 var error = Self.error(
                     from: result, sql: statement.sql, parameters: bound[index], connectionLost: !isOpen,
@@ -125,6 +134,7 @@ extension Connection {
             let status = PQresultStatus(result)
             PQclear(result)
             if status == PGRES_PIPELINE_SYNC { return true }
+            endCopy(handle, status: status)
         }
         return false
     }

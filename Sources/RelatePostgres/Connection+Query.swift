@@ -135,13 +135,18 @@ extension Connection {
         while let result = PQgetResult(handle) {
             let status = PQresultStatus(result)
             PQclear(result)
-            if status == PGRES_COPY_IN {
-                _ = PQputCopyEnd(handle, "COPY is not supported by this client")
-            } else if status == PGRES_COPY_OUT {
-                var buffer: UnsafeMutablePointer<CChar>?
-                while PQgetCopyData(handle, &buffer, 0) > 0 {
-                    PQfreemem(buffer)
-                }
+            endCopy(handle, status: status)
+        }
+    }
+
+    /// Ends a copy the server started (`status` says which way), refusing its data.
+    func endCopy(_ handle: OpaquePointer, status: ExecStatusType) {
+        if status == PGRES_COPY_IN {
+            _ = PQputCopyEnd(handle, "COPY is not supported by this client")
+        } else if status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH {
+            var buffer: UnsafeMutablePointer<CChar>?
+            while PQgetCopyData(handle, &buffer, 0) > 0 {
+                PQfreemem(buffer)
             }
         }
     }

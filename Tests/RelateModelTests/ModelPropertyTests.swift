@@ -1,4 +1,4 @@
-import Relate
+@testable import Relate
 import Testing
 
 /// Properties every model must have, over random catalogs from a seeded generator: any
@@ -119,6 +119,11 @@ import Testing
                     problems.append("\(here): inverseKey \(relationship.inverseKey) names \(named?.summary ?? "nothing")")
                 } else if named?.inverseKey != relationship.key {
                     problems.append("\(here): its inverse names \(named?.inverseKey ?? "-") back")
+                }
+                // The stored pairing, which the object layer uses, agrees with the names.
+                let paired = relationship.inverseIndex.flatMap { target.relationships.indices.contains($0) ? target.relationships[$0] : nil }
+                if paired.map({ isInverse($0, of: relationship) && $0.key == relationship.inverseKey }) != true {
+                    problems.append("\(here): inverseIndex \(relationship.inverseIndex.map(String.init) ?? "nil") is not its inverse")
                 }
             }
         }

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+@testable import Relate
+
+/// A set handed out stays the owner's live set, and key paths are checked before anything is sent.
+@Suite struct LiveSetAndKeyPathTests {
+    @Test func aSetHandedOutStaysLiveAfterAPrefetch() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let set = try ada.objects(forKey: "email")
+            try context.prefetch(["email"], for: [ada])
+            #expect(try ada.objects(forKey: "email") === set)
+            let graces = try #require(try context.object("email", primaryKey: 3))
+            try set.insert(graces)
+            #expect(set.contains(graces) && set.count == 3)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func everyBadKeyPathIsAnErrorNamingItBeforeAnythingIsSent() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let people = try context.fetch("person")
+            for (path, words) in [
+                ("", [#"key path """#, "email"]), ("email..person", [#"key path "email..person""#, "has an empty key"]),
+                ("emial", [#"key path "emial""#, #"did you mean "email"?"#]), ("firstname", ["is the attribute", "email"]),
+                ("email.address", [#"key path "email.address""#, "is the attribute"]), ("email.", ["has an empty key"]),
+            ] {
+                let sql = fixture.sql {
+                    let error = #expect(throws: RelateError.self) { try context.prefetch(["email", path], for: people) }
+                    #expect(error?.kind == .unknownKey)
+                    #expect(error?.key == path)
+                    for word in words { #expect(error?.message.contains(word) == true, "\(path): \(error?.message ?? "")") }
+                }
+                #expect(sql.isEmpty)
+            }
+            let email = try #require(try context.object("email", primaryKey: 1))
+            let mixed = #expect(throws: RelateError.self) { try context.prefetch(["email"], for: people + [email]) }
+            #expect(mixed?.kind == .invalidObject)
+            #expect(mixed?.message.contains("of one entity") == true)
+        }
+    }
+}
+
+/// Writes that depend on what memory believes say so in SQL; when another client changed
+/// the row, the write is a conflict and memory takes the database's state.
+@Suite struct StaleWriteTests {
+    @Test func removingAnEmailAnotherClientMovedIsAConflict() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let adas = try ada.objects(forKey: "email")
+            let work = try #require(try context.object("email", primaryKey: 2))
+            let other = try TestDatabase.connect()
+            try other.execute("UPDATE \(fixture.schema).email SET person_id = 2 WHERE id = 2")
+            let error = #expect(throws: RelateError.self) { try adas.remove(work) }
+            #expect(error?.kind == .conflict)
+            #expect(error?.entity == "email")
+            // Nothing detached Grace's email; memory now says where it is.
+            #expect(try other.query("SELECT person_id FROM \(fixture.schema).email WHERE id = 2")[0].decode(Int.self, at: 0) == 2)
+            #expect(try work.value(forKey: "person_id", as: Int.self) == 2)
+            #expect(!adas.contains(work))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func removingAPairAnotherClientDeletedIsAConflict() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let titles = try grace.objects(forKey: "title")
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            let doctors = try doctor.objects(forKey: "person")
+            try TestDatabase.connect().execute("DELETE FROM \(fixture.schema).person_title_rel WHERE person_id = 2 AND title_id = 3")
+            let error = #expect(throws: RelateError.self) { try titles.remove(doctor) }
+            #expect(error?.kind == .conflict)
+            #expect(!titles.contains(doctor) && !doctors.contains(grace))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func writingARowAnotherClientDeletedIsAConflict() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let adas = try ada.objects(forKey: "email")
+            let home = try #require(try context.object("email", primaryKey: 1))
+            let work = try #require(try context.object("email", primaryKey: 2))
+            try TestDatabase.connect().execute("DELETE FROM \(fixture.schema).email WHERE id IN (1, 2)")
+            let update = #expect(throws: RelateError.self) { try home.setValue("a@b.c", forKey: "address") }
+            #expect(update?.kind == .conflict)
+            #expect(home.isDeleted && !adas.contains(home))
+            let delete = #expect(throws: RelateError.self) { try context.delete(work) }
+            #expect(delete?.kind == .conflict)
+            #expect(work.isDeleted && adas.isEmpty)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// Replacing a collection makes it exactly the members given, whatever another client
+    /// added meanwhile: what leaves is what the database holds beyond them.
+    @Test func replacingACollectionRemovesWhatAnotherClientAdded() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let titles = try ada.objects(forKey: "title")
+            let countess = try #require(try context.object("title", primaryKey: 1))
+            let admiral = try #require(try context.object("title", primaryKey: 2))
+            try TestDatabase.connect().execute("INSERT INTO \(fixture.schema).person_title_rel VALUES (1, 3)")
+            try ada.setValue([admiral], forKey: "title")
+            #expect(titles.allObjects.map(ObjectIdentifier.init) == [ObjectIdentifier(admiral)])
+            #expect(!titles.contains(countess))
+            let held = try TestDatabase.connect().query("SELECT title_id FROM \(fixture.schema).person_title_rel WHERE person_id = 1")
+            #expect(try held.map { try $0.decode(Int.self, at: 0) } == [2])
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+}

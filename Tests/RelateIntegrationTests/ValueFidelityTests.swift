@@ -1,0 +1,98 @@
+import Foundation
+import RelatePostgres
+import Testing
+
+@testable import Relate
+
+/// Values are stored and read exactly, or refused with an error naming the column: never
+/// rounded, never sent as NULL.
+@Suite struct ValueFidelityTests {
+    static let measures = """
+        CREATE TABLE measure (id int PRIMARY KEY, big int8, amount numeric, small int2);
+        INSERT INTO measure VALUES (1, 0, 0, 0);
+        """
+
+    @Test func largeDecimalsGoIntoIntegerColumnsExactlyOrNotAtAll() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: Self.measures) { fixture in
+            let measure = try #require(try fixture.context.object("measure", primaryKey: 1))
+            // 2^53 + 1: a Double cannot hold it, so a conversion through Double rounds it.
+            try measure.setValue(Decimal(string: "9007199254740993")!, forKey: "big")
+            #expect(try measure.value(forKey: "big", as: Int.self) == 9_007_199_254_740_993)
+            for refused in [Decimal(string: "1e20")!, Decimal(string: "1.5")!, Decimal.nan] {
+                let error = #expect(throws: RelateError.self) { try measure.setValue(refused, forKey: "big") }
+                #expect(error?.kind == .typeMismatch && error?.message.contains(#"column "big""#) == true)
+            }
+            let small = #expect(throws: RelateError.self) { try measure.setValue(Decimal(70_000), forKey: "small") }
+            #expect(small?.message.contains("int2") == true)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func aNumberDecimalCannotHoldIsRefusedNotSentAsNull() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: Self.measures) { fixture in
+            let measure = try #require(try fixture.context.object("measure", primaryKey: 1))
+            let sent = fixture.context.connection.roundTrips
+            let error = #expect(throws: RelateError.self) { try measure.setValue(1e300, forKey: "amount") }
+            #expect(error?.kind == .typeMismatch && error?.message.contains(#"column "amount""#) == true)
+            #expect(fixture.context.connection.roundTrips == sent)
+            #expect(try measure.value(forKey: "amount", as: Decimal.self) == 0)
+            try measure.setValue(0.1, forKey: "amount")
+            #expect(try measure.value(forKey: "amount", as: Decimal.self) == Decimal(string: "0.1"))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func aNumericLongerThanDecimalIsAnErrorNamingTheColumn() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: Self.measures) { fixture in
+            try fixture.context.connection.execute(
+                "UPDATE measure SET amount = 123456789012345678901234567890123456789012345 WHERE id = 1")
+            let error = #expect(throws: RelateError.self) { try fixture.context.fetch("measure") }
+            #expect(error?.postgresError?.column == "amount")
+            #expect(error?.description.contains("does not fit in Decimal") == true)
+            // Long values that Decimal holds exactly still read.
+            try fixture.context.connection.execute("UPDATE measure SET amount = 1e50 WHERE id = 1")
+            #expect(try fixture.context.fetch("measure")[0].value(forKey: "amount", as: Decimal.self) == Decimal(string: "1e50"))
+        }
+    }
+
+    /// Error descriptions hold no row data (keys, refused values): those are in `detail`.
+    @Test func errorDescriptionsHoldNoRowData() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails + Self.measures) { fixture in
+            let context = fixture.context
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let denied = #expect(throws: RelateError.self) { try context.delete(grace) }
+            #expect(denied?.kind == .deleteDenied)
+            #expect(denied?.description.contains("id=2") == false)
+            #expect(denied?.debugDescription.contains("<person id=2>") == true)
+            let measure = try #require(try context.object("measure", primaryKey: 1))
+            let range = #expect(throws: RelateError.self) { try measure.setValue(70_123, forKey: "small") }
+            #expect(range?.description.contains("70123") == false)
+            #expect(range?.detail == "value 70123")
+        }
+    }
+
+    /// Keys of a type without a Swift array (inet) go as a literal the server reads as the
+    /// column's own type: one query for many owners, and the key column's index can serve it.
+    @Test func keysOfATypeWithoutASwiftArrayAreComparedAsTheColumnsType() throws {
+        let schema = """
+            CREATE TABLE host (address inet PRIMARY KEY, name text);
+            CREATE TABLE login (id int PRIMARY KEY, host_address inet REFERENCES host);
+            INSERT INTO host VALUES ('10.0.0.1', 'a'), ('10.0.0.2', 'b'), ('10.0.0.3', 'c');
+            INSERT INTO login VALUES (1, '10.0.0.1'), (2, '10.0.0.1'), (3, '10.0.0.2');
+            """
+        try ObjectFixture.with("seed_person_email", extraSQL: schema) { fixture in
+            let context = fixture.context
+            let hosts = try context.fetch("host", orderBy: "address")
+            let sql = try fixture.sql { try context.prefetch(["login"], for: hosts) }
+            let s = "\"\(fixture.schema)\""
+            #expect(sql == [#"SELECT "id", "host_address"::text FROM \#(s)."login" WHERE "host_address" = ANY($1)"#])
+            #expect(try hosts.map { try $0.objects(forKey: "login").count } == [2, 1, 0])
+            // With sequential scans off, only a comparison in the column's own type shows the index.
+            try context.connection.execute("SET enable_seqscan = off")
+            let plan = try context.connection.query(
+                "EXPLAIN (FORMAT TEXT) SELECT * FROM \(fixture.schema).host WHERE address = ANY($1)", [#"{"10.0.0.1","10.0.0.2"}"#])
+            #expect(try plan.map { try $0.decode(String.self, at: 0) }.joined().contains("host_pkey"))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+}
