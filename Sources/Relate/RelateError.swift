@@ -23,6 +23,9 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         /// A write the schema cannot take: a NOT NULL foreign key emptied, a helper's required
         /// column without a value, a table without a primary key.
         public static let invalidWrite = Kind("invalid write")
+        /// A relationship that is not in memory where no query may load it (decoding an
+        /// object into a value): prefetch it or read it first.
+        public static let notLoaded = Kind("not loaded")
         /// The database refused a statement; ``RelateError/postgresError`` has the details.
         public static let database = Kind("database error")
         /// The database no longer holds what memory believed (another client changed or

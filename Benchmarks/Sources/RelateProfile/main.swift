@@ -9,21 +9,27 @@ import Relate
 ///     valgrind --tool=callgrind --toggle-collect='*fetchAsObjects*' .build/release/RelateProfile objects-fetch 2
 ///
 /// Prints the median time of the runs. Tasks: objects-fetch, objects-fetch-as-any,
-/// prefetch, no-prefetch, m2m-replace, cascade-delete (see `CascadeDeleteState`); `--raw` runs the raw libpq side instead, and
+/// prefetch, no-prefetch, m2m-replace, cascade-delete (see `CascadeDeleteState`), and
+/// remove-all, replace-children, m2m-delete (10,000 members, Relate's side only: see
+/// `ScalingState`); `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
 let flags: Set = ["--raw", "--paired"]
 let arguments = CommandLine.arguments.dropFirst().filter { !flags.contains($0) }
 let raw = CommandLine.arguments.contains("--raw")
 let paired = CommandLine.arguments.contains("--paired")
-let tasks = ["objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete"]
+let tasks = [
+    "objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete",
+    "remove-all", "replace-children", "m2m-delete",
+]
+let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 guard let task = arguments.first, tasks.contains(task) else {
     FileHandle.standardError.write(Data("usage: RelateProfile \(tasks.joined(separator: "|")) [runs] [--raw|--paired]\n".utf8))
     exit(2)
 }
 let runs = arguments.dropFirst().first.flatMap { Int($0) } ?? 10
-guard runs > 0, !(raw && paired) else {
-    FileHandle.standardError.write(Data("RelateProfile: give at least one run, and --raw or --paired, not both\n".utf8))
+guard runs > 0, !(raw && paired), !(relateOnly.contains(task) && (raw || paired)) else {
+    FileHandle.standardError.write(Data("RelateProfile: give at least one run, and --raw or --paired, not both (neither for \(relateOnly.sorted().joined(separator: ", ")))\n".utf8))
     exit(2)
 }
 
@@ -57,6 +63,12 @@ func sides(of task: String) throws -> Sides {
         return Sides(
             relate: { keep(try childCountsAsObjects(state.context, prefetch: task == "prefetch")) },
             raw: { keep(try state.raw.childCounts()) })
+    case "remove-all", "replace-children", "m2m-delete":
+        let state = try ScalingState(task: task)
+        return Sides(
+            prepare: { try state.prepare() },
+            relate: { keep(try state.run()) },
+            raw: {})
     case "cascade-delete":
         let state = try CascadeDeleteState()
         return Sides(

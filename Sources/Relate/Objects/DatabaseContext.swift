@@ -87,9 +87,15 @@ public final class DatabaseContext {
     static func wrappingErrors<Result>(_ work: () throws -> Result) throws -> Result {
         do {
             return try work()
-        } catch let error as PostgresError {
-            throw RelateError(error)
+        } catch {
+            throw relateError(error)
         }
+    }
+
+    /// `error` as the object layer reports it: a ``PostgresError`` becomes a ``RelateError``.
+    static func relateError(_ error: any Error) -> any Error {
+        if let error = error as? PostgresError { return RelateError(error) }
+        return error
     }
 
     // MARK: - Entities

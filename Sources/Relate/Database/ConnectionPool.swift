@@ -1,0 +1,201 @@
+import Logging
+import RelatePostgres
+import Synchronization
+
+/// A connection of the pool and the thread it runs on. A unit of work has it alone, and
+/// touches `connection` only from jobs on `worker`: so the non-`Sendable` connection is
+/// reached only through this `Sendable` owner, one thread at a time.
+final class PooledConnection: @unchecked Sendable {
+    let connection: Connection
+    let worker: WorkerThread
+    /// Made when the connection opened; sent from any thread when a task is cancelled.
+    let cancelRequest: CancelRequest
+
+    init(connection: Connection, worker: WorkerThread, cancelRequest: CancelRequest) {
+        self.connection = connection
+        self.worker = worker
+        self.cancelRequest = cancelRequest
+    }
+
+    /// Runs `work` on the connection's thread and waits for it without holding a thread.
+    func run<Result: Sendable>(_ work: @escaping @Sendable (Connection) throws -> Result) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            worker.submit { [self] in continuation.resume(with: Swift.Result { try work(connection) }) }
+        }
+    }
+
+    /// Closes the connection on its thread, then ends the thread.
+    func close() {
+        worker.submit { [self] in connection.close() }
+        worker.stop()
+    }
+}
+
+/// At most `maxConnections` connections, opened when needed and kept open. Tasks that find
+/// none free wait in line and are served in order; a waiting task that is cancelled leaves
+/// the line. A connection that comes back broken, inside a transaction, or after a cancel
+/// request is closed, never handed out again.
+final class ConnectionPool: Sendable {
+    let maxConnections: Int
+    private let conninfo: String
+    private let logger: Logger
+    /// Run on each new connection before its first use (session settings).
+    private let setUp: @Sendable (Connection) throws -> Void
+    private let state = Mutex(State())
+
+    private struct State {
+        var idle: [PooledConnection] = []
+        var open = 0
+        var waiters: [(id: Int, continuation: CheckedContinuation<PooledConnection, any Error>)] = []
+        var nextWaiter = 0
+        var isClosed = false
+        var opened = 0
+    }
+
+    private enum Checkout {
+        case use(PooledConnection)
+        case open
+        case wait
+        case fail(any Error)
+    }
+
+    init(conninfo: String, maxConnections: Int, logger: Logger, setUp: @escaping @Sendable (Connection) throws -> Void) {
+        self.conninfo = conninfo
+        self.maxConnections = maxConnections
+        self.logger = logger
+        self.setUp = setUp
+    }
+
+    /// Takes `connection` (already set up) into the pool, idle.
+    func adopt(_ connection: Connection) throws {
+        let cancel = try connection.makeCancelRequest()
+        let pooled = PooledConnection(connection: connection, worker: makeWorker(), cancelRequest: cancel)
+        state.withLock {
+            $0.open += 1
+            $0.idle.append(pooled)
+        }
+    }
+
+    /// How many connections are open now.
+    var openConnections: Int { state.withLock { $0.open } }
+
+    /// A connection for one unit of work: an idle one, a new one, or the next one given back.
+    func checkout() async throws -> PooledConnection {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PooledConnection, any Error>) in
+                let decision = state.withLock { state -> Checkout in
+                    if state.isClosed { return .fail(Self.closedError) }
+                    // Checked under the lock, so that a cancellation that came before the
+                    // waiter was listed is not lost.
+                    if Task.isCancelled { return .fail(CancellationError()) }
+                    if let idle = state.idle.popLast() { return .use(idle) }
+                    if state.open < maxConnections {
+                        state.open += 1
+                        return .open
+                    }
+                    state.waiters.append((id, continuation))
+                    return .wait
+                }
+                switch decision {
+                case .use(let pooled): continuation.resume(returning: pooled)
+                case .open: open(for: continuation)
+                case .fail(let error): continuation.resume(throwing: error)
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state in
+                state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0) }
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Gives a connection back: to the first task in line, or idle; closed instead when it
+    /// may not serve again.
+    func release(_ pooled: PooledConnection, reusable: Bool) {
+        enum Next {
+            case give(CheckedContinuation<PooledConnection, any Error>)
+            case openFor(CheckedContinuation<PooledConnection, any Error>)
+            case idle, closed
+        }
+        let next = state.withLock { state -> Next in
+            if reusable, !state.isClosed {
+                guard !state.waiters.isEmpty else {
+                    state.idle.append(pooled)
+                    return .idle
+                }
+                return .give(state.waiters.removeFirst().continuation)
+            }
+            state.open -= 1
+            // The first in line gets a new connection in its place.
+            guard !state.isClosed, !state.waiters.isEmpty else { return .closed }
+            state.open += 1
+            return .openFor(state.waiters.removeFirst().continuation)
+        }
+        switch next {
+        case .give(let waiter): waiter.resume(returning: pooled)
+        case .idle: break
+        case .closed: pooled.close()
+        case .openFor(let waiter):
+            pooled.close()
+            open(for: waiter)
+        }
+    }
+
+    /// Closes idle connections now and the others as they come back; tasks in line and
+    /// later checkouts get an error.
+    func close() {
+        let (idle, waiters) = state.withLock { state in
+            state.isClosed = true
+            state.open -= state.idle.count
+            defer {
+                state.idle = []
+                state.waiters = []
+            }
+            return (state.idle, state.waiters)
+        }
+        for pooled in idle { pooled.close() }
+        for waiter in waiters { waiter.continuation.resume(throwing: Self.closedError) }
+    }
+
+    static let closedError = RelateError(kind: .invalidObject, message: "the Database was closed; make a new one")
+
+    /// Opens a connection on a new thread and hands it to `continuation`. When it cannot
+    /// be opened, the error goes to `continuation`, and the next task in line (if any)
+    /// tries a connection of its own.
+    private func open(for continuation: CheckedContinuation<PooledConnection, any Error>) {
+        let worker = makeWorker()
+        worker.submit { [self] in
+            do {
+                let connection = try Connection(conninfo: conninfo, logger: logger)
+                try setUp(connection)
+                let pooled = PooledConnection(connection: connection, worker: worker, cancelRequest: try connection.makeCancelRequest())
+                continuation.resume(returning: pooled)
+            } catch {
+                worker.stop()
+                let next = state.withLock { state -> CheckedContinuation<PooledConnection, any Error>? in
+                    guard !state.isClosed, !state.waiters.isEmpty else {
+                        state.open -= 1
+                        return nil
+                    }
+                    return state.waiters.removeFirst().continuation
+                }
+                continuation.resume(throwing: DatabaseContext.relateError(error))
+                if let next { open(for: next) }
+            }
+        }
+    }
+
+    private func makeWorker() -> WorkerThread {
+        let number = state.withLock { state in
+            state.opened += 1
+            return state.opened
+        }
+        return WorkerThread(name: "relate.pool.\(number)")
+    }
+}

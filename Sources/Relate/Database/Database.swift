@@ -1,0 +1,158 @@
+import Logging
+import RelatePostgres
+import Synchronization
+
+/// A database for Swift concurrency: the model read once, and a pool of connections that
+/// units of work borrow. `Sendable`: share one `Database` across tasks and requests.
+///
+/// ```swift
+/// let database = try Database(url: "postgresql://me@localhost/app", maxConnections: 4)
+/// let name = try await database.read { context in
+///     try context.object("person", primaryKey: 1)?.value(forKey: "firstname", as: String.self)
+/// }
+/// try await database.write { context in                 // one transaction
+///     try context.object("person", primaryKey: 1)?.setValue("King", forKey: "surname")
+/// }
+/// ```
+///
+/// Each unit of work gets a fresh ``DatabaseContext`` (no catalog query: the contexts
+/// share the model's SQL pieces) on a pooled connection, and runs on a thread the pool
+/// owns: libpq's blocking calls never hold a thread of Swift's cooperative pool. Objects
+/// stay inside their unit; results leave it as values (``DatabaseObject/decode(_:keyDecodingStrategy:)``,
+/// ``DatabaseObject/snapshot()``).
+public final class Database: Sendable {
+    private let pool: ConnectionPool
+    private let options: ModelOptions
+    private let schemas: [String]?
+    private let layout: Mutex<ModelLayout>
+
+    /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
+    /// `schemas` (default: the search path) and builds the model; that connection joins the
+    /// pool. Blocks while it does (call it at start-up).
+    ///
+    /// - Parameters:
+    ///   - maxConnections: the pool's bound; tasks beyond it wait in line.
+    ///   - statementTimeout: when given, every statement longer than this fails
+    ///     (`statement_timeout`, SQLSTATE 57014) and its unit of work throws.
+    public init(
+        url: String, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil,
+        maxConnections: Int = 4, statementTimeout: Duration? = nil, logger: Logger = Logger(label: "relate")
+    ) throws {
+        guard maxConnections > 0 else {
+            throw RelateError(kind: .invalidWrite, message: "maxConnections must be at least 1, not \(maxConnections)")
+        }
+        let setUp: @Sendable (Connection) throws -> Void = { connection in
+            guard let statementTimeout else { return }
+            let milliseconds = statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+            try connection.execute("SET statement_timeout = \(max(1, milliseconds))")
+        }
+        options = ModelOptions(manyToMany: manyToMany, overrides: overrides)
+        self.schemas = schemas
+        pool = ConnectionPool(conninfo: url, maxConnections: maxConnections, logger: logger, setUp: setUp)
+        let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: url, logger: logger) }
+        let layout = try Self.readLayout(connection, options: options, schemas: schemas)
+        self.layout = Mutex(layout)
+        try DatabaseContext.wrappingErrors {
+            try setUp(connection)
+            try pool.adopt(connection)
+        }
+    }
+
+    deinit {
+        pool.close()
+    }
+
+    /// The model the contexts use.
+    public var model: Model { layout.withLock { $0.model } }
+
+    /// Reads the catalog again (after the schema changed) and builds a new model; units of
+    /// work that start afterwards use it.
+    public func reloadModel() async throws {
+        let (options, schemas) = (self.options, self.schemas)
+        let fresh = try await withConnection { connection, _ in
+            try Self.readLayout(connection, options: options, schemas: schemas)
+        }
+        layout.withLock { $0 = fresh }
+    }
+
+    /// Runs `body` with a fresh context on a pooled connection and returns what it returns.
+    /// Cancelling the task cancels the statement running on the server (libpq's cancel
+    /// request), and the unit throws `CancellationError`.
+    public func read<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
+        let layout = self.layout.withLock { $0 }
+        return try await withConnection { connection, _ in
+            let context = DatabaseContext(connection: connection, layout: layout)
+            defer { context.reset() }
+            return try body(context)
+        }
+    }
+
+    /// As ``read(_:)``, in one transaction: committed when `body` returns, rolled back when it
+    /// throws or the task is cancelled (objects in memory roll back with it).
+    @discardableResult
+    public func write<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
+        let layout = self.layout.withLock { $0 }
+        return try await withConnection { connection, cancelRequest in
+            let context = DatabaseContext(connection: connection, layout: layout)
+            defer { context.reset() }
+            return try context.transaction {
+                let result = try body(context)
+                // Cancelled while the body ran without a statement to fail: no commit.
+                if cancelRequest.wasSent { throw CancellationError() }
+                return result
+            }
+        }
+    }
+
+    /// Closes idle connections now and the others when their units end; later units throw.
+    public func close() {
+        pool.close()
+    }
+
+    /// How many connections the pool holds open now (at most `maxConnections`).
+    public var openConnections: Int { pool.openConnections }
+
+    /// Borrows a connection, runs `work` on its thread, gives it back.
+    private func withConnection<Result: Sendable>(
+        _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
+    ) async throws -> Result {
+        let pooled = try await pool.checkout()
+        if Task.isCancelled {
+            pool.release(pooled, reusable: true)
+            throw CancellationError()
+        }
+        let cancel = pooled.cancelRequest
+        let outcome: Swift.Result<(result: Result, reusable: Bool), any Error> = await withTaskCancellationHandler {
+            do {
+                return .success(try await pooled.run { connection in
+                    // Cancelled before it started: the server would ignore the request.
+                    if cancel.wasSent { throw CancellationError() }
+                    let result = try work(connection, cancel)
+                    return (result, connection.isOpen && !connection.isInTransaction)
+                })
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            try? cancel.send()
+        }
+        switch outcome {
+        case .success(let (result, reusable)):
+            // A connection a cancel request went to may see it arrive late: never reused.
+            pool.release(pooled, reusable: reusable && !cancel.wasSent)
+            if cancel.wasSent { throw CancellationError() }
+            return result
+        case .failure(let error):
+            let reusable = await (try? pooled.run { $0.isOpen && !$0.isInTransaction }) ?? false
+            pool.release(pooled, reusable: reusable && !cancel.wasSent)
+            if cancel.wasSent || error is CancellationError { throw CancellationError() }
+            throw DatabaseContext.relateError(error)
+        }
+    }
+
+    private static func readLayout(_ connection: Connection, options: ModelOptions, schemas: [String]?) throws -> ModelLayout {
+        let catalog = try DatabaseContext.wrappingErrors { try Catalog.introspect(connection, schemas: schemas) }
+        let model = try Model(catalog: catalog, options: options)
+        return try DatabaseContext.wrappingErrors { try ModelLayout(model: model, quote: connection.quoteIdentifier) }
+    }
+}

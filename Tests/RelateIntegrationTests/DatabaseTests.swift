@@ -1,0 +1,244 @@
+import Foundation
+import RelatePostgres
+import Synchronization
+import Testing
+
+@testable import Relate
+
+/// `Database`: one model, a bounded pool, async units of work on the pool's own threads.
+@Suite struct DatabaseTests {
+    /// A `Database` over a fresh schema loaded with `example` (and `extraSQL`), its
+    /// connections named `application` so the server can count them.
+    static func with<Result>(
+        _ example: String = "seed_person_title", extraSQL: String = ObjectFixture.peopleWithTitles, maxConnections: Int = 4,
+        statementTimeout: Duration? = nil, _ body: (Database, _ schema: String, _ application: String) async throws -> Result
+    ) async throws -> Result {
+        let connection = try TestDatabase.connect()
+        let schema = "test_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        try connection.execute("CREATE SCHEMA \(schema)")
+        try connection.execute("SET search_path TO \(schema)")
+        defer { _ = try? connection.execute("DROP SCHEMA \(schema) CASCADE") }
+        try TestDatabase.loadExample(example, into: connection, schema: schema)
+        try connection.executeScript(extraSQL)
+        let application = "relate_\(schema)"
+        let url = try TestDatabase.url()
+        let database = try Database(
+            url: url + (url.contains("?") ? "&" : "?") + "application_name=\(application)&options=-csearch_path%3D\(schema)",
+            schemas: [schema], maxConnections: maxConnections, statementTimeout: statementTimeout)
+        defer { database.close() }
+        return try await body(database, schema, application)
+    }
+
+    @Test func readsAndWritesAreUnitsOfWork() async throws {
+        try await Self.with { database, _, _ in
+            let name = try await database.read { context in
+                try context.object("person", primaryKey: 1)?.value(forKey: "firstname", as: String.self)
+            }
+            #expect(name == "Ada")
+            try await database.write { context in
+                try context.object("person", primaryKey: 1)?.setValue("King", forKey: "surname")
+            }
+            struct Stop: Error {}
+            await #expect(throws: Stop.self) {
+                try await database.write { context in
+                    try context.object("person", primaryKey: 1)?.setValue("Byron", forKey: "surname")
+                    throw Stop()
+                }
+            }
+            let surname = try await database.read { try $0.object("person", primaryKey: 1)?.value(forKey: "surname", as: String.self) }
+            #expect(surname == "King")
+        }
+    }
+
+    /// A context from the shared model sends nothing to make: no catalog query per unit.
+    @Test func aContextFromTheSharedModelSendsNoQuery() async throws {
+        try await Self.with { database, _, _ in
+            let sent = try await database.read { context in
+                let before = context.connection.roundTrips
+                _ = try DatabaseContext(connection: context.connection, model: context.model)
+                return context.connection.roundTrips - before
+            }
+            #expect(sent == 0)
+        }
+    }
+
+    /// 64 tasks × 500 units, reads and writes mixed, through 4 connections: no deadlock,
+    /// never more than 4 connections on the server, every write there.
+    @Test func manyTasksShareABoundedPool() async throws {
+        try await Self.with(extraSQL: ObjectFixture.peopleWithTitles + "CREATE TABLE counter (task int PRIMARY KEY, n int NOT NULL);") {
+            database, schema, application in
+            let most = Mutex(0)
+            let done = Atomic<Bool>(false)
+            let watching = Task.detached {
+                let monitor = try TestDatabase.connect()
+                while !done.load(ordering: .acquiring) {
+                    let count = try monitor.query("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", [application])[0]
+                        .decode(Int.self, at: 0)
+                    most.withLock { $0 = max($0, count) }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<64 {
+                    group.addTask {
+                        try await database.write { _ = try $0.insert("counter", values: ["task": task, "n": 0]) }
+                        for unit in 1..<500 {
+                            if unit.isMultiple(of: 3) {
+                                try await database.write { context in
+                                    let row = try context.object("counter", primaryKey: task)!
+                                    try row.setValue(try row.value(forKey: "n", as: Int.self)! + 1, forKey: "n")
+                                }
+                            } else {
+                                _ = try await database.read { try $0.object("person", primaryKey: 1 + unit % 2)?.snapshot() }
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            done.store(true, ordering: .releasing)
+            try await watching.value
+            // The monitor saw the pool (its count is not trivially zero), never beyond its bound.
+            #expect((1...4).contains(most.withLock { $0 }))
+            #expect(database.openConnections <= 4)
+            let total = try TestDatabase.connect().query("SELECT sum(n)::int8, count(*) FROM \(schema).counter")[0]
+            #expect(try total.decode(Int.self, at: 0) == 64 * (1..<500).filter { $0.isMultiple(of: 3) }.count)
+            #expect(try total.decode(Int.self, at: 1) == 64)
+        }
+    }
+
+    @Test func aWaitingTaskThatIsCancelledLeavesTheLine() async throws {
+        try await Self.with(maxConnections: 1) { database, _, _ in
+            let holder = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(1)") } }
+            try await Task.sleep(for: .milliseconds(200))
+            let waiter = Task { try await database.read { _ in 1 } }
+            try await Task.sleep(for: .milliseconds(100))
+            let start = ContinuousClock.now
+            waiter.cancel()
+            await #expect(throws: CancellationError.self) { try await waiter.value }
+            #expect(ContinuousClock.now - start < .milliseconds(500))
+            _ = try await holder.value
+            // The line moves on: the pool still serves.
+            let two = try await database.read { _ in 2 }
+            #expect(two == 2)
+        }
+    }
+
+    @Test func aQueryOfACancelledTaskIsCancelledOnTheServer() async throws {
+        try await Self.with { database, _, application in
+            let start = ContinuousClock.now
+            let sleeper = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(20)") } }
+            try await Task.sleep(for: .milliseconds(300))
+            sleeper.cancel()
+            await #expect(throws: CancellationError.self) { try await sleeper.value }
+            #expect(ContinuousClock.now - start < .seconds(5))
+            let monitor = try TestDatabase.connect()
+            let sleeping = try monitor.query(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'",
+                [application])
+            #expect(try sleeping[0].decode(Int.self, at: 0) == 0)
+            // A cancelled write leaves nothing behind.
+            let writer = Task {
+                try await database.write { context in
+                    try context.object("person", primaryKey: 1)?.setValue("Cancelled", forKey: "surname")
+                    try context.connection.execute("SELECT pg_sleep(20)")
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            writer.cancel()
+            await #expect(throws: CancellationError.self) { try await writer.value }
+            let surname = try await database.read { try $0.object("person", primaryKey: 1)?.value(forKey: "surname", as: String.self) }
+            #expect(surname == "Lovelace")
+        }
+    }
+
+    @Test func aBrokenConnectionIsReplaced() async throws {
+        try await Self.with(maxConnections: 1) { database, _, _ in
+            let first = try await database.read { try $0.connection.query("SELECT pg_backend_pid()")[0].decode(Int.self, at: 0) }
+            await #expect(throws: RelateError.self) {
+                try await database.read { try $0.connection.execute("SELECT pg_terminate_backend(pg_backend_pid())") }
+            }
+            let second = try await database.read { try $0.connection.query("SELECT pg_backend_pid()")[0].decode(Int.self, at: 0) }
+            #expect(first != second)
+            #expect(database.openConnections == 1)
+        }
+    }
+
+    @Test func aStatementTimeoutEndsLongStatements() async throws {
+        try await Self.with(statementTimeout: .milliseconds(200)) { database, _, _ in
+            let error = await #expect(throws: RelateError.self) { try await database.read { try $0.connection.execute("SELECT pg_sleep(5)") } }
+            #expect(error?.postgresError?.sqlState?.rawValue == "57014")
+            let three = try await database.read { _ in 3 }
+            #expect(three == 3)
+        }
+    }
+
+    @Test func reloadingTheModelShowsANewColumn() async throws {
+        try await Self.with { database, schema, _ in
+            #expect(throws: RelateError.self) { try database.model.entity("person").attribute(forKey: "born") }
+            try await database.write { try $0.connection.execute("ALTER TABLE \(schema).person ADD COLUMN born int") }
+            try await database.reloadModel()
+            #expect(try database.model.entity("person").attribute(forKey: "born").name == "born")
+            let born = try await database.read { try $0.object("person", primaryKey: 1)?.value(forKey: "born") as? Int }
+            #expect(born == nil)
+        }
+    }
+}
+
+/// Values that leave a unit of work: `decode` and `snapshot`.
+@Suite struct DecodeTests {
+    struct Title: Decodable, Sendable, Equatable { var name: String }
+    struct Person: Decodable, Sendable, Equatable {
+        var id: Int32
+        var firstname: String?
+        var surname: String
+        var title: [Title]
+    }
+
+    @Test func objectsDecodeWithTheirLoadedRelationships() async throws {
+        try await DatabaseTests.with { database, _, _ in
+            let grace = try await database.read { context in
+                let person = try context.object("person", primaryKey: 2)!
+                try context.prefetch(["title"], for: [person])
+                return try person.decode(Person.self)
+            }
+            #expect(grace.id == 2 && grace.firstname == "Grace" && grace.surname == "Hopper")
+            #expect(Set(grace.title.map(\.name)) == ["Rear Admiral", "Doctor"])
+            // Not in memory: an error naming the key, and no query sent to find out.
+            let error = await #expect(throws: RelateError.self) {
+                try await database.read { context in try context.object("person", primaryKey: 2)!.decode(Person.self) }
+            }
+            #expect(error?.kind == .notLoaded && error?.key == "title")
+        }
+    }
+
+    @Test func keysMapByStrategyAndValuesConvert() async throws {
+        let schema = """
+            CREATE TABLE reading (id int8 PRIMARY KEY, sensor_name text, level int4, mood text, taken_at timestamptz, samples int4[]);
+            INSERT INTO reading VALUES (1, 'north', 7, 'calm', '2026-11-22 10:00:00+00', '{1,2,3}');
+            """
+        enum Mood: String, Decodable, Sendable { case calm, stormy }
+        struct Reading: Decodable, Sendable {
+            var id: Int
+            var sensorName: String
+            var level: Double
+            var mood: Mood
+            var takenAt: Date
+            var samples: [Int16]
+        }
+        try await DatabaseTests.with(extraSQL: schema) { database, _, _ in
+            let reading = try await database.read { context in
+                try context.object("reading", primaryKey: 1)!.decode(Reading.self, keyDecodingStrategy: .convertFromSnakeCase)
+            }
+            #expect(reading.sensorName == "north" && reading.level == 7 && reading.mood == .calm && reading.samples == [1, 2, 3])
+            #expect(reading.takenAt == Date(timeIntervalSince1970: 1_795_341_600))
+            let snapshot = try await database.read { try $0.object("reading", primaryKey: 1)!.snapshot() }
+            #expect(snapshot["sensor_name"] as? String == "north" && snapshot["level"] as? Int == 7)
+            struct Wrong: Decodable { var sensor_name: Int }
+            let error = await #expect(throws: DecodingError.self) {
+                try await database.read { context in _ = try context.object("reading", primaryKey: 1)!.decode(Wrong.self) }
+            }
+            #expect(error != nil)
+        }
+    }
+}
