@@ -72,6 +72,44 @@ func paired(
            setup: { try State(prefetch: prefetch) }, side: connection, raw: raw)
 }
 
+/// `paired` for async work: both sides in each iteration, alternating which goes first.
+func pairedAsync<Setup>(
+    _ name: String, metric: String, label side: String = "Relate", iterations: Int, maxDuration: Duration = .seconds(10),
+    setup: @escaping () throws -> Setup, side sideBody: @escaping (Setup) async throws -> Int, raw: @escaping (Setup) throws -> Int
+) {
+    let sideTime = BenchmarkMetric.custom("\(metric): \(side) (μs)", useScalingFactor: false)
+    let rawTime = BenchmarkMetric.custom("\(metric): raw libpq (μs)", useScalingFactor: false)
+    let ratio = BenchmarkMetric.custom("\(metric): \(side)/raw ×1000", useScalingFactor: false)
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, sideTime, rawTime, ratio], timeUnits: .microseconds,
+        units: [sideTime: .count, rawTime: .count, ratio: .count],
+        warmupIterations: 2, scalingFactor: .one, maxDuration: maxDuration, maxIterations: iterations)
+    Benchmark(name, configuration: configuration) { benchmark, pair in
+        for _ in benchmark.scaledIterations {
+            pair.iteration += 1
+            let fixture = pair.fixture
+            var s = 0
+            var r = 0
+            for sideFirst in pair.iteration.isMultiple(of: 2) ? [true, false] : [false, true] {
+                let start = ContinuousClock.now
+                if sideFirst {
+                    blackHole(try await sideBody(fixture))
+                } else {
+                    blackHole(try raw(fixture))
+                }
+                let elapsed = ContinuousClock.now - start
+                let micros = Int(elapsed.components.seconds) * 1_000_000 + Int(elapsed.components.attoseconds / 1_000_000_000_000)
+                if sideFirst { s = micros } else { r = micros }
+            }
+            benchmark.measurement(sideTime, s)
+            benchmark.measurement(rawTime, r)
+            benchmark.measurement(ratio, s * 1000 / max(r, 1))
+        }
+    } setup: {
+        Pair(try setup())
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     let fetchMetrics: [BenchmarkMetric] = [
         .wallClock, .cpuTotal, .throughput, .peakMemoryResident, .peakMemoryResidentDelta, .mallocCountTotal,
@@ -146,4 +184,26 @@ let benchmarks: @Sendable () -> Void = {
            setup: { try ManyToManyState() }, prepare: { try $0.reset() },
            side: { try $0.objects.replace() },
            raw: { try $0.raw.insertPairs(owner: ObjectFixture.ownerID, targets: $0.targetIDs) })
+
+    // The concurrency issue. 4: one object by primary key through the pool (100 reads one
+    // after another), against the same SELECT raw on a kept connection (target ≤ 1.3×).
+    pairedAsync("paired pool read 100", metric: "pool read", iterations: 60,
+                setup: { try PoolState() },
+                side: { state in
+                    var found = 0
+                    for id in 1...100 where try await state.readThroughPool(id: id) != nil { found += 1 }
+                    return found
+                },
+                raw: { state in (1...100).reduce(0) { count, id in count + ((try? state.readRaw(id: id)) != nil ? 1 : 0) } })
+    // 16 tasks × 100 reads through a pool of 4, against 4 threads on 4 raw connections.
+    pairedAsync("paired pool 16 tasks", metric: "pool 16 tasks", iterations: 30,
+                setup: { try PoolState() },
+                side: { try await $0.concurrentReads(tasks: 16, units: 100) },
+                raw: { try $0.concurrentReadsRaw(tasks: 16, units: 100) })
+    // 100 contexts from the shared model on a kept connection (target ≤ 50 µs each); the
+    // raw side is 100 `SELECT 1` round trips, for scale only.
+    pairedAsync("paired context from model 100", metric: "context from model", iterations: 60,
+                setup: { try PoolState() },
+                side: { try await $0.makeContext() },
+                raw: { state in (1...100).reduce(0) { count, id in count + ((try? state.readRaw(id: id)) != nil ? 1 : 0) } })
 }

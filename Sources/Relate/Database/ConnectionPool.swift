@@ -41,7 +41,7 @@ final class ConnectionPool: Sendable {
     private let logger: Logger
     /// Run on each new connection before its first use (session settings).
     private let setUp: @Sendable (Connection) throws -> Void
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var idle: [PooledConnection] = []

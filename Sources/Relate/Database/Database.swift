@@ -24,7 +24,7 @@ public final class Database: Sendable {
     private let pool: ConnectionPool
     private let options: ModelOptions
     private let schemas: [String]?
-    private let layout: Mutex<ModelLayout>
+    private let layout: Locked<ModelLayout>
 
     /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
     /// `schemas` (default: the search path) and builds the model; that connection joins the
@@ -51,7 +51,7 @@ public final class Database: Sendable {
         pool = ConnectionPool(conninfo: url, maxConnections: maxConnections, logger: logger, setUp: setUp)
         let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: url, logger: logger) }
         let layout = try Self.readLayout(connection, options: options, schemas: schemas)
-        self.layout = Mutex(layout)
+        self.layout = Locked(layout)
         try DatabaseContext.wrappingErrors {
             try setUp(connection)
             try pool.adopt(connection)

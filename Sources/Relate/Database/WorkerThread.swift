@@ -5,7 +5,7 @@ import Synchronization
 /// that calls it until the server answers, so every call runs here, never on a thread of
 /// Swift's cooperative pool, where a wait would hold up every other task.
 final class WorkerThread: Sendable {
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let jobs = Locked<[@Sendable () -> Void]>([])
     private let ready = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
 

@@ -1,0 +1,102 @@
+import CLibPQRaw
+import Foundation
+import Relate
+import RelatePostgres
+import Synchronization
+
+/// The concurrency issue's benchmarks: `bench_pool.person (id int4 PRIMARY KEY, firstname
+/// text, surname text)`, 1,000 rows, read one row by primary key at a time.
+///
+/// - Relate: `database.read { context.object("person", primaryKey:)…firstname }` through
+///   the pool (checkout, a job on the pool's thread, a fresh context, the query, the object).
+/// - Raw: the same `SELECT` with one text parameter by `PQexecParams` on a kept connection,
+///   the first column of the row read.
+package final class PoolState: Sendable {
+    package static let rows = 1_000
+    package static let connections = 4
+    package static let select = "SELECT id, firstname, surname FROM bench_pool.person WHERE id = $1"
+
+    package let database: Database
+    /// One raw connection per pool connection, each used by one thread at a time.
+    private nonisolated(unsafe) let raw: [RawConnection]
+
+    package init() throws {
+        let url = try Fixture.url()
+        let setup = try Connection(url: url)
+        try setup.executeScript("""
+            CREATE SCHEMA IF NOT EXISTS bench_pool;
+            CREATE TABLE IF NOT EXISTS bench_pool.person (id int4 PRIMARY KEY, firstname text, surname text);
+            TRUNCATE bench_pool.person;
+            INSERT INTO bench_pool.person SELECT g, 'first ' || g, 'last ' || g FROM generate_series(1, \(Self.rows)) AS g
+            """)
+        database = try Database(url: url, schemas: ["bench_pool"], maxConnections: Self.connections)
+        raw = try (0..<Self.connections).map { _ in try RawConnection(url: url) }
+    }
+
+    /// One row by primary key, through the pool.
+    package func readThroughPool(id: Int) async throws -> String? {
+        try await database.read { context in
+            try context.object("person", primaryKey: id)?.value(forKey: "firstname", as: String.self)
+        }
+    }
+
+    /// The same row by one raw round trip on kept connection `connection`.
+    package func readRaw(id: Int, connection: Int = 0) throws -> String? {
+        let handle = raw[connection].handle
+        let text = String(id)
+        let result: OpaquePointer? = text.withCString { parameter in
+            var values: [UnsafePointer<CChar>?] = [parameter]
+            return PQexecParams(handle, Self.select, 1, nil, &values, nil, nil, 0)
+        }
+        guard let result else { throw RawConnection.Failure(description: String(cString: PQerrorMessage(handle))) }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_TUPLES_OK else {
+            throw RawConnection.Failure(description: String(cString: PQresultErrorMessage(result)))
+        }
+        guard PQntuples(result) == 1 else { return nil }
+        return String(cString: PQgetvalue(result, 0, 1))
+    }
+
+    /// `tasks` concurrent tasks, `units` reads each, through the pool.
+    package func concurrentReads(tasks: Int, units: Int) async throws -> Int {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    var found = 0
+                    for unit in 0..<units where try await self.readThroughPool(id: 1 + (task * units + unit) % Self.rows) != nil {
+                        found += 1
+                    }
+                    return found
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+    }
+
+    /// The same reads raw: one thread per connection, each doing its share.
+    package func concurrentReadsRaw(tasks: Int, units: Int) throws -> Int {
+        let total = tasks * units
+        let share = total / Self.connections
+        let found = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: Self.connections) { connection in
+            var count = 0
+            for unit in 0..<share where (try? readRaw(id: 1 + (connection * share + unit) % Self.rows, connection: connection)) != nil {
+                count += 1
+            }
+            found.wrappingAdd(count, ordering: .relaxed)
+        }
+        return found.load(ordering: .relaxed)
+    }
+
+    /// A context from the shared model on a kept connection, as a unit of work makes one.
+    package func makeContext() async throws -> Int {
+        try await database.read { context in
+            var made = 0
+            for _ in 0..<100 {
+                let fresh = try DatabaseContext(connection: context.connection, model: context.model)
+                made += fresh.model.entities.count
+            }
+            return made
+        }
+    }
+}
