@@ -91,6 +91,14 @@ public final class Connection {
         return PQstatus(handle) == CONNECTION_OK
     }
 
+    /// Whether the server still holds this idle connection: reads what it sent meanwhile
+    /// (libpq's `PQconsumeInput`, which never waits), so that a connection the server closed
+    /// (a restart, a failover, `pg_terminate_backend`) shows as closed before it is used.
+    public func probe() -> Bool {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
+        return PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
+    }
+
     /// The server's version as an integer, `150004` for 15.4.
     public var serverVersion: Int {
         guard let handle else { return 0 }

@@ -112,11 +112,30 @@ public final class Database: Sendable {
     /// How many connections the pool holds open now (at most `maxConnections`).
     public var openConnections: Int { pool.openConnections }
 
-    /// Borrows a connection, runs `work` on its thread, gives it back.
+    /// Borrows a connection, runs `work` on its thread, gives it back. An idle connection
+    /// the server closed meanwhile (a restart, a failover) is replaced before `work` sees it.
     private func withConnection<Result: Sendable>(
         _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
     ) async throws -> Result {
-        let pooled = try await pool.checkout()
+        // Every connection of the pool may have died at once (the server restarted): each
+        // is found so and replaced, then a new one serves.
+        for _ in 0..<pool.maxConnections {
+            do {
+                return try await withConnection(try await pool.checkout(), probing: true, work)
+            } catch is StaleConnection {
+                continue
+            }
+        }
+        return try await withConnection(try await pool.checkout(), probing: false, work)
+    }
+
+    /// A pooled connection the server had closed while it was idle; `work` did not run.
+    private struct StaleConnection: Error {}
+
+    /// Runs `work` on `pooled`'s thread and gives it back.
+    private func withConnection<Result: Sendable>(
+        _ pooled: PooledConnection, probing: Bool, _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
+    ) async throws -> Result {
         if Task.isCancelled {
             pool.release(pooled, reusable: true)
             throw CancellationError()
@@ -125,6 +144,7 @@ public final class Database: Sendable {
         let outcome: Swift.Result<(result: Result, reusable: Bool), any Error> = await withTaskCancellationHandler {
             do {
                 return .success(try await pooled.run { connection in
+                    if probing, !connection.probe() { throw StaleConnection() }
                     // Cancelled before it started: the server would ignore the request.
                     if cancel.wasSent { throw CancellationError() }
                     let result = try work(connection, cancel)
@@ -142,6 +162,9 @@ public final class Database: Sendable {
             pool.release(pooled, reusable: reusable && !cancel.wasSent)
             if cancel.wasSent { throw CancellationError() }
             return result
+        case .failure(let error as StaleConnection):
+            pool.release(pooled, reusable: false)
+            throw error
         case .failure(let error):
             let reusable = await (try? pooled.run { $0.isOpen && !$0.isInTransaction }) ?? false
             pool.release(pooled, reusable: reusable && !cancel.wasSent)
