@@ -6,8 +6,10 @@ extension Catalog {
     ///
     /// Tables referenced by a foreign key from those schemas are read too, wherever they
     /// live, so a cross-schema relationship has both ends. Partitions are folded into their
-    /// root: a foreign key declared on every leaf partition counts as the root's, and one
-    /// that references a partition refers to its root. Needs PostgreSQL 12 or later.
+    /// root: a foreign key counts as the root's when every leaf partition carries it,
+    /// declared on the leaf or on a partition above it (a partitioned table without
+    /// partitions is no leaf); one that references a partition refers to its root. Needs
+    /// PostgreSQL 12 or later.
     public static func introspect(_ connection: Connection, schemas: [String]? = nil) throws -> Catalog {
         let parameter: [(any PostgresEncodable)?] = [schemas]
         let results = try connection.pipeline([
@@ -29,7 +31,9 @@ extension Catalog {
 
         struct Relation {
             var table: Table
-            var leafCount: Int
+            /// A partitioned table's leaf partitions (a partitioned table without
+            /// partitions of its own is none).
+            var leaves: Set<Int>
         }
         var relations: [Int: Relation] = [:]
         for row in results[1] {
@@ -57,7 +61,7 @@ extension Catalog {
             let table = Table(
                 schema: try row.decode(String.self, at: 1), name: try row.decode(String.self, at: 2), kind: kind,
                 columns: columns)
-            relations[try row.decode(Int.self, at: 0)] = Relation(table: table, leafCount: try row.decode(Int.self, at: 11))
+            relations[try row.decode(Int.self, at: 0)] = Relation(table: table, leaves: Set(try row.decode([Int].self, at: 11)))
         }
 
         for row in results[2] {
@@ -70,9 +74,10 @@ extension Catalog {
             }
         }
 
-        // Leaf-partition keys wait until every leaf is counted.
-        var leafKeys: [Int: [ForeignKey: Int]] = [:]
-        var leafNames: [LeafKey: String] = [:]
+        // Keys declared on partitions wait until every declaration is read: a key is the
+        // root's when the leaves its declarations cover, together, are all of the root's.
+        var declarations: [PartitionKey: [(key: ForeignKey, leaves: [Int])]] = [:]
+        var order: [PartitionKey] = []
         for row in results[3] {
             let key = ForeignKey(
                 name: try row.decode(String.self, at: 0), columns: try row.decode([String].self, at: 3),
@@ -82,22 +87,22 @@ extension Catalog {
                 isDeferrable: try row.decode(Bool.self, at: 9), isInitiallyDeferred: try row.decode(Bool.self, at: 10))
             let root = try row.decode(Int.self, at: 1)
             if try row.decode(Bool.self, at: 2) {
-                var unnamed = key
-                unnamed.name = ""
-                leafKeys[root, default: [:]][unnamed, default: 0] += 1
-                // Keep the first name (they come sorted) for when every leaf has the key.
-                if leafKeys[root]![unnamed] == 1 { leafNames[LeafKey(root: root, key: unnamed)] = key.name }
+                let group = PartitionKey(root: root, key: key)
+                if declarations[group] == nil { order.append(group) }
+                declarations[group, default: []].append((key, try row.decode([Int].self, at: 11)))
             } else {
                 relations[root]?.table.foreignKeys.append(key)
             }
         }
-        for (root, keys) in leafKeys {
-            guard let relation = relations[root] else { continue }
-            for (key, count) in keys where count == relation.leafCount && count > 0 {
-                var named = key
-                named.name = leafNames[LeafKey(root: root, key: key)] ?? key.name
-                relations[root]?.table.foreignKeys.append(named)
-            }
+        for group in order {
+            guard let relation = relations[group.root], !relation.leaves.isEmpty, let declared = declarations[group],
+                let first = declared.first?.key
+            else { continue }
+            let covered = Set(declared.flatMap(\.leaves))
+            guard relation.leaves.isSubset(of: covered) else { continue }
+            var key = first
+            key.onDeleteVaries = declared.contains { $0.key.onDelete != first.onDelete }
+            relations[group.root]?.table.foreignKeys.append(key)
         }
 
         let tables = relations.values.map(\.table).sorted { ($0.schema, $0.name) < ($1.schema, $1.name) }
@@ -161,7 +166,8 @@ extension Catalog {
           coalesce(array_agg(pg_get_expr(d.adbin, d.adrelid) ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(a.attidentity <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(a.attgenerated <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
-          CASE WHEN c.relkind = 'p' THEN (SELECT count(*) FROM pg_partition_tree(c.oid) p WHERE p.isleaf) ELSE 0 END::int8
+          CASE WHEN c.relkind = 'p' THEN array(SELECT p.relid::int8 FROM pg_partition_tree(c.oid) p WHERE p.isleaf ORDER BY 1)
+               ELSE '{}'::int8[] END
         FROM pg_class c
         JOIN included i ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -196,7 +202,9 @@ extension Catalog {
           array(SELECT a.attname::text
                 FROM unnest(con.confkey) WITH ORDINALITY AS k(attnum, position)
                 JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.attnum ORDER BY k.position),
-          con.confdeltype::text, con.confupdtype::text, con.condeferrable, con.condeferred
+          con.confdeltype::text, con.confupdtype::text, con.condeferrable, con.condeferred,
+          CASE WHEN fk.on_partition THEN array(SELECT p.relid::int8 FROM pg_partition_tree(con.conrelid) p WHERE p.isleaf)
+               ELSE '{}'::int8[] END
         FROM foreign_key fk
         JOIN included i ON i.oid = fk.source
         JOIN pg_constraint con ON con.oid = fk.oid
@@ -206,7 +214,20 @@ extension Catalog {
         """
 }
 
-private struct LeafKey: Hashable {
+/// What makes declarations on partitions one key of their root: the root, the columns,
+/// the table and columns referenced; not the constraint's name nor its actions.
+private struct PartitionKey: Hashable {
     var root: Int
-    var key: Catalog.ForeignKey
+    var columns: [String]
+    var referencedSchema: String
+    var referencedTable: String
+    var referencedColumns: [String]
+
+    init(root: Int, key: Catalog.ForeignKey) {
+        self.root = root
+        columns = key.columns
+        referencedSchema = key.referencedSchema
+        referencedTable = key.referencedTable
+        referencedColumns = key.referencedColumns
+    }
 }

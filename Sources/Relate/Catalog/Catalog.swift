@@ -100,12 +100,17 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var onUpdate: Action
         public var isDeferrable: Bool
         public var isInitiallyDeferred: Bool
+        /// A partitioned table's key declared on its partitions with differing `ON DELETE`
+        /// actions: what deleting a referenced row does depends on the partition a
+        /// referencing row is in (`onDelete` is the first declaration's).
+        public var onDeleteVaries: Bool
 
         public init(
             name: String, columns: [String], referencedSchema: String = "public", referencedTable: String,
             referencedColumns: [String], onDelete: Action = .noAction, onUpdate: Action = .noAction,
-            isDeferrable: Bool = false, isInitiallyDeferred: Bool = false
+            isDeferrable: Bool = false, isInitiallyDeferred: Bool = false, onDeleteVaries: Bool = false
         ) {
+            self.onDeleteVaries = onDeleteVaries
             self.name = name
             self.columns = columns
             self.referencedSchema = referencedSchema

@@ -54,6 +54,9 @@ public struct Relationship: Sendable, Hashable {
     /// The foreign key's `ON DELETE` action: for many-to-many, of the helper's key that
     /// refers to `from`.
     public let onDelete: Catalog.ForeignKey.Action
+    /// The key's partitions disagree on `ON DELETE` (see ``Catalog/ForeignKey/onDeleteVaries``):
+    /// after a delete, the object layer reads the dependants again instead of guessing.
+    public let onDeleteVaries: Bool
     /// The inverse's name in the target entity (its ``key``).
     public internal(set) var inverseKey: String = ""
 
@@ -70,8 +73,10 @@ public struct Relationship: Sendable, Hashable {
 
     init(
         name: String, qualifiedName: String, aliases: [String], kind: Kind, from: End, to: End, via: Via?,
-        foreignKeyIn: Side, constraint: String, rule: Rule, onDelete: Catalog.ForeignKey.Action, pairID: Int
+        foreignKeyIn: Side, constraint: String, rule: Rule, onDelete: Catalog.ForeignKey.Action, onDeleteVaries: Bool = false,
+        pairID: Int
     ) {
+        self.onDeleteVaries = onDeleteVaries
         self.key = name
         self.name = name
         self.qualifiedName = qualifiedName

@@ -66,6 +66,11 @@ extension DatabaseContext {
             case .to:
                 guard applyingDeleteRules else { continue }
                 for dependant in registeredObjects(entity: inverse.entity, indexes: targetIndexes, values: values) {
+                    // Partitions that disagree on the rule: the database knows, memory reads it back.
+                    if relationship.onDeleteVaries {
+                        defaults.append(dependant)
+                        continue
+                    }
                     switch relationship.onDelete {
                     case .cascade:
                         forget(dependant, settingDefaults: &defaults)
@@ -130,8 +135,10 @@ extension DatabaseContext {
 
     /// Reads objects' rows again (one query per entity, `= ANY` of their keys): each takes
     /// its row's values, moving between loaded sets as its foreign keys did; an object whose
-    /// row is gone is marked deleted and leaves every loaded set.
-    func reread(_ objects: [DatabaseObject]) throws {
+    /// row is gone is marked deleted and leaves every loaded set. `afterDelete`: the rows
+    /// are dependants of a deleted row, so one that vanished was deleted by the database's
+    /// rules, and its own dependants in memory follow them too.
+    func reread(_ objects: [DatabaseObject], afterDelete: Bool = false) throws {
         let groups = Dictionary(grouping: objects.filter { !$0.isDeleted && $0.objectKey != nil }, by: \.entityIndex)
         for (entity, members) in groups.sorted(by: { $0.key < $1.key }) {
             let table = tables[entity]
@@ -142,10 +149,11 @@ extension DatabaseContext {
                 try connection.query("SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)", parameters, format: .binary)
             }
             let found = Set(try materialize(entity: entity, result: result, rowsAreDistinct: false).map(ObjectIdentifier.init))
-            var ignored: [DatabaseObject] = []
+            var dependants: [DatabaseObject] = []
             for member in members where !found.contains(ObjectIdentifier(member)) {
-                forget(member, applyingDeleteRules: false, settingDefaults: &ignored)
+                forget(member, applyingDeleteRules: afterDelete, settingDefaults: &dependants)
             }
+            if !dependants.isEmpty { try reread(dependants, afterDelete: true) }
         }
     }
 }

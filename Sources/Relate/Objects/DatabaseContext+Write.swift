@@ -76,7 +76,7 @@ extension DatabaseContext {
         }
         var defaults: [DatabaseObject] = []
         forget(object, settingDefaults: &defaults)
-        try reread(defaults)
+        try reread(defaults, afterDelete: true)
         if deleted == 0 { throw vanished(object) }
     }
 
@@ -541,7 +541,7 @@ extension DatabaseContext {
     private func vanished(_ object: DatabaseObject) -> RelateError {
         var defaults: [DatabaseObject] = []
         forget(object, settingDefaults: &defaults)
-        try? reread(defaults)
+        try? reread(defaults, afterDelete: true)
         return conflict(object, "is no longer in the database (another client deleted it); the object is marked deleted")
     }
 
