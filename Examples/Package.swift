@@ -1,0 +1,27 @@
+// swift-tools-version: 6.1
+// Relate in a server: a Hummingbird 2 app over BaseTen's person / email / title schema.
+// Its own package, so that the library's test command never builds Hummingbird. Run it
+// with ./run (see README.md beside this file).
+import PackageDescription
+
+// SwiftPM names a dependency given by path after its folder: the clone's, whatever it is called.
+let relate = String(Context.packageDirectory.split(separator: "/").dropLast().last ?? "Relate")
+
+let package = Package(
+    name: "RelateExamples",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "PeopleServer",
+            dependencies: [
+                .product(name: "Relate", package: relate),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
