@@ -33,13 +33,7 @@ func paired<Setup, Result>(
     setup: @escaping () throws -> Setup, prepare: @escaping (Setup) throws -> Void = { _ in },
     side sideBody: @escaping (Setup) throws -> Result, raw: @escaping (Setup) throws -> Result
 ) {
-    let sideTime = BenchmarkMetric.custom("\(metric): \(side) (μs)", useScalingFactor: false)
-    let rawTime = BenchmarkMetric.custom("\(metric): raw libpq (μs)", useScalingFactor: false)
-    let ratio = BenchmarkMetric.custom("\(metric): \(side)/raw ×1000", useScalingFactor: false)
-    let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, sideTime, rawTime, ratio], timeUnits: .microseconds,
-        units: [sideTime: .count, rawTime: .count, ratio: .count],
-        warmupIterations: 2, scalingFactor: .one, maxDuration: maxDuration, maxIterations: iterations)
+    let (configuration, sideTime, rawTime, ratio) = pairMetrics(metric: metric, side: side, iterations: iterations, maxDuration: maxDuration)
     Benchmark(name, configuration: configuration) { benchmark, pair in
         for _ in benchmark.scaledIterations {
             pair.iteration += 1
@@ -63,6 +57,21 @@ func paired<Setup, Result>(
     }
 }
 
+/// A paired benchmark's configuration and its three custom metrics: each side's time and
+/// their ratio, named as `run` reads them.
+func pairMetrics(
+    metric: String, side: String, iterations: Int, maxDuration: Duration
+) -> (Benchmark.Configuration, BenchmarkMetric, BenchmarkMetric, BenchmarkMetric) {
+    let sideTime = BenchmarkMetric.custom("\(metric): \(side) (μs)", useScalingFactor: false)
+    let rawTime = BenchmarkMetric.custom("\(metric): raw libpq (μs)", useScalingFactor: false)
+    let ratio = BenchmarkMetric.custom("\(metric): \(side)/raw ×1000", useScalingFactor: false)
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, sideTime, rawTime, ratio], timeUnits: .microseconds,
+        units: [sideTime: .count, rawTime: .count, ratio: .count],
+        warmupIterations: 2, scalingFactor: .one, maxDuration: maxDuration, maxIterations: iterations)
+    return (configuration, sideTime, rawTime, ratio)
+}
+
 /// The pre-existing fetch pairs: Connection against raw libpq.
 func paired(
     _ name: String, iterations: Int,
@@ -77,13 +86,7 @@ func pairedAsync<Setup>(
     _ name: String, metric: String, label side: String = "Relate", iterations: Int, maxDuration: Duration = .seconds(10),
     setup: @escaping () throws -> Setup, side sideBody: @escaping (Setup) async throws -> Int, raw: @escaping (Setup) throws -> Int
 ) {
-    let sideTime = BenchmarkMetric.custom("\(metric): \(side) (μs)", useScalingFactor: false)
-    let rawTime = BenchmarkMetric.custom("\(metric): raw libpq (μs)", useScalingFactor: false)
-    let ratio = BenchmarkMetric.custom("\(metric): \(side)/raw ×1000", useScalingFactor: false)
-    let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, sideTime, rawTime, ratio], timeUnits: .microseconds,
-        units: [sideTime: .count, rawTime: .count, ratio: .count],
-        warmupIterations: 2, scalingFactor: .one, maxDuration: maxDuration, maxIterations: iterations)
+    let (configuration, sideTime, rawTime, ratio) = pairMetrics(metric: metric, side: side, iterations: iterations, maxDuration: maxDuration)
     Benchmark(name, configuration: configuration) { benchmark, pair in
         for _ in benchmark.scaledIterations {
             pair.iteration += 1
