@@ -105,3 +105,27 @@ import Testing
         #expect(error?.postgresError?.kind == .connectionFailed)
     }
 }
+
+/// A large set with removals not yet taken out, loaded again in a transaction that rolls
+/// back: it holds what it held, and the removed members stay removed.
+@Suite struct LargeSetRollbackTests {
+    @Test func aRefillRolledBackKeepsRemovalsRemoved() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: LargeCollectionTests.manyEmails) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let emails = try ada.objects(forKey: "email")
+            let removed = emails.allObjects[0]
+            try emails.remove(removed)
+            struct Stop: Error {}
+            #expect(throws: Stop.self) {
+                try context.transaction {
+                    try context.prefetch(["email"], for: [ada])
+                    throw Stop()
+                }
+            }
+            #expect(!emails.contains(removed))
+            #expect(emails.count == 39 && emails.allObjects.count == 39)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+}

@@ -99,14 +99,17 @@ public final class RelationshipSet: Sequence {
     /// Makes the set hold `members` in place of what it held (a relationship loaded again),
     /// so that whoever holds the set sees the new members.
     func refill(with newMembers: [DatabaseObject], mayRepeat: Bool) {
-        let previous = (members, repeats, pendingRemovals)
+        // Kept without pending removals: the identities are rebuilt from `members` on undo.
+        takeOutPendingRemovals()
+        let previous = (members, repeats)
         unlistMemberships()
         fill(with: newMembers, mayRepeat: mayRepeat)
         if let context = owner.context, context.isRecordingUndo {
             context.recordUndo { [weak self] in
                 guard let self else { return }
                 unlistMemberships()
-                (members, repeats, pendingRemovals) = previous
+                (members, repeats) = previous
+                pendingRemovals = []
                 identities = nil
                 listMemberships()
             }
