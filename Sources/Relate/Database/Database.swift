@@ -159,8 +159,9 @@ public final class Database: Sendable {
         switch outcome {
         case .success(let (result, reusable)):
             // A connection a cancel request went to may see it arrive late: never reused.
+            // The unit itself completed (a write committed before the request): its
+            // result stands, as a caller must not take a committed write for a failed one.
             pool.release(pooled, reusable: reusable && !cancel.wasSent)
-            if cancel.wasSent { throw CancellationError() }
             return result
         case .failure(let error as StaleConnection):
             pool.release(pooled, reusable: false)
