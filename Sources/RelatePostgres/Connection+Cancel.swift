@@ -1,4 +1,5 @@
 import CLibPQ
+import Foundation
 import Synchronization
 
 /// Asks the server to cancel what a connection is running, from any thread: libpq's cancel
@@ -27,7 +28,16 @@ public final class CancelRequest: Sendable {
     /// Whether ``send()`` was called.
     public var wasSent: Bool { sent.load(ordering: .acquiring) }
 
-    /// Sends the request; throws when it could not be delivered (the server is gone).
+    /// Sends the request from a thread of its own and returns at once: `PQcancel` opens a
+    /// connection to the server and waits for it, which must not hold the caller (a task
+    /// cancellation handler runs on whichever thread cancels). ``wasSent`` is true on return.
+    public func sendInBackground() {
+        sent.store(true, ordering: .releasing)
+        Thread.detachNewThread { [self] in try? send() }
+    }
+
+    /// Sends the request and waits until it is delivered; throws when it could not be (the
+    /// server is gone).
     public func send() throws {
         sent.store(true, ordering: .releasing)
         var buffer = [CChar](repeating: 0, count: 256)

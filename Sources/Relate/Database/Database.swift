@@ -43,8 +43,10 @@ public final class Database: Sendable {
         }
         let setUp: @Sendable (Connection) throws -> Void = { connection in
             guard let statementTimeout else { return }
-            let milliseconds = statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
-            try connection.execute("SET statement_timeout = \(max(1, milliseconds))")
+            // PostgreSQL takes 1 ms to Int32.max ms; a longer timeout is as good as none.
+            let seconds = min(max(statementTimeout.components.seconds, 0), Int64(Int32.max) / 1000)
+            let milliseconds = seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+            try connection.execute("SET statement_timeout = \(min(max(1, milliseconds), Int64(Int32.max)))")
         }
         options = ModelOptions(manyToMany: manyToMany, overrides: overrides)
         self.schemas = schemas
@@ -154,7 +156,7 @@ public final class Database: Sendable {
                 return .failure(error)
             }
         } onCancel: {
-            try? cancel.send()
+            cancel.sendInBackground()
         }
         switch outcome {
         case .success(let (result, reusable)):
