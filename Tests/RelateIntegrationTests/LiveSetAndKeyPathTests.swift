@@ -99,6 +99,26 @@ import Testing
         }
     }
 
+    /// The same when memory sees nothing to remove: the set it holds is the one given,
+    /// and an empty one, emptied, still empties the database's.
+    @Test func replacingWithWhatMemoryHoldsStillRemovesWhatAnotherClientAdded() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let graces = try grace.objects(forKey: "email")
+            let other = try TestDatabase.connect()
+            try other.execute("INSERT INTO \(fixture.schema).email (address, person_id) VALUES ('g2@example.com', 2)")
+            try grace.setValue(graces.allObjects, forKey: "email")
+            #expect(try other.query("SELECT count(*) FROM \(fixture.schema).email WHERE person_id = 2")[0].decode(Int.self, at: 0) == 1)
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            try ada.setValue(nil, forKey: "email")
+            try other.execute("INSERT INTO \(fixture.schema).email (address, person_id) VALUES ('a3@example.com', 1)")
+            try ada.objects(forKey: "email").removeAll()
+            #expect(try other.query("SELECT count(*) FROM \(fixture.schema).email WHERE person_id = 1")[0].decode(Int.self, at: 0) == 0)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     /// Replacing a collection makes it exactly the members given, whatever another client
     /// added meanwhile: what leaves is what the database holds beyond them.
     @Test func replacingACollectionRemovesWhatAnotherClientAdded() throws {

@@ -71,7 +71,7 @@ import Testing
             // What leaves is what the database holds beyond the members; what arrives, one statement.
             #expect(sql == [
                 #"UPDATE \#(s)."email" SET "person_id" = NULL WHERE "person_id" = $1 AND NOT ("id" = ANY($2)) RETURNING "id", "address", "person_id""#,
-                #"UPDATE \#(s)."email" SET "person_id" = $1 WHERE "id" = $2 RETURNING "id", "address", "person_id""#,
+                #"UPDATE \#(s)."email" SET "person_id" = $1 WHERE "id" = ANY($2) AND ("person_id") IS DISTINCT FROM ($1) RETURNING "id", "address", "person_id""#,
             ])
             #expect(Set(emails.allObjects.map(ObjectIdentifier.init)) == Set([home, graces].map(ObjectIdentifier.init)))
             #expect(try context.object("person", primaryKey: 2)?.objects(forKey: "email").count == 0)

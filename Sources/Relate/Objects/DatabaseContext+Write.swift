@@ -255,7 +255,8 @@ extension DatabaseContext {
     /// Makes the set hold exactly `members` (with their multiplicity), writing only the
     /// difference, all of it in one pipeline — one round trip, all or nothing. What leaves
     /// is chosen by the database, not by memory (`… WHERE fk = $owner AND NOT (key = ANY(…))`),
-    /// so a member another client added leaves too; memory follows the rows that changed.
+    /// so a member another client added leaves too, even when memory saw nothing to remove;
+    /// memory follows the rows that changed.
     func replace(members: [DatabaseObject], of set: RelationshipSet, owner: DatabaseObject) throws {
         let relationship = set.relationship
         let index = set.relationshipIndex
@@ -280,26 +281,28 @@ extension DatabaseContext {
             if removesAny { try requireNullable(relationship, childEntity: target) }
             let nulls = targetKey.map { "\(targetTable.columns[$0]) = NULL" }.joined(separator: ", ")
             let belongs = targetTable.condition(targetKey)
+            // Both statements follow the database, not memory (which may be stale): what
+            // leaves is whatever it links to the owner beyond the members, what arrives is
+            // every member it does not link yet.
             var statements: [PostgresStatement] = []
-            if removesAny {
-                var sql = "UPDATE \(targetTable.table) SET \(nulls) WHERE \(belongs)"
-                var parameters = ownerValues
-                if !distinct.isEmpty {
-                    let (kept, keys) = primaryKeyCondition(of: targetTable, for: distinct, start: parameters.count + 1)
-                    sql += " AND NOT (\(kept))"
-                    parameters += keys
-                }
-                statements.append(PostgresStatement(sql + " RETURNING \(targetTable.selectList())", parameters, format: .binary))
+            var sql = "UPDATE \(targetTable.table) SET \(nulls) WHERE \(belongs)"
+            var parameters = ownerValues
+            if !distinct.isEmpty {
+                let (kept, keys) = primaryKeyCondition(of: targetTable, for: distinct, start: parameters.count + 1)
+                sql += " AND NOT (\(kept))"
+                parameters += keys
             }
-            let arriving = distinct.filter { !set.contains($0) }
-            if !arriving.isEmpty {
+            statements.append(PostgresStatement(sql + " RETURNING \(targetTable.selectList())", parameters, format: .binary))
+            if !distinct.isEmpty {
                 let assignments = targetKey.enumerated().map { "\(targetTable.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
-                let (chosen, keys) = primaryKeyCondition(of: targetTable, for: arriving, start: ownerValues.count + 1)
+                let foreignKey = targetKey.map { targetTable.columns[$0] }.joined(separator: ", ")
+                let owner = (1...ownerValues.count).map { "$\($0)" }.joined(separator: ", ")
+                let (chosen, keys) = primaryKeyCondition(of: targetTable, for: distinct, start: ownerValues.count + 1)
                 statements.append(PostgresStatement(
-                    "UPDATE \(targetTable.table) SET \(assignments) WHERE \(chosen) RETURNING \(targetTable.selectList())",
+                    "UPDATE \(targetTable.table) SET \(assignments) WHERE \(chosen) AND (\(foreignKey)) IS DISTINCT FROM (\(owner)) "
+                        + "RETURNING \(targetTable.selectList())",
                     ownerValues + keys, format: .binary))
             }
-            if statements.isEmpty { return }
             let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
             for result in results {
                 _ = try materialize(entity: target, result: result, rowsAreDistinct: true)
@@ -314,8 +317,8 @@ extension DatabaseContext {
             // Whole members leave by one statement the database answers; fewer copies of a
             // pair (a helper without a key) by one row each.
             if members.isEmpty {
-                if !current.isEmpty { statements.append(helperDeleteAll(relationship, helper: helper, owner: owner)) }
-            } else if removesAny {
+                statements.append(helperDeleteAll(relationship, helper: helper, owner: owner))
+            } else {
                 let (kept, keys) = Self.keyCondition(
                     helperTo.map { helper.columns[$0] }, types: helperTo.map { helper.types[$0] },
                     distinct.map { member in targetKey.map { member.values[$0] } }, start: ownerValues.count + 1)
