@@ -116,7 +116,8 @@ extension Connection {
     private func leavePipeline(_ handle: OpaquePointer, synced: Bool, statements: Int) {
         let drained = (synced || PQpipelineSync(handle) == 1) && drainPipeline(handle, statements: statements)
         if drained, PQexitPipelineMode(handle) == 1 { return }
-        logger.error("closing the connection: a pipeline could not be finished", metadata: ["relate.error": "\(libpqMessage)"])
+        // libpq's message is left out: after a failed statement it can quote row data.
+        logger.error("closing the connection: a pipeline could not be finished", metadata: ["relate.statements": "\(statements)"])
         close()
     }
 

@@ -13,6 +13,9 @@ final class WorkerThread: Sendable {
         // The thread holds the worker until `stop()`.
         let thread = Thread { [self] in run() }
         thread.name = name
+        // Units recurse (a cascade through a long chain of rows, a deep decode): a main
+        // thread's stack, not the 512 KB a secondary thread gets on macOS.
+        thread.stackSize = 8 << 20
         thread.start()
     }
 
