@@ -76,7 +76,16 @@ extension DatabaseContext {
         }
         var defaults: [DatabaseObject] = []
         forget(object, settingDefaults: &defaults)
-        try reread(defaults, afterDelete: true)
+        do {
+            try reread(defaults, afterDelete: true)
+        } catch {
+            // The delete stands; dependants that could not be read back are made unusable
+            // rather than trusted.
+            var ignored: [DatabaseObject] = []
+            for dependant in defaults where !dependant.isDeleted {
+                forget(dependant, applyingDeleteRules: false, settingDefaults: &ignored)
+            }
+        }
         if deleted == 0 { throw vanished(object) }
     }
 
