@@ -143,14 +143,14 @@ public final class Database: Sendable {
             throw CancellationError()
         }
         let cancel = pooled.cancelRequest
-        let outcome: Swift.Result<(result: Result, reusable: Bool), any Error> = await withTaskCancellationHandler {
+        // One job answers both what the unit gave and whether its connection may serve again.
+        let ran: Swift.Result<(outcome: Swift.Result<Result, any Error>, reusable: Bool), any Error> = await withTaskCancellationHandler {
             do {
                 return .success(try await pooled.run { connection in
                     if probing, !connection.probe() { throw StaleConnection() }
                     // Cancelled before it started: the server would ignore the request.
-                    if cancel.wasSent { throw CancellationError() }
-                    let result = try work(connection, cancel)
-                    return (result, connection.isOpen && !connection.isInTransaction)
+                    let outcome = cancel.wasSent ? .failure(CancellationError()) : Swift.Result { try work(connection, cancel) }
+                    return (outcome, connection.isOpen && !connection.isInTransaction)
                 })
             } catch {
                 return .failure(error)
@@ -158,21 +158,23 @@ public final class Database: Sendable {
         } onCancel: {
             cancel.sendInBackground()
         }
-        switch outcome {
-        case .success(let (result, reusable)):
-            // A connection a cancel request went to may see it arrive late: never reused.
-            // The unit itself completed (a write committed before the request): its
-            // result stands, as a caller must not take a committed write for a failed one.
-            pool.release(pooled, reusable: reusable && !cancel.wasSent)
-            return result
-        case .failure(let error as StaleConnection):
+        switch ran {
+        case .failure(let error):
+            // The connection was found closed before the unit ran.
             pool.release(pooled, reusable: false)
             throw error
-        case .failure(let error):
-            let reusable = await (try? pooled.run { $0.isOpen && !$0.isInTransaction }) ?? false
+        case .success(let (outcome, reusable)):
+            // A connection a cancel request went to may see it arrive late: never reused.
             pool.release(pooled, reusable: reusable && !cancel.wasSent)
-            if cancel.wasSent || error is CancellationError { throw CancellationError() }
-            throw DatabaseContext.relateError(error)
+            switch outcome {
+            case .success(let result):
+                // The unit completed (a write committed before the request): its result
+                // stands, as a caller must not take a committed write for a failed one.
+                return result
+            case .failure(let error):
+                if cancel.wasSent || error is CancellationError { throw CancellationError() }
+                throw DatabaseContext.relateError(error)
+            }
         }
     }
 

@@ -183,11 +183,11 @@ extension DatabaseContext {
             let sql: String
             let parameters: [(any PostgresEncodable)?]
             let matchedColumns: [Int]
-            if let helperIndex = ownerTable.layout.helpers[index], let via = relationship.via {
+            if let helperIndex = ownerTable.layout.helpers[index] {
                 let helper = tables[helperIndex]
-                let helperFromColumns = helper.attributeIndexes(via.fromColumns)
+                let (helperFromColumns, helperToColumns) = ownerTable.layout.helperColumns[index]
                 let helperFrom = helperFromColumns.map { "h.\(helper.columns[$0])" }
-                let helperTo = helper.attributeIndexes(via.toColumns).map { "h.\(helper.columns[$0])" }
+                let helperTo = helperToColumns.map { "h.\(helper.columns[$0])" }
                 let targetJoined = targetIndexes.map { "t.\(targetTable.columns[$0])" }
                 let join = zip(targetJoined, helperTo).map { "\($0) = \($1)" }.joined(separator: " AND ")
                 let (condition, values) = Self.keyCondition(helperFrom, types: helperFromColumns.map { helper.types[$0] }, keyValues)

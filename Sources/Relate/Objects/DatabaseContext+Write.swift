@@ -213,7 +213,7 @@ extension DatabaseContext {
             let helper = try helperTable(of: set)
             if set.contains(object), helperIsKeyed(relationship, helper: helper) { return }
             let shown = helperRowsAreShown(helper)
-            let statement = try helperInsert(relationship, helper: helper, owner: owner, member: object, helperValues: helperValues, returning: shown)
+            let statement = try helperInsert(set, helper: helper, member: object, helperValues: helperValues, returning: shown)
             let result = try database(entity: owner.entityIndex) {
                 try connection.query(statement.sql, statement.parameters, format: .binary)
             }
@@ -244,7 +244,7 @@ extension DatabaseContext {
             }
         case .via:
             let helper = try helperTable(of: set)
-            let statement = helperDelete(relationship, helper: helper, owner: owner, member: object)
+            let statement = helperDelete(set, helper: helper, member: object)
             let result = try database(entity: owner.entityIndex) {
                 try connection.query(statement.sql, statement.parameters, format: .binary)
             }
@@ -319,14 +319,12 @@ extension DatabaseContext {
 
         case .via:
             let helper = try helperTable(of: set)
-            guard let via = relationship.via else { throw Self.notToMany(relationship) }
-            let helperFrom = helper.attributeIndexes(via.fromColumns)
-            let helperTo = helper.attributeIndexes(via.toColumns)
+            let (helperFrom, helperTo) = owner.table.layout.helperColumns[index]
             var statements: [PostgresStatement] = []
             // Whole members leave by one statement the database answers; fewer copies of a
             // pair (a helper without a key) by one row each.
             if members.isEmpty {
-                statements.append(helperDeleteAll(relationship, helper: helper, owner: owner))
+                statements.append(helperDeleteAll(set, helper: helper))
             } else {
                 let (kept, keys) = Self.keyCondition(
                     helperTo.map { helper.columns[$0] }, types: helperTo.map { helper.types[$0] },
@@ -340,7 +338,7 @@ extension DatabaseContext {
                 for member in distinct {
                     let delta = (wanted[ObjectIdentifier(member)] ?? 0) - set.count(for: member)
                     if delta < 0 {
-                        let statement = helperDelete(relationship, helper: helper, owner: owner, member: member)
+                        let statement = helperDelete(set, helper: helper, member: member)
                         for _ in 0..<(-delta) { statements.append(statement) }
                     } else if delta > 0 {
                         added.append((member, delta))
@@ -355,7 +353,7 @@ extension DatabaseContext {
                 if let template {
                     statement = PostgresStatement(template.sql, ownerValues + targetKey.map { member.values[$0].parameter }, format: .binary)
                 } else {
-                    statement = try helperInsert(relationship, helper: helper, owner: owner, member: member, helperValues: [:], returning: shown)
+                    statement = try helperInsert(set, helper: helper, member: member, helperValues: [:], returning: shown)
                     template = statement
                 }
                 for _ in 0..<times { statements.append(statement) }
@@ -411,9 +409,12 @@ extension DatabaseContext {
         return ([helper.entity.primaryKey] + helper.entity.uniqueKeys).contains { !$0.isEmpty && Set($0) == pair }
     }
 
-    private func helperKeyValues(_ relationship: Relationship, owner: DatabaseObject, member: DatabaseObject) -> [(any PostgresEncodable)?] {
-        owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0].parameter }
-            + member.table.attributeIndexes(relationship.to.columns).map { member.values[$0].parameter }
+    /// The helper row's values for the pair: the owner's key, then the member's.
+    private func helperKeyValues(_ set: RelationshipSet, member: DatabaseObject) -> [(any PostgresEncodable)?] {
+        let owner = set.owner
+        let index = set.relationshipIndex
+        return owner.table.fromColumns[index].map { owner.values[$0].parameter }
+            + targetColumns(of: owner.entityIndex, index).map { member.values[$0].parameter }
     }
 
     /// Whether a loaded relationship shows the helper's own rows (`person.person_title_rel`),
@@ -424,12 +425,11 @@ extension DatabaseContext {
     }
 
     private func helperInsert(
-        _ relationship: Relationship, helper: EntityTable, owner: DatabaseObject, member: DatabaseObject, helperValues: [String: Any?],
-        returning: Bool
+        _ set: RelationshipSet, helper: EntityTable, member: DatabaseObject, helperValues: [String: Any?], returning: Bool
     ) throws -> PostgresStatement {
-        guard let via = relationship.via else { throw Self.notToMany(relationship) }
-        var columns = helper.attributeIndexes(via.fromColumns + via.toColumns)
-        var parameters = helperKeyValues(relationship, owner: owner, member: member)
+        let pair = set.owner.table.layout.helperColumns[set.relationshipIndex]
+        var columns = pair.from + pair.to
+        var parameters = helperKeyValues(set, member: member)
         for (key, value) in helperValues.sorted(by: { $0.key < $1.key }) {
             guard let index = helper.entity.attributes.firstIndex(where: { $0.key == key || $0.name == key }) else {
                 throw RelateError.unknownKey(key, entity: helper.entity.name, existing: helper.entity.attributes.map(\.key))
@@ -453,11 +453,11 @@ extension DatabaseContext {
     }
 
     /// Deletes one helper row of the pair: where pairs may repeat, exactly one of them.
-    private func helperDelete(_ relationship: Relationship, helper: EntityTable, owner: DatabaseObject, member: DatabaseObject) -> PostgresStatement {
-        let via = relationship.via
-        let condition = helper.condition(helper.attributeIndexes((via?.fromColumns ?? []) + (via?.toColumns ?? [])))
-        let parameters = helperKeyValues(relationship, owner: owner, member: member)
-        if helperIsKeyed(relationship, helper: helper) {
+    private func helperDelete(_ set: RelationshipSet, helper: EntityTable, member: DatabaseObject) -> PostgresStatement {
+        let pair = set.owner.table.layout.helperColumns[set.relationshipIndex]
+        let condition = helper.condition(pair.from + pair.to)
+        let parameters = helperKeyValues(set, member: member)
+        if helperIsKeyed(set.relationship, helper: helper) {
             return PostgresStatement(
                 "DELETE FROM \(helper.table) WHERE \(condition) RETURNING \(helper.selectList())", parameters, format: .binary)
         }
@@ -467,11 +467,12 @@ extension DatabaseContext {
             parameters, format: .binary)
     }
 
-    private func helperDeleteAll(_ relationship: Relationship, helper: EntityTable, owner: DatabaseObject) -> PostgresStatement {
-        let columns = helper.attributeIndexes(relationship.via?.fromColumns ?? [])
+    private func helperDeleteAll(_ set: RelationshipSet, helper: EntityTable) -> PostgresStatement {
+        let owner = set.owner
+        let index = set.relationshipIndex
         return PostgresStatement(
-            "DELETE FROM \(helper.table) WHERE \(helper.condition(columns)) RETURNING \(helper.selectList())",
-            owner.table.attributeIndexes(relationship.from.columns).map { owner.values[$0].parameter },
+            "DELETE FROM \(helper.table) WHERE \(helper.condition(owner.table.layout.helperColumns[index].from)) RETURNING \(helper.selectList())",
+            owner.table.fromColumns[index].map { owner.values[$0].parameter },
             format: .binary)
     }
 

@@ -34,6 +34,11 @@ final class EntityLayout: Sendable {
     let inverses: [RelationshipAddress]
     /// Each many-to-many relationship's helper entity, by relationship index (`nil` for others).
     let helpers: [Int?]
+    /// For each many-to-many relationship, the helper's columns that refer to this entity
+    /// and to the target, as the helper's attribute indexes (empty for others).
+    let helperColumns: [(from: [Int], to: [Int])]
+    /// The columns in attribute order, as a select list: made once, sent with every query.
+    let selectColumns: String
     /// The relationships whose foreign key this table holds, with the key's attribute indexes.
     let foreignKeys: [(relationship: Int, columns: [Int])]
 
@@ -63,6 +68,7 @@ final class EntityLayout: Sendable {
         var targetColumns: [[Int]] = []
         var inverses: [RelationshipAddress] = []
         var helpers: [Int?] = []
+        var helperColumns: [(from: [Int], to: [Int])] = []
         for relationship in entity.relationships {
             // The model builder relates only entities it has, and pairs every relationship
             // with its inverse; a model that breaks this was not made by it.
@@ -81,8 +87,18 @@ final class EntityLayout: Sendable {
             targetColumns.append(relationship.to.columns.compactMap { name in targetAttributes.firstIndex { $0.name == name } })
             inverses.append(RelationshipAddress(entity: target, relationship: inverse))
             helpers.append(helper)
+            if let helper, let via = relationship.via {
+                let helperAttributes = model.entities[helper].attributes
+                func indexes(_ names: [String]) -> [Int] { names.compactMap { name in helperAttributes.firstIndex { $0.name == name } } }
+                helperColumns.append((indexes(via.fromColumns), indexes(via.toColumns)))
+            } else {
+                helperColumns.append(([], []))
+            }
         }
         self.helpers = helpers
+        self.helperColumns = helperColumns
+        let (quoted, asText) = (columns, readsAsText)
+        selectColumns = quoted.indices.map { asText[$0] ? "\(quoted[$0])::text" : quoted[$0] }.joined(separator: ", ")
         self.targets = targets
         self.targetColumns = targetColumns
         self.inverses = inverses
@@ -90,8 +106,9 @@ final class EntityLayout: Sendable {
 
     /// The columns in attribute order, qualified by `alias` when given.
     func selectList(alias: String? = nil) -> String {
-        columns.indices.map { index in
-            let column = alias.map { "\($0).\(columns[index])" } ?? columns[index]
+        guard let alias else { return selectColumns }
+        return columns.indices.map { index in
+            let column = "\(alias).\(columns[index])"
             return readsAsText[index] ? "\(column)::text" : column
         }.joined(separator: ", ")
     }
