@@ -31,6 +31,8 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         /// The database no longer holds what memory believed (another client changed or
         /// deleted the row): nothing was written, and memory took the database's state.
         public static let conflict = Kind("conflict")
+        /// A fetch request that cannot be run as given (a negative limit, a batch size of 0).
+        public static let invalidRequest = Kind("invalid request")
     }
 
     public var kind: Kind

@@ -42,6 +42,22 @@ enum StoredValue {
         }
     }
 
+    /// A parameter of one of the scalar types of DESIGN's mapping, stored; `nil` for others.
+    init?(scalar parameter: any PostgresEncodable) {
+        switch parameter {
+        case let value as Int: self = .integer(value)
+        case let value as Double: self = .double(value)
+        case let value as Float: self = .float(value)
+        case let value as Bool: self = .bool(value)
+        case let value as String: self = .string(value)
+        case let value as Date: self = .date(value)
+        case let value as UUID: self = .uuid(value)
+        case let value as Data: self = .data(value)
+        case let value as Decimal: self = .decimal(value)
+        default: return nil
+        }
+    }
+
     var isNull: Bool {
         if case .null = self { return true }
         return false

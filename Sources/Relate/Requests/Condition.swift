@@ -1,0 +1,170 @@
+/// A condition on the objects of an entity, built as a value from key paths: never parsed,
+/// never pasted into SQL. Values are bound parameters and identifiers are quoted when the
+/// condition becomes SQL, against the model of the context that runs it; an unknown key or
+/// a value of the wrong type is an error then, before anything is sent.
+///
+/// ```swift
+/// Key("surname") == "Hopper"
+/// Key("person.surname").hasPrefix("Lo") && !(Key("address") == nil)
+/// Key("email").any(Key("address").hasSuffix("@navy.mil"))    // people with such an email
+/// Key("person").isEmpty                                       // titles held by nobody
+/// ```
+///
+/// Comparisons follow Swift, not SQL's three-valued logic where the two differ: `== nil`
+/// is `IS NULL`, `!=` is `IS DISTINCT FROM` (a missing value differs from every value),
+/// and `!c` holds wherever `c` does not (`(c) IS NOT TRUE`). A key path may cross to-one
+/// relationships anywhere; it crosses a to-many relationship only through
+/// ``Key/any(_:)``, ``Key/all(_:)`` or ``Key/none(_:)``, which say how many of its members
+/// must match.
+public struct Condition: Sendable {
+    indirect enum Node: Sendable {
+        case comparison(keyPath: String, Comparison, value: (any Sendable)?)
+        case isIn(keyPath: String, values: [(any Sendable)?])
+        case pattern(keyPath: String, Pattern, text: String, caseInsensitive: Bool)
+        case quantified(keyPath: String, Quantifier, Node?)
+        case and([Node])
+        case or([Node])
+        case not(Node)
+        case constant(Bool)
+    }
+
+    enum Comparison: String, Sendable {
+        case equal = "="
+        case notEqual = "IS DISTINCT FROM"
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
+    }
+
+    enum Pattern: Sendable {
+        case prefix, suffix, contains
+        /// A `LIKE` pattern as given: `%` and `_` are wildcards.
+        case like
+    }
+
+    enum Quantifier: Sendable {
+        case any, all, none
+    }
+
+    let node: Node
+
+    init(_ node: Node) {
+        self.node = node
+    }
+
+    /// Holds for every object.
+    public static let always = Condition(.constant(true))
+    /// Holds for no object.
+    public static let never = Condition(.constant(false))
+
+    public static func && (lhs: Condition, rhs: Condition) -> Condition {
+        switch (lhs.node, rhs.node) {
+        case (.and(let left), .and(let right)): Condition(.and(left + right))
+        case (.and(let left), let right): Condition(.and(left + [right]))
+        case (let left, .and(let right)): Condition(.and([left] + right))
+        case (let left, let right): Condition(.and([left, right]))
+        }
+    }
+
+    public static func || (lhs: Condition, rhs: Condition) -> Condition {
+        switch (lhs.node, rhs.node) {
+        case (.or(let left), .or(let right)): Condition(.or(left + right))
+        case (.or(let left), let right): Condition(.or(left + [right]))
+        case (let left, .or(let right)): Condition(.or([left] + right))
+        case (let left, let right): Condition(.or([left, right]))
+        }
+    }
+
+    public static prefix func ! (condition: Condition) -> Condition {
+        Condition(.not(condition.node))
+    }
+
+    /// All of `conditions` (``always`` when there are none).
+    public static func all(_ conditions: [Condition]) -> Condition {
+        conditions.isEmpty ? .always : Condition(.and(conditions.map(\.node)))
+    }
+
+    /// Any of `conditions` (``never`` when there are none).
+    public static func any(_ conditions: [Condition]) -> Condition {
+        conditions.isEmpty ? .never : Condition(.or(conditions.map(\.node)))
+    }
+}
+
+/// A dotted key path from an entity (`"surname"`, `"person.surname"`, `"email"`), to build
+/// ``Condition``s and sort orders from.
+public struct Key: Sendable, ExpressibleByStringLiteral {
+    public let path: String
+
+    public init(_ path: String) {
+        self.path = path
+    }
+
+    public init(stringLiteral path: String) {
+        self.path = path
+    }
+
+    public static func == (key: Key, value: (any Sendable)?) -> Condition {
+        Condition(.comparison(keyPath: key.path, .equal, value: value))
+    }
+
+    public static func != (key: Key, value: (any Sendable)?) -> Condition {
+        Condition(.comparison(keyPath: key.path, .notEqual, value: value))
+    }
+
+    public static func < (key: Key, value: any Sendable) -> Condition {
+        Condition(.comparison(keyPath: key.path, .less, value: value))
+    }
+
+    public static func <= (key: Key, value: any Sendable) -> Condition {
+        Condition(.comparison(keyPath: key.path, .lessOrEqual, value: value))
+    }
+
+    public static func > (key: Key, value: any Sendable) -> Condition {
+        Condition(.comparison(keyPath: key.path, .greater, value: value))
+    }
+
+    public static func >= (key: Key, value: any Sendable) -> Condition {
+        Condition(.comparison(keyPath: key.path, .greaterOrEqual, value: value))
+    }
+
+    /// The value is one of `values` (`nil` among them matches a missing value).
+    public func `in`(_ values: [(any Sendable)?]) -> Condition {
+        Condition(.isIn(keyPath: path, values: values))
+    }
+
+    public func hasPrefix(_ prefix: String, caseInsensitive: Bool = false) -> Condition {
+        Condition(.pattern(keyPath: path, .prefix, text: prefix, caseInsensitive: caseInsensitive))
+    }
+
+    public func hasSuffix(_ suffix: String, caseInsensitive: Bool = false) -> Condition {
+        Condition(.pattern(keyPath: path, .suffix, text: suffix, caseInsensitive: caseInsensitive))
+    }
+
+    public func contains(_ text: String, caseInsensitive: Bool = false) -> Condition {
+        Condition(.pattern(keyPath: path, .contains, text: text, caseInsensitive: caseInsensitive))
+    }
+
+    /// SQL's `LIKE` (or `ILIKE`) with `pattern` as given: `%` matches any text, `_` one character.
+    public func like(_ pattern: String, caseInsensitive: Bool = false) -> Condition {
+        Condition(.pattern(keyPath: path, .like, text: pattern, caseInsensitive: caseInsensitive))
+    }
+
+    /// For a to-many key path: some member matches `condition` (some member at all, without one).
+    public func any(_ condition: Condition? = nil) -> Condition {
+        Condition(.quantified(keyPath: path, .any, condition?.node))
+    }
+
+    /// For a to-many key path: every member matches `condition` (true when there are none).
+    public func all(_ condition: Condition) -> Condition {
+        Condition(.quantified(keyPath: path, .all, condition.node))
+    }
+
+    /// For a to-many key path: no member matches `condition` (no member at all, without one).
+    public func none(_ condition: Condition? = nil) -> Condition {
+        Condition(.quantified(keyPath: path, .none, condition?.node))
+    }
+
+    /// For a to-many key path: there is no member.
+    public var isEmpty: Condition { none() }
+}

@@ -1,0 +1,437 @@
+import RelatePostgres
+
+/// A request as one statement for one model: its SQL and its bound values.
+struct RequestStatement {
+    var sql: String
+    var parameters: [(any PostgresEncodable)?]
+}
+
+extension FetchRequest {
+    /// `SELECT` of the entity's columns (in attribute order, as a fetch reads them).
+    func selectStatement(_ layout: ModelLayout) throws(RelateError) -> (entity: Int, statement: RequestStatement) {
+        var builder = RequestSQL(layout: layout)
+        let entity = try layout.entityIndex(named: self.entity)
+        let root = builder.newAlias()
+        var scope = RequestSQL.Scope(entity: entity, alias: root)
+        let condition = try self.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
+        let order = try orderBy.map { ordering throws(RelateError) in try builder.sql(ordering, in: &scope) }
+        var sql = "SELECT \(layout.entities[entity].selectList(alias: root)) FROM " + builder.from(scope)
+        if let condition { sql += " WHERE \(condition)" }
+        if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
+        sql += try builder.page(limit: limit, offset: offset)
+        return (entity, RequestStatement(sql: sql, parameters: builder.parameters))
+    }
+
+    /// `SELECT count(*)` of the objects the request fetches; the order does not change how
+    /// many, so it is not sent.
+    func countStatement(_ layout: ModelLayout) throws(RelateError) -> (entity: Int, statement: RequestStatement) {
+        var builder = RequestSQL(layout: layout)
+        let entity = try layout.entityIndex(named: self.entity)
+        let root = builder.newAlias()
+        var scope = RequestSQL.Scope(entity: entity, alias: root)
+        let condition = try self.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
+        for ordering in orderBy { _ = try builder.resolveOrdering(ordering, from: entity) }
+        let filtered = builder.from(scope) + (condition.map { " WHERE \($0)" } ?? "")
+        let page = try builder.page(limit: limit, offset: offset)
+        let sql = page.isEmpty ? "SELECT count(*) FROM \(filtered)" : "SELECT count(*) FROM (SELECT 1 FROM \(filtered)\(page)) page"
+        return (entity, RequestStatement(sql: sql, parameters: builder.parameters))
+    }
+}
+
+/// Builds the SQL of a request against a model: key paths resolved to quoted columns,
+/// to-one relationships joined once per path, to-many ones tested by `EXISTS`, every value
+/// bound. Each key path is checked before anything is sent; an error names the key path,
+/// the entity and the keys it has.
+struct RequestSQL {
+    let layout: ModelLayout
+    private(set) var parameters: [(any PostgresEncodable)?] = []
+    private var aliasCount = 0
+
+    init(layout: ModelLayout) {
+        self.layout = layout
+    }
+
+    /// One `FROM` level: the statement's own, or an `EXISTS` subquery's.
+    struct Scope {
+        let entity: Int
+        let alias: String
+        /// The alias and entity of each to-one path joined so far, by its relationship indexes.
+        var joined: [[Int]: (alias: String, entity: Int)] = [:]
+        var joins: [String] = []
+        /// What comes before the joins; the entity's table when empty.
+        var head: String?
+    }
+
+    /// Where a key path ends, from a scope's entity: the to-one relationships it crosses,
+    /// the entity it ends in and what its last key names there.
+    struct ResolvedPath {
+        var hops: [Int]
+        var entity: Int
+        var last: Last
+
+        enum Last {
+            case attribute(Int)
+            case relationship(Int)
+        }
+    }
+
+    mutating func newAlias() -> String {
+        defer { aliasCount += 1 }
+        return "t\(aliasCount)"
+    }
+
+    private mutating func bind(_ value: (any PostgresEncodable)?) -> String {
+        parameters.append(value)
+        return "$\(parameters.count)"
+    }
+
+    func from(_ scope: Scope) -> String {
+        let head = scope.head ?? "\(layout.entities[scope.entity].table) \(scope.alias)"
+        return ([head] + scope.joins).joined(separator: " ")
+    }
+
+    mutating func page(limit: Int?, offset: Int?) throws(RelateError) -> String {
+        var sql = ""
+        for (name, value) in [("limit", limit), ("offset", offset)] {
+            guard let value else { continue }
+            guard value >= 0 else {
+                throw RelateError(kind: .invalidRequest, message: "a fetch request's \(name) is \(value); it must be 0 or more", key: name)
+            }
+            sql += " \(name.uppercased()) \(bind(value))"
+        }
+        return sql
+    }
+
+    // MARK: - Key paths
+
+    /// Resolves `keyPath` from `entity`: every key but the last must be a to-one
+    /// relationship, unless `throughToMany` lets the last be to-many.
+    func resolve(_ keyPath: String, from entity: Int, use: String) throws(RelateError) -> ResolvedPath {
+        var hops: [Int] = []
+        var current = entity
+        let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for (position, key) in keys.enumerated() {
+            let here = layout.entities[current]
+            let isLast = position == keys.count - 1
+            func failure(_ error: RelateError) -> RelateError {
+                var error = error
+                error.message = "key path \"\(keyPath)\" (\(use)): " + error.message
+                error.key = keyPath
+                return error
+            }
+            switch here.keys[key] {
+            case .attribute(let index)?:
+                guard isLast else {
+                    throw failure(
+                        RelateError(
+                            kind: .unknownKey,
+                            message: "\"\(key)\" of \"\(here.entity.name)\" is an attribute; only relationships can be followed",
+                            entity: here.entity.name, key: keyPath))
+                }
+                return ResolvedPath(hops: hops, entity: current, last: .attribute(index))
+            case .relationship(let index)?:
+                if isLast { return ResolvedPath(hops: hops, entity: current, last: .relationship(index)) }
+                guard !here.isToMany[index] else {
+                    throw failure(
+                        RelateError(
+                            kind: .unknownKey,
+                            message: "\"\(key)\" of \"\(here.entity.name)\" is to-many, where one value is expected; "
+                                + "say how many members must match: Key(\"\(keys[...position].joined(separator: "."))\").any(…), .all(…) or .none(…)",
+                            entity: here.entity.name, key: keyPath))
+                }
+                hops.append(index)
+                current = here.targets[index]
+            case .ambiguous(let candidates)?:
+                throw failure(.ambiguousKey(key, entity: here.entity.name, candidates: candidates))
+            case nil:
+                throw failure(.unknownKey(key, entity: here.entity.name, existing: here.entity.keyNames))
+            }
+        }
+        // Only an empty key path gets here (split gives at least one key).
+        throw RelateError(kind: .unknownKey, message: "an empty key path (\(use))", key: keyPath)
+    }
+
+    /// The alias of the table that `hops` (to-one relationships from the scope's entity)
+    /// lead to, joining what is not joined yet. A to-one join never repeats a row: its
+    /// target columns are a key or under a unique constraint.
+    private mutating func alias(for hops: [Int], in scope: inout Scope) -> String {
+        var alias = scope.alias
+        var entity = scope.entity
+        for length in hops.indices {
+            let path = Array(hops[...length])
+            if let joined = scope.joined[path] {
+                (alias, entity) = joined
+                continue
+            }
+            let owner = layout.entities[entity]
+            let relationship = hops[length]
+            let target = owner.targets[relationship]
+            let targetLayout = layout.entities[target]
+            let joinedAlias = newAlias()
+            let on = zip(owner.targetColumns[relationship], owner.fromColumns[relationship]).map { targetColumn, ownerColumn in
+                "\(joinedAlias).\(targetLayout.columns[targetColumn]) = \(alias).\(owner.columns[ownerColumn])"
+            }.joined(separator: " AND ")
+            scope.joins.append("LEFT JOIN \(targetLayout.table) \(joinedAlias) ON \(on)")
+            scope.joined[path] = (joinedAlias, target)
+            (alias, entity) = (joinedAlias, target)
+        }
+        return alias
+    }
+
+    /// The column a resolved attribute is read from. An attribute that a single-column
+    /// foreign key refers to is read from that foreign key, with no join (`person.id` is
+    /// `person_id`); a composite key is not, since one NULL column leaves the relationship
+    /// empty while the others still hold values.
+    private mutating func column(_ path: ResolvedPath, attribute: Int, in scope: inout Scope) -> String {
+        if let lastHop = path.hops.last {
+            let ownerEntity = entity(after: path.hops.dropLast(), from: scope.entity)
+            let owner = layout.entities[ownerEntity]
+            if owner.entity.relationships[lastHop].foreignKeyIn == .from, owner.targetColumns[lastHop] == [attribute],
+                let foreignKey = owner.fromColumns[lastHop].first, owner.fromColumns[lastHop].count == 1
+            {
+                return "\(alias(for: Array(path.hops.dropLast()), in: &scope)).\(owner.columns[foreignKey])"
+            }
+        }
+        return "\(alias(for: path.hops, in: &scope)).\(layout.entities[path.entity].columns[attribute])"
+    }
+
+    private func entity(after hops: some Collection<Int>, from entity: Int) -> Int {
+        hops.reduce(entity) { current, hop in layout.entities[current].targets[hop] }
+    }
+
+    // MARK: - Conditions
+
+    mutating func sql(_ node: Condition.Node, in scope: inout Scope) throws(RelateError) -> String {
+        switch node {
+        case .constant(let value):
+            return value ? "TRUE" : "FALSE"
+        case .and(let nodes):
+            guard nodes.count > 1 else { return try nodes.first.map { node throws(RelateError) in try sql(node, in: &scope) } ?? "TRUE" }
+            var parts: [String] = []
+            for node in nodes { parts.append(try sql(node, in: &scope)) }
+            return "(" + parts.joined(separator: " AND ") + ")"
+        case .or(let nodes):
+            guard nodes.count > 1 else { return try nodes.first.map { node throws(RelateError) in try sql(node, in: &scope) } ?? "FALSE" }
+            var parts: [String] = []
+            for node in nodes { parts.append(try sql(node, in: &scope)) }
+            return "(" + parts.joined(separator: " OR ") + ")"
+        case .not(let node):
+            // Wherever the condition is not true, NULL included: Swift's `!`.
+            return "(\(try sql(node, in: &scope))) IS NOT TRUE"
+        case .comparison(let keyPath, let comparison, let value):
+            return try comparisonSQL(keyPath, comparison, value, in: &scope)
+        case .isIn(let keyPath, let values):
+            return try inSQL(keyPath, values, in: &scope)
+        case .pattern(let keyPath, let pattern, let text, let caseInsensitive):
+            return try patternSQL(keyPath, pattern, text, caseInsensitive: caseInsensitive, in: &scope)
+        case .quantified(let keyPath, let quantifier, let condition):
+            return try quantifiedSQL(keyPath, quantifier, condition, in: &scope)
+        }
+    }
+
+    private mutating func comparisonSQL(
+        _ keyPath: String, _ comparison: Condition.Comparison, _ value: (any Sendable)?, in scope: inout Scope
+    ) throws(RelateError) -> String {
+        let path = try resolve(keyPath, from: scope.entity, use: "compared with \(comparison.rawValue)")
+        let owner = layout.entities[path.entity]
+        switch path.last {
+        case .attribute(let index):
+            let column = column(path, attribute: index, in: &scope)
+            let parameter = try encoded(value, keyPath: keyPath, path: path, attribute: index)
+            guard let parameter else {
+                switch comparison {
+                case .equal: return "\(column) IS NULL"
+                case .notEqual: return "\(column) IS NOT NULL"
+                default:
+                    throw RelateError(
+                        kind: .typeMismatch, message: "key path \"\(keyPath)\": nil cannot be compared with \(comparison.rawValue); use == nil or != nil",
+                        entity: owner.entity.name, key: keyPath)
+                }
+            }
+            return "\(column) \(comparison.rawValue) \(bind(parameter))"
+        case .relationship(let index):
+            let relationship = owner.entity.relationships[index]
+            guard !owner.isToMany[index], value == nil, comparison == .equal || comparison == .notEqual else {
+                let advice =
+                    owner.isToMany[index]
+                    ? "it is to-many: use Key(\"\(keyPath)\").isEmpty, .any(…), .all(…) or .none(…)"
+                    : "it is a relationship: compare it with == nil or != nil, or compare an attribute of it (\"\(keyPath).\(layout.entities[owner.targets[index]].attributeKeys.first ?? "id")\")"
+                throw RelateError(
+                    kind: .typeMismatch, message: "key path \"\(keyPath)\" cannot be compared with a value; " + advice,
+                    entity: owner.entity.name, key: keyPath)
+            }
+            let isNil = comparison == .equal
+            if relationship.foreignKeyIn == .from {
+                // A foreign key with a NULL column refers to nothing (MATCH SIMPLE).
+                let alias = alias(for: path.hops, in: &scope)
+                let columns = owner.fromColumns[index].map { "\(alias).\(owner.columns[$0])" }
+                let tests = columns.map { isNil ? "\($0) IS NULL" : "\($0) IS NOT NULL" }
+                return tests.count == 1 ? tests[0] : "(" + tests.joined(separator: isNil ? " OR " : " AND ") + ")"
+            }
+            // The other side holds the foreign key: the joined row is there or not.
+            let alias = alias(for: path.hops + [index], in: &scope)
+            let target = layout.entities[owner.targets[index]]
+            let column = "\(alias).\(target.columns[owner.targetColumns[index][0]])"
+            return isNil ? "\(column) IS NULL" : "\(column) IS NOT NULL"
+        }
+    }
+
+    private mutating func inSQL(_ keyPath: String, _ values: [(any Sendable)?], in scope: inout Scope) throws(RelateError) -> String {
+        let path = try resolve(keyPath, from: scope.entity, use: "in(…)")
+        guard case .attribute(let index) = path.last else {
+            throw RelateError(
+                kind: .typeMismatch, message: "key path \"\(keyPath)\" names a relationship; in(…) takes an attribute",
+                entity: layout.entities[path.entity].entity.name, key: keyPath)
+        }
+        var stored: [StoredValue] = []
+        var includesNil = false
+        for value in values {
+            guard let parameter = try encoded(value, keyPath: keyPath, path: path, attribute: index) else {
+                includesNil = true
+                continue
+            }
+            guard let value = StoredValue(scalar: parameter) else {
+                throw RelateError(
+                    kind: .typeMismatch, message: "key path \"\(keyPath)\" is an array column; in(…) takes a column of single values",
+                    entity: layout.entities[path.entity].entity.name, key: keyPath)
+            }
+            stored.append(value)
+        }
+        let column = column(path, attribute: index, in: &scope)
+        var tests: [String] = []
+        if !stored.isEmpty {
+            let list = AttributeValue.keyList(stored, columnType: layout.entities[path.entity].types[index])
+            tests.append("\(column) = ANY(\(bind(list.parameter)))")
+        }
+        if includesNil { tests.append("\(column) IS NULL") }
+        switch tests.count {
+        case 0: return "FALSE"
+        case 1: return tests[0]
+        default: return "(" + tests.joined(separator: " OR ") + ")"
+        }
+    }
+
+    private mutating func patternSQL(
+        _ keyPath: String, _ pattern: Condition.Pattern, _ text: String, caseInsensitive: Bool, in scope: inout Scope
+    ) throws(RelateError) -> String {
+        let path = try resolve(keyPath, from: scope.entity, use: "a text match")
+        let owner = layout.entities[path.entity]
+        guard case .attribute(let index) = path.last, owner.types[index].mapping == .string else {
+            let what: String
+            if case .attribute(let index) = path.last {
+                what = "column \"\(owner.entity.attributes[index].name)\" of type \(owner.entity.attributes[index].type)"
+            } else {
+                what = "a relationship"
+            }
+            throw RelateError(
+                kind: .typeMismatch, message: "key path \"\(keyPath)\" is \(what); prefix, suffix, contains and like take a text column",
+                entity: owner.entity.name, key: keyPath)
+        }
+        // In a bound LIKE pattern the backslash escapes, whatever standard_conforming_strings says.
+        let literal = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
+        let likePattern =
+            switch pattern {
+            case .prefix: literal + "%"
+            case .suffix: "%" + literal
+            case .contains: "%" + literal + "%"
+            case .like: text
+            }
+        let column = column(path, attribute: index, in: &scope)
+        return "\(column) \(caseInsensitive ? "ILIKE" : "LIKE") \(bind(likePattern))"
+    }
+
+    private mutating func quantifiedSQL(
+        _ keyPath: String, _ quantifier: Condition.Quantifier, _ condition: Condition.Node?, in scope: inout Scope
+    ) throws(RelateError) -> String {
+        let use = switch quantifier {
+            case .any: "any(…)"
+            case .all: "all(…)"
+            case .none: "none(…)"
+            }
+        let path = try resolve(keyPath, from: scope.entity, use: use)
+        let owner = layout.entities[path.entity]
+        guard case .relationship(let index) = path.last, owner.isToMany[index] else {
+            throw RelateError(
+                kind: .typeMismatch,
+                message: "key path \"\(keyPath)\" (\(use)) must end in a to-many relationship; compare a to-one or an attribute with == and the like",
+                entity: owner.entity.name, key: keyPath)
+        }
+        let ownerAlias = alias(for: path.hops, in: &scope)
+        let target = layout.entities[owner.targets[index]]
+        let link: String
+        var inner: Scope
+        if let helperIndex = owner.helpers[index] {
+            let helper = layout.entities[helperIndex]
+            let (helperFrom, helperTo) = owner.helperColumns[index]
+            let helperAlias = newAlias()
+            link = zip(helperFrom, owner.fromColumns[index]).map { helperColumn, ownerColumn in
+                "\(helperAlias).\(helper.columns[helperColumn]) = \(ownerAlias).\(owner.columns[ownerColumn])"
+            }.joined(separator: " AND ")
+            if condition == nil {
+                inner = Scope(entity: helperIndex, alias: helperAlias)
+            } else {
+                let targetAlias = newAlias()
+                let on = zip(owner.targetColumns[index], helperTo).map { targetColumn, helperColumn in
+                    "\(targetAlias).\(target.columns[targetColumn]) = \(helperAlias).\(helper.columns[helperColumn])"
+                }.joined(separator: " AND ")
+                inner = Scope(entity: owner.targets[index], alias: targetAlias)
+                inner.head = "\(helper.table) \(helperAlias) JOIN \(target.table) \(targetAlias) ON \(on)"
+            }
+        } else {
+            let targetAlias = newAlias()
+            link = zip(owner.targetColumns[index], owner.fromColumns[index]).map { targetColumn, ownerColumn in
+                "\(targetAlias).\(target.columns[targetColumn]) = \(ownerAlias).\(owner.columns[ownerColumn])"
+            }.joined(separator: " AND ")
+            inner = Scope(entity: owner.targets[index], alias: targetAlias)
+        }
+        var filter = link
+        if let condition {
+            let test = try sql(condition, in: &inner)
+            filter += quantifier == .all ? " AND (\(test)) IS NOT TRUE" : " AND \(test)"
+        }
+        let subquery = "EXISTS (SELECT 1 FROM \(from(inner)) WHERE \(filter))"
+        return quantifier == .any ? subquery : "NOT " + subquery
+    }
+
+    /// `value` as a parameter for the attribute: refused, naming the key path and the
+    /// column, when the column cannot take it.
+    private func encoded(
+        _ value: (any Sendable)?, keyPath: String, path: ResolvedPath, attribute: Int
+    ) throws(RelateError) -> (any PostgresEncodable)? {
+        let entity = layout.entities[path.entity].entity
+        do {
+            return try AttributeValue.encodable(value, for: entity.attributes[attribute], entity: entity)
+        } catch {
+            var error = error
+            error.message = "key path \"\(keyPath)\": " + error.message.replacingOccurrences(of: "cannot be stored there", with: "cannot be compared with it")
+            error.key = keyPath
+            throw error
+        }
+    }
+
+    // MARK: - Sorting
+
+    func resolveOrdering(_ ordering: Ordering, from entity: Int) throws(RelateError) -> (ResolvedPath, Int) {
+        let path = try resolve(ordering.keyPath, from: entity, use: "sorted by")
+        guard case .attribute(let index) = path.last else {
+            let owner = layout.entities[path.entity]
+            throw RelateError(
+                kind: .typeMismatch,
+                message: "key path \"\(ordering.keyPath)\" (sorted by) names a relationship; sort by an attribute of it",
+                entity: owner.entity.name, key: ordering.keyPath)
+        }
+        return (path, index)
+    }
+
+    mutating func sql(_ ordering: Ordering, in scope: inout Scope) throws(RelateError) -> String {
+        let (path, index) = try resolveOrdering(ordering, from: scope.entity)
+        var sql = column(path, attribute: index, in: &scope) + (ordering.isAscending ? " ASC" : " DESC")
+        switch ordering.nulls {
+        case .default: break
+        case .first: sql += " NULLS FIRST"
+        case .last: sql += " NULLS LAST"
+        }
+        return sql
+    }
+}
