@@ -7,12 +7,15 @@ extension DatabaseContext {
     func didChange(_ object: DatabaseObject, from old: [StoredValue]) {
         for (index, columns) in object.table.foreignKeys {
             let inverse = inverse(of: object.entityIndex, index)
-            guard loadedRelationships.contains(inverse) else { continue }
+            let setsAreLoaded = loadedRelationships.contains(inverse)
+            guard setsAreLoaded || hasCachedCounts else { continue }
             let oldValues = columns.map { old[$0] }
             let newValues = columns.map { object.values[$0] }
             let before = ObjectKey(oldValues)
             let after = ObjectKey(newValues)
             guard before != after else { continue }
+            membershipsMayChange()
+            guard setsAreLoaded else { continue }
             let targetIndexes = targetColumns(of: object.entityIndex, index)
             if before != nil, let previous = registered(entity: inverse.entity, indexes: targetIndexes, values: oldValues) {
                 detach(object, from: previous, at: inverse.relationship)

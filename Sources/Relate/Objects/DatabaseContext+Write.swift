@@ -15,6 +15,7 @@ extension DatabaseContext {
     /// ```
     @discardableResult
     public func insert(_ entityName: String, values: [String: Any?] = [:]) throws -> DatabaseObject {
+        membershipsMayChange()
         let entity = try entityIndex(named: entityName)
         let table = tables[entity]
         var columns: [Int] = []
@@ -58,6 +59,7 @@ extension DatabaseContext {
     /// A row already gone (another client deleted it) is a conflict; the object is marked
     /// deleted all the same.
     public func delete(_ object: DatabaseObject) throws {
+        membershipsMayChange()
         try check(object)
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw readOnly(table) }
@@ -111,6 +113,7 @@ extension DatabaseContext {
         _ object: DatabaseObject, columns: [Int], values: [(any PostgresEncodable)?],
         expecting expected: [(column: Int, value: StoredValue)] = []
     ) throws {
+        membershipsMayChange()
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw readOnly(table) }
         let assignments = columns.enumerated().map { "\(table.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
@@ -132,6 +135,7 @@ extension DatabaseContext {
     }
 
     func setToOne(_ object: DatabaseObject, _ index: Int, _ target: DatabaseObject?) throws {
+        membershipsMayChange()
         let relationship = object.entity.relationships[index]
         switch relationship.foreignKeyIn {
         case .from:
@@ -203,6 +207,7 @@ extension DatabaseContext {
     // MARK: - To-many collections
 
     func insert(_ object: DatabaseObject, into set: RelationshipSet, owner: DatabaseObject, helperValues: [String: Any?]) throws {
+        membershipsMayChange()
         let relationship = set.relationship
         _ = try relatedObject(object, for: owner.entityIndex, set.relationshipIndex, key: relationship.key)
         switch relationship.foreignKeyIn {
@@ -225,6 +230,7 @@ extension DatabaseContext {
     }
 
     func remove(_ object: DatabaseObject, from set: RelationshipSet, owner: DatabaseObject) throws {
+        membershipsMayChange()
         try check(object)
         guard set.contains(object) else { return }
         let relationship = set.relationship
@@ -267,6 +273,7 @@ extension DatabaseContext {
     /// so a member another client added leaves too, even when memory saw nothing to remove;
     /// memory follows the rows that changed.
     func replace(members: [DatabaseObject], of set: RelationshipSet, owner: DatabaseObject) throws {
+        membershipsMayChange()
         let relationship = set.relationship
         let index = set.relationshipIndex
         for member in members { _ = try relatedObject(member, for: owner.entityIndex, index, key: relationship.key) }

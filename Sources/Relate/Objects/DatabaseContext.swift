@@ -31,6 +31,12 @@ public final class DatabaseContext {
     /// leaves them without a scan of every registered object. Built when a delete first
     /// needs it, then kept up to date by the sets; dropped on `reset()`.
     var manyToManyMemberships: [ObjectIdentifier: [RelationshipSet]]?
+    /// Counts of unloaded to-many relationships are kept with the generation they were
+    /// read in; every write of this context (and every rollback, and every row read again
+    /// whose foreign key moved) starts a new one, so that no count outlives a change.
+    private(set) var membershipGeneration = 0
+    /// Whether a count was kept in the current generation (else a new one is not needed).
+    var hasCachedCounts = false
     /// Memory changes to undo if the enclosing transactions roll back, innermost last.
     /// Read for every object a fetch makes, never in overlapping accesses: unchecked.
     @exclusivity(unchecked) private var undoLog: [[() -> Void]] = []
@@ -251,6 +257,7 @@ public final class DatabaseContext {
             }
             return result
         } catch {
+            membershipsMayChange()
             for undo in undoLog.removeLast().reversed() { undo() }
             let registered = registeredInTransaction.removeLast()
             rereadAfterRollback(registered)
@@ -277,6 +284,13 @@ public final class DatabaseContext {
                 forget(object, applyingDeleteRules: false, settingDefaults: &ignored)
             }
         }
+    }
+
+    /// Forgets the counts kept so far (see ``membershipGeneration``).
+    func membershipsMayChange() {
+        guard hasCachedCounts else { return }
+        membershipGeneration += 1
+        hasCachedCounts = false
     }
 
     /// Whether a transaction is open, so that memory changes must be undoable.

@@ -159,7 +159,7 @@ public final class DatabaseObject {
     }
 
     /// The relationship `key` names, when it has the cardinality asked for.
-    private func relationshipIndex(_ key: String, toMany: Bool) throws -> Int {
+    func relationshipIndex(_ key: String, toMany: Bool) throws -> Int {
         let index = try liveContext().relationshipIndex(key, in: entityIndex)
         guard table.isToMany[index] == toMany else {
             let (found, use) = toMany ? ("to-one", "object(forKey:)") : ("to-many", "objects(forKey:)")

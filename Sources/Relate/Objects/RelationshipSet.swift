@@ -47,6 +47,11 @@ public final class RelationshipSet: Sequence {
     public var count: Int { members.count - pendingRemovals.count }
     public var isEmpty: Bool { count == 0 }
 
+    /// Members with their repeats: the helper rows (or children) the set stands for.
+    var totalCount: Int {
+        repeats.values.reduce(count) { $0 + $1 - 1 }
+    }
+
     /// How many times `object` is a member: 0, 1, or more where a helper table without a
     /// unique key holds the same pair more than once.
     public func count(for object: DatabaseObject) -> Int {

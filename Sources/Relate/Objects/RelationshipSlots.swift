@@ -34,12 +34,15 @@ struct RelationshipSlots<Value>: Sequence {
 final class LoadedRelationships {
     var sets = RelationshipSlots<RelationshipSet>()
     var toOne = RelationshipSlots<DatabaseObject?>()
+    /// Members counted by the database where the set is not loaded (see ``CachedCount``).
+    var counts = RelationshipSlots<CachedCount>()
 
     /// Empties the box; answers what it held, to put back on undo.
     func takeAll() -> (sets: RelationshipSlots<RelationshipSet>, toOne: RelationshipSlots<DatabaseObject?>) {
         defer {
             sets.removeAll()
             toOne.removeAll()
+            counts.removeAll()
         }
         return (sets, toOne)
     }

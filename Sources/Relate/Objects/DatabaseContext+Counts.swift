@@ -1,0 +1,108 @@
+import RelatePostgres
+
+/// How many members an unloaded to-many relationship has, as the database counted them in
+/// one ``DatabaseContext/membershipGeneration``.
+struct CachedCount {
+    var value: Int
+    var generation: Int
+}
+
+extension DatabaseObject {
+    /// How many members the to-many relationship `key` has, counting a pair a helper table
+    /// holds twice twice: from the loaded set with no query, else from a count kept by
+    /// ``DatabaseContext/prefetchCounts(_:for:)``, else with one `count(*)` query. Nothing
+    /// is loaded.
+    ///
+    /// ```swift
+    /// let emails = try ada.count(forKey: "email")
+    /// ```
+    public func count(forKey key: String) throws -> Int {
+        let context = try liveContext()
+        let index = try relationshipIndex(key, toMany: true)
+        if let known = knownCount(index, generation: context.membershipGeneration) { return known }
+        try context.loadCounts(relationship: index, for: [self])
+        return knownCount(index, generation: context.membershipGeneration) ?? 0
+    }
+
+    /// The count memory knows for relationship `index`: the loaded set's, or one kept in
+    /// the current generation.
+    func knownCount(_ index: Int, generation: Int) -> Int? {
+        if let set = sets[index] { return set.totalCount }
+        if let cached = loaded?.counts[index], cached.generation == generation { return cached.value }
+        return nil
+    }
+}
+
+extension DatabaseContext {
+    /// Counts the members of each to-many relationship in `keys` for all `objects` (of one
+    /// entity) with one grouped query per key, loading none of them; objects whose set is
+    /// loaded need no counting. ``DatabaseObject/count(forKey:)`` then answers without a
+    /// query until this context next writes.
+    ///
+    /// ```swift
+    /// try context.prefetchCounts(["email"], for: people)   // SELECT person_id, count(*) … GROUP BY person_id
+    /// ```
+    public func prefetchCounts(_ keys: [String], for objects: [DatabaseObject]) throws {
+        guard let first = objects.first else { return }
+        for object in objects {
+            try check(object)
+            guard object.entityIndex == first.entityIndex else {
+                throw RelateError(
+                    kind: .invalidObject,
+                    message: "prefetchCounts takes objects of one entity: \(first.entity.name) and \(object.entity.name) objects were given",
+                    entity: object.entity.name)
+            }
+        }
+        let indexes = try keys.map { key in try first.relationshipIndex(key, toMany: true) }
+        for index in indexes {
+            try loadCounts(relationship: index, for: objects)
+        }
+    }
+
+    /// Counts relationship `index`'s members for the `owners` memory has no count for, in
+    /// one query: `SELECT <foreign key>, count(*) … WHERE <foreign key> = ANY($1) GROUP BY
+    /// <foreign key>` on the target's table, or on the helper's for a many-to-many.
+    func loadCounts(relationship index: Int, for owners: [DatabaseObject]) throws {
+        guard let first = owners.first else { return }
+        let generation = membershipGeneration
+        let ownerTable = first.table.layout
+        let ownerColumns = ownerTable.fromColumns[index]
+        var keys: [ObjectKey: [StoredValue]] = [:]
+        var uncounted: [(DatabaseObject, ObjectKey?)] = []
+        for owner in owners where owner.knownCount(index, generation: generation) == nil {
+            let key = ObjectKey(owner.values, at: ownerColumns)
+            uncounted.append((owner, key))
+            if let key { _ = keys.value(forKey: key, orInserting: { ownerColumns.map { owner.values[$0] } }) }
+        }
+        guard !uncounted.isEmpty else { return }
+
+        var counts: [ObjectKey: Int] = [:]
+        if !keys.isEmpty {
+            let counted: EntityLayout
+            let columns: [Int]
+            if let helper = ownerTable.helpers[index] {
+                counted = layout.entities[helper]
+                columns = ownerTable.helperColumns[index].from
+            } else {
+                counted = layout.entities[ownerTable.targets[index]]
+                columns = ownerTable.targetColumns[index]
+            }
+            let names = columns.map { counted.columns[$0] }
+            let (condition, parameters) = Self.keyCondition(names, types: columns.map { counted.types[$0] }, Array(keys.values))
+            let list = names.joined(separator: ", ")
+            let sql = "SELECT \(list), count(*) FROM \(counted.table) WHERE \(condition) GROUP BY \(list)"
+            let result = try database(entity: first.entityIndex) { try connection.query(sql, parameters, format: .binary) }
+            let readers = StoredValue.Reader.readers(for: result)
+            try database(entity: first.entityIndex) {
+                for row in result {
+                    let values = try (0..<names.count).map { try readers[$0].read(row, at: $0) }
+                    if let key = ObjectKey(values) { counts[key] = try row.decode(Int.self, at: names.count) }
+                }
+            }
+        }
+        for (owner, key) in uncounted {
+            owner.relations.counts[index] = CachedCount(value: key.flatMap { counts[$0] } ?? 0, generation: generation)
+        }
+        hasCachedCounts = true
+    }
+}
