@@ -224,12 +224,12 @@ extension DatabaseContext {
                     set.refill(with: related, mayRepeat: mayRepeat)
                 } else {
                     owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
-                    if isRecordingUndo { recordUndo { owner.relations.sets[index] = nil } }
+                    if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.sets[index] = nil } }
                 }
             } else {
                 let previous = owner.toOne[index]
                 owner.relations.toOne[index] = .some(related.first)
-                if isRecordingUndo { recordUndo { owner.relations.toOne[index] = previous } }
+                if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.toOne[index] = previous } }
             }
         }
     }

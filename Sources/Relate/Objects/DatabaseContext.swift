@@ -37,13 +37,18 @@ public final class DatabaseContext {
     private(set) var membershipGeneration = 0
     /// Whether a count was kept in the current generation (else a new one is not needed).
     var hasCachedCounts = false
+    /// Objects first registered in each batch of the batched fetches under way, innermost
+    /// last: after each batch those nobody else holds are let go (see `fetch(_:batchSize:_:)`).
+    @exclusivity(unchecked) var registeredInBatch: [[DatabaseObject]] = []
+    /// Names the cursors of batched fetches apart.
+    var cursorCount = 0
     /// Memory changes to undo if the enclosing transactions roll back, innermost last.
     /// Read for every object a fetch makes, never in overlapping accesses: unchecked.
     @exclusivity(unchecked) private var undoLog: [[() -> Void]] = []
     /// Objects first registered inside each open transaction, innermost last: after a
     /// roll-back their rows are read again, since the transaction may have been what made
     /// them (or made them as they are).
-    @exclusivity(unchecked) private var registeredInTransaction: [[DatabaseObject]] = []
+    @exclusivity(unchecked) var registeredInTransaction: [[DatabaseObject]] = []
 
     /// The model: entities, attributes, relationships and the rules that made them.
     public var model: Model { layout.model }
@@ -154,6 +159,7 @@ public final class DatabaseContext {
         }
         registry.registerUnindexed(objects)
         if !registeredInTransaction.isEmpty { registeredInTransaction[registeredInTransaction.count - 1] += objects }
+        if !registeredInBatch.isEmpty { registeredInBatch[registeredInBatch.count - 1] += objects }
         return objects
     }
 
@@ -179,6 +185,7 @@ public final class DatabaseContext {
         let (object, isNew) = registry.object(forKey: key) { DatabaseObject(storage: storage, base: base) }
         if isNew {
             if !registeredInTransaction.isEmpty { registeredInTransaction[registeredInTransaction.count - 1].append(object) }
+            if !registeredInBatch.isEmpty { registeredInBatch[registeredInBatch.count - 1].append(object) }
         } else {
             let old = Array(object.values)
             object.refresh(values)
@@ -232,6 +239,8 @@ public final class DatabaseContext {
         loadedBoxes = []
         manyToManyMemberships = nil
         for registry in registries { registry.removeAll() }
+        // Forgotten: a batch under way must not register its objects again.
+        registeredInBatch = registeredInBatch.map { _ in [] }
     }
 
     deinit {

@@ -14,8 +14,10 @@ import RelatePostgres
 public final class DatabaseObject {
     /// Where the attribute values are, as the database last returned them: cells
     /// `base ..< base + table.columns.count` of `storage`, by attribute index.
-    @usableFromInline let storage: ValueStorage
-    @usableFromInline let base: Int
+    /// Variable only so that an object kept beyond its batch can move to storage of its
+    /// own (see `fetch(_:batchSize:_:)`); unchecked like the cells.
+    @exclusivity(unchecked) @usableFromInline private(set) var storage: ValueStorage
+    @exclusivity(unchecked) @usableFromInline private(set) var base: Int
     /// Read on every attribute access: unchecked for the same reason as the storage's cells.
     @exclusivity(unchecked) public internal(set) var isDeleted = false
     /// The relationships loaded so far; `nil` until the first. A set holds its owner
@@ -25,6 +27,17 @@ public final class DatabaseObject {
     init(storage: ValueStorage, base: Int) {
         self.storage = storage
         self.base = base
+    }
+
+    /// Copies the values to storage of the object's own, letting go of the storage it
+    /// shared with the other objects of its result.
+    func moveToOwnStorage() {
+        let width = table.columns.count
+        guard storage.cells.count > width else { return }
+        let own = ValueStorage(table: table, capacity: width)
+        own.cells.append(contentsOf: storage.cells[base..<base + width])
+        storage = own
+        base = 0
     }
 
     /// The entity's SQL pieces, shared by its objects; it also knows the context, so that

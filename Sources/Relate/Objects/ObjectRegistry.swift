@@ -95,6 +95,15 @@ final class ObjectRegistry {
         if removedCount > 64, removedCount > objects.count / 2 { compact() }
     }
 
+    /// Removes the objects whose identities are in `removed`, in one pass; an emptied map
+    /// takes the next fetch's objects without lookups again.
+    func remove(objectsIn removed: Set<ObjectIdentifier>) {
+        let kept = objects.filter { $0 !== removedMark && !removed.contains(ObjectIdentifier($0)) }
+        guard kept.count < objects.count - removedCount else { return }
+        removeAll()
+        objects = kept
+    }
+
     func removeAll() {
         objects = []
         positions = [:]

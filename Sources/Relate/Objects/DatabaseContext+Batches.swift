@@ -1,0 +1,143 @@
+import RelatePostgres
+
+extension DatabaseContext {
+    /// Walks the objects a request describes, `batchSize` at a time, in memory that does
+    /// not grow with the table: after each batch, the objects nobody holds any longer (the
+    /// batch's, and any the body loaded) are let go. An object the body keeps stays the one
+    /// instance for its row; its loaded relationships are kept only where they are held
+    /// too, and are otherwise loaded again when next touched.
+    ///
+    /// ```swift
+    /// try context.fetch(FetchRequest("person", orderBy: [.ascending("id")]), batchSize: 1_000) { people in
+    ///     try context.prefetch(["email"], for: people)
+    ///     for person in people { … }
+    /// }
+    /// ```
+    ///
+    /// The rows come from a cursor (`DECLARE … CURSOR`, then `FETCH FORWARD n` per batch),
+    /// so the walk sees one snapshot and the body may use the context between batches. A
+    /// cursor lives in a transaction: the walk runs in one (a savepoint of the transaction
+    /// already open), and what the body writes commits with it, or rolls back with it
+    /// when the body or the walk throws.
+    public func fetch(_ request: FetchRequest, batchSize: Int = 1_000, _ body: (_ batch: [DatabaseObject]) throws -> Void) throws {
+        guard batchSize > 0 else {
+            throw RelateError(kind: .invalidRequest, message: "a batch size of \(batchSize); give 1 or more", key: "batchSize")
+        }
+        let (entity, statement) = try request.selectStatement(layout)
+        cursorCount += 1
+        let cursor = "relate_cursor_\(cursorCount)"
+        let fetchSQL = "FETCH FORWARD \(batchSize) FROM \(cursor)"
+        try transaction {
+            try database(entity: entity) {
+                try connection.execute("DECLARE \(cursor) NO SCROLL CURSOR FOR \(statement.sql)", statement.parameters)
+            }
+            registeredInBatch.append([])
+            defer {
+                var registered = registeredInBatch.removeLast()
+                letGoOfUnheldObjects(&registered)
+            }
+            while true {
+                let result = try database(entity: entity) { try connection.query(fetchSQL, format: .binary) }
+                let count = result.count
+                if count > 0 {
+                    try body(try materialize(entity: entity, result: result, rowsAreDistinct: true))
+                    // Moved out first: the list must be the objects' only holder but the program.
+                    var registered = registeredInBatch[registeredInBatch.count - 1]
+                    registeredInBatch[registeredInBatch.count - 1] = []
+                    letGoOfUnheldObjects(&registered)
+                }
+                if count < batchSize { break }
+            }
+            try database(entity: entity) { try connection.execute("CLOSE \(cursor)") }
+        }
+    }
+
+    /// Takes `candidates` (objects first registered in a batch) out of the identity map and
+    /// lets go of those nobody else holds; the others are registered again. The list must be
+    /// the only one: it is emptied.
+    ///
+    /// Loaded relationships tie objects into cycles (a set holds its owner and its members,
+    /// a member's to-one its owner), so each candidate's loaded relationships are first
+    /// taken away and only remembered weakly: what survives the let-go is what the program
+    /// still holds, directly or through an object that stays.
+    func letGoOfUnheldObjects(_ candidates: inout [DatabaseObject]) {
+        guard !candidates.isEmpty else { return }
+        let identities = Set(candidates.lazy.map(ObjectIdentifier.init))
+        for entity in Set(candidates.lazy.map(\.entityIndex)) {
+            registries[entity].remove(objectsIn: identities)
+        }
+        if !registeredInTransaction.isEmpty {
+            registeredInTransaction[registeredInTransaction.count - 1].removeAll { identities.contains(ObjectIdentifier($0)) }
+        }
+
+        // Loaded relationships, remembered weakly.
+        var remembered: [ObjectIdentifier: RememberedRelationships] = [:]
+        var boxes = Set<ObjectIdentifier>()
+        for candidate in candidates {
+            guard let box = candidate.loaded else { continue }
+            boxes.insert(ObjectIdentifier(box))
+            remembered[ObjectIdentifier(candidate)] = RememberedRelationships(box)
+            _ = box.takeAll()
+            candidate.loaded = nil
+        }
+        if !boxes.isEmpty {
+            loadedBoxes.removeAll { boxes.contains(ObjectIdentifier($0)) }
+            // It holds sets (and so their owners) and is keyed by identities about to be
+            // freed and reused: built again when next needed.
+            manyToManyMemberships = nil
+        }
+
+        var survivors: [DatabaseObject] = []
+        for position in candidates.indices where !isKnownUniquelyReferenced(&candidates[position]) {
+            survivors.append(candidates[position])
+        }
+        candidates = []
+        for survivor in survivors where !survivor.isDeleted {
+            guard let key = survivor.objectKey else { continue }
+            registries[survivor.entityIndex].register(survivor, key: key)
+            if !registeredInTransaction.isEmpty { registeredInTransaction[registeredInTransaction.count - 1].append(survivor) }
+            survivor.moveToOwnStorage()
+            remembered[ObjectIdentifier(survivor)]?.restore(into: survivor)
+        }
+    }
+}
+
+/// An object's loaded relationships, held weakly while its batch is let go of.
+private struct RememberedRelationships {
+    private struct WeakSet {
+        weak var set: RelationshipSet?
+    }
+    private enum WeakToOne {
+        case none
+        case object(Weak)
+    }
+    private struct Weak {
+        weak var object: DatabaseObject?
+    }
+
+    private var sets: [(Int, WeakSet)] = []
+    private var toOne: [(Int, WeakToOne)] = []
+
+    init(_ box: LoadedRelationships) {
+        for (index, set) in box.sets { sets.append((index, WeakSet(set: set))) }
+        for (index, target) in box.toOne {
+            toOne.append((index, target.map { .object(Weak(object: $0)) } ?? .none))
+        }
+    }
+
+    /// Puts back what is still alive.
+    func restore(into object: DatabaseObject) {
+        for (index, weak) in sets {
+            guard let set = weak.set else { continue }
+            object.relations.sets[index] = set
+        }
+        for (index, target) in toOne {
+            switch target {
+            case .none: object.relations.toOne[index] = .some(nil)
+            case .object(let weak):
+                guard let found = weak.object else { continue }
+                object.relations.toOne[index] = .some(found)
+            }
+        }
+    }
+}
