@@ -209,4 +209,39 @@ let benchmarks: @Sendable () -> Void = {
                 setup: { try PoolState() },
                 side: { try await $0.makeContext() },
                 raw: { state in (1...100).reduce(0) { count, id in count + ((try? state.readRaw(id: id)) != nil ? 1 : 0) } })
+
+    // The fetch-request issue. 5: items with a given tag among 100,000 (a condition through
+    // a many-to-many, `EXISTS` via the helper), as objects, against the same SQL raw.
+    paired("paired exists 100k", metric: "exists", label: "Relate", iterations: 40, maxDuration: .seconds(20),
+           setup: { try RequestState.exists() },
+           side: { try $0.existsAsObjects() }, raw: { try $0.raw.exists() })
+    // 6: the children of 1,000 parents counted (prefetchCounts, one grouped query) against
+    // the same grouped query raw. The parents are fetched afresh before each side, unmeasured.
+    paired("paired prefetch counts 1000", metric: "prefetch counts", label: "Relate", iterations: 60,
+           setup: { try RequestState.counts() }, prepare: { try $0.fetchParents() },
+           side: { try $0.countsAsObjects() }, raw: { try $0.raw.childCountTotal() })
+    // 7: 5,000,000 rows walked as objects, 1,000 a batch (a cursor), every attribute read,
+    // against libpq's single-row mode. Paired for time; each side alone in its own
+    // process for peak memory, beside 100,000 rows walked the same way.
+    let walk = Benchmark.Configuration(
+        metrics: [.wallClock, .peakMemoryResident], timeUnits: .microseconds, units: [.peakMemoryResident: .kilo],
+        warmupIterations: 0, scalingFactor: .one, maxDuration: .seconds(60), maxIterations: 3)
+    Benchmark("objects walk 5 million", configuration: walk) { benchmark, state in
+        for _ in benchmark.scaledIterations { blackHole(try state.walkAsObjects(limit: nil)) }
+    } setup: {
+        try RequestState.stream(check: false)
+    }
+    Benchmark("objects walk 100k", configuration: walk) { benchmark, state in
+        for _ in benchmark.scaledIterations { blackHole(try state.walkAsObjects(limit: 100_000)) }
+    } setup: {
+        try RequestState.stream(check: false)
+    }
+    Benchmark("raw single row 5 million", configuration: walk) { benchmark, state in
+        for _ in benchmark.scaledIterations { blackHole(try state.raw.walkSingleRow(RequestFixture.streamSQL)) }
+    } setup: {
+        try RequestState.stream(check: false)
+    }
+    paired("paired walk 5 million", metric: "walk", label: "Relate", iterations: 5, maxDuration: .seconds(120),
+           setup: { try RequestState.stream(check: true) },
+           side: { try $0.walkAsObjects(limit: nil).rows }, raw: { try $0.raw.walkSingleRow(RequestFixture.streamSQL).rows })
 }

@@ -111,7 +111,7 @@ extension RawConnection {
 
     /// `PQexecParams` with binary results and at most one binary parameter; the columns'
     /// types are checked once.
-    private func execute(
+    func execute(
         _ sql: String, types expected: [Oid], parameter: (type: Oid, bytes: UnsafeRawBufferPointer)? = nil
     ) throws -> OpaquePointer {
         let result: OpaquePointer?
@@ -140,19 +140,19 @@ extension RawConnection {
     }
 
     @inline(__always)
-    private static func int4(_ result: OpaquePointer, _ row: Int32, _ column: Int32) throws -> Int {
+    static func int4(_ result: OpaquePointer, _ row: Int32, _ column: Int32) throws -> Int {
         guard PQgetlength(result, row, column) == 4 else { throw Failure(description: "bad int4 in row \(row)") }
         return Int(Int32(bigEndian: UnsafeRawPointer(PQgetvalue(result, row, column)!).loadUnaligned(as: Int32.self)))
     }
 
     @inline(__always)
-    private static func float8(_ result: OpaquePointer, _ row: Int32, _ column: Int32) throws -> Double {
+    static func float8(_ result: OpaquePointer, _ row: Int32, _ column: Int32) throws -> Double {
         guard PQgetlength(result, row, column) == 8 else { throw Failure(description: "bad float8 in row \(row)") }
         return Double(bitPattern: UInt64(bigEndian: UnsafeRawPointer(PQgetvalue(result, row, column)!).loadUnaligned(as: UInt64.self)))
     }
 
     @inline(__always)
-    private static func text(_ result: OpaquePointer, _ row: Int32, _ column: Int32) throws -> String {
+    static func text(_ result: OpaquePointer, _ row: Int32, _ column: Int32) throws -> String {
         let length = Int(PQgetlength(result, row, column))
         guard length > 0 || PQgetisnull(result, row, column) == 0 else { throw Failure(description: "NULL text in row \(row)") }
         return String(decoding: UnsafeRawBufferPointer(start: PQgetvalue(result, row, column), count: length), as: UTF8.self)

@@ -11,7 +11,7 @@ import Relate
 /// Prints the median time of the runs. Tasks: objects-fetch, objects-fetch-as-any,
 /// prefetch, no-prefetch, m2m-replace, cascade-delete (see `CascadeDeleteState`), and
 /// remove-all, replace-children, m2m-delete (10,000 members, Relate's side only: see
-/// `ScalingState`); `--raw` runs the raw libpq side instead, and
+/// `ScalingState`), exists, prefetch-counts (see `RequestState`); `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
 let flags: Set = ["--raw", "--paired"]
@@ -20,7 +20,7 @@ let raw = CommandLine.arguments.contains("--raw")
 let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
     "objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete",
-    "remove-all", "replace-children", "m2m-delete",
+    "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 guard let task = arguments.first, tasks.contains(task) else {
@@ -69,6 +69,15 @@ func sides(of task: String) throws -> Sides {
             prepare: { try state.prepare() },
             relate: { keep(try state.run()) },
             raw: {})
+    case "exists":
+        let state = try RequestState.exists()
+        return Sides(relate: { keep(try state.existsAsObjects()) }, raw: { keep(try state.raw.exists()) })
+    case "prefetch-counts":
+        let state = try RequestState.counts()
+        return Sides(
+            prepare: { try state.fetchParents() },
+            relate: { keep(try state.countsAsObjects()) },
+            raw: { keep(try state.raw.childCountTotal()) })
     case "cascade-delete":
         let state = try CascadeDeleteState()
         return Sides(

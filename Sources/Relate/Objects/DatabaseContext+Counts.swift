@@ -17,6 +17,12 @@ extension DatabaseObject {
     /// let emails = try ada.count(forKey: "email")
     /// ```
     public func count(forKey key: String) throws -> Int {
+        // The common case, a kept count or a loaded set, with one lookup of the key.
+        if case .relationship(let index)? = table.layout.keys[key], table.isToMany[index], !isDeleted, let context,
+            let known = knownCount(index, generation: context.membershipGeneration)
+        {
+            return known
+        }
         let context = try liveContext()
         let index = try relationshipIndex(key, toMany: true)
         if let known = knownCount(index, generation: context.membershipGeneration) { return known }
@@ -67,17 +73,26 @@ extension DatabaseContext {
         let generation = membershipGeneration
         let ownerTable = first.table.layout
         let ownerColumns = ownerTable.fromColumns[index]
-        var keys: [ObjectKey: [StoredValue]] = [:]
+        // Keys may repeat in the list: `= ANY` and the grouping take them once.
+        // One list of values for a one-column key (most), a list per owner otherwise.
+        var values: [StoredValue] = []
+        var keyValues: [[StoredValue]] = []
         var uncounted: [(DatabaseObject, ObjectKey?)] = []
+        uncounted.reserveCapacity(owners.count)
         for owner in owners where owner.knownCount(index, generation: generation) == nil {
             let key = ObjectKey(owner.values, at: ownerColumns)
             uncounted.append((owner, key))
-            if let key { _ = keys.value(forKey: key, orInserting: { ownerColumns.map { owner.values[$0] } }) }
+            guard key != nil else { continue }
+            if ownerColumns.count == 1 {
+                values.append(owner.storedValue(at: ownerColumns[0]))
+            } else {
+                keyValues.append(ownerColumns.map { owner.storedValue(at: $0) })
+            }
         }
         guard !uncounted.isEmpty else { return }
 
         var counts: [ObjectKey: Int] = [:]
-        if !keys.isEmpty {
+        if !values.isEmpty || !keyValues.isEmpty {
             let counted: EntityLayout
             let columns: [Int]
             if let helper = ownerTable.helpers[index] {
@@ -88,15 +103,22 @@ extension DatabaseContext {
                 columns = ownerTable.targetColumns[index]
             }
             let names = columns.map { counted.columns[$0] }
-            let (condition, parameters) = Self.keyCondition(names, types: columns.map { counted.types[$0] }, Array(keys.values))
+            let (condition, parameters) =
+                names.count == 1
+                ? Self.keyCondition(names[0], type: counted.types[columns[0]], values)
+                : Self.keyCondition(names, types: columns.map { counted.types[$0] }, keyValues)
             let list = names.joined(separator: ", ")
             let sql = "SELECT \(list), count(*) FROM \(counted.table) WHERE \(condition) GROUP BY \(list)"
             let result = try database(entity: first.entityIndex) { try connection.query(sql, parameters, format: .binary) }
             let readers = StoredValue.Reader.readers(for: result)
+            counts.reserveCapacity(result.count)
             try database(entity: first.entityIndex) {
                 for row in result {
-                    let values = try (0..<names.count).map { try readers[$0].read(row, at: $0) }
-                    if let key = ObjectKey(values) { counts[key] = try row.decode(Int.self, at: names.count) }
+                    let key =
+                        names.count == 1
+                        ? ObjectKey(try readers[0].read(row, at: 0))
+                        : ObjectKey(try (0..<names.count).map { try readers[$0].read(row, at: $0) })
+                    if let key { counts[key] = try row.decode(Int.self, at: names.count) }
                 }
             }
         }

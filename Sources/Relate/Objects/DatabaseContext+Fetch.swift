@@ -239,6 +239,14 @@ extension DatabaseContext {
     /// (or as an untyped literal that the server reads as the column's type), so that the
     /// column's index serves the lookup.
     /// Parameters are numbered from `start`.
+    /// ``keyCondition(_:types:_:start:)`` for a one-column key, its values in one list.
+    static func keyCondition(
+        _ column: String, type: PostgresType, _ values: [StoredValue], start: Int = 1
+    ) -> (String, [(any PostgresEncodable)?]) {
+        if values.count == 1 { return ("\(column) = $\(start)", [values[0].parameter]) }
+        return ("\(column) = ANY($\(start))", [AttributeValue.keyList(values, columnType: type).parameter])
+    }
+
     static func keyCondition(
         _ columns: [String], types: [PostgresType], _ keys: [[StoredValue]], start: Int = 1
     ) -> (String, [(any PostgresEncodable)?]) {

@@ -33,6 +33,15 @@ enum ObjectKey: Hashable {
         self = .values(hashable)
     }
 
+    /// The key of one value, without an array for an integer.
+    init?(_ value: StoredValue) {
+        if case .integer(let integer) = value {
+            self = .integer(integer)
+        } else {
+            self.init([value])
+        }
+    }
+
     /// The key of the attributes at `indexes` of `values`, without an intermediate array
     /// for the common one-integer case.
     @inline(__always)
