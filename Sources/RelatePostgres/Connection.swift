@@ -24,6 +24,8 @@ public final class Connection {
     public var trace: ((String) -> Void)?
     /// Nesting depth of `transaction` calls; above 1, savepoints are in use.
     var transactionDepth = 0
+    /// A statement sent ahead (``sendAhead(_:format:)``): in flight, or its outcome once read.
+    var readAhead: ReadAhead?
     private let noticeSink: NoticeSink
     /// Secrets that must not appear in any error text this connection produces.
     private let secrets: [String]
@@ -83,6 +85,7 @@ public final class Connection {
     public func close() {
         if let handle { PQfinish(handle) }
         handle = nil
+        readAhead = nil
     }
 
     /// Whether the connection is open and usable, as libpq last saw it.
@@ -111,8 +114,11 @@ public final class Connection {
         return String(cString: value)
     }
 
-    /// The handle, or the error that says why there is none.
+    /// The handle, or the error that says why there is none. A statement sent ahead is
+    /// read first (and its outcome kept), so that whatever comes next finds the
+    /// connection free.
     func openHandle() throws -> OpaquePointer {
+        if case .inFlight = readAhead { collectReadAhead() }
         guard let handle else {
             throw PostgresError(kind: .connectionClosed, message: "the connection was closed; open a new Connection")
         }

@@ -93,6 +93,32 @@ import Testing
         }
     }
 
+    @Test func compositeKeysCountThroughBothColumns() throws {
+        let data = """
+            INSERT INTO warehouse VALUES ('eu', 'A', 'Antwerp'), ('us', 'A', 'Albany'), ('us', 'B', 'Boston');
+            INSERT INTO shelf (region, warehouse_code, label) VALUES ('eu', 'A', 'top'), ('us', 'A', 'bottom'), ('us', 'A', 'middle');
+            """
+        try ObjectFixture.with("hard_cases", extraSQL: data) { fixture in
+            let context = fixture.context
+            let s = "\"\(fixture.schema)\""
+            let warehouses = try context.fetch("warehouse", where: Key("region") != "", orderBy: [.ascending("region"), .ascending("code")])
+            let sql = try fixture.sql { try context.prefetchCounts(["shelf"], for: warehouses) }
+            #expect(
+                sql == [
+                    "SELECT \"region\", \"warehouse_code\", count(*) FROM \(s).\"shelf\" WHERE (\"region\", \"warehouse_code\") IN (SELECT * FROM unnest($1, $2))"
+                        + " GROUP BY \"region\", \"warehouse_code\""
+                ])
+            #expect(try warehouses.map { try $0.count(forKey: "shelf") } == [1, 2, 0])
+            // One warehouse alone: one count(*) by both columns.
+            let boston = warehouses[2]
+            boston.loaded?.counts.removeAll()
+            var count = -1
+            let sent = try fixture.sql { count = try boston.count(forKey: "shelf") }
+            #expect(count == 0 && sent.count == 1)
+            #expect(sent.first?.contains("WHERE \"region\" = $1 AND \"warehouse_code\" = $2 GROUP BY") == true)
+        }
+    }
+
     @Test func badCountsAreErrorsBeforeAnythingIsSent() throws {
         try ObjectFixture.with("seed_person_email", extraSQL: FetchRequestTests.people) { fixture in
             let context = fixture.context

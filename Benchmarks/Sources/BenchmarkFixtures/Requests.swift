@@ -189,10 +189,10 @@ package final class RequestState {
 
     /// Every row (or the first `limit` by key) as objects, 1,000 a batch, every attribute read.
     @inline(never)
-    package func walkAsObjects(limit: Int?) throws -> WalkSum {
+    package func walkAsObjects(limit: Int?, batchSize: Int = 1_000) throws -> WalkSum {
         var total = WalkSum()
         let request = FetchRequest("rows", where: limit.map { Key("i") <= $0 })
-        try context.fetch(request, batchSize: 1_000) { batch in
+        try context.fetch(request, batchSize: batchSize) { batch in
             for object in batch {
                 guard let i = try object.value(forKey: "i", as: Int.self),
                       let t = try object.value(forKey: "t", as: String.self),

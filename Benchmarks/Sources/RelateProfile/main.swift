@@ -11,7 +11,8 @@ import Relate
 /// Prints the median time of the runs. Tasks: objects-fetch, objects-fetch-as-any,
 /// prefetch, no-prefetch, m2m-replace, cascade-delete (see `CascadeDeleteState`), and
 /// remove-all, replace-children, m2m-delete (10,000 members, Relate's side only: see
-/// `ScalingState`), exists, prefetch-counts (see `RequestState`); `--raw` runs the raw libpq side instead, and
+/// `ScalingState`), exists, prefetch-counts, walk (see `RequestState`; the walk's batch
+/// size from RELATE_WALK_BATCH, default 1,000); `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
 let flags: Set = ["--raw", "--paired"]
@@ -20,7 +21,7 @@ let raw = CommandLine.arguments.contains("--raw")
 let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
     "objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete",
-    "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts",
+    "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 guard let task = arguments.first, tasks.contains(task) else {
@@ -72,6 +73,12 @@ func sides(of task: String) throws -> Sides {
     case "exists":
         let state = try RequestState.exists()
         return Sides(relate: { keep(try state.existsAsObjects()) }, raw: { keep(try state.raw.exists()) })
+    case "walk":
+        let state = try RequestState.stream(check: false)
+        let batchSize = ProcessInfo.processInfo.environment["RELATE_WALK_BATCH"].flatMap { Int($0) } ?? 1_000
+        return Sides(
+            relate: { keep(try state.walkAsObjects(limit: nil, batchSize: batchSize)) },
+            raw: { keep(try state.raw.walkSingleRow(RequestFixture.streamSQL)) })
     case "prefetch-counts":
         let state = try RequestState.counts()
         return Sides(

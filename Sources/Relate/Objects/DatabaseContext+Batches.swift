@@ -33,14 +33,19 @@ extension DatabaseContext {
             }
             registeredInBatch.append([])
             defer {
+                connection.discardSentAhead()
                 var registered = registeredInBatch.removeLast()
                 letGoOfUnheldObjects(&registered)
             }
+            // Each batch is asked for before the one before it is handed out: the server
+            // reads it while the body works (a statement of the body's waits for it first).
+            try database(entity: entity) { try connection.sendAhead(fetchSQL, format: .binary) }
             while true {
-                let result = try database(entity: entity) { try connection.query(fetchSQL, format: .binary) }
+                let result = try database(entity: entity) { try connection.resultSentAhead() }
                 let count = result.count
+                if count == batchSize { try database(entity: entity) { try connection.sendAhead(fetchSQL, format: .binary) } }
                 if count > 0 {
-                    try body(try materialize(entity: entity, result: result, rowsAreDistinct: true))
+                    try body(try materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct, isBatch: true))
                     // Moved out first: the list must be the objects' only holder but the program.
                     var registered = registeredInBatch[registeredInBatch.count - 1]
                     registeredInBatch[registeredInBatch.count - 1] = []
@@ -61,13 +66,30 @@ extension DatabaseContext {
     /// taken away and only remembered weakly: what survives the let-go is what the program
     /// still holds, directly or through an object that stays.
     func letGoOfUnheldObjects(_ candidates: inout [DatabaseObject]) {
-        guard !candidates.isEmpty else { return }
-        let identities = Set(candidates.lazy.map(ObjectIdentifier.init))
-        for entity in Set(candidates.lazy.map(\.entityIndex)) {
-            registries[entity].remove(objectsIn: identities)
+        // Not the first object itself: a reference held here would keep it alive.
+        guard let entity = candidates.first?.entityIndex else { return }
+        // Usually the batch's own objects are all the map holds of their entity, and the
+        // last ones the transaction registered: then no identity needs hashing.
+        if candidates.allSatisfy({ $0.entityIndex == entity }), registries[entity].holdsExactly(candidates) {
+            registries[entity].removeAll()
+        } else {
+            let identities = Set(candidates.lazy.map(ObjectIdentifier.init))
+            for entity in Set(candidates.lazy.map(\.entityIndex)) {
+                registries[entity].remove(objectsIn: identities)
+            }
         }
-        if !registeredInTransaction.isEmpty {
-            registeredInTransaction[registeredInTransaction.count - 1].removeAll { identities.contains(ObjectIdentifier($0)) }
+        // The batch's own objects are not in it (see `materialize`), those the body loaded are.
+        if registeredInTransaction.last?.isEmpty == false {
+            let level = registeredInTransaction.count - 1
+            let count = registeredInTransaction[level].count
+            if count >= candidates.count,
+                registeredInTransaction[level][(count - candidates.count)...].elementsEqual(candidates, by: ===)
+            {
+                registeredInTransaction[level].removeLast(candidates.count)
+            } else {
+                let identities = Set(candidates.lazy.map(ObjectIdentifier.init))
+                registeredInTransaction[level].removeAll { identities.contains(ObjectIdentifier($0)) }
+            }
         }
 
         // Loaded relationships, remembered weakly.

@@ -9,8 +9,7 @@ extension DatabaseContext {
     public func fetch(_ request: FetchRequest) throws -> [DatabaseObject] {
         let (entity, statement) = try request.selectStatement(layout)
         let result = try database(entity: entity) { try connection.query(statement.sql, statement.parameters, format: .binary) }
-        // Only to-one relationships are joined, so each row of the entity comes once.
-        return try materialize(entity: entity, result: result, rowsAreDistinct: true)
+        return try materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct)
     }
 
     /// The objects of an entity that meet `condition`, in one query.

@@ -126,20 +126,24 @@ public final class DatabaseContext {
     /// The objects for the rows of `result`, each as ``materialize(entity:row:)``
     /// makes it. `rowsAreDistinct`: the result selects from the entity's table alone, so
     /// it holds each primary key once (a join through a helper table may repeat a row).
-    func materialize(entity: Int, result: PostgresResult, rowsAreDistinct: Bool) throws -> [DatabaseObject] {
+    /// `isBatch`: the rows are a batch of a batched fetch, whose objects that stay are
+    /// noted as registered in the transaction once the batch is over, not before.
+    func materialize(entity: Int, result: PostgresResult, rowsAreDistinct: Bool, isBatch: Bool = false) throws -> [DatabaseObject] {
         // A cell that cannot be read is a PostgresError naming the column: as every error
         // of the object layer, it comes out as a RelateError.
-        try database(entity: entity) { try materializeRows(entity: entity, result: result, rowsAreDistinct: rowsAreDistinct) }
+        try database(entity: entity) {
+            try materializeRows(entity: entity, result: result, rowsAreDistinct: rowsAreDistinct, isBatch: isBatch)
+        }
     }
 
-    private func materializeRows(entity: Int, result: PostgresResult, rowsAreDistinct: Bool) throws -> [DatabaseObject] {
+    private func materializeRows(entity: Int, result: PostgresResult, rowsAreDistinct: Bool, isBatch: Bool) throws -> [DatabaseObject] {
         let readers = StoredValue.Reader.readers(for: result)
         let table = tables[entity]
         let storage = ValueStorage(table: table, capacity: 0)
         let registry = registries[entity]
         guard rowsAreDistinct, registry.isEmpty, !table.primaryKey.isEmpty else {
             storage.cells.reserveCapacity(result.count * table.columns.count)
-            return try result.map { try materializeRow(entity: entity, row: $0, readers: readers, storage: storage) }
+            return try result.map { try materializeRow(entity: entity, row: $0, readers: readers, storage: storage, isBatch: isBatch) }
         }
         // Nothing registered yet, and each key comes once: no lookups. The cells and the
         // objects are written in place, row after row.
@@ -158,7 +162,7 @@ public final class DatabaseContext {
             }
         }
         registry.registerUnindexed(objects)
-        if !registeredInTransaction.isEmpty { registeredInTransaction[registeredInTransaction.count - 1] += objects }
+        if !registeredInTransaction.isEmpty, !isBatch { registeredInTransaction[registeredInTransaction.count - 1] += objects }
         if !registeredInBatch.isEmpty { registeredInBatch[registeredInBatch.count - 1] += objects }
         return objects
     }
@@ -172,7 +176,7 @@ public final class DatabaseContext {
     /// `readers` are the result's (see ``StoredValue/Reader``); a new object's values go to
     /// `storage`, shared by the objects of one result.
     private func materializeRow(
-        entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil, storage: ValueStorage? = nil
+        entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil, storage: ValueStorage? = nil, isBatch: Bool = false
     ) throws -> DatabaseObject {
         let table = tables[entity]
         let storage = storage ?? ValueStorage(table: table, capacity: table.columns.count)
@@ -184,7 +188,7 @@ public final class DatabaseContext {
         let registry = registries[entity]
         let (object, isNew) = registry.object(forKey: key) { DatabaseObject(storage: storage, base: base) }
         if isNew {
-            if !registeredInTransaction.isEmpty { registeredInTransaction[registeredInTransaction.count - 1].append(object) }
+            if !registeredInTransaction.isEmpty, !isBatch { registeredInTransaction[registeredInTransaction.count - 1].append(object) }
             if !registeredInBatch.isEmpty { registeredInBatch[registeredInBatch.count - 1].append(object) }
         } else {
             let old = Array(object.values)

@@ -95,6 +95,11 @@ final class ObjectRegistry {
         if removedCount > 64, removedCount > objects.count / 2 { compact() }
     }
 
+    /// Whether the map holds `objects` and nothing else, in that order.
+    func holdsExactly(_ objects: [DatabaseObject]) -> Bool {
+        removedCount == 0 && self.objects.count == objects.count && self.objects.elementsEqual(objects, by: ===)
+    }
+
     /// Removes the objects whose identities are in `removed`, in one pass; an emptied map
     /// takes the next fetch's objects without lookups again.
     func remove(objectsIn removed: Set<ObjectIdentifier>) {

@@ -4,6 +4,9 @@ import RelatePostgres
 struct RequestStatement {
     var sql: String
     var parameters: [(any PostgresEncodable)?]
+    /// No join that could repeat a row: a to-one is joined on a key or a unique
+    /// constraint, but one an override declares may have neither.
+    var rowsAreDistinct = true
 }
 
 extension FetchRequest {
@@ -19,7 +22,7 @@ extension FetchRequest {
         if let condition { sql += " WHERE \(condition)" }
         if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
         sql += try builder.page(limit: limit, offset: offset)
-        return (entity, RequestStatement(sql: sql, parameters: builder.parameters))
+        return (entity, RequestStatement(sql: sql, parameters: builder.parameters, rowsAreDistinct: scope.joins.isEmpty))
     }
 
     /// `SELECT count(*)` of the objects the request fetches; the order does not change how
