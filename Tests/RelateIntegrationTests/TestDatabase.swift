@@ -44,6 +44,24 @@ enum TestDatabase {
         return try body(connection, schema)
     }
 
+    /// Runs `body` with the URL of a new database of its own (for what is installed once per
+    /// database, such as change tracking), dropped afterwards.
+    static func withDatabase<Result>(_ body: (_ url: String) throws -> Result) throws -> Result {
+        let base = try url()
+        let name = "test_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        let admin = try connect()
+        try admin.execute("CREATE DATABASE \(name)")
+        defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let url: String
+        if var components = URLComponents(string: base), components.scheme?.hasPrefix("postgres") == true {
+            components.path = "/" + name
+            url = components.string ?? base
+        } else {
+            url = base + " dbname=\(name)"
+        }
+        return try body(url)
+    }
+
     /// The repository's root, found from this file.
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

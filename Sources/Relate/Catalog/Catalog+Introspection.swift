@@ -128,6 +128,8 @@ extension Catalog {
         WITH wanted AS (
           SELECT s.name, s.position
           FROM unnest(coalesce($1::text[], current_schemas(false)::text[])) WITH ORDINALITY AS s(name, position)
+          -- Relate's own objects (change tracking) are never part of a model.
+          WHERE s.name <> 'relate_tracking'
         ),
         foreign_key AS (
           SELECT con.oid, con.conrelid, c.relispartition AS on_partition,

@@ -42,6 +42,8 @@ public final class DatabaseContext {
     @exclusivity(unchecked) var registeredInBatch: [[DatabaseObject]] = []
     /// Names the cursors of batched fetches apart.
     var cursorCount = 0
+    /// Whether the connection listens for other clients' changes (see `processChanges()`).
+    var isTrackingChanges = false
     /// Memory changes to undo if the enclosing transactions roll back, innermost last.
     /// Read for every object a fetch makes, never in overlapping accesses: unchecked.
     @exclusivity(unchecked) private var undoLog: [[() -> Void]] = []

@@ -1,0 +1,49 @@
+import CLibPQ
+import Foundation
+
+/// A `NOTIFY` the server delivered: sent by a transaction that committed.
+public struct PostgresNotification: Sendable, Hashable {
+    public var channel: String
+    public var payload: String
+    /// The backend that sent it (``Connection/backendProcessID`` of the sender).
+    public var processID: Int
+}
+
+extension Connection {
+    /// The process ID of the server backend serving this connection.
+    public var backendProcessID: Int {
+        guard let handle else { return 0 }
+        return Int(PQbackendPID(handle))
+    }
+
+    /// The notifications received so far, oldest first, without waiting: reads what the
+    /// server has sent (notifications also arrive with the results of other statements).
+    public func notifications() throws -> [PostgresNotification] {
+        let handle = try openHandle()
+        guard PQconsumeInput(handle) == 1 else { throw connectionError(sql: nil) }
+        var received: [PostgresNotification] = []
+        while let notification = PQnotifies(handle) {
+            defer { PQfreemem(notification) }
+            received.append(
+                PostgresNotification(
+                    channel: String(cString: notification.pointee.relname), payload: String(cString: notification.pointee.extra),
+                    processID: Int(notification.pointee.be_pid)))
+        }
+        return received
+    }
+
+    /// Waits until the server sends something, at most `timeout`; answers whether it did.
+    /// Blocks the calling thread (as every libpq call does).
+    public func waitForInput(timeout: Duration) throws -> Bool {
+        let handle = try openHandle()
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { throw connectionError(sql: nil) }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let ready = poll(&descriptor, 1, max(0, milliseconds))
+        guard ready >= 0 || errno == EINTR else {
+            throw PostgresError(kind: .client, message: "waiting for the server failed: \(String(cString: strerror(errno)))")
+        }
+        return ready > 0
+    }
+}
