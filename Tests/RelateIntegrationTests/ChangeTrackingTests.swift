@@ -44,25 +44,7 @@ import Testing
 
         /// What differs between memory and a fresh read of the database.
         func disagreements() throws -> [String] {
-            let fresh = try DatabaseContext(url: url)
-            var differences: [String] = []
-            for (entityIndex, registry) in context.registries.enumerated() {
-                let entity = context.model.entities[entityIndex]
-                for object in registry.all {
-                    guard let twin = try fresh.object(entity.name, primaryKey: object.primaryKey.map { $0 as Any }) else {
-                        differences.append("\(object) is in memory but not in the database")
-                        continue
-                    }
-                    if "\(object.values)" != "\(twin.values)" { differences.append("\(object): memory \(object.values), database \(twin.values)") }
-                    for (index, set) in object.sets {
-                        let key = entity.relationships[index].qualifiedName
-                        let mine = set.allObjects.map { "\($0.primaryKey)" }.sorted()
-                        let theirs = try twin.objects(forKey: key).allObjects.map { "\($0.primaryKey)" }.sorted()
-                        if mine != theirs { differences.append("\(object).\(key): memory \(mine), database \(theirs)") }
-                    }
-                }
-            }
-            return differences
+            try ObjectFixture.disagreements(of: context, with: try DatabaseContext(url: url))
         }
     }
 

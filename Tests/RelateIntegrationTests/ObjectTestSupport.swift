@@ -48,7 +48,12 @@ final class ObjectFixture {
     /// Every registered object's values and every loaded collection, compared with what a
     /// second context reads from the database; the differences, empty when they agree.
     func disagreements() throws -> [String] {
-        let fresh = try freshContext(manyToMany: context.model.manyToManyRule)
+        try Self.disagreements(of: context, with: try freshContext(manyToMany: context.model.manyToManyRule))
+    }
+
+    /// Every object `context` holds and every set it has loaded, against `fresh`, a
+    /// context that reads the database as it is now; the differences.
+    static func disagreements(of context: DatabaseContext, with fresh: DatabaseContext) throws -> [String] {
         var differences: [String] = []
         for (entityIndex, registry) in context.registries.enumerated() {
             let entity = context.model.entities[entityIndex]

@@ -104,17 +104,24 @@ package func fetchAsObjects(_ context: DatabaseContext) throws -> [FetchedRow] {
     var rows: [FetchedRow] = []
     rows.reserveCapacity(objects.count)
     for object in objects {
-        guard let i = try object.value(forKey: "i", as: Int.self),
-              let t = try object.value(forKey: "t", as: String.self),
-              let f = try object.value(forKey: "f", as: Double.self),
-              let b = try object.value(forKey: "b", as: Bool.self),
-              let l = try object.value(forKey: "l", as: Int.self)
-        else {
-            throw ObjectFixture.Failure(description: "\(object): an attribute is NULL")
-        }
-        rows.append(FetchedRow(i: i, t: t, f: f, b: b, l: l))
+        rows.append(try fetchedRow(object))
     }
     return rows
+}
+
+/// A row of `bench_fetch.rows` (or `bench_stream.rows`) as an object, every attribute read
+/// by key with the typed read `value(forKey:as:)`.
+@inline(__always)
+package func fetchedRow(_ object: DatabaseObject) throws -> FetchedRow {
+    guard let i = try object.value(forKey: "i", as: Int.self),
+          let t = try object.value(forKey: "t", as: String.self),
+          let f = try object.value(forKey: "f", as: Double.self),
+          let b = try object.value(forKey: "b", as: Bool.self),
+          let l = try object.value(forKey: "l", as: Int.self)
+    else {
+        throw ObjectFixture.Failure(description: "\(object): an attribute is NULL")
+    }
+    return FetchedRow(i: i, t: t, f: f, b: b, l: l)
 }
 
 /// The same, each attribute read as `value(forKey:)` and cast with `as?`, as DESIGN's

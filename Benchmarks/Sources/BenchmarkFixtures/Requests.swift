@@ -193,17 +193,7 @@ package final class RequestState {
         var total = WalkSum()
         let request = FetchRequest("rows", where: limit.map { Key("i") <= $0 })
         try context.fetch(request, batchSize: batchSize) { batch in
-            for object in batch {
-                guard let i = try object.value(forKey: "i", as: Int.self),
-                      let t = try object.value(forKey: "t", as: String.self),
-                      let f = try object.value(forKey: "f", as: Double.self),
-                      let b = try object.value(forKey: "b", as: Bool.self),
-                      let l = try object.value(forKey: "l", as: Int.self)
-                else {
-                    throw ObjectFixture.Failure(description: "\(object): an attribute is NULL")
-                }
-                total.add(FetchedRow(i: i, t: t, f: f, b: b, l: l))
-            }
+            for object in batch { total.add(try fetchedRow(object)) }
         }
         return total
     }

@@ -49,16 +49,7 @@ extension DatabaseContext {
     /// try context.prefetchCounts(["email"], for: people)   // SELECT person_id, count(*) … GROUP BY person_id
     /// ```
     public func prefetchCounts(_ keys: [String], for objects: [DatabaseObject]) throws {
-        guard let first = objects.first else { return }
-        for object in objects {
-            try check(object)
-            guard object.entityIndex == first.entityIndex else {
-                throw RelateError(
-                    kind: .invalidObject,
-                    message: "prefetchCounts takes objects of one entity: \(first.entity.name) and \(object.entity.name) objects were given",
-                    entity: object.entity.name)
-            }
-        }
+        guard let first = try checkOneEntity(objects, for: "prefetchCounts") else { return }
         let indexes = try keys.map { key in try first.relationshipIndex(key, toMany: true) }
         for index in indexes {
             try loadCounts(relationship: index, for: objects)

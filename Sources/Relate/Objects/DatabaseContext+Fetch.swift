@@ -61,19 +61,26 @@ extension DatabaseContext {
     /// entity: one query per relationship and level, however many objects. Every key path
     /// is checked against the model before anything is sent.
     public func prefetch(_ keyPaths: [String], for objects: [DatabaseObject]) throws {
-        guard let first = objects.first else { return }
+        guard let first = try checkOneEntity(objects, for: "prefetch") else { return }
+        let paths = try keyPaths.map { try relationshipPath($0, from: first.entityIndex) }
+        try prefetch(Self.byFirstKey(paths), for: objects)
+    }
+
+    /// The first of `objects` once each is checked to be this context's, live, and of the
+    /// first's entity; `nil` when there are none. `call` names the method in the error.
+    func checkOneEntity(_ objects: [DatabaseObject], for call: String) throws -> DatabaseObject? {
+        guard let first = objects.first else { return nil }
         for object in objects {
             try check(object)
             guard object.entityIndex == first.entityIndex else {
                 throw RelateError(
                     kind: .invalidObject,
-                    message: "prefetch takes objects of one entity: \(first.entity.name) and \(object.entity.name) objects were given; "
-                        + "prefetch each entity's objects apart",
+                    message: "\(call) takes objects of one entity: \(first.entity.name) and \(object.entity.name) objects were given; "
+                        + "give each entity's objects apart",
                     entity: object.entity.name)
             }
         }
-        let paths = try keyPaths.map { try relationshipPath($0, from: first.entityIndex) }
-        try prefetch(Self.byFirstKey(paths), for: objects)
+        return first
     }
 
     /// Paths grouped by their first relationship, in the order first met, with what follows it.
