@@ -87,12 +87,15 @@ extension ChangeTracking {
         $function$;
         """#
 
-    /// The tables of the schemas given (`$1`, a text array) that get triggers: ordinary and
-    /// partitioned tables, not partitions (the root's trigger covers them), not Relate's own.
-    static let tablesSQL = """
-        SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-         ORDER BY 1
+    /// Gives the triggers to the tables of the schemas given (`$1`, a text array), in one
+    /// statement, and answers their names: ordinary and partitioned tables, not partitions
+    /// (the root's trigger covers them), not Relate's own.
+    static let trackSQL = """
+        SELECT t.target::text FROM (
+          SELECT c.oid::regclass AS target FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+        ) t CROSS JOIN LATERAL relate_tracking.track(t.target)
+        ORDER BY 1
         """
 
     /// The tables that have Relate's triggers, in any schema.

@@ -15,11 +15,7 @@ public enum ChangeTracking {
     public static func enable(on connection: Connection, schemas: [String] = ["public"]) throws -> [String] {
         try connection.transaction {
             try connection.executeScript(installSQL)
-            let tables = try connection.query(tablesSQL, [schemas]).map { try $0.decode(String.self, at: 0) }
-            for table in tables {
-                try connection.execute("SELECT relate_tracking.track($1::regclass)", [table])
-            }
-            return tables
+            return try connection.query(trackSQL, [schemas]).map { try $0.decode(String.self, at: 0) }
         }
     }
 
@@ -29,12 +25,7 @@ public enum ChangeTracking {
     public static func disable(on connection: Connection) throws -> [String] {
         try connection.transaction {
             let tables = try connection.query(trackedTablesSQL).map { try $0.decode(String.self, at: 0) }
-            for table in tables {
-                let quoted = try connection.query("SELECT $1::regclass::text", [table])[0].decode(String.self, at: 0)
-                for trigger in ["relate_insert", "relate_update", "relate_delete"] {
-                    try connection.execute("DROP TRIGGER IF EXISTS \(trigger) ON \(quoted)")
-                }
-            }
+            // The triggers depend on the schema's function: they go with it.
             try connection.execute("DROP SCHEMA IF EXISTS relate_tracking CASCADE")
             return tables
         }

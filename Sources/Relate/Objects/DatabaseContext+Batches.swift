@@ -28,7 +28,7 @@ extension DatabaseContext {
         let cursor = "relate_cursor_\(cursorCount)"
         let fetchSQL = "FETCH FORWARD \(batchSize) FROM \(cursor)"
         try transaction {
-            try database(entity: entity) {
+            _ = try database(entity: entity) {
                 try connection.execute("DECLARE \(cursor) NO SCROLL CURSOR FOR \(statement.sql)", statement.parameters)
             }
             registeredInBatch.append([])
@@ -53,7 +53,7 @@ extension DatabaseContext {
                 }
                 if count < batchSize { break }
             }
-            try database(entity: entity) { try connection.execute("CLOSE \(cursor)") }
+            _ = try database(entity: entity) { try connection.execute("CLOSE \(cursor)") }
         }
     }
 
@@ -68,28 +68,21 @@ extension DatabaseContext {
     func letGoOfUnheldObjects(_ candidates: inout [DatabaseObject]) {
         // Not the first object itself: a reference held here would keep it alive.
         guard let entity = candidates.first?.entityIndex else { return }
-        // Usually the batch's own objects are all the map holds of their entity, and the
-        // last ones the transaction registered: then no identity needs hashing.
-        if candidates.allSatisfy({ $0.entityIndex == entity }), registries[entity].holdsExactly(candidates) {
+        // Usually the batch's own objects are all the map holds of their entity and nothing
+        // else registered them: then no identity needs hashing. (The transaction's list
+        // holds only objects the body loaded: the batch's join it if they stay.)
+        let alone = candidates.allSatisfy({ $0.entityIndex == entity }) && registries[entity].holdsExactly(candidates)
+        let listedInTransaction = registeredInTransaction.last?.isEmpty == false
+        let identities = alone && !listedInTransaction ? [] : Set(candidates.lazy.map(ObjectIdentifier.init))
+        if alone {
             registries[entity].removeAll()
         } else {
-            let identities = Set(candidates.lazy.map(ObjectIdentifier.init))
             for entity in Set(candidates.lazy.map(\.entityIndex)) {
                 registries[entity].remove(objectsIn: identities)
             }
         }
-        // The batch's own objects are not in it (see `materialize`), those the body loaded are.
-        if registeredInTransaction.last?.isEmpty == false {
-            let level = registeredInTransaction.count - 1
-            let count = registeredInTransaction[level].count
-            if count >= candidates.count,
-                registeredInTransaction[level][(count - candidates.count)...].elementsEqual(candidates, by: ===)
-            {
-                registeredInTransaction[level].removeLast(candidates.count)
-            } else {
-                let identities = Set(candidates.lazy.map(ObjectIdentifier.init))
-                registeredInTransaction[level].removeAll { identities.contains(ObjectIdentifier($0)) }
-            }
+        if listedInTransaction {
+            registeredInTransaction[registeredInTransaction.count - 1].removeAll { identities.contains(ObjectIdentifier($0)) }
         }
 
         // Loaded relationships, remembered weakly.
@@ -129,22 +122,17 @@ private struct RememberedRelationships {
     private struct WeakSet {
         weak var set: RelationshipSet?
     }
-    private enum WeakToOne {
-        case none
-        case object(Weak)
-    }
     private struct Weak {
         weak var object: DatabaseObject?
     }
 
     private var sets: [(Int, WeakSet)] = []
-    private var toOne: [(Int, WeakToOne)] = []
+    /// `nil`: the to-one was known to be empty.
+    private var toOne: [(Int, Weak?)] = []
 
     init(_ box: LoadedRelationships) {
         for (index, set) in box.sets { sets.append((index, WeakSet(set: set))) }
-        for (index, target) in box.toOne {
-            toOne.append((index, target.map { .object(Weak(object: $0)) } ?? .none))
-        }
+        for (index, target) in box.toOne { toOne.append((index, target.map(Weak.init))) }
     }
 
     /// Puts back what is still alive.
@@ -154,12 +142,12 @@ private struct RememberedRelationships {
             object.relations.sets[index] = set
         }
         for (index, target) in toOne {
-            switch target {
-            case .none: object.relations.toOne[index] = .some(nil)
-            case .object(let weak):
-                guard let found = weak.object else { continue }
-                object.relations.toOne[index] = .some(found)
+            guard let target else {
+                object.relations.toOne[index] = .some(nil)
+                continue
             }
+            guard let found = target.object else { continue }
+            object.relations.toOne[index] = .some(found)
         }
     }
 }

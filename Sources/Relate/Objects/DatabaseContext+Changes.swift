@@ -33,7 +33,7 @@ extension DatabaseContext {
                 message: "change tracking is not enabled in this database: run `relate enable <url> --schema <schema>` "
                     + "(or ChangeTracking.enable(on:schemas:)) once, as a user who may create triggers")
         }
-        try database { try connection.execute("LISTEN \(ChangeTracking.channel)") }
+        _ = try database { try connection.execute("LISTEN \(ChangeTracking.channel)") }
         isTrackingChanges = true
     }
 
@@ -133,65 +133,58 @@ extension DatabaseContext {
 
     private func apply(_ notices: [ChangeNotice]) throws -> [Change] {
         defer { membershipsMayChange() }
-        var changes: [Change] = []
-        // Per entity: keys to read again, keys that may join loaded sets, whether to read all.
-        var reread: [Int: [[StoredValue]]] = [:]
+        // Objects in memory to read again, with their values before; keys not in memory
+        // that may join loaded sets; entities to read again whole (keys not given or not
+        // matchable); what each notice names, for the answer.
+        var inMemory: [DatabaseObject] = []
+        var before: [ObjectIdentifier: [StoredValue]] = [:]
         var arrived: [Int: [[StoredValue]]] = [:]
         var whole = Set<Int>()
-        var touched = Set<Int>()
-        var before: [ObjectIdentifier: [StoredValue]] = [:]
-        var changedObjects: [(Int, Change.Kind, [StoredValue], DatabaseObject?)] = []
+        var named: [(entity: Int, kind: Change.Kind, key: [StoredValue], object: DatabaseObject?)] = []
         for notice in notices {
-            touched.insert(notice.entity)
             guard let keys = notice.keys else {
                 whole.insert(notice.entity)
-                changes.append(Change(entity: model.entities[notice.entity].name, kind: notice.kind, primaryKey: [], changedKeys: []))
+                named.append((notice.entity, notice.kind, [], nil))
                 continue
             }
-            for key in keys + (notice.oldKeys ?? []) {
+            let given = keys.count
+            for (position, key) in (keys + (notice.oldKeys ?? [])).enumerated() {
                 guard let values = storedKey(key, entity: notice.entity) else {
                     whole.insert(notice.entity)
                     continue
                 }
                 let object = ObjectKey(values).flatMap { registries[notice.entity][$0] }
+                if position < given { named.append((notice.entity, notice.kind, values, object)) }
                 if let object {
-                    before[ObjectIdentifier(object)] = Array(object.values)
-                    reread[notice.entity, default: []].append(values)
+                    if before.updateValue(Array(object.values), forKey: ObjectIdentifier(object)) == nil { inMemory.append(object) }
                 } else if notice.kind != .delete {
                     arrived[notice.entity, default: []].append(values)
                 }
             }
-            for key in keys {
-                guard let values = storedKey(key, entity: notice.entity) else { continue }
-                changedObjects.append((notice.entity, notice.kind, values, ObjectKey(values).flatMap { registries[notice.entity][$0] }))
-            }
         }
 
         // Rows in memory: read again (moved, changed or gone).
-        var objects: [DatabaseObject] = []
-        for (entity, keys) in reread {
-            for values in keys { if let key = ObjectKey(values), let object = registries[entity][key] { objects.append(object) } }
-        }
-        for entity in whole { objects += registries[entity].all }
-        try self.reread(objects)
-
+        for entity in whole { inMemory += registries[entity].all }
+        try reread(inMemory)
         // Rows not in memory that loaded sets may now hold: read and attached.
         for (entity, keys) in arrived.sorted(by: { $0.key < $1.key }) where mayJoinLoadedSets(entity) {
-            try readArrivals(entity: entity, keys: keys)
+            let nothing = [StoredValue](repeating: .null, count: tables[entity].columns.count)
+            for object in try materialize(entity: entity, result: try rows(of: entity, keys: keys), rowsAreDistinct: false) {
+                didChange(object, from: nothing)
+            }
         }
         // Helper rows, and tables read whole: their loaded sets are loaded again.
-        try reloadSets(touching: touched, whole: whole)
+        try reloadSets(touching: Set(notices.map(\.entity)), whole: whole)
 
-        for (entity, kind, values, object) in changedObjects {
+        return named.map { entity, kind, key, object in
             var changed: [String] = []
             if kind == .update, let object, let old = before[ObjectIdentifier(object)] {
                 changed = zip(tables[entity].layout.attributeKeys, zip(old, object.values)).compactMap { key, pair in
                     "\(pair.0)" == "\(pair.1)" ? nil : key
                 }
             }
-            changes.append(Change(entity: model.entities[entity].name, kind: kind, primaryKey: values.map(\.value), changedKeys: changed))
+            return Change(entity: model.entities[entity].name, kind: kind, primaryKey: key.map(\.value), changedKeys: changed)
         }
-        return changes
     }
 
     /// Whether rows of `entity` can be members of a loaded set through their foreign key
@@ -199,21 +192,6 @@ extension DatabaseContext {
     private func mayJoinLoadedSets(_ entity: Int) -> Bool {
         tables[entity].foreignKeys.contains { relationship, _ in
             loadedRelationships.contains(inverse(of: entity, relationship))
-        }
-    }
-
-    /// Reads the rows of `keys` (one query) and puts each new object in the loaded sets of
-    /// the objects its foreign keys name.
-    private func readArrivals(entity: Int, keys: [[StoredValue]]) throws {
-        let table = tables[entity]
-        let (condition, parameters) = Self.keyCondition(
-            table.primaryKey.map { table.columns[$0] }, types: table.primaryKey.map { table.types[$0] }, keys)
-        let result = try database(entity: entity) {
-            try connection.query("SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)", parameters, format: .binary)
-        }
-        let nothing = [StoredValue](repeating: .null, count: table.columns.count)
-        for object in try materialize(entity: entity, result: result, rowsAreDistinct: false) {
-            didChange(object, from: nothing)
         }
     }
 

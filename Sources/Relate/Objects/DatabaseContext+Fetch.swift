@@ -261,10 +261,10 @@ extension DatabaseContext {
             let condition = columns.enumerated().map { "\($1) = $\($0 + start)" }.joined(separator: " AND ")
             return (condition, keys[0].map(\.parameter))
         }
-        let lists = columns.indices.map { position in AttributeValue.keyList(keys.map { $0[position] }, columnType: types[position]) }
         if columns.count == 1 {
-            return ("\(columns[0]) = ANY($\(start))", [lists[0].parameter])
+            return keyCondition(columns[0], type: types[0], keys.map { $0[0] }, start: start)
         }
+        let lists = columns.indices.map { position in AttributeValue.keyList(keys.map { $0[position] }, columnType: types[position]) }
         // unnest() cannot take an untyped literal: such a column is paired by its text
         // form, and its own `= ANY` lets its index narrow the rows first.
         var parameters: [(any PostgresEncodable)?] = lists.map(\.parameter)

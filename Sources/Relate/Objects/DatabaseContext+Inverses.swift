@@ -144,19 +144,24 @@ extension DatabaseContext {
     func reread(_ objects: [DatabaseObject], afterDelete: Bool = false) throws {
         let groups = Dictionary(grouping: objects.filter { !$0.isDeleted && $0.objectKey != nil }, by: \.entityIndex)
         for (entity, members) in groups.sorted(by: { $0.key < $1.key }) {
-            let table = tables[entity]
-            let keys = members.map { member in table.primaryKey.map { member.values[$0] } }
-            let (condition, parameters) = Self.keyCondition(
-                table.primaryKey.map { table.columns[$0] }, types: table.primaryKey.map { table.types[$0] }, keys)
-            let result = try database(entity: entity) {
-                try connection.query("SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)", parameters, format: .binary)
-            }
+            let primaryKey = tables[entity].primaryKey
+            let result = try rows(of: entity, keys: members.map { member in primaryKey.map { member.values[$0] } })
             let found = Set(try materialize(entity: entity, result: result, rowsAreDistinct: false).map(ObjectIdentifier.init))
             var dependants: [DatabaseObject] = []
             for member in members where !found.contains(ObjectIdentifier(member)) {
                 forget(member, applyingDeleteRules: afterDelete, settingDefaults: &dependants)
             }
             if !dependants.isEmpty { try reread(dependants, afterDelete: true) }
+        }
+    }
+
+    /// The rows of `entity` whose primary keys are `keys` (in key order), in one query.
+    func rows(of entity: Int, keys: [[StoredValue]]) throws -> PostgresResult {
+        let table = tables[entity]
+        let (condition, parameters) = Self.keyCondition(
+            table.primaryKey.map { table.columns[$0] }, types: table.primaryKey.map { table.types[$0] }, keys)
+        return try database(entity: entity) {
+            try connection.query("SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)", parameters, format: .binary)
         }
     }
 }

@@ -59,17 +59,8 @@ enum ObjectKey: Hashable {
         var values: [StoredValue] = []
         values.reserveCapacity(parameters.count)
         for parameter in parameters {
-            switch parameter {
-            case let value as Int: values.append(.integer(value))
-            case let value as String: values.append(.string(value))
-            case let value as UUID: values.append(.uuid(value))
-            case let value as Date: values.append(.date(value))
-            case let value as Decimal: values.append(.decimal(value))
-            case let value as Bool: values.append(.bool(value))
-            case let value as Data: values.append(.data(value))
-            case let value as Double: values.append(.double(value))
-            default: return nil
-            }
+            guard let parameter, let value = StoredValue(scalar: parameter) else { return nil }
+            values.append(value)
         }
         self.init(values)
     }

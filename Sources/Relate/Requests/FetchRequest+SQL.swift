@@ -12,11 +12,8 @@ struct RequestStatement {
 extension FetchRequest {
     /// `SELECT` of the entity's columns (in attribute order, as a fetch reads them).
     func selectStatement(_ layout: ModelLayout) throws(RelateError) -> (entity: Int, statement: RequestStatement) {
-        var builder = RequestSQL(layout: layout)
-        let entity = try layout.entityIndex(named: self.entity)
-        let root = builder.newAlias()
-        var scope = RequestSQL.Scope(entity: entity, alias: root)
-        let condition = try self.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
+        var (builder, entity, scope, condition) = try filtered(layout)
+        let root = scope.alias
         let order = try orderBy.map { ordering throws(RelateError) in try builder.sql(ordering, in: &scope) }
         var sql = "SELECT \(layout.entities[entity].selectList(alias: root)) FROM " + builder.from(scope)
         if let condition { sql += " WHERE \(condition)" }
@@ -28,16 +25,24 @@ extension FetchRequest {
     /// `SELECT count(*)` of the objects the request fetches; the order does not change how
     /// many, so it is not sent.
     func countStatement(_ layout: ModelLayout) throws(RelateError) -> (entity: Int, statement: RequestStatement) {
-        var builder = RequestSQL(layout: layout)
-        let entity = try layout.entityIndex(named: self.entity)
-        let root = builder.newAlias()
-        var scope = RequestSQL.Scope(entity: entity, alias: root)
-        let condition = try self.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
+        var (builder, entity, scope, condition) = try filtered(layout)
         for ordering in orderBy { _ = try builder.resolveOrdering(ordering, from: entity) }
         let filtered = builder.from(scope) + (condition.map { " WHERE \($0)" } ?? "")
         let page = try builder.page(limit: limit, offset: offset)
         let sql = page.isEmpty ? "SELECT count(*) FROM \(filtered)" : "SELECT count(*) FROM (SELECT 1 FROM \(filtered)\(page)) page"
         return (entity, RequestStatement(sql: sql, parameters: builder.parameters))
+    }
+
+    /// What both statements start from: the entity, its scope (alias `t0`) and the
+    /// condition as SQL, its values bound in `builder`.
+    private func filtered(
+        _ layout: ModelLayout
+    ) throws(RelateError) -> (builder: RequestSQL, entity: Int, scope: RequestSQL.Scope, condition: String?) {
+        var builder = RequestSQL(layout: layout)
+        let entity = try layout.entityIndex(named: self.entity)
+        var scope = RequestSQL.Scope(entity: entity, alias: builder.newAlias())
+        let condition = try self.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
+        return (builder, entity, scope, condition)
     }
 }
 
@@ -209,15 +214,9 @@ struct RequestSQL {
         case .constant(let value):
             return value ? "TRUE" : "FALSE"
         case .and(let nodes):
-            guard nodes.count > 1 else { return try nodes.first.map { node throws(RelateError) in try sql(node, in: &scope) } ?? "TRUE" }
-            var parts: [String] = []
-            for node in nodes { parts.append(try sql(node, in: &scope)) }
-            return "(" + parts.joined(separator: " AND ") + ")"
+            return try joined(nodes, by: "AND", empty: "TRUE", in: &scope)
         case .or(let nodes):
-            guard nodes.count > 1 else { return try nodes.first.map { node throws(RelateError) in try sql(node, in: &scope) } ?? "FALSE" }
-            var parts: [String] = []
-            for node in nodes { parts.append(try sql(node, in: &scope)) }
-            return "(" + parts.joined(separator: " OR ") + ")"
+            return try joined(nodes, by: "OR", empty: "FALSE", in: &scope)
         case .not(let node):
             // Wherever the condition is not true, NULL included: Swift's `!`.
             return "(\(try sql(node, in: &scope))) IS NOT TRUE"
@@ -229,6 +228,19 @@ struct RequestSQL {
             return try patternSQL(keyPath, pattern, text, caseInsensitive: caseInsensitive, in: &scope)
         case .quantified(let keyPath, let quantifier, let condition):
             return try quantifiedSQL(keyPath, quantifier, condition, in: &scope)
+        }
+    }
+
+    /// `(a AND b …)`; one condition as it is; none as `empty`.
+    private mutating func joined(
+        _ nodes: [Condition.Node], by word: String, empty: String, in scope: inout Scope
+    ) throws(RelateError) -> String {
+        var parts: [String] = []
+        for node in nodes { parts.append(try sql(node, in: &scope)) }
+        switch parts.count {
+        case 0: return empty
+        case 1: return parts[0]
+        default: return "(" + parts.joined(separator: " \(word) ") + ")"
         }
     }
 
