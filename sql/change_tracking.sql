@@ -10,6 +10,7 @@ CREATE OR REPLACE FUNCTION relate_tracking.notify_change() RETURNS trigger
 LANGUAGE plpgsql AS $function$
 DECLARE
     key_columns text;
+    table_columns text;
     keys jsonb;
     old_keys jsonb;
     payload text;
@@ -21,6 +22,9 @@ BEGIN
       CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, position)
       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
      WHERE i.indrelid = TG_RELID AND i.indisprimary;
+    SELECT string_agg(a.attname, ',' ORDER BY a.attnum) INTO table_columns
+      FROM pg_attribute a
+     WHERE a.attrelid = TG_RELID AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
     IF key_columns IS NOT NULL THEN
         IF TG_OP = 'DELETE' THEN
             EXECUTE format('SELECT jsonb_agg(jsonb_build_array(%s)) FROM relate_old_rows', key_columns) INTO keys;
@@ -37,7 +41,7 @@ BEGIN
     END IF;
     payload := jsonb_build_object(
         'x', txid_current(), 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'k', left(TG_OP, 1),
-        'keys', keys, 'old', old_keys)::text;
+        'keys', keys, 'old', old_keys, 'c', table_columns)::text;
     IF octet_length(payload) > 7900 THEN
         DELETE FROM relate_tracking.change WHERE created_at < now() - interval '1 hour';
         INSERT INTO relate_tracking.change (payload) VALUES (payload::jsonb) RETURNING id INTO stored;

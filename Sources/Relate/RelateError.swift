@@ -33,6 +33,8 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         public static let conflict = Kind("conflict")
         /// A fetch request that cannot be run as given (a negative limit, a batch size of 0).
         public static let invalidRequest = Kind("invalid request")
+        /// A table changed (`ALTER TABLE`, …) since the model was read: reload the model.
+        public static let schemaChanged = Kind("schema changed")
     }
 
     public var kind: Kind

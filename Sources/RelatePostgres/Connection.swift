@@ -28,7 +28,7 @@ public final class Connection {
     var readAhead: ReadAhead?
     private let noticeSink: NoticeSink
     /// Secrets that must not appear in any error text this connection produces.
-    private let secrets: [String]
+    let secrets: [String]
 
     /// Opens a connection from a `postgresql://` URL. libpq fills in what the URL leaves out
     /// from the PG* environment variables, `~/.pgpass` and the service file.
@@ -38,18 +38,51 @@ public final class Connection {
 
     /// Opens a connection from a conninfo string (`host=… dbname=…`) or a URL; the empty
     /// string means "everything from the environment", as with `psql`.
-    public init(conninfo: String, logger: Logger = Logger(label: "relate.postgres")) throws {
-        self.logger = logger
-        self.noticeSink = NoticeSink(logger: logger)
+    public convenience init(conninfo: String, logger: Logger = Logger(label: "relate.postgres")) throws {
         let secrets = ConnectionString.secrets(in: conninfo)
-        self.secrets = secrets
         guard !conninfo.utf8.contains(0) else {
             throw PostgresError(kind: .invalidInput, message: "the connection string contains a NUL byte")
         }
         if let problem = ConnectionString.syntaxProblem(in: conninfo) {
             throw PostgresError(kind: .connectionFailed, message: ConnectionString.redact(problem, secrets: secrets))
         }
-        guard let connection = PQconnectdb(conninfo) else {
+        try self.init(logger: logger, secrets: secrets) { PQconnectdb(conninfo) }
+    }
+
+    /// Opens another connection to the server `other` is connected to, with the same
+    /// parameters as libpq holds them (host list, user, password, TLS, …) and `options`
+    /// added or replaced: `["replication": "database"]` for a replication connection.
+    public convenience init(sameAs other: Connection, adding options: [String: String] = [:]) throws {
+        let handle = try other.openHandle()
+        guard let given = PQconninfo(handle) else {
+            throw PostgresError(kind: .client, message: "libpq could not list the connection's parameters")
+        }
+        var parameters: [(String, String)] = []
+        var option = given
+        while let keyword = option.pointee.keyword {
+            let name = String(cString: keyword)
+            if let value = option.pointee.val, options[name] == nil { parameters.append((name, String(cString: value))) }
+            option += 1
+        }
+        PQconninfoFree(given)
+        parameters += options.sorted { $0.key < $1.key }
+        try self.init(logger: other.logger, secrets: other.secrets) {
+            let keywords = parameters.map { strdup($0.0) }
+            let values = parameters.map { strdup($0.1) }
+            defer { (keywords + values).forEach { free($0) } }
+            return (keywords.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { keywordList in
+                (values.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { valueList in
+                    PQconnectdbParams(keywordList.baseAddress, valueList.baseAddress, 0)
+                }
+            }
+        }
+    }
+
+    private init(logger: Logger, secrets: [String], connect: () -> OpaquePointer?) throws {
+        self.logger = logger
+        self.noticeSink = NoticeSink(logger: logger)
+        self.secrets = secrets
+        guard let connection = connect() else {
             throw PostgresError(kind: .client, message: "libpq could not allocate a connection")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -158,7 +191,8 @@ public final class Connection {
             settings.append("SET DateStyle = 'ISO, MDY'")
         }
         if !settings.isEmpty {
-            try execute(settings.joined(separator: "; "))
+            // The simple protocol: a replication connection takes no other.
+            try executeScript(settings.joined(separator: "; "))
         }
     }
 }

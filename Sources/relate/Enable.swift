@@ -8,7 +8,12 @@ struct Enable: ParsableCommand {
             Installs the schema "relate_tracking" (a trigger function, a table for long payloads) and three
             statement-level triggers on every table of the schemas given, in one transaction.
             Running it again changes nothing but the triggers of tables added since.
+            With --logical, nothing is installed on the tables: a publication "relate_changes" over them
+            lets contexts stream the write-ahead log by logical decoding (the server needs
+            wal_level=logical; the user needs the REPLICATION attribute). Tables without a primary key get
+            REPLICA IDENTITY FULL, given back by `relate disable`.
               relate enable postgresql://me@localhost/app --schema public
+              relate enable --logical postgresql://me@localhost/app
               relate enable --print-sql > change_tracking.sql
             """)
 
@@ -21,20 +26,29 @@ struct Enable: ParsableCommand {
     @Flag(help: "Print the SQL installed once per database, and do nothing else.")
     var printSQL = false
 
+    @Flag(help: "Track changes by logical decoding (a publication) instead of triggers.")
+    var logical = false
+
     func run() throws {
         if printSQL {
             print(ChangeTracking.installSQL)
             return
         }
         let connection = try Connection(conninfo: url)
-        let tables = try ChangeTracking.enable(on: connection, schemas: schemas.isEmpty ? ["public"] : schemas)
+        let schemas = schemas.isEmpty ? ["public"] : schemas
+        if logical {
+            let tables = try ChangeTracking.enable(logicalDecodingOn: connection, schemas: schemas)
+            print("logical decoding enabled: publication \(ChangeTracking.publication) over \(tables.count) table\(tables.count == 1 ? "" : "s")")
+            return
+        }
+        let tables = try ChangeTracking.enable(on: connection, schemas: schemas)
         print("change tracking enabled on \(tables.count) table\(tables.count == 1 ? "" : "s")" + (tables.isEmpty ? "" : ": " + tables.joined(separator: ", ")))
     }
 }
 
 struct Disable: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Turn off change tracking: remove every trigger and the schema that `relate enable` installed.")
+        abstract: "Turn off change tracking: remove every trigger, the schema and the publication that `relate enable` made.")
 
     @Argument(help: "A postgresql:// URL or conninfo string; empty for the PG* environment.")
     var url: String = ""
@@ -42,6 +56,7 @@ struct Disable: ParsableCommand {
     func run() throws {
         let connection = try Connection(conninfo: url)
         let tables = try ChangeTracking.disable(on: connection)
+        try ChangeTracking.disable(logicalDecodingOn: connection)
         print("change tracking disabled on \(tables.count) table\(tables.count == 1 ? "" : "s")")
     }
 }

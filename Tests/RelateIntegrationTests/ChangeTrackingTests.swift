@@ -3,10 +3,17 @@ import Testing
 
 @testable import Relate
 
-/// Change tracking with triggers and NOTIFY: what another client commits reaches the
-/// context's objects and loaded sets, whole transactions only. Each test has a database of
-/// its own, since `relate enable` installs once per database.
+/// Change tracking with triggers and NOTIFY, and by logical decoding: what another client
+/// commits reaches the context's objects and loaded sets, whole transactions only. Each test
+/// has a database of its own, since `relate enable` installs once per database.
 @Suite struct ChangeTrackingTests {
+    static func enable(_ mechanism: ChangeTracking.Mechanism, on connection: Connection) throws {
+        switch mechanism {
+        case .triggers: try ChangeTracking.enable(on: connection)
+        case .logicalDecoding: try ChangeTracking.enable(logicalDecodingOn: connection)
+        }
+    }
+
     static let schema = """
         CREATE TABLE person (id serial PRIMARY KEY, firstname varchar(255), surname varchar(255));
         CREATE TABLE email (id serial PRIMARY KEY, address varchar(255), person_id integer CONSTRAINT person REFERENCES person (id) ON DELETE CASCADE);
@@ -23,20 +30,22 @@ import Testing
     final class Observer {
         let context: DatabaseContext
         let url: String
-        init(url: String) throws {
+        init(url: String, mechanism: ChangeTracking.Mechanism) throws {
             self.url = url
             context = try DatabaseContext(url: url)
-            try context.startTrackingChanges()
+            try context.startTrackingChanges(using: mechanism)
             let people = try context.fetch("person")
             try context.prefetch(["email", "title"], for: people)
             for title in try context.fetch("title") { _ = try title.objects(forKey: "person") }
         }
 
-        /// Applies changes until none has come for a moment.
+        /// Applies changes until none has come for a moment, waiting longer for the first
+        /// (logical decoding sends what the server has flushed: up to `wal_writer_delay`
+        /// later on a server with `synchronous_commit=off`).
         func settle() throws -> [Change] {
-            var all: [Change] = []
+            var all = try context.waitForChanges(timeout: .seconds(5))
             while true {
-                let changes = try context.waitForChanges(timeout: .milliseconds(300))
+                let changes = try context.waitForChanges(timeout: .milliseconds(500))
                 if changes.isEmpty { return all }
                 all += changes
             }
@@ -48,15 +57,18 @@ import Testing
         }
     }
 
-    @Test func anotherClientsCommitsReachLoadedObjectsAndSets() throws {
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func anotherClientsCommitsReachLoadedObjectsAndSets(_ mechanism: ChangeTracking.Mechanism) throws {
         try TestDatabase.withDatabase { url in
             let setup = try Connection(url: url)
             try setup.executeScript(Self.schema)
-            try ChangeTracking.enable(on: setup)
-            let observer = try Observer(url: url)
+            try Self.enable(mechanism, on: setup)
+            let observer = try Observer(url: url, mechanism: mechanism)
             let context = observer.context
             let ada = try #require(try context.object("person", primaryKey: 1))
             let adas = try ada.objects(forKey: "email")
+            var seenByAda: [Change] = []
+            context.observe(ada) { seenByAda.append($0) }
 
             let other = try Connection(url: url)
             try other.transaction {
@@ -80,20 +92,25 @@ import Testing
             #expect(try ada.objects(forKey: "email") === adas)
             #expect(adas.allObjects.compactMap { try? $0.value(forKey: "address") as? String }.sorted() == ["ada@example.com", "ada@new.example"])
             #expect(try observer.disagreements() == [])
+            #expect(seenByAda.map(\.description) == ["update person (surname)"])
 
-            // The context's own writes are not applied again.
-            try context.insert("email", values: ["address": "mine@example.com", "person": ada])
-            #expect(try observer.settle().isEmpty)
+            // The context's own writes are not applied again: once another client's later
+            // commit has come, nothing but it was answered.
+            let mine = try context.insert("email", values: ["address": "mine@example.com", "person": ada])
+            try mine.setValue("mine@work.example", forKey: "address")
+            try other.execute("UPDATE title SET name = 'Lady' WHERE id = 1")
+            #expect(try observer.settle().map(\.description) == ["update title (name)"])
             #expect(try observer.disagreements() == [])
         }
     }
 
-    @Test func aRandomWorkloadOfAnotherClientLeavesNoDisagreement() throws {
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func aRandomWorkloadOfAnotherClientLeavesNoDisagreement(_ mechanism: ChangeTracking.Mechanism) throws {
         try TestDatabase.withDatabase { url in
             let setup = try Connection(url: url)
             try setup.executeScript(Self.schema)
-            try ChangeTracking.enable(on: setup)
-            let observer = try Observer(url: url)
+            try Self.enable(mechanism, on: setup)
+            let observer = try Observer(url: url, mechanism: mechanism)
             let other = try Connection(url: url)
             var random = ConditionPropertyTests.Generator(state: 11)
             var operations = 0
@@ -153,6 +170,125 @@ import Testing
             // Relate's own schema is not part of the model.
             #expect(try DatabaseContext(url: url, schemas: ["public"]).model.entities.map(\.name).sorted() == ["email", "person", "person_title_rel", "title"])
             #expect(try ChangeTracking.disable(on: connection).count == 4)
+            #expect(try connection.query(catalog)[0].decode(String.self, at: 0) == before)
+        }
+    }
+
+    /// The feed's connection is killed between two commits of another client: the feed
+    /// opens a new one and the context reads everything again, so nothing stays stale.
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func aKilledFeedConnectionReconnectsAndRefreshes(_ mechanism: ChangeTracking.Mechanism) throws {
+        try TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(Self.schema)
+            try Self.enable(mechanism, on: setup)
+            let observer = try Observer(url: url, mechanism: mechanism)
+            let other = try Connection(url: url)
+            try other.execute("UPDATE person SET surname = 'Before' WHERE id = 1")
+            #expect(try observer.settle().map(\.description) == ["update person (surname)"])
+
+            // Every backend of this database but the context's and the test's: the feed's.
+            let killed = try other.query(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> ALL($1)",
+                [[observer.context.connection.backendProcessID, other.backendProcessID, setup.backendProcessID]])[0].decode(Int.self, at: 0)
+            #expect(killed == 1)
+            // Committed while nobody listens: only the refresh after the reconnect sees it.
+            try other.execute("UPDATE person SET surname = 'Missed' WHERE id = 2")
+            try other.execute("DELETE FROM email WHERE id = 3")
+            var changes: [Change] = []
+            for _ in 0..<50 where changes.isEmpty {
+                changes = try observer.context.waitForChanges(timeout: .milliseconds(100))
+            }
+            #expect(changes.contains { $0.entity == "person" && $0.changedKeys == ["surname"] })
+            #expect(try observer.disagreements() == [])
+            // And the new connection carries what comes next.
+            try other.execute("UPDATE person SET surname = 'After' WHERE id = 3")
+            #expect(try observer.settle().map(\.description) == ["update person (surname)"])
+            #expect(try observer.disagreements() == [])
+        }
+    }
+
+    /// A table's definition changes under a context: the next `processChanges()` says to
+    /// reload the model instead of applying rows it would misread.
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func anAlteredTableAsksForTheModelToBeReloaded(_ mechanism: ChangeTracking.Mechanism) throws {
+        try TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(Self.schema)
+            try Self.enable(mechanism, on: setup)
+            let observer = try Observer(url: url, mechanism: mechanism)
+            try setup.execute("ALTER TABLE person ADD COLUMN nickname text")
+            try setup.execute("UPDATE person SET nickname = 'Ada' WHERE id = 1")
+            var caught: RelateError?
+            for _ in 0..<50 where caught == nil {
+                do { _ = try observer.context.waitForChanges(timeout: .milliseconds(100)) } catch let error as RelateError { caught = error }
+            }
+            #expect(caught?.kind == .schemaChanged)
+            #expect(caught?.entity == "person")
+            #expect(caught?.message.contains("reload the model") == true)
+        }
+    }
+
+    /// A server's view: `Database.changes()` streams each committed transaction, a rolled
+    /// back one never.
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func aDatabaseStreamsCommittedTransactions(_ mechanism: ChangeTracking.Mechanism) async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(Self.schema)
+            try Self.enable(mechanism, on: setup)
+            let database = try Database(url: url, maxConnections: 1)
+            defer { database.close() }
+            let changes = try await database.changes(using: mechanism)
+            try? setup.transaction {
+                try setup.execute("UPDATE person SET surname = 'Never' WHERE id = 3")
+                throw CancellationError()
+            }
+            try setup.transaction {
+                try setup.execute("UPDATE person SET surname = 'King' WHERE id IN (1, 2)")
+                try setup.execute("DELETE FROM email WHERE id = 3")
+            }
+            try await database.write { context in
+                _ = try context.insert("title", values: ["id": 9, "name": "Professor"])
+            }
+            var received: [CommittedChanges] = []
+            for try await committed in changes {
+                received.append(committed)
+                if received.count == 2 { break }
+            }
+            let described = received.map { $0.changes.map { "\($0.kind) \($0.entity) \($0.primaryKey.map { "\($0 ?? "nil")" })" } }
+            #expect(described == [["update person [\"1\"]", "update person [\"2\"]", "delete email [\"3\"]"], ["insert title [\"9\"]"]])
+            #expect(received.allSatisfy { !$0.mayHaveMissedChanges })
+        }
+    }
+
+    @Test func logicalDecodingOnAServerWithoutItSaysWhatToSet() throws {
+        let servers = try TestServers("single")
+        let connection = try Connection(url: servers.url(port: servers.ports[0]))
+        let error = #expect(throws: RelateError.self) { try ChangeTracking.enable(logicalDecodingOn: connection) }
+        #expect(error?.message.contains("wal_level=logical") == true)
+        #expect(error?.message.contains("wal_level=replica") == true)
+    }
+
+    @Test func enablingLogicalDecodingTwiceThenDisablingLeavesTheCatalogAsItWas() throws {
+        try TestDatabase.withDatabase { url in
+            let connection = try Connection(url: url)
+            try connection.executeScript(Self.schema + "CREATE TABLE tag_log (person_id integer, tag text);")
+            let catalog = """
+                SELECT string_agg(item, E'\\n' ORDER BY item) FROM (
+                  SELECT 'class ' || c.oid::regclass::text || ' ' || relkind::text || ' ' || relreplident::text AS item FROM pg_class c
+                    JOIN pg_namespace n ON n.oid = relnamespace WHERE nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+                  UNION ALL SELECT 'publication ' || pubname FROM pg_publication
+                ) items
+                """
+            let before = try connection.query(catalog)[0].decode(String.self, at: 0)
+            #expect(try ChangeTracking.enable(logicalDecodingOn: connection) == ["email", "person", "person_title_rel", "tag_log", "title"])
+            try ChangeTracking.enable(logicalDecodingOn: connection)
+            // The table without a primary key can still be updated and deleted from.
+            try connection.execute("INSERT INTO tag_log VALUES (1, 'x')")
+            #expect(try connection.execute("DELETE FROM tag_log") == 1)
+            #expect(try connection.query(catalog)[0].decode(String.self, at: 0) != before)
+            try ChangeTracking.disable(logicalDecodingOn: connection)
             #expect(try connection.query(catalog)[0].decode(String.self, at: 0) == before)
         }
     }

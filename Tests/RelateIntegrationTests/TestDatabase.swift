@@ -47,19 +47,28 @@ enum TestDatabase {
     /// Runs `body` with the URL of a new database of its own (for what is installed once per
     /// database, such as change tracking), dropped afterwards.
     static func withDatabase<Result>(_ body: (_ url: String) throws -> Result) throws -> Result {
+        let (url, drop) = try newDatabase()
+        defer { drop() }
+        return try body(url)
+    }
+
+    static func withDatabase<Result>(_ body: (_ url: String) async throws -> Result) async throws -> Result {
+        let (url, drop) = try newDatabase()
+        defer { drop() }
+        return try await body(url)
+    }
+
+    private static func newDatabase() throws -> (url: String, drop: () -> Void) {
         let base = try url()
         let name = "test_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         let admin = try connect()
         try admin.execute("CREATE DATABASE \(name)")
-        defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
-        let url: String
+        let drop = { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
         if var components = URLComponents(string: base), components.scheme?.hasPrefix("postgres") == true {
             components.path = "/" + name
-            url = components.string ?? base
-        } else {
-            url = base + " dbname=\(name)"
+            return (components.string ?? base, drop)
         }
-        return try body(url)
+        return (base + " dbname=\(name)", drop)
     }
 
     /// The repository's root, found from this file.

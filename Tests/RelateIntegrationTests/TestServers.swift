@@ -4,7 +4,7 @@ import Testing
 
 /// Servers started for one test by `scripts/test-servers` (PostgreSQL and PgBouncer from
 /// the system's packages, loopback only, trust authentication) and removed after it:
-/// `replica-pair` (a primary and its streaming replica) or `pgbouncer` (a server and
+/// `single` (one server), `replica-pair` (a primary and its streaming replica) or `pgbouncer` (a server and
 /// PgBouncer in transaction mode in front of it). `ports` are the ports the script printed.
 final class TestServers {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relate-servers-\(UUID().uuidString.prefix(8))").path
@@ -12,7 +12,7 @@ final class TestServers {
 
     init(_ kind: String) throws {
         ports = try run(kind).split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-        guard ports.count == 2 else { throw TestFailure("scripts/test-servers \(kind) printed no ports") }
+        guard !ports.isEmpty else { throw TestFailure("scripts/test-servers \(kind) printed no ports") }
     }
 
     deinit { _ = try? run("remove") }

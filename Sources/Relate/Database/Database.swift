@@ -24,7 +24,9 @@ public final class Database: Sendable {
     private let pool: ConnectionPool
     private let options: ModelOptions
     private let schemas: [String]?
-    private let layout: Locked<ModelLayout>
+    let layout: Locked<ModelLayout>
+    let conninfo: String
+    let logger: Logger
 
     /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
     /// `schemas` (default: the search path) and builds the model; that connection joins the
@@ -49,6 +51,8 @@ public final class Database: Sendable {
             try connection.execute("SET statement_timeout = \(min(max(1, milliseconds), Int64(Int32.max)))")
         }
         options = ModelOptions(manyToMany: manyToMany, overrides: overrides)
+        conninfo = url
+        self.logger = logger
         self.schemas = schemas
         pool = ConnectionPool(conninfo: url, maxConnections: maxConnections, logger: logger, setUp: setUp)
         let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: url, logger: logger) }

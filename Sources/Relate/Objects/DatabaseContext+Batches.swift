@@ -119,26 +119,19 @@ extension DatabaseContext {
 
 /// An object's loaded relationships, held weakly while its batch is let go of.
 private struct RememberedRelationships {
-    private struct WeakSet {
-        weak var set: RelationshipSet?
-    }
-    private struct Weak {
-        weak var object: DatabaseObject?
-    }
-
-    private var sets: [(Int, WeakSet)] = []
+    private var sets: [(Int, Weak<RelationshipSet>)] = []
     /// `nil`: the to-one was known to be empty.
-    private var toOne: [(Int, Weak?)] = []
+    private var toOne: [(Int, Weak<DatabaseObject>?)] = []
 
     init(_ box: LoadedRelationships) {
-        for (index, set) in box.sets { sets.append((index, WeakSet(set: set))) }
-        for (index, target) in box.toOne { toOne.append((index, target.map(Weak.init))) }
+        for (index, set) in box.sets { sets.append((index, Weak(set))) }
+        for (index, target) in box.toOne { toOne.append((index, target.map { Weak($0) })) }
     }
 
     /// Puts back what is still alive.
     func restore(into object: DatabaseObject) {
         for (index, weak) in sets {
-            guard let set = weak.set else { continue }
+            guard let set = weak.value else { continue }
             object.relations.sets[index] = set
         }
         for (index, target) in toOne {
@@ -146,7 +139,7 @@ private struct RememberedRelationships {
                 object.relations.toOne[index] = .some(nil)
                 continue
             }
-            guard let found = target.object else { continue }
+            guard let found = target.value else { continue }
             object.relations.toOne[index] = .some(found)
         }
     }

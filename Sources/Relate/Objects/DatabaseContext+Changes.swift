@@ -21,29 +21,36 @@ public struct Change: Sendable, CustomStringConvertible {
 }
 
 extension DatabaseContext {
-    /// Listens for the changes other clients commit (`LISTEN relate_changes`); called by
-    /// ``processChanges()`` the first time. Call it before fetching, so that nothing
-    /// committed in between is missed. Change tracking must be enabled in the database
-    /// (`relate enable`).
-    public func startTrackingChanges() throws {
-        guard !isTrackingChanges else { return }
-        guard try Self.wrappingErrors({ try ChangeTracking.isEnabled(on: connection) }) else {
-            throw RelateError(
-                kind: .invalidRequest,
-                message: "change tracking is not enabled in this database: run `relate enable <url> --schema <schema>` "
-                    + "(or ChangeTracking.enable(on:schemas:)) once, as a user who may create triggers")
+    /// Starts reading the changes other clients commit, on a connection of its own;
+    /// called by ``processChanges()`` the first time. Call it before fetching, so that
+    /// nothing committed in between is missed. `mechanism` `nil` takes the triggers when
+    /// `relate enable` installed them, else logical decoding when `relate enable --logical`
+    /// created its publication.
+    public func startTrackingChanges(using mechanism: ChangeTracking.Mechanism? = nil) throws {
+        if let changeFeed {
+            guard mechanism == nil || mechanism == changeFeed.mechanism else {
+                throw RelateError(kind: .invalidRequest, message: "this context already tracks changes by \(changeFeed.mechanism.rawValue)")
+            }
+            return
         }
-        _ = try database { try connection.execute("LISTEN \(ChangeTracking.channel)") }
-        isTrackingChanges = true
+        changeFeed = try Self.wrappingErrors { try makeChangeFeed(on: connection, layout: layout, mechanism: mechanism) }
     }
 
+    /// Which mechanism this context tracks changes by, once started.
+    public var changeTrackingMechanism: ChangeTracking.Mechanism? { changeFeed?.mechanism }
+
     /// Applies what other clients committed since the last call, whole transactions only
-    /// (a notification is delivered when its transaction commits; one that rolled back
-    /// never is). Updated rows of objects in memory are read again (attributes, and moves
-    /// between loaded sets), deleted ones are marked deleted and leave every set, inserted
-    /// or moved rows join the loaded sets they now belong to, helper rows added or removed
-    /// refill the loaded many-to-many sets. What this context wrote itself is skipped.
-    /// Answers the changes, in commit order.
+    /// (never one that rolled back). Updated rows of objects in memory are read again
+    /// (attributes, and moves between loaded sets), deleted ones are marked deleted and
+    /// leave every set, inserted or moved rows join the loaded sets they now belong to,
+    /// helper rows added or removed refill the loaded many-to-many sets. When the feed lost
+    /// its connection, everything in memory is read again (``refreshAll()``). Answers the
+    /// changes, in commit order, and hands each to the object's observer
+    /// (``observe(_:_:)``).
+    ///
+    /// With triggers, what this context wrote itself is skipped. With logical decoding it
+    /// comes back in the stream; memory already agrees, so it changes nothing and is not
+    /// answered, except a delete of a row the context no longer holds.
     ///
     /// ```swift
     /// for change in try context.processChanges() { print(change) }   // "update person (surname)"
@@ -51,12 +58,36 @@ extension DatabaseContext {
     @discardableResult
     public func processChanges() throws -> [Change] {
         try startTrackingChanges()
-        let ownProcess = connection.backendProcessID
-        let notifications = try database { try connection.notifications() }
-            .filter { $0.channel == ChangeTracking.channel && $0.processID != ownProcess }
-        guard !notifications.isEmpty else { return [] }
-        let notices = try decode(notifications)
-        return try apply(notices)
+        if let schemaChange { throw schemaChange }
+        guard let changeFeed else { return [] }
+        let events = try Self.wrappingErrors { try changeFeed.receive() }
+        var changes: [AppliedChange] = []
+        var notices: [ChangeNotice] = []
+        for event in events {
+            switch event {
+            case .changes(let more):
+                notices += more
+            case .gap:
+                changes += try apply(notices) + refreshAfterGap()
+                notices = []
+            case .schemaChanged(let table, let what):
+                let parts = table.split(separator: ".", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let entity = layout.entityIndex(schema: parts[0], table: parts[1]) else { continue }
+                changes += try apply(notices)
+                notices = []
+                let error = RelateError(
+                    kind: .schemaChanged,
+                    message: "table \(table) changed since the model was read (\(what)): reload the model "
+                        + "(a new DatabaseContext, or Database.reloadModel()) before going on",
+                    entity: model.entities[entity].name)
+                schemaChange = error
+                notifyObservers(changes)
+                throw error
+            }
+        }
+        changes += try apply(notices)
+        notifyObservers(changes)
+        return changes.map(\.change)
     }
 
     /// ``processChanges()``, waiting at most `timeout` for the next change when none is there.
@@ -67,72 +98,72 @@ extension DatabaseContext {
             let changes = try processChanges()
             if !changes.isEmpty { return changes }
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { return [] }
-            _ = try database { try connection.waitForInput(timeout: left) }
+            guard left > .zero, let changeFeed else { return [] }
+            try Self.wrappingErrors { try changeFeed.waitForInput(timeout: left) }
         }
     }
 
-    // MARK: - Notices
-
-    /// One statement's change as its trigger notified it.
-    struct ChangeNotice {
-        var entity: Int
-        var kind: Change.Kind
-        /// Primary keys as JSON values; `nil` for a table without a primary key.
-        var keys: [[Any]]?
-        /// An update's keys before.
-        var oldKeys: [[Any]]?
+    /// Calls `handler` with every change ``processChanges()`` applies to `object`, until
+    /// ``stopObserving(_:)`` or the object is let go (the context holds it weakly).
+    ///
+    /// ```swift
+    /// context.observe(ada) { change in print("Ada changed: \(change.changedKeys)") }
+    /// ```
+    public func observe(_ object: DatabaseObject, _ handler: @escaping (Change) -> Void) {
+        observers[ObjectIdentifier(object)] = (Weak(object), handler)
     }
 
-    private func decode(_ notifications: [PostgresNotification]) throws -> [ChangeNotice] {
-        var objects: [[String: Any]] = []
-        var stored: [Int] = []
-        for notification in notifications {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(notification.payload.utf8)) as? [String: Any] else { continue }
-            if let id = object["id"] as? Int { stored.append(id) } else { objects.append(object) }
+    public func stopObserving(_ object: DatabaseObject) {
+        observers[ObjectIdentifier(object)] = nil
+    }
+
+    private func notifyObservers(_ changes: [AppliedChange]) {
+        guard !observers.isEmpty else { return }
+        for applied in changes {
+            guard let object = applied.object, let (reference, handler) = observers[ObjectIdentifier(object)] else { continue }
+            if reference.value === object { handler(applied.change) }
         }
-        if !stored.isEmpty {
-            // Payloads too long for NOTIFY, kept in Relate's table.
-            let result = try database {
-                try connection.query("SELECT payload::text FROM relate_tracking.change WHERE id = ANY($1) ORDER BY id", [stored])
+        observers = observers.filter { $0.value.0.value != nil }
+    }
+
+    /// After a gap in the feed: everything in memory read again, and what that changed
+    /// answered as updates and deletes.
+    private func refreshAfterGap() throws -> [AppliedChange] {
+        let objects = registries.flatMap(\.all)
+        let before = objects.map { Array($0.values) }
+        try refreshAll()
+        return zip(objects, before).compactMap { object, old in
+            let key = tables[object.entityIndex].primaryKey.map { old[$0].value }
+            let entity = model.entities[object.entityIndex].name
+            if object.isDeleted {
+                return AppliedChange(change: Change(entity: entity, kind: .delete, primaryKey: key, changedKeys: []), object: object)
             }
-            for row in result {
-                let text = try row.decode(String.self, at: 0)
-                if let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] { objects.append(object) }
-            }
-        }
-        return objects.compactMap { object in
-            guard let schema = object["s"] as? String, let table = object["t"] as? String,
-                let entity = layout.entityIndex(schema: schema, table: table), let letter = object["k"] as? String
-            else { return nil }
-            let kind: Change.Kind = letter == "I" ? .insert : letter == "D" ? .delete : .update
-            return ChangeNotice(entity: entity, kind: kind, keys: object["keys"] as? [[Any]], oldKeys: object["old"] as? [[Any]])
+            let changed = changedKeys(of: object, from: old)
+            guard !changed.isEmpty else { return nil }
+            return AppliedChange(change: Change(entity: entity, kind: .update, primaryKey: key, changedKeys: changed), object: object)
         }
     }
 
-    /// A notified key as the values an object stores, by the primary key's column types;
-    /// `nil` when a value cannot be matched that way (the entity is then read again whole).
-    private func storedKey(_ key: [Any], entity: Int) -> [StoredValue]? {
-        let table = tables[entity]
-        guard key.count == table.primaryKey.count else { return nil }
-        var values: [StoredValue] = []
-        for (value, column) in zip(key, table.primaryKey) {
-            switch (table.types[column].mapping, value) {
-            case (.integer, let number as NSNumber): values.append(.integer(number.intValue))
-            case (.string, let text as String): values.append(.string(text))
-            case (.uuid, let text as String):
-                guard let uuid = UUID(uuidString: text) else { return nil }
-                values.append(.uuid(uuid))
-            default: return nil
-            }
+    private func changedKeys(of object: DatabaseObject, from old: [StoredValue]) -> [String] {
+        zip(tables[object.entityIndex].layout.attributeKeys, zip(old, object.values)).compactMap { key, pair in
+            "\(pair.0)" == "\(pair.1)" ? nil : key
         }
-        return values
     }
 
     // MARK: - Applying
 
-    private func apply(_ notices: [ChangeNotice]) throws -> [Change] {
+    /// A change as applied, with the object it concerns when the context holds one.
+    struct AppliedChange {
+        var change: Change
+        var object: DatabaseObject?
+    }
+
+    private func apply(_ notices: [ChangeNotice]) throws -> [AppliedChange] {
+        guard !notices.isEmpty else { return [] }
         defer { membershipsMayChange() }
+        let notices = notices.compactMap { notice -> (entity: Int, kind: Change.Kind, keys: [[String?]]?, oldKeys: [[String?]]?)? in
+            layout.entityIndex(schema: notice.schema, table: notice.table).map { ($0, notice.kind, notice.keys, notice.oldKeys) }
+        }
         // Objects in memory to read again, with their values before; keys not in memory
         // that may join loaded sets; entities to read again whole (keys not given or not
         // matchable); what each notice names, for the answer.
@@ -141,6 +172,9 @@ extension DatabaseContext {
         var arrived: [Int: [[StoredValue]]] = [:]
         var whole = Set<Int>()
         var named: [(entity: Int, kind: Change.Kind, key: [StoredValue], object: DatabaseObject?)] = []
+        // Objects already in memory before a notice of their insert: this context's own
+        // (logical decoding hands them back), or arrived earlier in the same batch.
+        var known = Set<ObjectIdentifier>()
         for notice in notices {
             guard let keys = notice.keys else {
                 whole.insert(notice.entity)
@@ -149,13 +183,14 @@ extension DatabaseContext {
             }
             let given = keys.count
             for (position, key) in (keys + (notice.oldKeys ?? [])).enumerated() {
-                guard let values = storedKey(key, entity: notice.entity) else {
+                guard let values = layout.entities[notice.entity].storedKey(key) else {
                     whole.insert(notice.entity)
                     continue
                 }
                 let object = ObjectKey(values).flatMap { registries[notice.entity][$0] }
                 if position < given { named.append((notice.entity, notice.kind, values, object)) }
                 if let object {
+                    if notice.kind == .insert { known.insert(ObjectIdentifier(object)) }
                     if before.updateValue(Array(object.values), forKey: ObjectIdentifier(object)) == nil { inMemory.append(object) }
                 } else if notice.kind != .delete {
                     arrived[notice.entity, default: []].append(values)
@@ -176,14 +211,18 @@ extension DatabaseContext {
         // Helper rows, and tables read whole: their loaded sets are loaded again.
         try reloadSets(touching: Set(notices.map(\.entity)), whole: whole)
 
-        return named.map { entity, kind, key, object in
+        return named.compactMap { entity, kind, key, object in
             var changed: [String] = []
-            if kind == .update, let object, let old = before[ObjectIdentifier(object)] {
-                changed = zip(tables[entity].layout.attributeKeys, zip(old, object.values)).compactMap { key, pair in
-                    "\(pair.0)" == "\(pair.1)" ? nil : key
-                }
+            if let object, let old = before[ObjectIdentifier(object)], !object.isDeleted {
+                changed = changedKeys(of: object, from: old)
+                // Memory already had it (an insert or update this context made itself, which
+                // logical decoding hands back): nothing to tell.
+                if changed.isEmpty && (kind == .update || known.contains(ObjectIdentifier(object))) { return nil }
+                if kind == .insert { changed = [] }
             }
-            return Change(entity: model.entities[entity].name, kind: kind, primaryKey: key.map(\.value), changedKeys: changed)
+            return AppliedChange(
+                change: Change(entity: model.entities[entity].name, kind: kind, primaryKey: key.map(\.value), changedKeys: changed),
+                object: object)
         }
     }
 

@@ -42,8 +42,12 @@ public final class DatabaseContext {
     @exclusivity(unchecked) var registeredInBatch: [[DatabaseObject]] = []
     /// Names the cursors of batched fetches apart.
     var cursorCount = 0
-    /// Whether the connection listens for other clients' changes (see `processChanges()`).
-    var isTrackingChanges = false
+    /// Where other clients' changes come from, once tracking started (see `processChanges()`).
+    var changeFeed: (any ChangeFeed)?
+    /// Set when a tracked table's definition changed: every later `processChanges()` throws it.
+    var schemaChange: RelateError?
+    /// Handlers of ``observe(_:_:)``, by object, each with the object held weakly.
+    var observers: [ObjectIdentifier: (Weak<DatabaseObject>, (Change) -> Void)] = [:]
     /// Memory changes to undo if the enclosing transactions roll back, innermost last.
     /// Read for every object a fetch makes, never in overlapping accesses: unchecked.
     @exclusivity(unchecked) private var undoLog: [[() -> Void]] = []

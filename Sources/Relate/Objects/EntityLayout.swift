@@ -1,3 +1,4 @@
+import Foundation
 import RelatePostgres
 
 /// The SQL pieces of one entity, quoted once per model: its table, its select list, how to
@@ -129,4 +130,27 @@ final class EntityLayout: Sendable {
 struct RelationshipAddress: Hashable, Sendable {
     var entity: Int
     var relationship: Int
+}
+
+extension EntityLayout {
+    /// A primary key in the server's text form (a change feed's) as the values an object
+    /// stores, by the key columns' types; `nil` when a value cannot be matched that way.
+    func storedKey(_ key: [String?]) -> [StoredValue]? {
+        guard key.count == primaryKey.count else { return nil }
+        var values: [StoredValue] = []
+        for (text, column) in zip(key, primaryKey) {
+            guard let text else { return nil }
+            switch types[column].mapping {
+            case .integer:
+                guard let number = Int(text) else { return nil }
+                values.append(.integer(number))
+            case .string: values.append(.string(text))
+            case .uuid:
+                guard let uuid = UUID(uuidString: text) else { return nil }
+                values.append(.uuid(uuid))
+            default: return nil
+            }
+        }
+        return values
+    }
 }

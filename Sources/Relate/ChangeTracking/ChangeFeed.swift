@@ -1,0 +1,72 @@
+import RelatePostgres
+
+/// A source of other clients' committed changes, read by a context at the points it
+/// chooses: NOTIFY from Relate's triggers, or a logical decoding stream. Each owns a
+/// connection of its own, opened with the context's parameters, so that losing it (a
+/// restart, `pg_terminate_backend`) costs the feed, never the context.
+protocol ChangeFeed: AnyObject {
+    var mechanism: ChangeTracking.Mechanism { get }
+    /// What arrived since the last call, without waiting; committed transactions only, whole.
+    func receive() throws -> [FeedEvent]
+    /// Waits at most `timeout` for something to read.
+    func waitForInput(timeout: Duration) throws
+}
+
+enum FeedEvent {
+    /// One committed transaction's changes (triggers: a notification's statements).
+    case changes([ChangeNotice])
+    /// The feed lost its connection and opened a new one: whatever was committed in
+    /// between is unknown, so everything in memory must be read again.
+    case gap
+    /// A table's definition changed since the model was read.
+    case schemaChanged(table: String, what: String)
+}
+
+/// One change as a feed read it: a table by name, keys in the server's text form.
+struct ChangeNotice {
+    var schema: String
+    var table: String
+    var kind: Change.Kind
+    /// The rows' primary keys; `nil` when they are not known (a table without a primary key,
+    /// a truncate): the table is then read again whole.
+    var keys: [[String?]]?
+    /// An update's keys before, when they changed.
+    var oldKeys: [[String?]]?
+}
+
+/// A feed of the mechanism asked for (`nil`: the triggers when installed, else logical
+/// decoding when its publication exists) for a model, beside `connection`.
+func makeChangeFeed(on connection: Connection, layout: ModelLayout, mechanism: ChangeTracking.Mechanism?) throws -> any ChangeFeed {
+    let columns = { (schema: String, table: String) in
+        layout.entityIndex(schema: schema, table: table).map {
+            layout.model.entities[$0].attributes.filter { !$0.isGenerated }.map(\.name)
+        }
+    }
+    let installed = (
+        triggers: try ChangeTracking.isEnabled(on: connection),
+        logical: try ChangeTracking.isEnabled(logicalDecodingOn: connection))
+    switch mechanism ?? (installed.triggers || !installed.logical ? .triggers : .logicalDecoding) {
+    case .triggers:
+        guard installed.triggers else {
+            throw RelateError(
+                kind: .invalidRequest,
+                message: "change tracking is not enabled in this database: run `relate enable <url> --schema <schema>` "
+                    + "(or ChangeTracking.enable(on:schemas:)) once, as a user who may create triggers, "
+                    + "or `relate enable --logical` for logical decoding")
+        }
+        return try NotificationFeed(main: connection, columns: columns)
+    case .logicalDecoding:
+        guard installed.logical else {
+            throw RelateError(
+                kind: .invalidRequest,
+                message: "logical decoding is not enabled in this database: run `relate enable --logical <url> --schema <schema>` "
+                    + "(or ChangeTracking.enable(logicalDecodingOn:schemas:)) once")
+        }
+        return try LogicalDecodingFeed(
+            main: connection,
+            primaryKey: { schema, table in
+                layout.entityIndex(schema: schema, table: table).map { layout.model.entities[$0].primaryKey }
+            },
+            columns: columns)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import RelatePostgres
+
+extension ChangeTracking {
+    /// How a context learns what other clients commit.
+    public enum Mechanism: String, Sendable, CaseIterable {
+        /// Relate's statement-level triggers and `NOTIFY` (`relate enable`): any server where
+        /// the user may create triggers.
+        case triggers
+        /// Logical decoding of the write-ahead log with `pgoutput` (`relate enable --logical`):
+        /// nothing on the tables; needs `wal_level=logical` and the REPLICATION attribute.
+        case logicalDecoding
+    }
+
+    /// The publication `enable(logicalDecodingOn:schemas:)` creates.
+    public static let publication = "relate_changes"
+
+    /// Creates (or widens) the publication `relate_changes` over every table of `schemas`,
+    /// with changes of partitions published as their root's, in one transaction. A table
+    /// without a primary key gets `REPLICA IDENTITY FULL`, without which the server would
+    /// refuse its updates and deletes once published; the tables so changed are remembered in
+    /// the publication's comment and given back by `disable`. Answers the tables published.
+    @discardableResult
+    public static func enable(logicalDecodingOn connection: Connection, schemas: [String] = ["public"]) throws -> [String] {
+        try checkLogicalDecoding(on: connection)
+        return try connection.transaction {
+            let tables = try connection.query(publishableTablesSQL, [schemas]).map { try $0.decode(String.self, at: 0) }
+            let keyless = try connection.query(keylessTablesSQL, [schemas]).map { try $0.decode(String.self, at: 0) }
+            for table in keyless {
+                try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
+            }
+            let name = try connection.quoteIdentifier(publication)
+            let exists = try connection.query("SELECT oid FROM pg_publication WHERE pubname = $1", [publication]).count == 1
+            let changed = try exists ? fullIdentityTables(on: connection) : []
+            let list = tables.isEmpty ? nil : tables.joined(separator: ", ")
+            switch (exists, list) {
+            case (false, let list?): try connection.execute("CREATE PUBLICATION \(name) FOR TABLE \(list) WITH (publish_via_partition_root = true)")
+            case (false, nil): try connection.execute("CREATE PUBLICATION \(name) WITH (publish_via_partition_root = true)")
+            case (true, let list?): try connection.execute("ALTER PUBLICATION \(name) SET TABLE \(list)")
+            case (true, nil): break
+            }
+            let remembered = Array(Set(changed + keyless)).sorted()
+            let comment = String(decoding: try JSONSerialization.data(withJSONObject: remembered), as: UTF8.self)
+            try connection.execute("COMMENT ON PUBLICATION \(name) IS \(try connection.quoteLiteral(comment))")
+            return tables
+        }
+    }
+
+    /// Drops the publication and gives the tables `enable(logicalDecodingOn:)` set to
+    /// `REPLICA IDENTITY FULL` their default back, in one transaction.
+    public static func disable(logicalDecodingOn connection: Connection) throws {
+        try connection.transaction {
+            for table in try fullIdentityTables(on: connection) {
+                let stillFull = try connection.query(
+                    "SELECT relreplident = 'f' FROM pg_class WHERE oid = to_regclass($1)", [table])
+                if try stillFull.count == 1 && stillFull[0].decode(Bool.self, at: 0) {
+                    try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY DEFAULT")
+                }
+            }
+            try connection.execute("DROP PUBLICATION IF EXISTS \(try connection.quoteIdentifier(publication))")
+        }
+    }
+
+    /// Whether `enable(logicalDecodingOn:)` has run on the connection's database.
+    public static func isEnabled(logicalDecodingOn connection: Connection) throws -> Bool {
+        try connection.query("SELECT count(*) FROM pg_publication WHERE pubname = $1", [publication])[0].decode(Int.self, at: 0) == 1
+    }
+
+    /// Logical decoding needs `wal_level=logical`, a setting read when the server starts:
+    /// say so, and how to set it, before anything else fails less clearly.
+    static func checkLogicalDecoding(on connection: Connection) throws {
+        let level = try connection.query("SELECT current_setting('wal_level')")[0].decode(String.self, at: 0)
+        guard level == "logical" else {
+            throw RelateError(
+                kind: .invalidRequest,
+                message: "logical decoding needs wal_level=logical, and this server runs with wal_level=\(level): "
+                    + "run ALTER SYSTEM SET wal_level = logical (or set it in postgresql.conf) and restart the server, "
+                    + "or track changes with triggers (relate enable without --logical)")
+        }
+    }
+
+    /// The tables whose replica identity `enable` set, from the publication's comment.
+    private static func fullIdentityTables(on connection: Connection) throws -> [String] {
+        let result = try connection.query(
+            "SELECT obj_description(oid, 'pg_publication') FROM pg_publication WHERE pubname = $1", [publication])
+        guard result.count == 1, let text = try result[0].decode(String?.self, at: 0),
+            let tables = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]
+        else { return [] }
+        return tables
+    }
+
+    /// Ordinary and partitioned tables of the schemas (`$1`), roots only, as quoted names.
+    static let publishableTablesSQL = """
+        SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+         ORDER BY 1
+        """
+
+    /// Tables of the schemas (`$1`, partitions included: they are what the server decodes)
+    /// with the default replica identity and no primary key: nothing identifies their rows.
+    static let keylessTablesSQL = """
+        SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind = 'r' AND c.relreplident = 'd'
+           AND NOT EXISTS (SELECT FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)
+         ORDER BY 1
+        """
+}

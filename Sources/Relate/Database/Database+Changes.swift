@@ -1,0 +1,94 @@
+import Foundation
+import RelatePostgres
+import Synchronization
+
+/// What one committed transaction of any client changed, as ``Database/changes(using:)``
+/// streams it.
+public struct CommittedChanges: Sendable {
+    /// Entity, kind and primary key of each row changed (no object is read: `changedKeys`
+    /// is empty).
+    public var changes: [Change]
+    /// The feed lost its connection and opened a new one: what was committed in between is
+    /// unknown, and `changes` is empty. Read again whatever you keep.
+    public var mayHaveMissedChanges: Bool
+}
+
+extension Database {
+    /// Every transaction other clients (and this database's own units of work) commit on
+    /// the tracked tables, as it commits: for a server that pushes updates, invalidates a
+    /// cache, or wakes a task. The feed runs on a thread of its own with a connection of its
+    /// own, and ends when the consumer stops iterating. It listens once this returns:
+    /// whatever commits afterwards is delivered.
+    ///
+    /// ```swift
+    /// for try await committed in try await database.changes() {
+    ///     for change in committed.changes { print(change) }        // "update person"
+    /// }
+    /// ```
+    public func changes(using mechanism: ChangeTracking.Mechanism? = nil) async throws -> AsyncThrowingStream<CommittedChanges, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: CommittedChanges.self)
+        let stopped = Arc(Atomic<Bool>(false))
+        continuation.onTermination = { _ in stopped.value.store(true, ordering: .relaxed) }
+        let (conninfo, layout, logger) = (self.conninfo, self.layout.withLock { $0 }, self.logger)
+        try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
+            let thread = Thread {
+                let feed: any ChangeFeed
+                do {
+                    let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: conninfo, logger: logger) }
+                    feed = try DatabaseContext.wrappingErrors { try makeChangeFeed(on: connection, layout: layout, mechanism: mechanism) }
+                } catch {
+                    started.resume(throwing: error)
+                    return
+                }
+                started.resume()
+                Self.stream(feed, layout: layout, until: stopped, into: continuation)
+            }
+            thread.name = "relate-changes"
+            thread.start()
+        }
+        return stream
+    }
+
+    private static func stream(
+        _ feed: any ChangeFeed, layout: ModelLayout, until stopped: Arc<Atomic<Bool>>,
+        into continuation: AsyncThrowingStream<CommittedChanges, any Error>.Continuation
+    ) {
+        do {
+            while !stopped.value.load(ordering: .relaxed) {
+                try DatabaseContext.wrappingErrors { try feed.waitForInput(timeout: .milliseconds(200)) }
+                for event in try DatabaseContext.wrappingErrors({ try feed.receive() }) {
+                    switch event {
+                    case .changes(let notices):
+                        continuation.yield(CommittedChanges(changes: notices.flatMap { Self.changes($0, layout: layout) }, mayHaveMissedChanges: false))
+                    case .gap:
+                        continuation.yield(CommittedChanges(changes: [], mayHaveMissedChanges: true))
+                    case .schemaChanged(let table, let what):
+                        throw RelateError(
+                            kind: .schemaChanged,
+                            message: "table \(table) changed since the model was read (\(what)): reload the model (Database.reloadModel()) and ask for changes again")
+                    }
+                }
+            }
+            continuation.finish()
+        } catch {
+            continuation.finish(throwing: error)
+        }
+    }
+
+    /// One change per row a notice names (a trigger's notice names a statement's rows).
+    private static func changes(_ notice: ChangeNotice, layout: ModelLayout) -> [Change] {
+        guard let entity = layout.entityIndex(schema: notice.schema, table: notice.table) else { return [] }
+        let name = layout.model.entities[entity].name
+        guard let keys = notice.keys else { return [Change(entity: name, kind: notice.kind, primaryKey: [], changedKeys: [])] }
+        return keys.map { key in
+            let values = layout.entities[entity].storedKey(key)?.map(\.value) ?? key.map { $0 as (any Sendable)? }
+            return Change(entity: name, kind: notice.kind, primaryKey: values, changedKeys: [])
+        }
+    }
+}
+
+/// A shared box for a value that is not copyable (an `Atomic`), so closures can share it.
+private final class Arc<Value: ~Copyable & Sendable>: Sendable {
+    let value: Value
+    init(_ value: consuming Value) { self.value = value }
+}
