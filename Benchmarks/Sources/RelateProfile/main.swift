@@ -15,6 +15,7 @@ import Relate
 /// size from RELATE_WALK_BATCH, default 1,000); `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
+/// `RelateProfile changes [updates]` measures change tracking (see `ChangeTrackingBenchmark`).
 let flags: Set = ["--raw", "--paired"]
 let arguments = CommandLine.arguments.dropFirst().filter { !flags.contains($0) }
 let raw = CommandLine.arguments.contains("--raw")
@@ -24,6 +25,17 @@ let tasks = [
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
+// Change tracking has its own report (latency percentiles, rates, writer cost).
+if CommandLine.arguments.dropFirst().first == "changes" {
+    do {
+        let updates = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 2_000
+        for line in try ChangeTrackingBenchmark.run(updates: updates) { print(line) }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("RelateProfile: \(error)\n".utf8))
+        exit(1)
+    }
+}
 guard let task = arguments.first, tasks.contains(task) else {
     FileHandle.standardError.write(Data("usage: RelateProfile \(tasks.joined(separator: "|")) [runs] [--raw|--paired]\n".utf8))
     exit(2)
