@@ -7,6 +7,19 @@ import Testing
 /// commits reaches the context's objects and loaded sets, whole transactions only. Each test
 /// has a database of its own, since `relate enable` installs once per database.
 @Suite struct ChangeTrackingTests {
+    /// A database of its own with the schema, tracking by `mechanism` turned on, and an
+    /// observing context with everything loaded.
+    static func withTrackedDatabase(
+        _ mechanism: ChangeTracking.Mechanism, _ body: (_ url: String, _ setup: Connection, _ observer: Observer) throws -> Void
+    ) throws {
+        try TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(schema)
+            try enable(mechanism, on: setup)
+            try body(url, setup, try Observer(url: url, mechanism: mechanism))
+        }
+    }
+
     static func enable(_ mechanism: ChangeTracking.Mechanism, on connection: Connection) throws {
         switch mechanism {
         case .triggers: try ChangeTracking.enable(on: connection)
@@ -59,11 +72,7 @@ import Testing
 
     @Test(arguments: ChangeTracking.Mechanism.allCases)
     func anotherClientsCommitsReachLoadedObjectsAndSets(_ mechanism: ChangeTracking.Mechanism) throws {
-        try TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
-            try setup.executeScript(Self.schema)
-            try Self.enable(mechanism, on: setup)
-            let observer = try Observer(url: url, mechanism: mechanism)
+        try Self.withTrackedDatabase(mechanism) { url, setup, observer in
             let context = observer.context
             let ada = try #require(try context.object("person", primaryKey: 1))
             let adas = try ada.objects(forKey: "email")
@@ -106,11 +115,7 @@ import Testing
 
     @Test(arguments: ChangeTracking.Mechanism.allCases)
     func aRandomWorkloadOfAnotherClientLeavesNoDisagreement(_ mechanism: ChangeTracking.Mechanism) throws {
-        try TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
-            try setup.executeScript(Self.schema)
-            try Self.enable(mechanism, on: setup)
-            let observer = try Observer(url: url, mechanism: mechanism)
+        try Self.withTrackedDatabase(mechanism) { url, setup, observer in
             let other = try Connection(url: url)
             var random = ConditionPropertyTests.Generator(state: 11)
             var operations = 0
@@ -178,11 +183,7 @@ import Testing
     /// opens a new one and the context reads everything again, so nothing stays stale.
     @Test(arguments: ChangeTracking.Mechanism.allCases)
     func aKilledFeedConnectionReconnectsAndRefreshes(_ mechanism: ChangeTracking.Mechanism) throws {
-        try TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
-            try setup.executeScript(Self.schema)
-            try Self.enable(mechanism, on: setup)
-            let observer = try Observer(url: url, mechanism: mechanism)
+        try Self.withTrackedDatabase(mechanism) { url, setup, observer in
             let other = try Connection(url: url)
             try other.execute("UPDATE person SET surname = 'Before' WHERE id = 1")
             #expect(try observer.settle().map(\.description) == ["update person (surname)"])
@@ -212,11 +213,7 @@ import Testing
     /// reload the model instead of applying rows it would misread.
     @Test(arguments: ChangeTracking.Mechanism.allCases)
     func anAlteredTableAsksForTheModelToBeReloaded(_ mechanism: ChangeTracking.Mechanism) throws {
-        try TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
-            try setup.executeScript(Self.schema)
-            try Self.enable(mechanism, on: setup)
-            let observer = try Observer(url: url, mechanism: mechanism)
+        try Self.withTrackedDatabase(mechanism) { url, setup, observer in
             try setup.execute("ALTER TABLE person ADD COLUMN nickname text")
             try setup.execute("UPDATE person SET nickname = 'Ada' WHERE id = 1")
             var caught: RelateError?
