@@ -2,21 +2,6 @@ import CLibPQ
 import Foundation
 
 extension Connection {
-    /// Whether the connection was opened with `replication=database` (a walsender): it
-    /// takes replication commands and simple-protocol SQL only.
-    public var isReplicationConnection: Bool {
-        guard let handle, let options = PQconninfo(handle) else { return false }
-        defer { PQconninfoFree(options) }
-        var option = options
-        while let keyword = option.pointee.keyword {
-            if String(cString: keyword) == "replication", let value = option.pointee.val {
-                return ["database", "true", "on", "yes", "1"].contains(String(cString: value))
-            }
-            option += 1
-        }
-        return false
-    }
-
     /// Creates a temporary logical replication slot with the built-in `pgoutput` plugin
     /// (dropped by the server when this connection ends) and starts streaming the changes
     /// of `publications` committed from now on. The connection must have been opened with
