@@ -6,63 +6,66 @@ CREATE TABLE IF NOT EXISTS relate_tracking.change (
     created_at timestamptz NOT NULL DEFAULT now()
 );
 
-CREATE OR REPLACE FUNCTION relate_tracking.notify_change() RETURNS trigger
+-- Installs (again) the three triggers of one table, and their function.
+CREATE OR REPLACE FUNCTION relate_tracking.track(target regclass) RETURNS void
 LANGUAGE plpgsql AS $function$
 DECLARE
-    key_columns text;
-    table_columns text;
+    notifier text := format('relate_tracking.%I', 'notify_' || target::oid);
+    key_row text;
+    body text := $body$
+DECLARE
     keys jsonb;
     old_keys jsonb;
     payload text;
     stored bigint;
 BEGIN
-    SELECT string_agg(format('%I', a.attname), ', ' ORDER BY k.position)
-      INTO key_columns
-      FROM pg_index i
-      CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, position)
-      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-     WHERE i.indrelid = TG_RELID AND i.indisprimary;
-    SELECT string_agg(a.attname, ',' ORDER BY a.attnum) INTO table_columns
-      FROM pg_attribute a
-     WHERE a.attrelid = TG_RELID AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
-    IF key_columns IS NOT NULL THEN
-        IF TG_OP = 'DELETE' THEN
-            EXECUTE format('SELECT jsonb_agg(jsonb_build_array(%s)) FROM relate_old_rows', key_columns) INTO keys;
-        ELSE
-            EXECUTE format('SELECT jsonb_agg(jsonb_build_array(%s)) FROM relate_new_rows', key_columns) INTO keys;
-        END IF;
-        IF TG_OP = 'UPDATE' THEN
-            EXECUTE format('SELECT jsonb_agg(jsonb_build_array(%s)) FROM relate_old_rows', key_columns) INTO old_keys;
-        END IF;
-        -- A statement that touched no row.
-        IF keys IS NULL THEN
-            RETURN NULL;
-        END IF;
+    IF @keyed@ THEN
+        BEGIN
+            IF TG_OP = 'DELETE' THEN
+                SELECT jsonb_agg(@key_row@) INTO keys FROM relate_old_rows r;
+            ELSE
+                SELECT jsonb_agg(@key_row@) INTO keys FROM relate_new_rows r;
+            END IF;
+            -- A statement that touched no row.
+            IF keys IS NULL THEN
+                RETURN NULL;
+            END IF;
+            IF TG_OP = 'UPDATE' THEN
+                SELECT jsonb_agg(@key_row@) INTO old_keys FROM relate_old_rows r;
+            END IF;
+        EXCEPTION WHEN undefined_column THEN
+            keys := NULL;
+            old_keys := NULL;
+        END;
     END IF;
-    payload := jsonb_build_object(
-        'x', txid_current(), 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'k', left(TG_OP, 1),
-        'keys', keys, 'old', old_keys, 'c', table_columns)::text;
+    payload := json_build_object(
+        'x', txid_current(), 'r', TG_RELID::int8, 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'k', left(TG_OP, 1),
+        'keys', keys, 'old', old_keys)::text;
     IF octet_length(payload) > 7900 THEN
         DELETE FROM relate_tracking.change WHERE created_at < now() - interval '1 hour';
         INSERT INTO relate_tracking.change (payload) VALUES (payload::jsonb) RETURNING id INTO stored;
-        payload := jsonb_build_object('x', txid_current(), 'id', stored)::text;
+        payload := json_build_object('x', txid_current(), 'id', stored)::text;
     END IF;
     PERFORM pg_notify('relate_changes', payload);
     RETURN NULL;
 END
-$function$;
-
--- Installs (again) the three triggers of one table.
-CREATE OR REPLACE FUNCTION relate_tracking.track(target regclass) RETURNS void
-LANGUAGE plpgsql AS $function$
+$body$;
 BEGIN
     PERFORM relate_tracking.untrack(target);
+    SELECT 'jsonb_build_array(' || string_agg(format('r.%I', a.attname), ', ' ORDER BY k.position) || ')'
+      INTO key_row
+      FROM pg_index i
+      CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, position)
+      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+     WHERE i.indrelid = target AND i.indisprimary;
+    body := replace(replace(body, '@keyed@', (key_row IS NOT NULL)::text), '@key_row@', coalesce(key_row, 'NULL'));
+    EXECUTE format('CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %L', notifier, body);
     EXECUTE format('CREATE TRIGGER relate_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS relate_new_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION relate_tracking.notify_change()', target);
+                   'FOR EACH STATEMENT EXECUTE FUNCTION %s()', target, notifier);
     EXECUTE format('CREATE TRIGGER relate_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS relate_old_rows '
-                   'NEW TABLE AS relate_new_rows FOR EACH STATEMENT EXECUTE FUNCTION relate_tracking.notify_change()', target);
+                   'NEW TABLE AS relate_new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s()', target, notifier);
     EXECUTE format('CREATE TRIGGER relate_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS relate_old_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION relate_tracking.notify_change()', target);
+                   'FOR EACH STATEMENT EXECUTE FUNCTION %s()', target, notifier);
 END
 $function$;
 
@@ -72,5 +75,6 @@ BEGIN
     EXECUTE format('DROP TRIGGER IF EXISTS relate_insert ON %s', target);
     EXECUTE format('DROP TRIGGER IF EXISTS relate_update ON %s', target);
     EXECUTE format('DROP TRIGGER IF EXISTS relate_delete ON %s', target);
+    EXECUTE format('DROP FUNCTION IF EXISTS relate_tracking.%I()', 'notify_' || target::oid);
 END
 $function$;

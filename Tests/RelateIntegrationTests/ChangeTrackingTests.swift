@@ -226,6 +226,37 @@ import Testing
         }
     }
 
+    /// A table's trigger names its key columns in SQL of its own: a key column renamed after
+    /// `relate enable` must not make writers fail (the notification comes without keys, and
+    /// the context learns that the table changed), and columns named like the trigger's
+    /// own variables are read as columns.
+    @Test func triggersSurviveARenamedKeyAndColumnsNamedLikeTheirVariables() throws {
+        try TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("""
+                CREATE TABLE note (keys int, payload text, stored int, PRIMARY KEY (keys, payload));
+                INSERT INTO note VALUES (1, 'a', 0), (2, 'b', 0);
+                """)
+            try ChangeTracking.enable(on: setup)
+            let context = try DatabaseContext(url: url)
+            try context.startTrackingChanges(using: .triggers)
+            let note = try #require(try context.fetch("note").first { try $0.value(forKey: "keys", as: Int.self) == 1 })
+            try setup.execute("UPDATE note SET stored = 7 WHERE keys = 1")
+            let changes = try context.waitForChanges(timeout: .seconds(5))
+            #expect(changes.map(\.kind) == [.update])
+            #expect(try note.value(forKey: "stored", as: Int.self) == 7)
+
+            try setup.execute("ALTER TABLE note RENAME COLUMN payload TO body")
+            #expect(try setup.execute("UPDATE note SET stored = 8 WHERE keys = 2") == 1)
+            var caught: RelateError?
+            for _ in 0..<50 where caught == nil {
+                do { _ = try context.waitForChanges(timeout: .milliseconds(100)) } catch let error as RelateError { caught = error }
+            }
+            #expect(caught?.kind == .schemaChanged)
+            #expect(caught?.message.contains("keys, body, stored") == true)
+        }
+    }
+
     /// A server's view: `Database.changes()` streams each committed transaction, a rolled
     /// back one never.
     @Test(arguments: ChangeTracking.Mechanism.allCases)

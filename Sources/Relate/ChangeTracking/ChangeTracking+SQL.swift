@@ -8,11 +8,19 @@ extension ChangeTracking {
     /// is this text (`relate enable --print-sql`; a test keeps the file up to date).
     ///
     /// One statement-level trigger per table and operation, with a transition table: one
-    /// notification per statement, naming the table, the operation, the writing transaction
-    /// and the primary keys it touched (`old`: an update's keys before). A payload over
-    /// NOTIFY's 8,000 bytes is stored in `relate_tracking.change` and the notification names its row.
-    /// A table without a primary key is notified without keys. `c` lists the table's columns,
-    /// so that a context tells a table altered since it read the model.
+    /// notification per statement, naming the table (`r`: its oid), the operation, the writing
+    /// transaction and the primary keys it touched (`old`: an update's keys before). A payload
+    /// over NOTIFY's 8,000 bytes is stored in `relate_tracking.change` and the notification
+    /// names its row. A table without a primary key is notified without keys.
+    ///
+    /// What a trigger does is what every writer pays, so `track` writes each table a function
+    /// of its own with the key columns in static SQL (planned once per session), and nothing
+    /// in it reads the catalog: a committed single-row update costs the server about 25 µs
+    /// more with it, where reading the key and the columns from the catalog at each
+    /// statement cost about 165 µs (`scripts/trigger-cost`). A
+    /// context tells a table altered since it read the model by reading the columns itself
+    /// (`columnsSQL`), once per batch of notifications. A key column renamed or dropped after
+    /// `track` sends no keys (the table is read again whole) until `relate enable` runs again.
     public static let installSQL = #"""
         CREATE SCHEMA IF NOT EXISTS relate_tracking;
 
@@ -22,63 +30,66 @@ extension ChangeTracking {
             created_at timestamptz NOT NULL DEFAULT now()
         );
 
-        CREATE OR REPLACE FUNCTION relate_tracking.notify_change() RETURNS trigger
+        -- Installs (again) the three triggers of one table, and their function.
+        CREATE OR REPLACE FUNCTION relate_tracking.track(target regclass) RETURNS void
         LANGUAGE plpgsql AS $function$
         DECLARE
-            key_columns text;
-            table_columns text;
+            notifier text := format('relate_tracking.%I', 'notify_' || target::oid);
+            key_row text;
+            body text := $body$
+        DECLARE
             keys jsonb;
             old_keys jsonb;
             payload text;
             stored bigint;
         BEGIN
-            SELECT string_agg(format('%I', a.attname), ', ' ORDER BY k.position)
-              INTO key_columns
-              FROM pg_index i
-              CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, position)
-              JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-             WHERE i.indrelid = TG_RELID AND i.indisprimary;
-            SELECT string_agg(a.attname, ',' ORDER BY a.attnum) INTO table_columns
-              FROM pg_attribute a
-             WHERE a.attrelid = TG_RELID AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
-            IF key_columns IS NOT NULL THEN
-                IF TG_OP = 'DELETE' THEN
-                    EXECUTE format('SELECT jsonb_agg(jsonb_build_array(%s)) FROM relate_old_rows', key_columns) INTO keys;
-                ELSE
-                    EXECUTE format('SELECT jsonb_agg(jsonb_build_array(%s)) FROM relate_new_rows', key_columns) INTO keys;
-                END IF;
-                IF TG_OP = 'UPDATE' THEN
-                    EXECUTE format('SELECT jsonb_agg(jsonb_build_array(%s)) FROM relate_old_rows', key_columns) INTO old_keys;
-                END IF;
-                -- A statement that touched no row.
-                IF keys IS NULL THEN
-                    RETURN NULL;
-                END IF;
+            IF @keyed@ THEN
+                BEGIN
+                    IF TG_OP = 'DELETE' THEN
+                        SELECT jsonb_agg(@key_row@) INTO keys FROM relate_old_rows r;
+                    ELSE
+                        SELECT jsonb_agg(@key_row@) INTO keys FROM relate_new_rows r;
+                    END IF;
+                    -- A statement that touched no row.
+                    IF keys IS NULL THEN
+                        RETURN NULL;
+                    END IF;
+                    IF TG_OP = 'UPDATE' THEN
+                        SELECT jsonb_agg(@key_row@) INTO old_keys FROM relate_old_rows r;
+                    END IF;
+                EXCEPTION WHEN undefined_column THEN
+                    keys := NULL;
+                    old_keys := NULL;
+                END;
             END IF;
-            payload := jsonb_build_object(
-                'x', txid_current(), 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'k', left(TG_OP, 1),
-                'keys', keys, 'old', old_keys, 'c', table_columns)::text;
+            payload := json_build_object(
+                'x', txid_current(), 'r', TG_RELID::int8, 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'k', left(TG_OP, 1),
+                'keys', keys, 'old', old_keys)::text;
             IF octet_length(payload) > 7900 THEN
                 DELETE FROM relate_tracking.change WHERE created_at < now() - interval '1 hour';
                 INSERT INTO relate_tracking.change (payload) VALUES (payload::jsonb) RETURNING id INTO stored;
-                payload := jsonb_build_object('x', txid_current(), 'id', stored)::text;
+                payload := json_build_object('x', txid_current(), 'id', stored)::text;
             END IF;
             PERFORM pg_notify('relate_changes', payload);
             RETURN NULL;
         END
-        $function$;
-
-        -- Installs (again) the three triggers of one table.
-        CREATE OR REPLACE FUNCTION relate_tracking.track(target regclass) RETURNS void
-        LANGUAGE plpgsql AS $function$
+        $body$;
         BEGIN
             PERFORM relate_tracking.untrack(target);
+            SELECT 'jsonb_build_array(' || string_agg(format('r.%I', a.attname), ', ' ORDER BY k.position) || ')'
+              INTO key_row
+              FROM pg_index i
+              CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, position)
+              JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+             WHERE i.indrelid = target AND i.indisprimary;
+            body := replace(replace(body, '@keyed@', (key_row IS NOT NULL)::text), '@key_row@', coalesce(key_row, 'NULL'));
+            EXECUTE format('CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %L', notifier, body);
             EXECUTE format('CREATE TRIGGER relate_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS relate_new_rows '
-                           'FOR EACH STATEMENT EXECUTE FUNCTION relate_tracking.notify_change()', target);
+                           'FOR EACH STATEMENT EXECUTE FUNCTION %s()', target, notifier);
             EXECUTE format('CREATE TRIGGER relate_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS relate_old_rows '
-                           'NEW TABLE AS relate_new_rows FOR EACH STATEMENT EXECUTE FUNCTION relate_tracking.notify_change()', target);
+                           'NEW TABLE AS relate_new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s()', target, notifier);
             EXECUTE format('CREATE TRIGGER relate_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS relate_old_rows '
-                           'FOR EACH STATEMENT EXECUTE FUNCTION relate_tracking.notify_change()', target);
+                           'FOR EACH STATEMENT EXECUTE FUNCTION %s()', target, notifier);
         END
         $function$;
 
@@ -88,9 +99,19 @@ extension ChangeTracking {
             EXECUTE format('DROP TRIGGER IF EXISTS relate_insert ON %s', target);
             EXECUTE format('DROP TRIGGER IF EXISTS relate_update ON %s', target);
             EXECUTE format('DROP TRIGGER IF EXISTS relate_delete ON %s', target);
+            EXECUTE format('DROP FUNCTION IF EXISTS relate_tracking.%I()', 'notify_' || target::oid);
         END
         $function$;
         """#
+
+    /// The columns of the tables given (`$1`, their oids) as a context's model has them
+    /// (generated columns apart): a table altered since the model was read answers others,
+    /// a dropped one answers nothing.
+    static let columnsSQL = """
+        SELECT a.attrelid::int8, string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_attribute a
+         WHERE a.attrelid = ANY($1::int8[]::oid[]) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+         GROUP BY a.attrelid
+        """
 
     /// Gives the triggers to the tables of the schemas given (`$1`, a text array), in one
     /// statement, and answers their names: ordinary and partitioned tables, not partitions

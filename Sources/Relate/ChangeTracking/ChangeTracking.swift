@@ -33,6 +33,6 @@ public enum ChangeTracking {
 
     /// Whether `enable` has run on the connection's database.
     public static func isEnabled(on connection: Connection) throws -> Bool {
-        try connection.query("SELECT to_regproc('relate_tracking.notify_change') IS NOT NULL")[0].decode(Bool.self, at: 0)
+        try connection.query("SELECT to_regproc('relate_tracking.track') IS NOT NULL")[0].decode(Bool.self, at: 0)
     }
 }
