@@ -112,11 +112,11 @@ import Testing
             let before = context.connection.roundTrips
             let replace = try fixture.sql { try ada.setValue([admiral, doctor], forKey: "title") }
             #expect(context.connection.roundTrips - before == 1)
-            // Countess out (whatever the database holds beyond the members), admiral and doctor in.
+            // Countess out (whatever the database holds beyond the members), admiral and
+            // doctor in, by one statement with an array a column.
             #expect(replace == [
                 #"DELETE FROM \#(s)."person_title_rel" WHERE "person_id" = $1 AND NOT ("title_id" = ANY($2)) RETURNING "person_id", "title_id""#,
-                #"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") VALUES ($1, $2) RETURNING "person_id", "title_id""#,
-                #"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") VALUES ($1, $2) RETURNING "person_id", "title_id""#,
+                #"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") SELECT * FROM unnest($1, $2) RETURNING "person_id", "title_id""#,
             ])
             #expect(titles.count == 2 && !titles.contains(countess))
             try titles.removeAll()
@@ -166,9 +166,51 @@ import Testing
             #expect(remove.count == 1 && remove[0].contains("(tableoid, ctid) = (SELECT tableoid, ctid FROM"))
             #expect(tags.count(for: red) == 1 && items.count(for: lamp) == 1)
             #expect(try context.connection.query("SELECT count(*) FROM tag_link")[0].decode(Int.self, at: 0) == 1)
-            // Replacing with the pair three times adds two rows.
-            try lamp.setValue([red, red, red], forKey: "tag")
+            // Replacing with the pair three times adds two rows, by one statement.
+            let threeTimes = try fixture.sql { try lamp.setValue([red, red, red], forKey: "tag") }
+            #expect(threeTimes.filter { $0.hasPrefix("INSERT") }.count == 1)
+            #expect(threeTimes.contains { $0.contains("SELECT * FROM unnest($1, $2)") })
             #expect(tags.count(for: red) == 3)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// Many pairs go into the helper by one statement with an array a column when the
+    /// keys' values have an array type that goes into the column as it is (text into
+    /// varchar here); an enum key goes one `INSERT` a pair, as text would not go into it.
+    @Test func manyToManyInsertsGoAsOneStatementWhereTheKeyTypesAllow() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TYPE colour AS ENUM ('red', 'green', 'blue');
+                CREATE TABLE shelf (code varchar(10) PRIMARY KEY);
+                CREATE TABLE book (isbn text PRIMARY KEY);
+                CREATE TABLE paint (colour colour PRIMARY KEY);
+                CREATE TABLE shelf_book (shelf_code varchar(10) REFERENCES shelf, book_isbn varchar(20) REFERENCES book,
+                    PRIMARY KEY (shelf_code, book_isbn));
+                CREATE TABLE shelf_paint (shelf_code varchar(10) REFERENCES shelf, paint_colour colour REFERENCES paint,
+                    PRIMARY KEY (shelf_code, paint_colour));
+                INSERT INTO shelf VALUES ('A1');
+                INSERT INTO book VALUES ('978-0'), ('978-1'), ('978-2');
+                INSERT INTO paint VALUES ('red'), ('green'), ('blue');
+                """)
+            let fixture = ObjectFixture(context: try DatabaseContext(connection: connection, schemas: [schema]), schema: schema)
+            let context = fixture.context
+            let shelf = try #require(try context.object("shelf", primaryKey: "A1"))
+            let books = try context.fetch("book")
+            let paints = try context.fetch("paint")
+            let s = "\"\(schema)\""
+            _ = try shelf.objects(forKey: "book")
+
+            let shelveBooks = try fixture.sql { try shelf.setValue(books, forKey: "book") }
+            #expect(shelveBooks == [
+                #"DELETE FROM \#(s)."shelf_book" WHERE "shelf_code" = $1 AND NOT ("book_isbn" = ANY($2)) RETURNING "shelf_code", "book_isbn""#,
+                #"INSERT INTO \#(s)."shelf_book" ("shelf_code", "book_isbn") SELECT * FROM unnest($1, $2)"#,
+            ])
+            #expect(try shelf.objects(forKey: "book").count == 3)
+
+            let paintShelf = try fixture.sql { try shelf.setValue(paints, forKey: "paint") }
+            #expect(paintShelf.filter { $0.hasPrefix("INSERT") }.count == 3)
+            #expect(try shelf.objects(forKey: "paint").count == 3)
             #expect(try fixture.disagreements() == [])
         }
     }

@@ -354,16 +354,20 @@ extension DatabaseContext {
             }
             let deletes = statements.count
             let shown = helperRowsAreShown(helper)
-            var template: PostgresStatement?
-            for (member, times) in added {
-                let statement: PostgresStatement
-                if let template {
-                    statement = PostgresStatement(template.sql, ownerValues + targetKey.map { member.values[$0].parameter }, format: .binary)
-                } else {
-                    statement = try helperInsert(set, helper: helper, member: member, helperValues: [:], returning: shown)
-                    template = statement
+            if let many = try helperInsertAll(set, helper: helper, members: added, returning: shown) {
+                statements.append(many)
+            } else {
+                var template: PostgresStatement?
+                for (member, times) in added {
+                    let statement: PostgresStatement
+                    if let template {
+                        statement = PostgresStatement(template.sql, ownerValues + targetKey.map { member.values[$0].parameter }, format: .binary)
+                    } else {
+                        statement = try helperInsert(set, helper: helper, member: member, helperValues: [:], returning: shown)
+                        template = statement
+                    }
+                    for _ in 0..<times { statements.append(statement) }
                 }
-                for _ in 0..<times { statements.append(statement) }
             }
             if statements.isEmpty { return }
             let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
@@ -444,6 +448,50 @@ extension DatabaseContext {
             columns.append(index)
             parameters.append(try AttributeValue.encodable(value, for: helper.entity.attributes[index], entity: helper.entity))
         }
+        try requireValues(helper, columns: columns)
+        let sql = "INSERT INTO \(helper.table) (\(columns.map { helper.columns[$0] }.joined(separator: ", "))) VALUES ("
+            + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ")" + (returning ? " RETURNING \(helper.selectList())" : "")
+        return PostgresStatement(sql, parameters, format: .binary)
+    }
+
+    /// Every pair of `members` (each `times` over) in one `INSERT … SELECT * FROM unnest(…)`:
+    /// one statement to plan and run instead of one a pair, as a client writing them by hand
+    /// would send. `nil` for fewer than two rows, or when a column's values have no array
+    /// type that goes into the column as it is (an enum, a date) or hold a NULL: then one
+    /// `INSERT` a pair.
+    private func helperInsertAll(
+        _ set: RelationshipSet, helper: EntityTable, members: [(object: DatabaseObject, times: Int)], returning: Bool
+    ) throws -> PostgresStatement? {
+        let rows = members.flatMap { member, times in repeatElement(member, count: times) }
+        guard rows.count > 1 else { return nil }
+        let owner = set.owner
+        let index = set.relationshipIndex
+        let pair = owner.table.layout.helperColumns[index]
+        let ownerKey = owner.table.fromColumns[index].map { owner.values[$0] }
+        let memberKey = targetColumns(of: owner.entityIndex, index)
+        let columnValues = ownerKey.map { value in Array(repeating: value, count: rows.count) }
+            + memberKey.map { column in rows.map { $0.values[column] } }
+        let columns = pair.from + pair.to
+        var arrays: [any PostgresEncodable] = []
+        for (column, values) in zip(columns, columnValues) {
+            let type = helper.types[column]
+            guard Self.unnestable.contains(type), !values.contains(where: \.isNull),
+                case .typed(let array) = AttributeValue.keyList(values, columnType: type)
+            else { return nil }
+            arrays.append(array)
+        }
+        try requireValues(helper, columns: columns)
+        let sql = "INSERT INTO \(helper.table) (\(columns.map { helper.columns[$0] }.joined(separator: ", "))) SELECT * FROM unnest("
+            + (1...arrays.count).map { "$\($0)" }.joined(separator: ", ") + ")" + (returning ? " RETURNING \(helper.selectList())" : "")
+        return PostgresStatement(sql, arrays, format: .binary)
+    }
+
+    /// Column types whose values' array (the Swift type's) goes into the column by an
+    /// assignment cast or none; text into json or an enum, or a timestamptz into a date, would not.
+    private static let unnestable: Set<PostgresType> = [.int2, .int4, .int8, .float4, .float8, .numeric, .bool, .text, .varchar, .bpchar, .uuid, .bytea]
+
+    /// A helper row written with only `columns` must get every other NOT NULL column from a default.
+    private func requireValues(_ helper: EntityTable, columns: [Int]) throws {
         let missing = helper.entity.attributes.enumerated().filter { index, attribute in
             !attribute.isNullable && !attribute.hasDefault && !columns.contains(index)
         }.map(\.element.name)
@@ -454,9 +502,6 @@ extension DatabaseContext {
                     + "(NOT NULL without a default): pass them as helperValues",
                 entity: helper.entity.name, candidates: missing)
         }
-        let sql = "INSERT INTO \(helper.table) (\(columns.map { helper.columns[$0] }.joined(separator: ", "))) VALUES ("
-            + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ")" + (returning ? " RETURNING \(helper.selectList())" : "")
-        return PostgresStatement(sql, parameters, format: .binary)
     }
 
     /// Deletes one helper row of the pair: where pairs may repeat, exactly one of them.
