@@ -151,6 +151,9 @@ extension Array: PostgresDecodable where Element: PostgresArrayMember {
         }
         guard bytes.count >= 20 else { throw .malformed(type, .binary) }
         let count = Int(bytes.bigEndian(Int32.self, at: 12))
+        // Every element takes at least its 4-byte length: a count beyond that is not an
+        // array, and must not size the result before the first element is read.
+        guard count >= 0, count <= (bytes.count - 20) / 4 else { throw .malformed(type, .binary) }
         var offset = 20
         var result: [Element] = []
         result.reserveCapacity(count)
@@ -204,6 +207,8 @@ extension Array: PostgresDecodable where Element: PostgresArrayMember {
                     element.append(bytes[index])
                     index += 1
                 }
+                // The closing quote, not the closing brace.
+                guard index < end else { throw .malformed(type, .text) }
                 index += 1
             } else {
                 while index < end, bytes[index] != UInt8(ascii: ",") {

@@ -20,7 +20,10 @@ extension Date: PostgresArrayElement {
             return
         }
         let micros = ((seconds - Self.postgresEpoch) * 1_000_000).rounded()
-        guard let value = Int64(exactly: micros) else { throw PostgresEncodingError("the date is out of range") }
+        // The two extreme values are the server's ±infinity, which a finite Date is not.
+        guard let value = Int64(exactly: micros), value != .min, value != .max else {
+            throw PostgresEncodingError("the date is out of range")
+        }
         buffer.appendBigEndian(value)
     }
 
@@ -30,13 +33,24 @@ extension Date: PostgresArrayElement {
             buffer.append(contentsOf: (seconds > 0 ? "infinity" : "-infinity").utf8)
             return
         }
-        let micros = Int((seconds * 1_000_000).rounded())
-        let (days, microOfDay) = micros.floorDivided(by: 86_400_000_000)
+        // Whole seconds and microseconds apart: the server's latest timestamp counted in
+        // microseconds since 1970 does not fit in 64 bits. A Date far beyond the server's
+        // range (year 5874897) goes as text the server refuses, naming it.
+        var whole = seconds.rounded(.down)
+        guard abs(whole) < 1e15 else {
+            buffer.append(contentsOf: "\(seconds) seconds since 1970 (out of range)".utf8)
+            return
+        }
+        var microOfSecond = Int(((seconds - whole) * 1_000_000).rounded())
+        if microOfSecond == 1_000_000 {
+            whole += 1
+            microOfSecond = 0
+        }
+        let (days, secondOfDay) = Int(whole).floorDivided(by: 86_400)
         let (year, month, day) = CivilDate.fromDays(days)
-        let secondOfDay = microOfDay / 1_000_000
         var text = CivilDate.format(year: year, month: month, day: day, withEra: false)
         text += " " + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        text += "." + pad(microOfDay % 1_000_000, 6) + "+00"
+        text += "." + pad(microOfSecond, 6) + "+00"
         if year <= 0 { text += " BC" }
         buffer.append(contentsOf: text.utf8)
     }
@@ -74,13 +88,13 @@ extension Date: PostgresArrayElement {
             scanner.bytes.removeLast(3)
         }
         guard var year = scanner.number(), scanner.skip("-"), let month = scanner.number(),
-            scanner.skip("-"), let day = scanner.number()
+            scanner.skip("-"), let day = scanner.number(), (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         if bc { year = 1 - year }
         var micros = 0
         if scanner.skip(" ") {
             guard let hour = scanner.number(), scanner.skip(":"), let minute = scanner.number(),
-                scanner.skip(":"), let second = scanner.number()
+                scanner.skip(":"), let second = scanner.number(), hour <= 24, minute <= 59, second <= 60
             else { return nil }
             micros = ((hour * 60 + minute) * 60 + second) * 1_000_000
             if scanner.skip(".") {
@@ -92,7 +106,7 @@ extension Date: PostgresArrayElement {
             }
             if let sign = scanner.peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
                 scanner.position += 1
-                guard let hours = scanner.number() else { return nil }
+                guard let hours = scanner.number(), hours <= 24 else { return nil }
                 var offset = hours * 3600
                 if scanner.skip(":") { guard let minutes = scanner.number() else { return nil }; offset += minutes * 60 }
                 if scanner.skip(":") { guard let seconds = scanner.number() else { return nil }; offset += seconds }
@@ -150,10 +164,13 @@ private struct DigitScanner {
         position += 1
         return true
     }
+    /// At most nine digits (the server's longest field is a seven-digit year, or a
+    /// six-digit fraction), so that no field, nor the microseconds made of them, overflows.
     mutating func number() -> Int? {
         var value = 0
         let start = position
         while let byte = peek(), byte >= 48, byte <= 57 {
+            guard position - start < 9 else { return nil }
             value = value * 10 + Int(byte - 48)
             position += 1
         }

@@ -70,11 +70,15 @@ extension Decimal: PostgresArrayElement {
         switch sign {
         case 0xC000: return "NaN"
         case 0xD000, 0xF000: throw PostgresDecodingError("numeric infinity does not fit in Decimal")
-        default: break
+        case 0x0000, 0x4000: break
+        default: throw .malformed(.numeric, .binary)
         }
         var digits = ""
         for index in 0..<count {
-            let group = String(bytes.bigEndian(Int16.self, at: 8 + 2 * index))
+            let value = bytes.bigEndian(Int16.self, at: 8 + 2 * index)
+            // A base-10000 digit: anything else would print as more (or fewer) than four.
+            guard (0..<10000).contains(value) else { throw .malformed(.numeric, .binary) }
+            let group = String(value)
             digits += index == 0 ? group : String(repeating: "0", count: 4 - group.count) + group
         }
         if count == 0 { return "0" }
