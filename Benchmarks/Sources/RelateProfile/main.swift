@@ -15,7 +15,8 @@ import Relate
 /// size from RELATE_WALK_BATCH, default 1,000); `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
-/// `RelateProfile changes [updates]` measures change tracking (see `ChangeTrackingBenchmark`).
+/// `RelateProfile changes [updates]` measures change tracking (see `ChangeTrackingBenchmark`),
+/// `RelateProfile catalog [runs]` the catalog read and the model built (see `CatalogBenchmark`).
 let flags: Set = ["--raw", "--paired"]
 let arguments = CommandLine.arguments.dropFirst().filter { !flags.contains($0) }
 let raw = CommandLine.arguments.contains("--raw")
@@ -30,6 +31,16 @@ if CommandLine.arguments.dropFirst().first == "changes" {
     do {
         let updates = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 2_000
         for line in try ChangeTrackingBenchmark.run(updates: updates) { print(line) }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("RelateProfile: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if CommandLine.arguments.dropFirst().first == "catalog" {
+    do {
+        let runs = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 20
+        for line in try CatalogBenchmark.run(runs: runs) { print(line) }
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("RelateProfile: \(error)\n".utf8))
