@@ -175,6 +175,44 @@ import Testing
         }
     }
 
+    /// A replace of a many-to-many set nobody loaded reads nothing first: one round trip
+    /// deletes what leaves (answered, so that loaded sets of the other side follow) and
+    /// inserts what is not there yet; the set then holds the members given.
+    @Test func replacingAnUnloadedManyToManyReadsNothingFirst() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            let s = "\"\(fixture.schema)\""
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let countess = try #require(try context.object("title", primaryKey: 1))
+            let admiral = try #require(try context.object("title", primaryKey: 2))
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            let admirals = try admiral.objects(forKey: "person")
+            let countesses = try countess.objects(forKey: "person")
+            #expect(admirals.contains(grace))
+
+            // Grace holds admiral and doctor; she is to hold countess and doctor.
+            let before = context.connection.roundTrips
+            let replace = try fixture.sql { try grace.setValue([countess, doctor], forKey: "title") }
+            #expect(context.connection.roundTrips - before == 1)
+            #expect(replace == [
+                #"DELETE FROM \#(s)."person_title_rel" WHERE "person_id" = $1 AND NOT ("title_id" = ANY($2)) RETURNING "person_id", "title_id""#,
+                #"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") SELECT * FROM unnest($1, $2) AS u("person_id", "title_id") "#
+                    + #"WHERE NOT EXISTS (SELECT 1 FROM \#(s)."person_title_rel" h WHERE h."person_id" = u."person_id" AND h."title_id" = u."title_id")"#,
+            ])
+            let titles = try grace.objects(forKey: "title")
+            #expect(Set(titles.allObjects.map(ObjectIdentifier.init)) == [ObjectIdentifier(countess), ObjectIdentifier(doctor)])
+            #expect(!admirals.contains(grace) && countesses.contains(grace))
+            #expect(try fixture.disagreements() == [])
+
+            // Emptied, again without a read.
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let emptied = try fixture.sql { try ada.setValue(nil, forKey: "title") }
+            #expect(emptied.count == 1 && emptied[0].hasPrefix("DELETE"))
+            #expect(try ada.objects(forKey: "title").isEmpty && !countesses.contains(ada))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     /// Many pairs go into the helper by one statement with an array a column when the
     /// keys' values have an array type that goes into the column as it is (text into
     /// varchar here); an enum key goes one `INSERT` a pair, as text would not go into it.
