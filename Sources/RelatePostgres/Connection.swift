@@ -49,6 +49,52 @@ public final class Connection {
         try self.init(logger: logger, secrets: secrets) { PQconnectdb(conninfo) }
     }
 
+    /// Opens a connection from a conninfo string or URL, with `defaults` for what neither it
+    /// nor the environment gives (`["connect_timeout": "10"]`): libpq reads the string
+    /// after the defaults, so the string's own values win; a default whose PG* variable is
+    /// set is left to the variable.
+    public convenience init(conninfo: String, defaults: [String: String], logger: Logger = Logger(label: "relate.postgres")) throws {
+        let secrets = ConnectionString.secrets(in: conninfo)
+        guard !conninfo.utf8.contains(0), !defaults.contains(where: { $0.key.utf8.contains(0) || $0.value.utf8.contains(0) }) else {
+            throw PostgresError(kind: .invalidInput, message: "the connection string contains a NUL byte")
+        }
+        if let problem = ConnectionString.syntaxProblem(in: conninfo) {
+            throw PostgresError(kind: .connectionFailed, message: ConnectionString.redact(problem, secrets: secrets))
+        }
+        let given = Self.libpqDefaults()
+        let parameters = defaults.sorted { $0.key < $1.key }.filter { given[$0.key] == nil } + [("dbname", conninfo)]
+        try self.init(logger: logger, secrets: secrets) {
+            Self.connect(parameters, expandingDatabaseName: true)
+        }
+    }
+
+    /// The parameters libpq has a value for before any connection string: from the PG*
+    /// variables, or compiled in.
+    private static func libpqDefaults() -> [String: String] {
+        guard let options = PQconndefaults() else { return [:] }
+        defer { PQconninfoFree(options) }
+        var values: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        return values
+    }
+
+    /// `PQconnectdbParams` with `parameters` in order; with `expandingDatabaseName`, the
+    /// first `dbname` may be a whole conninfo string or URL.
+    private static func connect(_ parameters: [(String, String)], expandingDatabaseName: Bool) -> OpaquePointer? {
+        let keywords = parameters.map { strdup($0.0) }
+        let values = parameters.map { strdup($0.1) }
+        defer { (keywords + values).forEach { free($0) } }
+        return (keywords.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { keywordList in
+            (values.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { valueList in
+                PQconnectdbParams(keywordList.baseAddress, valueList.baseAddress, expandingDatabaseName ? 1 : 0)
+            }
+        }
+    }
+
     /// Opens another connection to the server `other` is connected to, with the same
     /// parameters as libpq holds them (host list, user, password, TLS, …) and `options`
     /// added or replaced: `["replication": "database"]` for a replication connection.
@@ -67,14 +113,7 @@ public final class Connection {
         PQconninfoFree(given)
         parameters += options.sorted { $0.key < $1.key }
         try self.init(logger: other.logger, secrets: other.secrets) {
-            let keywords = parameters.map { strdup($0.0) }
-            let values = parameters.map { strdup($0.1) }
-            defer { (keywords + values).forEach { free($0) } }
-            return (keywords.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { keywordList in
-                (values.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { valueList in
-                    PQconnectdbParams(keywordList.baseAddress, valueList.baseAddress, 0)
-                }
-            }
+            Self.connect(parameters, expandingDatabaseName: false)
         }
     }
 

@@ -177,6 +177,35 @@ import Testing
         }
     }
 
+    /// A server that accepts the connection and never answers (a socket that listens, and
+    /// nobody behind it): opening gives up after the connect timeout, with libpq's reason,
+    /// instead of waiting as long as the network would.
+    @Test func openingGivesUpAfterTheConnectTimeout() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        #expect(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let started = ContinuousClock.now
+        var failure: RelateError?
+        do {
+            _ = try Database(url: "postgresql://nobody@127.0.0.1:\(port)/none", connectTimeout: .seconds(2))
+        } catch let error as RelateError {
+            failure = error
+        }
+        let waited = ContinuousClock.now - started
+        #expect(failure?.postgresError?.kind == .connectionFailed)
+        #expect(failure?.message.contains("timeout") == true, "\(failure?.message ?? "no error")")
+        #expect(waited < .seconds(10))
+    }
+
     @Test func reloadingTheModelShowsANewColumn() async throws {
         try await Self.with { database, schema, _ in
             #expect(throws: RelateError.self) { try database.model.entity("person").attribute(forKey: "born") }

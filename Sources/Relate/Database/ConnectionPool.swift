@@ -38,6 +38,8 @@ final class PooledConnection: @unchecked Sendable {
 final class ConnectionPool: Sendable {
     let maxConnections: Int
     private let conninfo: String
+    /// Parameters for what `conninfo` and the environment leave out (a connect timeout).
+    private let defaults: [String: String]
     private let logger: Logger
     /// Run on each new connection before its first use (session settings).
     private let setUp: @Sendable (Connection) throws -> Void
@@ -59,8 +61,12 @@ final class ConnectionPool: Sendable {
         case fail(any Error)
     }
 
-    init(conninfo: String, maxConnections: Int, logger: Logger, setUp: @escaping @Sendable (Connection) throws -> Void) {
+    init(
+        conninfo: String, defaults: [String: String], maxConnections: Int, logger: Logger,
+        setUp: @escaping @Sendable (Connection) throws -> Void
+    ) {
         self.conninfo = conninfo
+        self.defaults = defaults
         self.maxConnections = maxConnections
         self.logger = logger
         self.setUp = setUp
@@ -172,7 +178,7 @@ final class ConnectionPool: Sendable {
         let worker = makeWorker()
         worker.submit { [self] in
             do {
-                let connection = try Connection(conninfo: conninfo, logger: logger)
+                let connection = try Connection(conninfo: conninfo, defaults: defaults, logger: logger)
                 try setUp(connection)
                 let pooled = PooledConnection(connection: connection, worker: worker, cancelRequest: try connection.makeCancelRequest())
                 continuation.resume(returning: pooled)

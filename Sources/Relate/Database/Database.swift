@@ -36,9 +36,14 @@ public final class Database: Sendable {
     ///   - maxConnections: the pool's bound; tasks beyond it wait in line.
     ///   - statementTimeout: when given, every statement longer than this fails
     ///     (`statement_timeout`, SQLSTATE 57014) and its unit of work throws.
+    ///   - connectTimeout: how long opening a connection may take (libpq's
+    ///     `connect_timeout`, per host tried), unless the URL or `PGCONNECT_TIMEOUT` says;
+    ///     `nil` waits as long as the network does. Without it a unit of work that needs a
+    ///     new connection to an unreachable host would wait for minutes.
     public init(
         url: String, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil,
-        maxConnections: Int = 4, statementTimeout: Duration? = nil, logger: Logger = Logger(label: "relate")
+        maxConnections: Int = 4, statementTimeout: Duration? = nil, connectTimeout: Duration? = .seconds(10),
+        logger: Logger = Logger(label: "relate")
     ) throws {
         guard maxConnections > 0 else {
             throw RelateError(kind: .invalidWrite, message: "maxConnections must be at least 1, not \(maxConnections)")
@@ -54,8 +59,10 @@ public final class Database: Sendable {
         conninfo = url
         self.logger = logger
         self.schemas = schemas
-        pool = ConnectionPool(conninfo: url, maxConnections: maxConnections, logger: logger, setUp: setUp)
-        let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: url, logger: logger) }
+        // libpq counts whole seconds, and takes less than 2 as 2.
+        let defaults = connectTimeout.map { ["connect_timeout": String(max(1, $0.components.seconds))] } ?? [:]
+        pool = ConnectionPool(conninfo: url, defaults: defaults, maxConnections: maxConnections, logger: logger, setUp: setUp)
+        let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: url, defaults: defaults, logger: logger) }
         let layout = try Self.readLayout(connection, options: options, schemas: schemas)
         self.layout = Locked(layout)
         try DatabaseContext.wrappingErrors {
