@@ -395,16 +395,19 @@ extension DatabaseContext {
         }
     }
 
-    /// A replace of a many-to-many set nobody loaded, through a helper that holds a pair
-    /// once: the database is told the whole membership without being asked for the current
-    /// one first (the read cost as much as the writes: 2.5× a single raw `INSERT … SELECT
-    /// unnest`). What leaves is deleted and answered, what arrives is inserted unless it is
-    /// there already; the set then holds exactly `members`. Answers false, having done
-    /// nothing, where the helper may hold a pair twice or the keys have no array type that
-    /// goes into the columns (then the set is loaded and the difference written).
-    func replaceWithoutLoading(members: [DatabaseObject], relationship index: Int, owner: DatabaseObject) throws -> Bool {
+    /// A replace of a many-to-many set through a helper that holds a pair once: the
+    /// database is told the whole membership, not the difference from what memory
+    /// believes, so neither a set nobody loaded (which needed a read first: it cost as much
+    /// as the writes, 2.5× a single raw `INSERT … SELECT unnest`) nor a loaded one that is
+    /// stale (a pair another client added or removed) can make it fail or leave it wrong.
+    /// One pipeline: what leaves is deleted and answered (so the other side's loaded sets
+    /// follow), every member is inserted unless its pair is there already; the set then
+    /// holds exactly `members`. Answers false, having done nothing, where the helper may
+    /// hold a pair twice or the keys have no array type that goes into the columns (then
+    /// the set is loaded and the difference written).
+    func replaceKeyedManyToMany(members: [DatabaseObject], relationship index: Int, owner: DatabaseObject) throws -> Bool {
         let relationship = owner.entity.relationships[index]
-        guard relationship.foreignKeyIn == .via, owner.sets[index] == nil, let helperIndex = owner.table.layout.helpers[index] else {
+        guard relationship.foreignKeyIn == .via, let helperIndex = owner.table.layout.helpers[index] else {
             return false
         }
         let helper = tables[helperIndex]
@@ -438,9 +441,19 @@ extension DatabaseContext {
 
         let target = self.target(of: owner.entityIndex, index)
         let inverse = inverse(of: owner.entityIndex, index)
-        loadedRelationships.insert(RelationshipAddress(entity: owner.entityIndex, relationship: index))
-        owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: distinct, mayRepeat: true)
-        if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.sets[index] = nil } }
+        if let set = owner.sets[index] {
+            for member in set.allObjects where !seen.contains(ObjectIdentifier(member)) {
+                unlink(owner, member, set: set, times: set.count(for: member))
+            }
+            for member in distinct where !set.contains(member) {
+                link(owner, member, set: set, times: 1)
+            }
+        } else {
+            loadedRelationships.insert(RelationshipAddress(entity: owner.entityIndex, relationship: index))
+            owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: distinct, mayRepeat: true)
+            if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.sets[index] = nil } }
+        }
+        // Pairs memory did not know of (another client's) leave the other side's sets too.
         for row in try didDeleteHelperRows(results[0], helper: helper) {
             guard let member = registered(entity: target, indexes: targetKey, values: helperTo.map { row.values[$0] }) else { continue }
             member.sets[inverse.relationship]?.drop(owner)

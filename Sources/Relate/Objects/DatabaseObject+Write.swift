@@ -14,7 +14,7 @@ extension DatabaseObject {
             let relationship = entity.relationships[index]
             if relationship.isToMany {
                 let members = try collection(AttributeValue.unwrap(value), key: key)
-                if try context.replaceWithoutLoading(members: members, relationship: index, owner: self) { return }
+                if try context.replaceKeyedManyToMany(members: members, relationship: index, owner: self) { return }
                 try context.replace(members: members, of: relationshipSet(index), owner: self)
             } else {
                 let target = try context.relatedObject(AttributeValue.unwrap(value), for: entityIndex, index, key: key)
