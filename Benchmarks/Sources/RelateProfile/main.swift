@@ -26,21 +26,16 @@ let tasks = [
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
-// Change tracking has its own report (latency percentiles, rates, writer cost).
-if CommandLine.arguments.dropFirst().first == "changes" {
+// Change tracking and the catalog have reports of their own: `changes [updates]`
+// (latency percentiles, rates, writer cost) and `catalog [runs]`.
+let reports: [String: (count: Int, run: (Int) throws -> [String])] = [
+    "changes": (2_000, { try ChangeTrackingBenchmark.run(updates: $0) }),
+    "catalog": (20, { try CatalogBenchmark.run(runs: $0) }),
+]
+if let name = CommandLine.arguments.dropFirst().first, let report = reports[name] {
     do {
-        let updates = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 2_000
-        for line in try ChangeTrackingBenchmark.run(updates: updates) { print(line) }
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("RelateProfile: \(error)\n".utf8))
-        exit(1)
-    }
-}
-if CommandLine.arguments.dropFirst().first == "catalog" {
-    do {
-        let runs = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 20
-        for line in try CatalogBenchmark.run(runs: runs) { print(line) }
+        let count = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? report.count
+        for line in try report.run(count) { print(line) }
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("RelateProfile: \(error)\n".utf8))

@@ -326,20 +326,11 @@ extension DatabaseContext {
 
         case .via:
             let helper = try helperTable(of: set)
-            let (helperFrom, helperTo) = owner.table.layout.helperColumns[index]
+            let helperTo = owner.table.layout.helperColumns[index].to
             var statements: [PostgresStatement] = []
             // Whole members leave by one statement the database answers; fewer copies of a
             // pair (a helper without a key) by one row each.
-            if members.isEmpty {
-                statements.append(helperDeleteAll(owner: owner, relationship: index, helper: helper))
-            } else {
-                let (kept, keys) = Self.keyCondition(
-                    helperTo.map { helper.columns[$0] }, types: helperTo.map { helper.types[$0] },
-                    distinct.map { member in targetKey.map { member.values[$0] } }, start: ownerValues.count + 1)
-                statements.append(PostgresStatement(
-                    "DELETE FROM \(helper.table) WHERE \(helper.condition(helperFrom)) AND NOT (\(kept)) RETURNING \(helper.selectList())",
-                    ownerValues + keys, format: .binary))
-            }
+            statements.append(helperDelete(owner: owner, relationship: index, helper: helper, keeping: distinct))
             var added: [(object: DatabaseObject, times: Int)] = []
             if !members.isEmpty {
                 for member in distinct {
@@ -416,21 +407,12 @@ extension DatabaseContext {
         var distinct: [DatabaseObject] = []
         var seen = Set<ObjectIdentifier>()
         for member in members where seen.insert(ObjectIdentifier(member)).inserted { distinct.append(member) }
-        let (helperFrom, helperTo) = owner.table.layout.helperColumns[index]
+        let helperTo = owner.table.layout.helperColumns[index].to
         let targetKey = targetColumns(of: owner.entityIndex, index)
-        let ownerValues = owner.table.fromColumns[index].map { owner.values[$0].parameter }
         let shown = helperRowsAreShown(helper)
 
-        var statements: [PostgresStatement] = []
-        if distinct.isEmpty {
-            statements.append(helperDeleteAll(owner: owner, relationship: index, helper: helper))
-        } else {
-            let (kept, keys) = Self.keyCondition(
-                helperTo.map { helper.columns[$0] }, types: helperTo.map { helper.types[$0] },
-                distinct.map { member in targetKey.map { member.values[$0] } }, start: ownerValues.count + 1)
-            statements.append(PostgresStatement(
-                "DELETE FROM \(helper.table) WHERE \(helper.condition(helperFrom)) AND NOT (\(kept)) RETURNING \(helper.selectList())",
-                ownerValues + keys, format: .binary))
+        var statements = [helperDelete(owner: owner, relationship: index, helper: helper, keeping: distinct)]
+        if !distinct.isEmpty {
             guard let insert = try helperInsertAll(
                 owner: owner, relationship: index, helper: helper, rows: distinct, returning: shown, skippingExisting: true)
             else { return false }
@@ -599,6 +581,21 @@ extension DatabaseContext {
             "DELETE FROM \(helper.table) WHERE (tableoid, ctid) = (SELECT tableoid, ctid FROM \(helper.table) WHERE \(condition) LIMIT 1) "
                 + "RETURNING \(helper.selectList())",
             parameters, format: .binary)
+    }
+
+    /// Deletes the owner's pairs with every member but `kept` (`RETURNING` them): what
+    /// leaves is whatever the database links beyond them, seen or not by memory.
+    private func helperDelete(owner: DatabaseObject, relationship index: Int, helper: EntityTable, keeping kept: [DatabaseObject]) -> PostgresStatement {
+        if kept.isEmpty { return helperDeleteAll(owner: owner, relationship: index, helper: helper) }
+        let (helperFrom, helperTo) = owner.table.layout.helperColumns[index]
+        let targetKey = targetColumns(of: owner.entityIndex, index)
+        let ownerValues = owner.table.fromColumns[index].map { owner.values[$0].parameter }
+        let (condition, keys) = Self.keyCondition(
+            helperTo.map { helper.columns[$0] }, types: helperTo.map { helper.types[$0] },
+            kept.map { member in targetKey.map { member.values[$0] } }, start: ownerValues.count + 1)
+        return PostgresStatement(
+            "DELETE FROM \(helper.table) WHERE \(helper.condition(helperFrom)) AND NOT (\(condition)) RETURNING \(helper.selectList())",
+            ownerValues + keys, format: .binary)
     }
 
     private func helperDeleteAll(owner: DatabaseObject, relationship index: Int, helper: EntityTable) -> PostgresStatement {
