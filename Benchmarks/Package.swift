@@ -23,6 +23,12 @@ let package = Package(
         .package(
             url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1",
             traits: Context.environment["RELATE_BENCH_MALLOC_COUNTS"] == "1" ? ["MallocInterposer"] : []),
+        // The peers a Swift developer would pick instead (issue 15), for the PeerBenchmarks
+        // target only: their first build takes minutes, and nothing else here needs them.
+        .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
     ],
     targets: [
         // Raw libpq for the baseline. The parent's CLibPQ is a target, not a product, so
@@ -43,6 +49,25 @@ let package = Package(
                 "CLibPQRaw",
             ]
         ),
+        // The same tasks through Fluent and postgres-nio: in a target of their own, so that
+        // only PeerBenchmarks builds them.
+        .target(
+            name: "PeerFixtures",
+            dependencies: [
+                "BenchmarkFixtures",
+                .product(name: "FluentKit", package: "fluent-kit"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Relate", package: relate),
+                .product(name: "RelatePostgres", package: relate),
+            ]
+        ),
+        // Several sides of one task in turns, each side's time and ratio as metrics.
+        .target(
+            name: "Interleaved",
+            dependencies: [.product(name: "Benchmark", package: "benchmark")]
+        ),
         .executableTarget(
             name: "RelateBenchmarks",
             dependencies: [
@@ -50,8 +75,21 @@ let package = Package(
                 .product(name: "Relate", package: relate),
                 .product(name: "RelatePostgres", package: relate),
                 "BenchmarkFixtures",
+                "Interleaved",
             ],
             path: "Benchmarks/RelateBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // Relate, raw libpq, Fluent and postgres-nio on the same tasks (see README.md).
+        .executableTarget(
+            name: "PeerBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkFixtures",
+                "PeerFixtures",
+                "Interleaved",
+            ],
+            path: "Benchmarks/PeerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         // One task, one side, in a loop: for perf and valgrind (see README.md).

@@ -1,6 +1,7 @@
 import Benchmark
 import BenchmarkFixtures
 import Foundation
+import Interleaved
 import Relate
 import RelatePostgres
 
@@ -187,6 +188,46 @@ let benchmarks: @Sendable () -> Void = {
            setup: { try ManyToManyState() }, prepare: { try $0.reset() },
            side: { try $0.objects.replace() },
            raw: { try $0.raw.insertPairs(owner: ObjectFixture.ownerID, targets: $0.targetIDs) })
+
+    // End to end, as a user writes it (issue 15, item 3): every side timed from the first
+    // call to the last value read, in turns in one process. Relate: one context kept
+    // across runs with `reset()` at the start of each (values read with
+    // `value(forKey:as:)`, and with `value(forKey:) as? T`); a unit of work of a shared
+    // `Database` (`database.read`); a new `DatabaseContext(url:)` per run (connection,
+    // catalog, objects, all freed at its end). Raw libpq: a kept connection, the baseline
+    // of the first three, and a new PGconn per run, the baseline of the new context.
+    func endToEnd<Answer: Equatable>(
+        _ name: String, metric: String, iterations: Int, setup: @escaping () throws -> EndToEndState,
+        canonical: @escaping (Answer) -> Answer, expected: @escaping (Answer) -> Bool,
+        reset: @escaping (DatabaseContext) throws -> Answer, castingAny: ((DatabaseContext) throws -> Answer)?,
+        unitOfWork: @escaping (Database) async throws -> Answer, newContext: @escaping (String) throws -> Answer,
+        raw: @escaping (RawConnection) throws -> Answer
+    ) {
+        var sides: [Side<EndToEndState, Answer>] = [
+            Side("Relate reset", against: "raw libpq") { try reset($0.context) },
+            Side("Relate database.read", against: "raw libpq") { try await unitOfWork($0.database) },
+            Side("Relate new context", against: "raw new connection") { try newContext($0.url) },
+            Side("raw libpq") { try raw($0.raw) },
+            Side("raw new connection") { try raw(try RawConnection(url: $0.url)) },
+        ]
+        if let castingAny {
+            sides.insert(Side("Relate as? T", against: "raw libpq") { try castingAny($0.context) }, at: 1)
+        }
+        interleaved(name, metric: metric, iterations: iterations, maxDuration: .seconds(60),
+                    setup: setup, canonical: canonical, expected: expected, teardown: { $0.close() }, sides: sides)
+    }
+    endToEnd(
+        "e2e fetch 100k", metric: "e2e fetch", iterations: 30, setup: { try EndToEndState.fetch() },
+        canonical: { $0.sorted { $0.i < $1.i } }, expected: { $0.count == Fixture.rowCount },
+        reset: EndToEnd.fetchAfterReset, castingAny: EndToEnd.fetchAfterResetCastingAny,
+        unitOfWork: EndToEnd.fetchInUnitOfWork, newContext: EndToEnd.fetchWithNewContext, raw: { try $0.fetch() })
+    endToEnd(
+        "e2e prefetch 1000x10", metric: "e2e prefetch", iterations: 60, setup: { try EndToEndState.prefetch() },
+        canonical: { $0.sorted() },
+        expected: { $0 == Array(repeating: ObjectFixture.childrenPerParent, count: ObjectFixture.parentCount) },
+        reset: EndToEnd.childCountsAfterReset, castingAny: nil,
+        unitOfWork: EndToEnd.childCountsInUnitOfWork, newContext: EndToEnd.childCountsWithNewContext,
+        raw: { try $0.childCounts() })
 
     // The concurrency issue. 4: one object by primary key through the pool (100 reads one
     // after another), against the same SELECT raw on a kept connection (target ≤ 1.3×).

@@ -2,12 +2,16 @@ import Foundation
 import RelatePostgres
 
 /// One fetched row: the five columns of `bench_fetch.rows` as Swift values.
-package struct FetchedRow: Equatable {
+package struct FetchedRow: Equatable, Sendable {
     package var i: Int
     package var t: String
     package var f: Double
     package var b: Bool
     package var l: Int
+
+    package init(i: Int, t: String, f: Double, b: Bool, l: Int) {
+        (self.i, self.t, self.f, self.b, self.l) = (i, t, f, b, l)
+    }
 }
 
 package enum Fixture {

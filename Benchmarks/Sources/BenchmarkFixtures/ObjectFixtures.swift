@@ -55,9 +55,10 @@ package enum ObjectFixture {
 
     package static let targetCount = 10_000
     package static let ownerID = 1
-    /// The raw side's statement. Relate sends the same, names quoted: nothing in memory
-    /// shows the helper's own rows, so it asks for none back.
+    /// The raw pipeline's statement, one pair each (Relate's replace once sent the same).
     package static let insertPair = "INSERT INTO bench_m2m.owner_target (owner_id, target_id) VALUES ($1, $2)"
+    /// The same pairs in one statement, the targets' keys as one array.
+    package static let insertPairsUnnest = "INSERT INTO bench_m2m.owner_target (owner_id, target_id) SELECT $1, unnest($2::int4[])"
 
     /// `owner (id, name)`, `target (id, name)` and the helper `owner_target (owner_id,
     /// target_id)`, keyed by both: a many-to-many under the default `.keyed` rule, key
@@ -78,7 +79,7 @@ package enum ObjectFixture {
         let targets = try connection.query("SELECT count(*) FROM bench_m2m.target")[0].decode(Int.self, at: 0)
         if owners != 1 || targets != targetCount {
             try connection.executeScript("""
-                TRUNCATE bench_m2m.owner_target, bench_m2m.owner, bench_m2m.target;
+                TRUNCATE bench_m2m.owner_target, bench_m2m.owner, bench_m2m.target CASCADE;
                 INSERT INTO bench_m2m.owner (id, name) VALUES (\(ownerID), 'owner');
                 INSERT INTO bench_m2m.target (id, name)
                 SELECT g, 'target ' || g FROM generate_series(1, \(targetCount)) AS g

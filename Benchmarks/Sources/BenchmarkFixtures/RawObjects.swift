@@ -29,13 +29,7 @@ extension RawConnection {
             parents.append(Parent(id: try Self.int4(parentResult, row, 0), name: try Self.text(parentResult, row, 1)))
         }
 
-        // int4[] in binary: ndim, has-null flag, element type, then length and lower bound
-        // of the one dimension, then each element as its length and value.
-        var array: [UInt8] = []
-        array.reserveCapacity(20 + 8 * parents.count)
-        func put(_ value: Int32) { withUnsafeBytes(of: value.bigEndian) { array.append(contentsOf: $0) } }
-        put(1); put(0); put(23); put(Int32(parents.count)); put(1)
-        for parent in parents { put(4); put(Int32(parent.id)) }
+        let array = Self.int4Array(parents.map(\.id))
 
         let childResult = try array.withUnsafeBufferPointer { bytes in
             try execute(
@@ -97,6 +91,42 @@ extension RawConnection {
         }
         if let failure { throw Failure(description: failure) }
         return inserted
+    }
+
+    /// Benchmark 3's other baseline: the same pairs in one statement,
+    /// `INSERT … SELECT $1, unnest($2::int4[])`, the owner's key as an int4 and the targets'
+    /// as an int4[], both binary. Answers the number of rows inserted.
+    @inline(never)
+    package func insertPairsUnnest(owner: Int, targets: [Int]) throws -> Int {
+        var ownerValue = Int32(owner).bigEndian
+        let array = Self.int4Array(targets)
+        let types: [Oid] = [23, 1007]
+        let lengths: [Int32] = [4, Int32(array.count)]
+        let formats: [Int32] = [1, 1]
+        let result = withUnsafeBytes(of: &ownerValue) { owner in
+            array.withUnsafeBytes { array in
+                let values: [UnsafePointer<CChar>?] = [
+                    owner.baseAddress!.assumingMemoryBound(to: CChar.self), array.baseAddress!.assumingMemoryBound(to: CChar.self),
+                ]
+                return PQexecParams(handle, ObjectFixture.insertPairsUnnest, 2, types, values, lengths, formats, 1)
+            }
+        }
+        defer { PQclear(result) }
+        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
+            throw Failure(description: String(cString: PQerrorMessage(handle)))
+        }
+        return Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    /// An int4[] in binary: ndim, has-null flag, element type, then length and lower bound
+    /// of the one dimension, then each element as its length and value.
+    static func int4Array(_ values: [Int]) -> [UInt8] {
+        var array: [UInt8] = []
+        array.reserveCapacity(20 + 8 * values.count)
+        func put(_ value: Int32) { withUnsafeBytes(of: value.bigEndian) { array.append(contentsOf: $0) } }
+        put(1); put(0); put(23); put(Int32(values.count)); put(1)
+        for value in values { put(4); put(Int32(value)) }
+        return array
     }
 
     package func execute(_ sql: String) throws {

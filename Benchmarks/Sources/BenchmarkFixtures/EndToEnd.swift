@@ -1,0 +1,94 @@
+import Relate
+
+/// The object tasks as a user writes them, timed from the first call to the last value
+/// read (issue 15, item 3): with one context kept across runs and `reset()` at the start of
+/// each run, with a new `DatabaseContext(url:)` per unit of work (connection, catalog and
+/// objects freed at its end), and with a unit of work of a shared `Database`.
+package enum EndToEnd {
+    // MARK: - 100,000 rows, every attribute read
+
+    /// One context kept across runs: `reset()`, then the rows, read with `value(forKey:as:)`.
+    @inline(never)
+    package static func fetchAfterReset(_ context: DatabaseContext) throws -> [FetchedRow] {
+        context.reset()
+        return try readRows(try context.fetch("rows"))
+    }
+
+    /// The same, every attribute read as `value(forKey:) as? T`.
+    @inline(never)
+    package static func fetchAfterResetCastingAny(_ context: DatabaseContext) throws -> [FetchedRow] {
+        context.reset()
+        let objects = try context.fetch("rows")
+        var rows: [FetchedRow] = []
+        rows.reserveCapacity(objects.count)
+        for object in objects {
+            guard let i = try object.value(forKey: "i") as? Int,
+                  let t = try object.value(forKey: "t") as? String,
+                  let f = try object.value(forKey: "f") as? Double,
+                  let b = try object.value(forKey: "b") as? Bool,
+                  let l = try object.value(forKey: "l") as? Int
+            else {
+                throw ObjectFixture.Failure(description: "\(object): an attribute is missing or of an unexpected type")
+            }
+            rows.append(FetchedRow(i: i, t: t, f: f, b: b, l: l))
+        }
+        return rows
+    }
+
+    /// A new context per run: connection, catalog of `bench_fetch`, the rows; all freed on return.
+    @inline(never)
+    package static func fetchWithNewContext(url: String) throws -> [FetchedRow] {
+        let context = try DatabaseContext(url: url, schemas: [Fixture.schema])
+        return try readRows(try context.fetch("rows"))
+    }
+
+    /// A unit of work of the shared `database`: a pooled connection, a context from the
+    /// model, the rows.
+    package static func fetchInUnitOfWork(_ database: Database) async throws -> [FetchedRow] {
+        try await database.read { context in try readRows(try context.fetch("rows")) }
+    }
+
+    @inline(__always)
+    static func readRows(_ objects: [DatabaseObject]) throws -> [FetchedRow] {
+        var rows: [FetchedRow] = []
+        rows.reserveCapacity(objects.count)
+        for object in objects {
+            rows.append(try fetchedRow(object))
+        }
+        return rows
+    }
+
+    // MARK: - 1,000 parents, their children counted
+
+    /// One context kept across runs: `reset()`, the parents, `prefetch(["child"])`, each
+    /// parent's `child` set counted.
+    @inline(never)
+    package static func childCountsAfterReset(_ context: DatabaseContext) throws -> [Int] {
+        context.reset()
+        return try childCounts(context)
+    }
+
+    /// A new context per run over `bench_prefetch`, freed on return.
+    @inline(never)
+    package static func childCountsWithNewContext(url: String) throws -> [Int] {
+        let context = try DatabaseContext(url: url, schemas: [ObjectFixture.prefetchSchema])
+        return try childCounts(context)
+    }
+
+    /// A unit of work of the shared `database`.
+    package static func childCountsInUnitOfWork(_ database: Database) async throws -> [Int] {
+        try await database.read { context in try childCounts(context) }
+    }
+
+    @inline(__always)
+    static func childCounts(_ context: DatabaseContext) throws -> [Int] {
+        let parents = try context.fetch("parent")
+        try context.prefetch(["child"], for: parents)
+        var counts: [Int] = []
+        counts.reserveCapacity(parents.count)
+        for parent in parents {
+            counts.append(try parent.objects(forKey: "child").count)
+        }
+        return counts
+    }
+}
