@@ -49,6 +49,26 @@ import Testing
         }
     }
 
+    /// Each batch's cells go where the batch before's were, once nothing holds them: freed
+    /// and allocated again, they made the allocator give memory back and fault it in again.
+    @Test func aBatchReusesTheCellsOfTheOneBeforeAndKeptObjectsKeepTheirValues() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: Self.data) { fixture in
+            let context = fixture.context
+            // Weak: a strong reference would itself keep the cells from being reused.
+            weak var first: ValueStorage?
+            var reused: [Bool] = []
+            var kept: [DatabaseObject] = []
+            try context.fetch(FetchRequest("person", orderBy: [.ascending("id")]), batchSize: 1_000) { batch in
+                if first == nil { first = batch[0].storage } else { reused.append(first === batch[0].storage) }
+                kept.append(batch[999 % batch.count])
+            }
+            #expect(reused == [true, true])
+            #expect(try kept.map { try $0.value(forKey: "firstname", as: String.self) } == ["P1000", "P2000", "P2500"])
+            #expect(Set(kept.map { ObjectIdentifier($0.storage) }).count == 3)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     @Test func objectsLoadedInTheBodyAreLetGoOfTooAndHeldSetsStay() throws {
         try ObjectFixture.with("seed_person_email", extraSQL: Self.data) { fixture in
             let context = fixture.context

@@ -40,16 +40,24 @@ extension DatabaseContext {
             // Each batch is asked for before the one before it is handed out: the server
             // reads it while the body works (a statement of the body's waits for it first).
             try database(entity: entity) { try connection.sendAhead(fetchSQL, format: .binary) }
+            // The cells of the batch before, once nothing holds them: the next batch's go there.
+            var spare: ValueStorage?
             while true {
                 let result = try database(entity: entity) { try connection.resultSentAhead() }
                 let count = result.count
                 if count == batchSize { try database(entity: entity) { try connection.sendAhead(fetchSQL, format: .binary) } }
                 if count > 0 {
-                    try body(try materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct, isBatch: true))
+                    var batch = try materialize(
+                        entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct, isBatch: true, reusing: spare)
+                    spare = nil
+                    var storage = batch[0].storage
+                    try body(batch)
+                    batch = []
                     // Moved out first: the list must be the objects' only holder but the program.
                     var registered = registeredInBatch[registeredInBatch.count - 1]
                     registeredInBatch[registeredInBatch.count - 1] = []
                     letGoOfUnheldObjects(&registered)
+                    if isKnownUniquelyReferenced(&storage) { spare = storage }
                 }
                 if count < batchSize { break }
             }

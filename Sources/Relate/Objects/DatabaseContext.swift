@@ -134,19 +134,27 @@ public final class DatabaseContext {
     /// it holds each primary key once (a join through a helper table may repeat a row).
     /// `isBatch`: the rows are a batch of a batched fetch, whose objects that stay are
     /// noted as registered in the transaction once the batch is over, not before.
-    func materialize(entity: Int, result: PostgresResult, rowsAreDistinct: Bool, isBatch: Bool = false) throws -> [DatabaseObject] {
+    /// `spare`: storage nothing holds any longer (a walk's previous batch), whose memory
+    /// takes the new cells.
+    func materialize(
+        entity: Int, result: PostgresResult, rowsAreDistinct: Bool, isBatch: Bool = false, reusing spare: ValueStorage? = nil
+    ) throws -> [DatabaseObject] {
         // A cell that cannot be read is a PostgresError naming the column: as every error
         // of the object layer, it comes out as a RelateError.
         try database(entity: entity) {
-            try materializeRows(entity: entity, result: result, rowsAreDistinct: rowsAreDistinct, isBatch: isBatch)
+            try materializeRows(entity: entity, result: result, rowsAreDistinct: rowsAreDistinct, isBatch: isBatch, reusing: spare)
         }
     }
 
-    private func materializeRows(entity: Int, result: PostgresResult, rowsAreDistinct: Bool, isBatch: Bool) throws -> [DatabaseObject] {
+    private func materializeRows(
+        entity: Int, result: PostgresResult, rowsAreDistinct: Bool, isBatch: Bool, reusing spare: ValueStorage?
+    ) throws -> [DatabaseObject] {
         let readers = StoredValue.Reader.readers(for: result)
         let table = tables[entity]
-        let storage = ValueStorage(table: table, capacity: 0)
         let registry = registries[entity]
+        let reused = spare?.table === table
+        let storage = reused ? spare! : ValueStorage(table: table, capacity: 0)
+        if reused { storage.cells.removeAll(keepingCapacity: true) }
         guard rowsAreDistinct, registry.isEmpty, !table.primaryKey.isEmpty else {
             storage.cells.reserveCapacity(result.count * table.columns.count)
             return try result.map { try materializeRow(entity: entity, row: $0, readers: readers, storage: storage, isBatch: isBatch) }
@@ -155,6 +163,24 @@ public final class DatabaseContext {
         // objects are written in place, row after row.
         let width = table.columns.count
         let objects = try [DatabaseObject](unsafeUninitializedCapacity: result.count) { objects, made in
+            if reused {
+                // Freed and allocated again for every batch, the cells made the allocator
+                // hand the top of the heap back to the system and take it again: a page
+                // fault per 4 KB, a third of a walk's time.
+                var cells = storage.cells
+                storage.cells = []
+                defer { storage.cells = cells }
+                cells.reserveCapacity(result.count * width)
+                for row in 0..<result.count {
+                    let base = cells.count
+                    for column in 0..<width {
+                        cells.append(try readers[column].read(result, row: row, column: column))
+                    }
+                    (objects.baseAddress! + row).initialize(to: DatabaseObject(storage: storage, base: base))
+                    made += 1
+                }
+                return
+            }
             storage.cells = try ContiguousArray(unsafeUninitializedCapacity: result.count * width) { cells, initialized in
                 for row in 0..<result.count {
                     let base = initialized
