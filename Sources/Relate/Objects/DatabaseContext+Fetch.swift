@@ -231,7 +231,7 @@ extension DatabaseContext {
                     set.refill(with: related, mayRepeat: mayRepeat)
                 } else {
                     owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
-                    if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.sets[index] = nil } }
+                    learntInTransaction(.loadedSet(owner: owner, relationship: index))
                 }
             } else {
                 let previous = owner.toOne[index]

@@ -21,10 +21,12 @@ extension DatabaseContext {
         try refresh(registries.flatMap(\.all))
     }
 
-    func refresh(_ objects: [DatabaseObject]) throws {
+    /// `applyingDeleteRules`: an object whose row is gone takes its dependants in memory
+    /// along as the database's rules did (see `reread(_:afterDelete:)`).
+    func refresh(_ objects: [DatabaseObject], applyingDeleteRules: Bool = false) throws {
         // Whatever is found, kept counts may be another client's past.
         defer { membershipsMayChange() }
-        try reread(objects)
+        try reread(objects, afterDelete: applyingDeleteRules)
         var owners: [RelationshipAddress: [DatabaseObject]] = [:]
         for object in objects where !object.isDeleted {
             guard let box = object.loaded else { continue }

@@ -127,6 +127,7 @@ extension DatabaseContext {
         let result = try database(entity: object.entityIndex) { try connection.query(sql, parameters, format: .binary) }
         guard let row = result.first else {
             if expected.isEmpty { throw vanished(object) }
+            learntInTransaction(.corrected(object))
             try reread([object])
             if object.isDeleted { throw vanished(object) }
             throw conflict(object, "no longer holds what this context believed (another client changed it); it has been read again")
@@ -245,6 +246,7 @@ extension DatabaseContext {
                     expecting: Array(zip(columns, ownerValues)))
             } catch let error as RelateError where error.kind == .conflict {
                 // The database moved it elsewhere: the owner's set takes what the database holds.
+                learntInTransaction(.corrected(owner))
                 try load(relationship: set.relationshipIndex, for: [owner])
                 throw error
             }
@@ -257,6 +259,8 @@ extension DatabaseContext {
             try didDeleteHelperRows(result, helper: helper)
             guard result.count > 0 else {
                 // No such helper row any more: memory lets go of the pair as the database did.
+                learntInTransaction(.corrected(owner))
+                learntInTransaction(.corrected(object))
                 unlink(owner, object, set: set, times: set.count(for: object))
                 throw conflict(object, "was no longer linked to this \(owner.entity.name) through \"\(helper.entity.name)\" "
                     + "(another client removed the pair); memory now agrees")
@@ -433,7 +437,7 @@ extension DatabaseContext {
         } else {
             loadedRelationships.insert(RelationshipAddress(entity: owner.entityIndex, relationship: index))
             owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: distinct, mayRepeat: true)
-            if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.sets[index] = nil } }
+            learntInTransaction(.loadedSet(owner: owner, relationship: index))
         }
         // Pairs memory did not know of (another client's) leave the other side's sets too.
         for row in try didDeleteHelperRows(results[0], helper: helper) {
@@ -681,6 +685,7 @@ extension DatabaseContext {
     /// The object's row is gone: it is marked deleted (its dependants follow the delete
     /// rules, as the database applied them) and the error says so.
     private func vanished(_ object: DatabaseObject) -> RelateError {
+        learntInTransaction(.corrected(object))
         var defaults: [DatabaseObject] = []
         forget(object, settingDefaults: &defaults)
         try? reread(defaults, afterDelete: true)

@@ -55,6 +55,9 @@ public final class DatabaseContext {
     /// roll-back their rows are read again, since the transaction may have been what made
     /// them (or made them as they are).
     @exclusivity(unchecked) var registeredInTransaction: [[DatabaseObject]] = []
+    /// What memory learnt from the database inside each open transaction, innermost last,
+    /// that undoing the transaction's memory changes would unlearn: see ``AfterRollback``.
+    private var afterRollback: [[AfterRollback]] = []
 
     /// The model: entities, attributes, relationships and the rules that made them.
     public var model: Model { layout.model }
@@ -292,22 +295,30 @@ public final class DatabaseContext {
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         undoLog.append([])
         registeredInTransaction.append([])
+        afterRollback.append([])
         do {
             let result = try connection.transaction(body)
             let log = undoLog.removeLast()
             let registered = registeredInTransaction.removeLast()
+            let learnt = afterRollback.removeLast()
             if !undoLog.isEmpty {
                 undoLog[undoLog.count - 1] += log
                 registeredInTransaction[registeredInTransaction.count - 1] += registered
+                afterRollback[afterRollback.count - 1] += learnt
             }
             return result
         } catch {
             membershipsMayChange()
             for undo in undoLog.removeLast().reversed() { undo() }
             let registered = registeredInTransaction.removeLast()
+            let learnt = afterRollback.removeLast()
             rereadAfterRollback(registered)
+            readAgainAfterRollback(learnt)
             // Still first seen in the enclosing transaction, should it roll back too.
-            if !registeredInTransaction.isEmpty { registeredInTransaction[registeredInTransaction.count - 1] += registered }
+            if !registeredInTransaction.isEmpty {
+                registeredInTransaction[registeredInTransaction.count - 1] += registered
+                afterRollback[afterRollback.count - 1] += learnt
+            }
             if let error = error as? PostgresError { throw RelateError(error) }
             throw error
         }
@@ -327,6 +338,41 @@ public final class DatabaseContext {
             var ignored: [DatabaseObject] = []
             for object in live where !object.isDeleted {
                 forget(object, applyingDeleteRules: false, settingDefaults: &ignored)
+            }
+        }
+    }
+
+    /// Remembers, when a transaction is open, what memory learnt from the database there
+    /// and must learn again should the transaction roll back.
+    func learntInTransaction(_ what: AfterRollback) {
+        guard !afterRollback.isEmpty else { return }
+        afterRollback[afterRollback.count - 1].append(what)
+    }
+
+    /// Reads again what a rolled-back transaction's undo put back as memory believed it
+    /// before: the corrected objects and every loaded relationship of theirs, and the owners
+    /// of sets first loaded there (which stay the sets handed out, refilled in place). When
+    /// that cannot be read (the connection is lost), a corrected object is marked unusable
+    /// and a set first loaded there is let go of, to be loaded again when next asked for.
+    private func readAgainAfterRollback(_ learnt: [AfterRollback]) {
+        guard !learnt.isEmpty else { return }
+        var seen = Set<ObjectIdentifier>()
+        var objects: [DatabaseObject] = []
+        for entry in learnt where seen.insert(ObjectIdentifier(entry.object)).inserted {
+            objects.append(entry.object)
+        }
+        do {
+            // A row another client deleted took its dependants along by the database's rules.
+            try refresh(objects.filter { !$0.isDeleted }, applyingDeleteRules: true)
+        } catch {
+            var ignored: [DatabaseObject] = []
+            for entry in learnt {
+                switch entry {
+                case .corrected(let object):
+                    if !object.isDeleted { forget(object, applyingDeleteRules: false, settingDefaults: &ignored) }
+                case .loadedSet(let owner, let relationship):
+                    owner.relations.sets[relationship] = nil
+                }
             }
         }
     }
@@ -369,3 +415,17 @@ public final class DatabaseContext {
 
 @available(*, unavailable, message: "a context owns a libpq connection, which is not thread-safe")
 extension DatabaseContext: Sendable {}
+
+/// What memory learnt from the database inside a transaction, read again if it rolls back.
+enum AfterRollback {
+    /// A conflict corrected the object (read again, marked deleted, moved between sets).
+    case corrected(DatabaseObject)
+    /// The owner's set for the relationship was first loaded here.
+    case loadedSet(owner: DatabaseObject, relationship: Int)
+
+    var object: DatabaseObject {
+        switch self {
+        case .corrected(let object), .loadedSet(let object, _): object
+        }
+    }
+}

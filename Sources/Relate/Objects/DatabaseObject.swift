@@ -236,7 +236,10 @@ public final class DatabaseObject {
 
 extension DatabaseObject: CustomStringConvertible {
     public var description: String {
-        let key = table.primaryKey.map { "\(table.entity.attributes[$0].name)=\(values[$0])" }
+        // The identity map's placeholder for a removed object holds no values; a
+        // debugger or a test's report reflecting on the map may still describe it.
+        let hasValues = storage.cells.count >= base + table.columns.count
+        let key = hasValues ? table.primaryKey.map { "\(table.entity.attributes[$0].name)=\(values[$0])" } : []
         return "<\(table.entity.name)" + (key.isEmpty ? "" : " " + key.joined(separator: " ")) + (isDeleted ? " deleted" : "") + ">"
     }
 }
