@@ -12,7 +12,9 @@ import Relate
 /// prefetch, no-prefetch, m2m-replace, cascade-delete (see `CascadeDeleteState`), and
 /// remove-all, replace-children, m2m-delete (10,000 members, Relate's side only: see
 /// `ScalingState`), exists, prefetch-counts, walk (see `RequestState`; the walk's batch
-/// size from RELATE_WALK_BATCH, default 1,000); `--raw` runs the raw libpq side instead, and
+/// size from RELATE_WALK_BATCH, default 1,000), by-key (100 objects by primary key, one
+/// query each, after `reset()`) and connection-by-key (the same `SELECT` through
+/// `Connection.query`, 1,000 a run); `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
 /// `RelateProfile changes [updates]` measures change tracking (see `ChangeTrackingBenchmark`),
@@ -23,7 +25,7 @@ let raw = CommandLine.arguments.contains("--raw")
 let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
     "objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete",
-    "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk",
+    "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 // Change tracking and the catalog have reports of their own: `changes [updates]`
@@ -77,6 +79,21 @@ func sides(of task: String) throws -> Sides {
         return Sides(
             relate: { keep(asAny ? try fetchAsObjectsCastingAny(state.context) : try fetchAsObjects(state.context)) },
             raw: { keep(try state.raw.fetch()) })
+    case "by-key", "connection-by-key":
+        let state = try ObjectsState.fetch()
+        let keys = Array(repeating: KeyedFixture.fetchKeys, count: 10).flatMap { $0 }
+        if task == "connection-by-key" {
+            let connection = state.context.connection
+            return Sides(
+                relate: {
+                    for key in keys {
+                        keep(try connection.query(KeyedFixture.selectRow, [key], format: .binary))
+                    }
+                },
+                raw: { keep(try state.raw.rows(keys: keys)) })
+        }
+        let once = KeyedFixture.fetchKeys
+        return Sides(relate: { keep(try ObjectsByKey.rows(state.context, keys: once)) }, raw: { keep(try state.raw.rows(keys: once)) })
     case "prefetch", "no-prefetch":
         let state = try ObjectsState.prefetch()
         return Sides(
