@@ -63,6 +63,21 @@ public final class PostgresResult: @unchecked Sendable {
         return UnsafeRawBufferPointer(start: PQgetvalue(handle, rowNumber, field), count: Int(length))
     }
 
+    /// About how many bytes of memory a row of this result takes, judged by its first,
+    /// middle and last rows: their values, and the length and pointer libpq keeps per cell.
+    /// Zero for a result without rows.
+    package var estimatedRowBytes: Int {
+        guard rowCount > 0 else { return 0 }
+        let sampled = Set([0, rowCount / 2, rowCount - 1])
+        var bytes = 0
+        for row in sampled {
+            for column in 0..<columns.count {
+                bytes += Int(PQgetlength(handle, Int32(truncatingIfNeeded: row), Int32(truncatingIfNeeded: column))) + 16
+            }
+        }
+        return bytes / sampled.count
+    }
+
     @usableFromInline @inline(never)
     func throwOutOfRange(row: Int, column: Int) throws -> Never {
         throw PostgresError(

@@ -34,9 +34,12 @@ import Testing
             }
             #expect(sizes == [1_000, 1_000, 500])
             let select = "SELECT t0.\"id\", t0.\"firstname\", t0.\"surname\" FROM \(s).\"person\" t0 WHERE t0.\"id\" > $1 ORDER BY t0.\"id\" ASC"
+            // One batch first; then as many as fit (rows this narrow: ten batches, 10,000 rows).
             #expect(
-                sql == ["BEGIN", "DECLARE relate_cursor_1 NO SCROLL CURSOR FOR \(select)"]
-                    + Array(repeating: "FETCH FORWARD 1000 FROM relate_cursor_1", count: 3) + ["CLOSE relate_cursor_1", "COMMIT"])
+                sql == [
+                    "BEGIN", "DECLARE relate_cursor_1 NO SCROLL CURSOR FOR \(select)", "FETCH FORWARD 1000 FROM relate_cursor_1",
+                    "FETCH FORWARD 10000 FROM relate_cursor_1", "CLOSE relate_cursor_1", "COMMIT",
+                ])
             // Only the kept object is still alive, and it is still the one for its row.
             #expect(weak.filter { $0.object != nil }.count == 1)
             let person = try context.entityIndex(named: "person")
@@ -67,6 +70,17 @@ import Testing
             #expect(Set(kept.map { ObjectIdentifier($0.storage) }).count == 3)
             #expect(try fixture.disagreements() == [])
         }
+    }
+
+    /// A `FETCH` asks for whole batches: as many as make about 4 MB of rows, 10,000 rows at
+    /// most, one at least.
+    @Test func aFetchAsksForWholeBatchesWithinItsBounds() {
+        #expect(DatabaseContext.batchesPerFetch(batchSize: 1_000, rowBytes: 125) == 10)
+        #expect(DatabaseContext.batchesPerFetch(batchSize: 1, rowBytes: 100) == 10_000)
+        #expect(DatabaseContext.batchesPerFetch(batchSize: 1_000, rowBytes: 1_000) == 4)
+        #expect(DatabaseContext.batchesPerFetch(batchSize: 1_000, rowBytes: 100_000) == 1)
+        #expect(DatabaseContext.batchesPerFetch(batchSize: 20_000, rowBytes: 50) == 1)
+        #expect(DatabaseContext.batchesPerFetch(batchSize: 3_000, rowBytes: 0) == 3)
     }
 
     @Test func objectsLoadedInTheBodyAreLetGoOfTooAndHeldSetsStay() throws {

@@ -14,8 +14,11 @@ extension DatabaseContext {
     /// }
     /// ```
     ///
-    /// The rows come from a cursor (`DECLARE … CURSOR`, then `FETCH FORWARD n` per batch),
-    /// so the walk sees one snapshot and the body may use the context between batches. A
+    /// The rows come from a cursor (`DECLARE … CURSOR`, then `FETCH FORWARD n`), so the
+    /// walk sees one snapshot and the body may use the context between batches. The first
+    /// `FETCH` asks for one batch; later ones for as many whole batches as fit in about
+    /// 4 MB of rows like the ones read so far (10,000 rows at most), handed out a batch at
+    /// a time: fewer round trips and results, the same batches. A
     /// cursor lives in a transaction: the walk runs in one (a savepoint of the transaction
     /// already open), and what the body writes commits with it, or rolls back with it
     /// when the body or the walk throws.
@@ -26,7 +29,7 @@ extension DatabaseContext {
         let (entity, statement) = try request.selectStatement(layout)
         cursorCount += 1
         let cursor = "relate_cursor_\(cursorCount)"
-        let fetchSQL = "FETCH FORWARD \(batchSize) FROM \(cursor)"
+        func fetchSQL(_ rows: Int) -> String { "FETCH FORWARD \(rows) FROM \(cursor)" }
         try transaction {
             _ = try database(entity: entity) {
                 try connection.execute("DECLARE \(cursor) NO SCROLL CURSOR FOR \(statement.sql)", statement.parameters)
@@ -39,16 +42,22 @@ extension DatabaseContext {
             }
             // Each batch is asked for before the one before it is handed out: the server
             // reads it while the body works (a statement of the body's waits for it first).
-            try database(entity: entity) { try connection.sendAhead(fetchSQL, format: .binary) }
+            var asked = batchSize
+            try database(entity: entity) { try connection.sendAhead(fetchSQL(asked), format: .binary) }
             // The cells of the batch before, once nothing holds them: the next batch's go there.
             var spare: ValueStorage?
             while true {
                 let result = try database(entity: entity) { try connection.resultSentAhead() }
                 let count = result.count
-                if count == batchSize { try database(entity: entity) { try connection.sendAhead(fetchSQL, format: .binary) } }
-                if count > 0 {
+                let isLast = count < asked
+                if !isLast {
+                    asked = batchSize * Self.batchesPerFetch(batchSize: batchSize, rowBytes: result.estimatedRowBytes)
+                    try database(entity: entity) { try connection.sendAhead(fetchSQL(asked), format: .binary) }
+                }
+                for start in stride(from: 0, to: count, by: batchSize) {
                     var batch = try materialize(
-                        entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct, isBatch: true, reusing: spare)
+                        entity: entity, result: result, rows: start..<min(start + batchSize, count),
+                        rowsAreDistinct: statement.rowsAreDistinct, isBatch: true, reusing: spare)
                     spare = nil
                     var storage = batch[0].storage
                     try body(batch)
@@ -59,10 +68,19 @@ extension DatabaseContext {
                     letGoOfUnheldObjects(&registered)
                     if isKnownUniquelyReferenced(&storage) { spare = storage }
                 }
-                if count < batchSize { break }
+                if isLast { break }
             }
             _ = try database(entity: entity) { try connection.execute("CLOSE \(cursor)") }
         }
+    }
+
+    /// How many batches a `FETCH` asks for, rows of `rowBytes` each: a result of about
+    /// 4 MB at most and 10,000 rows at most, one batch at least. One batch a `FETCH` cost a
+    /// 5,000,000-row walk 1.45× raw single-row mode; ten, 1.12×.
+    static func batchesPerFetch(batchSize: Int, rowBytes: Int) -> Int {
+        let byRows = 10_000 / batchSize
+        let byBytes = (4 << 20) / max(1, rowBytes * batchSize)
+        return max(1, min(byRows, byBytes))
     }
 
     /// Takes `candidates` (objects first registered in a batch) out of the identity map and

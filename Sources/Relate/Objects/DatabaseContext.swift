@@ -140,17 +140,20 @@ public final class DatabaseContext {
     /// `spare`: storage nothing holds any longer (a walk's previous batch), whose memory
     /// takes the new cells.
     func materialize(
-        entity: Int, result: PostgresResult, rowsAreDistinct: Bool, isBatch: Bool = false, reusing spare: ValueStorage? = nil
+        entity: Int, result: PostgresResult, rows: Range<Int>? = nil, rowsAreDistinct: Bool, isBatch: Bool = false,
+        reusing spare: ValueStorage? = nil
     ) throws -> [DatabaseObject] {
         // A cell that cannot be read is a PostgresError naming the column: as every error
         // of the object layer, it comes out as a RelateError.
         try database(entity: entity) {
-            try materializeRows(entity: entity, result: result, rowsAreDistinct: rowsAreDistinct, isBatch: isBatch, reusing: spare)
+            try materializeRows(
+                entity: entity, result: result, rows: rows ?? 0..<result.count, rowsAreDistinct: rowsAreDistinct, isBatch: isBatch,
+                reusing: spare)
         }
     }
 
     private func materializeRows(
-        entity: Int, result: PostgresResult, rowsAreDistinct: Bool, isBatch: Bool, reusing spare: ValueStorage?
+        entity: Int, result: PostgresResult, rows: Range<Int>, rowsAreDistinct: Bool, isBatch: Bool, reusing spare: ValueStorage?
     ) throws -> [DatabaseObject] {
         let readers = StoredValue.Reader.readers(for: result)
         let table = tables[entity]
@@ -159,13 +162,13 @@ public final class DatabaseContext {
         let storage = reused ? spare! : ValueStorage(table: table, capacity: 0)
         if reused { storage.cells.removeAll(keepingCapacity: true) }
         guard rowsAreDistinct, registry.isEmpty, !table.primaryKey.isEmpty else {
-            storage.cells.reserveCapacity(result.count * table.columns.count)
-            return try result.map { try materializeRow(entity: entity, row: $0, readers: readers, storage: storage, isBatch: isBatch) }
+            storage.cells.reserveCapacity(rows.count * table.columns.count)
+            return try rows.map { try materializeRow(entity: entity, row: result[$0], readers: readers, storage: storage, isBatch: isBatch) }
         }
         // Nothing registered yet, and each key comes once: no lookups. The cells and the
         // objects are written in place, row after row.
         let width = table.columns.count
-        let objects = try [DatabaseObject](unsafeUninitializedCapacity: result.count) { objects, made in
+        let objects = try [DatabaseObject](unsafeUninitializedCapacity: rows.count) { objects, made in
             if reused {
                 // Freed and allocated again for every batch, the cells made the allocator
                 // hand the top of the heap back to the system and take it again: a page
@@ -173,25 +176,25 @@ public final class DatabaseContext {
                 var cells = storage.cells
                 storage.cells = []
                 defer { storage.cells = cells }
-                cells.reserveCapacity(result.count * width)
-                for row in 0..<result.count {
+                cells.reserveCapacity(rows.count * width)
+                for row in rows {
                     let base = cells.count
                     for column in 0..<width {
                         cells.append(try readers[column].read(result, row: row, column: column))
                     }
-                    (objects.baseAddress! + row).initialize(to: DatabaseObject(storage: storage, base: base))
+                    (objects.baseAddress! + made).initialize(to: DatabaseObject(storage: storage, base: base))
                     made += 1
                 }
                 return
             }
-            storage.cells = try ContiguousArray(unsafeUninitializedCapacity: result.count * width) { cells, initialized in
-                for row in 0..<result.count {
+            storage.cells = try ContiguousArray(unsafeUninitializedCapacity: rows.count * width) { cells, initialized in
+                for row in rows {
                     let base = initialized
                     for column in 0..<width {
                         (cells.baseAddress! + initialized).initialize(to: try readers[column].read(result, row: row, column: column))
                         initialized += 1
                     }
-                    (objects.baseAddress! + row).initialize(to: DatabaseObject(storage: storage, base: base))
+                    (objects.baseAddress! + made).initialize(to: DatabaseObject(storage: storage, base: base))
                     made += 1
                 }
             }
