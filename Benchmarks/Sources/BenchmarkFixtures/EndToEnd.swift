@@ -22,15 +22,7 @@ package enum EndToEnd {
         var rows: [FetchedRow] = []
         rows.reserveCapacity(objects.count)
         for object in objects {
-            guard let i = try object.value(forKey: "i") as? Int,
-                  let t = try object.value(forKey: "t") as? String,
-                  let f = try object.value(forKey: "f") as? Double,
-                  let b = try object.value(forKey: "b") as? Bool,
-                  let l = try object.value(forKey: "l") as? Int
-            else {
-                throw ObjectFixture.Failure(description: "\(object): an attribute is missing or of an unexpected type")
-            }
-            rows.append(FetchedRow(i: i, t: t, f: f, b: b, l: l))
+            rows.append(try fetchedRowCastingAny(object))
         }
         return rows
     }

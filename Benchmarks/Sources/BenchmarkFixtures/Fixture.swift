@@ -37,28 +37,48 @@ package enum Fixture {
         return url
     }
 
-    /// Creates and fills the table once: a later process (each benchmark runs in its own)
-    /// finds it filled and leaves it alone. Not measured.
-    package static func prepare() throws -> Connection {
+    /// A connection once a fixture's tables are there and filled: `create` (idempotent)
+    /// runs every time; `fill`, then `VACUUM ANALYZE` of `analyzed` (default: the counted
+    /// tables), only when a table of `counts` does not hold its number of rows. So a later
+    /// process (each benchmark runs in its own) finds the data and leaves it alone. Not
+    /// measured.
+    package static func prepared(
+        create: String, counts: [(table: String, rows: Int)], fill: String, analyzed: [String]? = nil
+    ) throws -> Connection {
         let connection = try Connection(url: try url())
+        try connection.executeScript(create)
+        let isFilled = try counts.allSatisfy { table, rows in
+            try connection.query("SELECT count(*) FROM \(table)")[0].decode(Int.self, at: 0) == rows
+        }
+        if !isFilled {
+            try connection.executeScript(fill)
+            for table in analyzed ?? counts.map(\.table) { try connection.execute("VACUUM ANALYZE \(table)") }
+        }
+        return connection
+    }
+
+    /// The rows of `table` (`rows` of them) as both the fetch and the walk read them.
+    /// Text of 4 to 32 bytes: some fit in a small String, the others allocate.
+    package static func fillRows(_ table: String, rows: Int) -> String {
+        """
+        TRUNCATE \(table);
+        INSERT INTO \(table) (i, t, f, b, l)
+        SELECT g, substr(md5(g::text), 1, 4 + g % 29), g::float8 / 7, g % 3 = 0, g::int8 * 3000000019
+        FROM generate_series(1, \(rows)) AS g
+        """
+    }
+
+    /// `bench_fetch.rows`, created and filled once.
+    package static func prepare() throws -> Connection {
         // `i` is the primary key, so that the rows have an identity as objects (the object
         // benchmarks fetch this table too); the SELECT above still reads it in heap order.
-        try connection.executeScript("""
-            CREATE SCHEMA IF NOT EXISTS \(schema);
-            CREATE TABLE IF NOT EXISTS \(table) (
-                i int4 PRIMARY KEY, t text NOT NULL, f float8 NOT NULL, b bool NOT NULL, l int8 NOT NULL)
-            """)
-        let count = try connection.query("SELECT count(*) FROM \(table)")[0].decode(Int.self, at: 0)
-        if count != rowCount {
-            // Text of 4 to 32 bytes: some fit in a small String, the others allocate.
-            try connection.executeScript("""
-                TRUNCATE \(table);
-                INSERT INTO \(table) (i, t, f, b, l)
-                SELECT g, substr(md5(g::text), 1, 4 + g % 29), g::float8 / 7, g % 3 = 0, g::int8 * 3000000019
-                FROM generate_series(1, \(rowCount)) AS g
-                """)
-            try connection.execute("VACUUM ANALYZE \(table)")
-        }
+        let connection = try prepared(
+            create: """
+                CREATE SCHEMA IF NOT EXISTS \(schema);
+                CREATE TABLE IF NOT EXISTS \(table) (
+                    i int4 PRIMARY KEY, t text NOT NULL, f float8 NOT NULL, b bool NOT NULL, l int8 NOT NULL)
+                """,
+            counts: [(table, rowCount)], fill: fillRows(table, rows: rowCount))
         // A table left by an earlier version of these benchmarks (on a server of your own)
         // has no primary key yet.
         try connection.executeScript("""

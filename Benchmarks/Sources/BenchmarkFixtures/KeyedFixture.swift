@@ -19,20 +19,16 @@ package enum KeyedFixture {
     /// `hits = stamp + id` for the keys, with a stamp new for every run, so that every
     /// update changes the value (a library that skips unchanged values still writes).
     package static func prepareUpdate() throws -> Connection {
-        let connection = try Connection(url: try Fixture.url())
-        try connection.executeScript("""
-            CREATE SCHEMA IF NOT EXISTS bench_update;
-            CREATE TABLE IF NOT EXISTS bench_update.item (id int4 PRIMARY KEY, name text NOT NULL, hits int8 NOT NULL)
-            """)
-        let count = try connection.query("SELECT count(*) FROM bench_update.item")[0].decode(Int.self, at: 0)
-        if count != itemCount {
-            try connection.executeScript("""
+        try Fixture.prepared(
+            create: """
+                CREATE SCHEMA IF NOT EXISTS bench_update;
+                CREATE TABLE IF NOT EXISTS bench_update.item (id int4 PRIMARY KEY, name text NOT NULL, hits int8 NOT NULL)
+                """,
+            counts: [("bench_update.item", itemCount)],
+            fill: """
                 TRUNCATE bench_update.item;
                 INSERT INTO bench_update.item (id, name, hits) SELECT g, 'item ' || g, 0 FROM generate_series(1, \(itemCount)) AS g
                 """)
-            try connection.execute("VACUUM ANALYZE bench_update.item")
-        }
-        return connection
     }
 
     /// How many of the keys' rows hold `stamp + id`: what every update side must leave.

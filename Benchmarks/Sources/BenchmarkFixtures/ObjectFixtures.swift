@@ -25,19 +25,17 @@ package enum ObjectFixture {
     /// spread over the heap (child g belongs to parent g mod 1000), an index on the FK.
     /// The parent's to-many key is `child`.
     package static func preparePrefetch() throws -> Connection {
-        let connection = try Connection(url: try Fixture.url())
-        try connection.executeScript("""
-            CREATE SCHEMA IF NOT EXISTS bench_prefetch;
-            CREATE TABLE IF NOT EXISTS bench_prefetch.parent (id int4 PRIMARY KEY, name text NOT NULL);
-            CREATE TABLE IF NOT EXISTS bench_prefetch.child (
-                id int4 PRIMARY KEY, parent_id int4 NOT NULL REFERENCES bench_prefetch.parent,
-                name text NOT NULL, amount float8 NOT NULL);
-            CREATE INDEX IF NOT EXISTS child_parent_id ON bench_prefetch.child (parent_id)
-            """)
-        let parents = try connection.query("SELECT count(*) FROM bench_prefetch.parent")[0].decode(Int.self, at: 0)
-        let children = try connection.query("SELECT count(*) FROM bench_prefetch.child")[0].decode(Int.self, at: 0)
-        if parents != parentCount || children != parentCount * childrenPerParent {
-            try connection.executeScript("""
+        try Fixture.prepared(
+            create: """
+                CREATE SCHEMA IF NOT EXISTS bench_prefetch;
+                CREATE TABLE IF NOT EXISTS bench_prefetch.parent (id int4 PRIMARY KEY, name text NOT NULL);
+                CREATE TABLE IF NOT EXISTS bench_prefetch.child (
+                    id int4 PRIMARY KEY, parent_id int4 NOT NULL REFERENCES bench_prefetch.parent,
+                    name text NOT NULL, amount float8 NOT NULL);
+                CREATE INDEX IF NOT EXISTS child_parent_id ON bench_prefetch.child (parent_id)
+                """,
+            counts: [("bench_prefetch.parent", parentCount), ("bench_prefetch.child", parentCount * childrenPerParent)],
+            fill: """
                 TRUNCATE bench_prefetch.child, bench_prefetch.parent;
                 INSERT INTO bench_prefetch.parent (id, name)
                 SELECT g, 'parent ' || g FROM generate_series(1, \(parentCount)) AS g;
@@ -45,10 +43,6 @@ package enum ObjectFixture {
                 SELECT g, (g - 1) % \(parentCount) + 1, substr(md5(g::text), 1, 4 + g % 29), g::float8 / 7
                 FROM generate_series(1, \(parentCount * childrenPerParent)) AS g
                 """)
-            try connection.execute("VACUUM ANALYZE bench_prefetch.parent")
-            try connection.execute("VACUUM ANALYZE bench_prefetch.child")
-        }
-        return connection
     }
 
     // MARK: - 3. 10,000 many-to-many inserts
@@ -65,28 +59,23 @@ package enum ObjectFixture {
     /// `target` on the owner. One owner, 10,000 targets; the helper is emptied before each
     /// side of each pair.
     package static func prepareManyToMany() throws -> Connection {
-        let connection = try Connection(url: try Fixture.url())
-        try connection.executeScript("""
-            CREATE SCHEMA IF NOT EXISTS bench_m2m;
-            CREATE TABLE IF NOT EXISTS bench_m2m.owner (id int4 PRIMARY KEY, name text NOT NULL);
-            CREATE TABLE IF NOT EXISTS bench_m2m.target (id int4 PRIMARY KEY, name text NOT NULL);
-            CREATE TABLE IF NOT EXISTS bench_m2m.owner_target (
-                owner_id int4 NOT NULL REFERENCES bench_m2m.owner,
-                target_id int4 NOT NULL REFERENCES bench_m2m.target,
-                PRIMARY KEY (owner_id, target_id))
-            """)
-        let owners = try connection.query("SELECT count(*) FROM bench_m2m.owner")[0].decode(Int.self, at: 0)
-        let targets = try connection.query("SELECT count(*) FROM bench_m2m.target")[0].decode(Int.self, at: 0)
-        if owners != 1 || targets != targetCount {
-            try connection.executeScript("""
+        let connection = try Fixture.prepared(
+            create: """
+                CREATE SCHEMA IF NOT EXISTS bench_m2m;
+                CREATE TABLE IF NOT EXISTS bench_m2m.owner (id int4 PRIMARY KEY, name text NOT NULL);
+                CREATE TABLE IF NOT EXISTS bench_m2m.target (id int4 PRIMARY KEY, name text NOT NULL);
+                CREATE TABLE IF NOT EXISTS bench_m2m.owner_target (
+                    owner_id int4 NOT NULL REFERENCES bench_m2m.owner,
+                    target_id int4 NOT NULL REFERENCES bench_m2m.target,
+                    PRIMARY KEY (owner_id, target_id))
+                """,
+            counts: [("bench_m2m.owner", 1), ("bench_m2m.target", targetCount)],
+            fill: """
                 TRUNCATE bench_m2m.owner_target, bench_m2m.owner, bench_m2m.target CASCADE;
                 INSERT INTO bench_m2m.owner (id, name) VALUES (\(ownerID), 'owner');
                 INSERT INTO bench_m2m.target (id, name)
                 SELECT g, 'target ' || g FROM generate_series(1, \(targetCount)) AS g
                 """)
-            try connection.execute("VACUUM ANALYZE bench_m2m.owner")
-            try connection.execute("VACUUM ANALYZE bench_m2m.target")
-        }
         try connection.execute("TRUNCATE bench_m2m.owner_target")
         return connection
     }
@@ -134,17 +123,23 @@ package func fetchAsObjectsCastingAny(_ context: DatabaseContext) throws -> [Fet
     var rows: [FetchedRow] = []
     rows.reserveCapacity(objects.count)
     for object in objects {
-        guard let i = try object.value(forKey: "i") as? Int,
-              let t = try object.value(forKey: "t") as? String,
-              let f = try object.value(forKey: "f") as? Double,
-              let b = try object.value(forKey: "b") as? Bool,
-              let l = try object.value(forKey: "l") as? Int
-        else {
-            throw ObjectFixture.Failure(description: "\(object): an attribute is missing or of an unexpected type")
-        }
-        rows.append(FetchedRow(i: i, t: t, f: f, b: b, l: l))
+        rows.append(try fetchedRowCastingAny(object))
     }
     return rows
+}
+
+/// A row as an object, each attribute read as `value(forKey:)` and cast with `as?`.
+@inline(__always)
+package func fetchedRowCastingAny(_ object: DatabaseObject) throws -> FetchedRow {
+    guard let i = try object.value(forKey: "i") as? Int,
+          let t = try object.value(forKey: "t") as? String,
+          let f = try object.value(forKey: "f") as? Double,
+          let b = try object.value(forKey: "b") as? Bool,
+          let l = try object.value(forKey: "l") as? Int
+    else {
+        throw ObjectFixture.Failure(description: "\(object): an attribute is missing or of an unexpected type")
+    }
+    return FetchedRow(i: i, t: t, f: f, b: b, l: l)
 }
 
 /// Benchmark 2: the 1,000 parents, then every parent's `child` set, counted. With

@@ -20,29 +20,26 @@ package enum RequestFixture {
     /// keyed by both (a many-to-many under `.keyed`). Item i has tags i mod 50 + 1 and
     /// 7i mod 50 + 1: about 4 % of the items have `tag 7`.
     package static func prepareExists() throws -> Connection {
-        let connection = try Connection(url: try Fixture.url())
-        try connection.executeScript("""
-            CREATE SCHEMA IF NOT EXISTS bench_requests;
-            CREATE TABLE IF NOT EXISTS bench_requests.item (id int4 PRIMARY KEY, name text NOT NULL);
-            CREATE TABLE IF NOT EXISTS bench_requests.tag (id int4 PRIMARY KEY, name text NOT NULL);
-            CREATE TABLE IF NOT EXISTS bench_requests.item_tag (
-                item_id int4 NOT NULL REFERENCES bench_requests.item,
-                tag_id int4 NOT NULL REFERENCES bench_requests.tag,
-                PRIMARY KEY (item_id, tag_id))
-            """)
-        let items = try connection.query("SELECT count(*) FROM bench_requests.item")[0].decode(Int.self, at: 0)
-        if items != itemCount {
-            try connection.executeScript("""
+        try Fixture.prepared(
+            create: """
+                CREATE SCHEMA IF NOT EXISTS bench_requests;
+                CREATE TABLE IF NOT EXISTS bench_requests.item (id int4 PRIMARY KEY, name text NOT NULL);
+                CREATE TABLE IF NOT EXISTS bench_requests.tag (id int4 PRIMARY KEY, name text NOT NULL);
+                CREATE TABLE IF NOT EXISTS bench_requests.item_tag (
+                    item_id int4 NOT NULL REFERENCES bench_requests.item,
+                    tag_id int4 NOT NULL REFERENCES bench_requests.tag,
+                    PRIMARY KEY (item_id, tag_id))
+                """,
+            counts: [("bench_requests.item", itemCount), ("bench_requests.tag", tagCount)],
+            fill: """
                 TRUNCATE bench_requests.item_tag, bench_requests.item, bench_requests.tag;
                 INSERT INTO bench_requests.tag SELECT g, 'tag ' || g FROM generate_series(1, \(tagCount)) g;
                 INSERT INTO bench_requests.item SELECT g, 'item ' || g FROM generate_series(1, \(itemCount)) g;
                 INSERT INTO bench_requests.item_tag
                 SELECT DISTINCT g, t FROM generate_series(1, \(itemCount)) g,
                     LATERAL (VALUES (g % \(tagCount) + 1), (7 * g % \(tagCount) + 1)) AS tags(t)
-                """)
-            for table in ["item", "tag", "item_tag"] { try connection.execute("VACUUM ANALYZE bench_requests.\(table)") }
-        }
-        return connection
+                """,
+            analyzed: ["bench_requests.item", "bench_requests.tag", "bench_requests.item_tag"])
     }
 
     // MARK: - Counts for 1,000 parents (bench_prefetch, see ObjectFixture)
@@ -59,23 +56,13 @@ package enum RequestFixture {
 
     /// `bench_stream.rows`, the columns of `bench_fetch.rows`, 5,000,000 rows (about 400 MB).
     package static func prepareStream() throws -> Connection {
-        let connection = try Connection(url: try Fixture.url())
-        try connection.executeScript("""
-            CREATE SCHEMA IF NOT EXISTS bench_stream;
-            CREATE TABLE IF NOT EXISTS bench_stream.rows (
-                i int4 PRIMARY KEY, t text NOT NULL, f float8 NOT NULL, b bool NOT NULL, l int8 NOT NULL)
-            """)
-        let count = try connection.query("SELECT count(*) FROM bench_stream.rows")[0].decode(Int.self, at: 0)
-        if count != streamCount {
-            try connection.executeScript("""
-                TRUNCATE bench_stream.rows;
-                INSERT INTO bench_stream.rows (i, t, f, b, l)
-                SELECT g, substr(md5(g::text), 1, 4 + g % 29), g::float8 / 7, g % 3 = 0, g::int8 * 3000000019
-                FROM generate_series(1, \(streamCount)) AS g
-                """)
-            try connection.execute("VACUUM ANALYZE bench_stream.rows")
-        }
-        return connection
+        try Fixture.prepared(
+            create: """
+                CREATE SCHEMA IF NOT EXISTS bench_stream;
+                CREATE TABLE IF NOT EXISTS bench_stream.rows (
+                    i int4 PRIMARY KEY, t text NOT NULL, f float8 NOT NULL, b bool NOT NULL, l int8 NOT NULL)
+                """,
+            counts: [("bench_stream.rows", streamCount)], fill: Fixture.fillRows("bench_stream.rows", rows: streamCount))
     }
 }
 
