@@ -11,43 +11,27 @@ package enum EndToEnd {
     @inline(never)
     package static func fetchAfterReset(_ context: DatabaseContext) throws -> [FetchedRow] {
         context.reset()
-        return try readRows(try context.fetch("rows"))
+        return try fetchedRows(try context.fetch("rows"), fetchedRow)
     }
 
     /// The same, every attribute read as `value(forKey:) as? T`.
     @inline(never)
     package static func fetchAfterResetCastingAny(_ context: DatabaseContext) throws -> [FetchedRow] {
         context.reset()
-        let objects = try context.fetch("rows")
-        var rows: [FetchedRow] = []
-        rows.reserveCapacity(objects.count)
-        for object in objects {
-            rows.append(try fetchedRowCastingAny(object))
-        }
-        return rows
+        return try fetchedRows(try context.fetch("rows"), fetchedRowCastingAny)
     }
 
     /// A new context per run: connection, catalog of `bench_fetch`, the rows; all freed on return.
     @inline(never)
     package static func fetchWithNewContext(url: String) throws -> [FetchedRow] {
         let context = try DatabaseContext(url: url, schemas: [Fixture.schema])
-        return try readRows(try context.fetch("rows"))
+        return try fetchedRows(try context.fetch("rows"), fetchedRow)
     }
 
     /// A unit of work of the shared `database`: a pooled connection, a context from the
     /// model, the rows.
     package static func fetchInUnitOfWork(_ database: Database) async throws -> [FetchedRow] {
-        try await database.read { context in try readRows(try context.fetch("rows")) }
-    }
-
-    @inline(__always)
-    static func readRows(_ objects: [DatabaseObject]) throws -> [FetchedRow] {
-        var rows: [FetchedRow] = []
-        rows.reserveCapacity(objects.count)
-        for object in objects {
-            rows.append(try fetchedRow(object))
-        }
-        return rows
+        try await database.read { context in try fetchedRows(try context.fetch("rows"), fetchedRow) }
     }
 
     // MARK: - 1,000 parents, their children counted

@@ -90,11 +90,16 @@ package enum ObjectFixture {
 @inline(never)
 package func fetchAsObjects(_ context: DatabaseContext) throws -> [FetchedRow] {
     defer { context.reset() }
-    let objects = try context.fetch("rows")
+    return try fetchedRows(try context.fetch("rows"), fetchedRow)
+}
+
+/// The rows of `objects`, each read by `read`.
+@inline(__always)
+package func fetchedRows(_ objects: [DatabaseObject], _ read: (DatabaseObject) throws -> FetchedRow) rethrows -> [FetchedRow] {
     var rows: [FetchedRow] = []
     rows.reserveCapacity(objects.count)
     for object in objects {
-        rows.append(try fetchedRow(object))
+        rows.append(try read(object))
     }
     return rows
 }
@@ -119,13 +124,7 @@ package func fetchedRow(_ object: DatabaseObject) throws -> FetchedRow {
 @inline(never)
 package func fetchAsObjectsCastingAny(_ context: DatabaseContext) throws -> [FetchedRow] {
     defer { context.reset() }
-    let objects = try context.fetch("rows")
-    var rows: [FetchedRow] = []
-    rows.reserveCapacity(objects.count)
-    for object in objects {
-        rows.append(try fetchedRowCastingAny(object))
-    }
-    return rows
+    return try fetchedRows(try context.fetch("rows"), fetchedRowCastingAny)
 }
 
 /// A row as an object, each attribute read as `value(forKey:)` and cast with `as?`.
