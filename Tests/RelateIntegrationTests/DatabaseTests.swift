@@ -181,22 +181,11 @@ import Testing
     /// nobody behind it): opening gives up after the connect timeout, with libpq's reason,
     /// instead of waiting as long as the network would.
     @Test func openingGivesUpAfterTheConnectTimeout() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(listener >= 0)
-        defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        #expect(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try SilentListener()
         let started = ContinuousClock.now
         var failure: RelateError?
         do {
-            _ = try Database(url: "postgresql://nobody@127.0.0.1:\(port)/none", connectTimeout: .seconds(2))
+            _ = try Database(url: "postgresql://nobody@127.0.0.1:\(listener.port)/none", connectTimeout: .seconds(2))
         } catch let error as RelateError {
             failure = error
         }
@@ -204,6 +193,40 @@ import Testing
         #expect(failure?.postgresError?.kind == .connectionFailed)
         #expect(failure?.message.contains("timeout") == true, "\(failure?.message ?? "no error")")
         #expect(waited < .seconds(10))
+    }
+
+    /// A task cancelled while its connection is still opening leaves at once; the connection,
+    /// once open, joins the pool. The first host never answers, so each opening waits out
+    /// libpq's connect timeout (2 s) before the real server.
+    @Test func aTaskCancelledWhileItsConnectionOpensLeavesAtOnce() async throws {
+        let listener = try SilentListener()
+        let server = try #require(URLComponents(string: try TestDatabase.url()))
+        var conninfo = "host=127.0.0.1,\(server.host ?? "127.0.0.1") port=\(listener.port),\(server.port ?? 5432)"
+        conninfo += " user=\(server.user ?? "postgres") dbname=\(server.path.dropFirst())"
+        if let password = server.password { conninfo += " password=\(password)" }
+        let database = try Database(url: conninfo, maxConnections: 2, connectTimeout: .seconds(2))
+        defer { database.close() }
+        // The open connection is busy; a second unit needs a new one.
+        let busy = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(1)") } }
+        try await Task.sleep(for: .milliseconds(200))
+        let waiting = Task { try await database.read { try $0.connection.query("SELECT 1").count } }
+        try await Task.sleep(for: .milliseconds(300))
+        let cancelled = ContinuousClock.now
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(ContinuousClock.now - cancelled < .milliseconds(500))
+        _ = try await busy.value
+        // The connection opened for the cancelled task arrives and stays.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while database.openConnections < 2 || ContinuousClock.now < cancelled + .seconds(3), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(database.openConnections == 2)
+        let both = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<2 { group.addTask { try await database.read { try $0.connection.query("SELECT pg_sleep(0.3)").count } } }
+            return try await group.reduce(0, +)
+        }
+        #expect(both == 2)
     }
 
     @Test func reloadingTheModelShowsANewColumn() async throws {
@@ -274,4 +297,34 @@ import Testing
             #expect(error != nil)
         }
     }
+}
+
+/// A TCP port on loopback that accepts connections (the kernel completes the handshake)
+/// and never answers: a server that hangs.
+final class SilentListener {
+    let port: Int
+    private let socketDescriptor: Int32
+
+    init() throws {
+        struct Failed: Error {}
+        socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { throw Failed() }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let descriptor = socketDescriptor
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 8) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(socketDescriptor)
+            throw Failed()
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(socketDescriptor) }
 }

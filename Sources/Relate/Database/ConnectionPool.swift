@@ -33,8 +33,9 @@ final class PooledConnection: @unchecked Sendable {
 
 /// At most `maxConnections` connections, opened when needed and kept open. Tasks that find
 /// none free wait in line and are served in order; a waiting task that is cancelled leaves
-/// the line. A connection that comes back broken, inside a transaction, or after a cancel
-/// request is closed, never handed out again.
+/// the line, and so does one whose connection is still opening (the connection, once open,
+/// serves the next task or waits idle). A connection that comes back broken, inside a
+/// transaction, or after a cancel request is closed, never handed out again.
 final class ConnectionPool: Sendable {
     let maxConnections: Int
     private let conninfo: String
@@ -49,6 +50,9 @@ final class ConnectionPool: Sendable {
         var idle: [PooledConnection] = []
         var open = 0
         var waiters: [(id: Int, continuation: CheckedContinuation<PooledConnection, any Error>)] = []
+        /// Tasks for which a connection is being opened, by waiter id; a cancelled one is
+        /// removed at once, without waiting for the opening to end.
+        var opening: [Int: CheckedContinuation<PooledConnection, any Error>] = [:]
         var nextWaiter = 0
         var isClosed = false
         var opened = 0
@@ -101,6 +105,7 @@ final class ConnectionPool: Sendable {
                     if let idle = state.idle.popLast() { return .use(idle) }
                     if state.open < maxConnections {
                         state.open += 1
+                        state.opening[id] = continuation
                         return .open
                     }
                     state.waiters.append((id, continuation))
@@ -108,16 +113,17 @@ final class ConnectionPool: Sendable {
                 }
                 switch decision {
                 case .use(let pooled): continuation.resume(returning: pooled)
-                case .open: open(for: continuation)
+                case .open: open(for: id)
                 case .fail(let error): continuation.resume(throwing: error)
                 case .wait: break
                 }
             }
         } onCancel: {
             let waiter = state.withLock { state in
-                state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0) }
+                state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0).continuation }
+                    ?? state.opening.removeValue(forKey: id)
             }
-            waiter?.continuation.resume(throwing: CancellationError())
+            waiter?.resume(throwing: CancellationError())
         }
     }
 
@@ -126,7 +132,7 @@ final class ConnectionPool: Sendable {
     func release(_ pooled: PooledConnection, reusable: Bool) {
         enum Next {
             case give(CheckedContinuation<PooledConnection, any Error>)
-            case openFor(CheckedContinuation<PooledConnection, any Error>)
+            case openFor(Int)
             case idle, closed
         }
         let next = state.withLock { state -> Next in
@@ -141,7 +147,9 @@ final class ConnectionPool: Sendable {
             // The first in line gets a new connection in its place.
             guard !state.isClosed, !state.waiters.isEmpty else { return .closed }
             state.open += 1
-            return .openFor(state.waiters.removeFirst().continuation)
+            let waiter = state.waiters.removeFirst()
+            state.opening[waiter.id] = waiter.continuation
+            return .openFor(waiter.id)
         }
         switch next {
         case .give(let waiter): waiter.resume(returning: pooled)
@@ -153,45 +161,55 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// Closes idle connections now and the others as they come back; tasks in line and
-    /// later checkouts get an error.
+    /// Closes idle connections now and the others as they come back; tasks in line (or
+    /// waiting for a connection to open) and later checkouts get an error.
     func close() {
         let (idle, waiters) = state.withLock { state in
             state.isClosed = true
             state.open -= state.idle.count
+            // A connection still opening is closed when it comes back (see `open(for:)`).
             defer {
                 state.idle = []
                 state.waiters = []
+                state.opening = [:]
             }
-            return (state.idle, state.waiters)
+            return (state.idle, state.waiters.map(\.continuation) + state.opening.values)
         }
         for pooled in idle { pooled.close() }
-        for waiter in waiters { waiter.continuation.resume(throwing: Self.closedError) }
+        for waiter in waiters { waiter.resume(throwing: Self.closedError) }
     }
 
     static let closedError = RelateError(kind: .invalidObject, message: "the Database was closed; make a new one")
 
-    /// Opens a connection on a new thread and hands it to `continuation`. When it cannot
-    /// be opened, the error goes to `continuation`, and the next task in line (if any)
+    /// Opens a connection on a new thread for the task `waiter` (listed in `opening`). When
+    /// that task was cancelled meanwhile, the connection is given back as any other is. When
+    /// it cannot be opened, the error goes to the task, and the next task in line (if any)
     /// tries a connection of its own.
-    private func open(for continuation: CheckedContinuation<PooledConnection, any Error>) {
+    private func open(for waiter: Int) {
         let worker = makeWorker()
         worker.submit { [self] in
             do {
                 let connection = try Connection(conninfo: conninfo, defaults: defaults, logger: logger)
                 try setUp(connection)
                 let pooled = PooledConnection(connection: connection, worker: worker, cancelRequest: try connection.makeCancelRequest())
-                continuation.resume(returning: pooled)
+                if let continuation = state.withLock({ $0.opening.removeValue(forKey: waiter) }) {
+                    continuation.resume(returning: pooled)
+                } else {
+                    release(pooled, reusable: true)
+                }
             } catch {
                 worker.stop()
-                let next = state.withLock { state -> CheckedContinuation<PooledConnection, any Error>? in
+                let (continuation, next) = state.withLock { state -> (CheckedContinuation<PooledConnection, any Error>?, Int?) in
+                    let continuation = state.opening.removeValue(forKey: waiter)
                     guard !state.isClosed, !state.waiters.isEmpty else {
                         state.open -= 1
-                        return nil
+                        return (continuation, nil)
                     }
-                    return state.waiters.removeFirst().continuation
+                    let next = state.waiters.removeFirst()
+                    state.opening[next.id] = next.continuation
+                    return (continuation, next.id)
                 }
-                continuation.resume(throwing: DatabaseContext.relateError(error))
+                continuation?.resume(throwing: DatabaseContext.relateError(error))
                 if let next { open(for: next) }
             }
         }
