@@ -45,9 +45,27 @@ import Testing
 }
 
 /// Writes that depend on what memory believes say so in SQL; when another client changed
-/// the row, the write is a conflict and memory takes the database's state.
+/// the row, the write is a conflict and memory takes the database's state. Each write is
+/// tried alone and inside a transaction that then rolls back: the roll-back must not undo
+/// what memory learnt (see `RollbackAfterConflictTests`).
 @Suite struct StaleWriteTests {
-    @Test func removingAnEmailAnotherClientMovedIsAConflict() throws {
+    /// The error `write` throws, run alone or, when `rolledBack`, inside a transaction of
+    /// `context` that then rolls back.
+    static func attempt(_ context: DatabaseContext, rolledBack: Bool, _ write: () throws -> Void) -> RelateError? {
+        var thrown: RelateError?
+        withoutActuallyEscaping(write) { write in
+            let run = {
+                do { try write() } catch let error as RelateError {
+                    thrown = error
+                    throw error
+                }
+            }
+            if rolledBack { RollbackAfterConflictTests.rolledBack(context, run) } else { try? run() }
+        }
+        return thrown
+    }
+
+    @Test(arguments: [false, true]) func removingAnEmailAnotherClientMovedIsAConflict(rolledBack: Bool) throws {
         try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let ada = try #require(try context.object("person", primaryKey: 1))
@@ -55,7 +73,7 @@ import Testing
             let work = try #require(try context.object("email", primaryKey: 2))
             let other = try TestDatabase.connect()
             try other.execute("UPDATE \(fixture.schema).email SET person_id = 2 WHERE id = 2")
-            let error = #expect(throws: RelateError.self) { try adas.remove(work) }
+            let error = Self.attempt(context, rolledBack: rolledBack) { try adas.remove(work) }
             #expect(error?.kind == .conflict)
             #expect(error?.entity == "email")
             // Nothing detached Grace's email; memory now says where it is.
@@ -66,7 +84,7 @@ import Testing
         }
     }
 
-    @Test func removingAPairAnotherClientDeletedIsAConflict() throws {
+    @Test(arguments: [false, true]) func removingAPairAnotherClientDeletedIsAConflict(rolledBack: Bool) throws {
         try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
             let context = fixture.context
             let grace = try #require(try context.object("person", primaryKey: 2))
@@ -74,14 +92,14 @@ import Testing
             let doctor = try #require(try context.object("title", primaryKey: 3))
             let doctors = try doctor.objects(forKey: "person")
             try TestDatabase.connect().execute("DELETE FROM \(fixture.schema).person_title_rel WHERE person_id = 2 AND title_id = 3")
-            let error = #expect(throws: RelateError.self) { try titles.remove(doctor) }
+            let error = Self.attempt(context, rolledBack: rolledBack) { try titles.remove(doctor) }
             #expect(error?.kind == .conflict)
             #expect(!titles.contains(doctor) && !doctors.contains(grace))
             #expect(try fixture.disagreements() == [])
         }
     }
 
-    @Test func writingARowAnotherClientDeletedIsAConflict() throws {
+    @Test(arguments: [false, true]) func writingARowAnotherClientDeletedIsAConflict(rolledBack: Bool) throws {
         try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let ada = try #require(try context.object("person", primaryKey: 1))
@@ -89,10 +107,10 @@ import Testing
             let home = try #require(try context.object("email", primaryKey: 1))
             let work = try #require(try context.object("email", primaryKey: 2))
             try TestDatabase.connect().execute("DELETE FROM \(fixture.schema).email WHERE id IN (1, 2)")
-            let update = #expect(throws: RelateError.self) { try home.setValue("a@b.c", forKey: "address") }
+            let update = Self.attempt(context, rolledBack: rolledBack) { try home.setValue("a@b.c", forKey: "address") }
             #expect(update?.kind == .conflict)
             #expect(home.isDeleted && !adas.contains(home))
-            let delete = #expect(throws: RelateError.self) { try context.delete(work) }
+            let delete = Self.attempt(context, rolledBack: rolledBack) { try context.delete(work) }
             #expect(delete?.kind == .conflict)
             #expect(work.isDeleted && adas.isEmpty)
             #expect(try fixture.disagreements() == [])

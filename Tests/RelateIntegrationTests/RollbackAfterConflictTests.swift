@@ -4,7 +4,8 @@ import Testing
 
 /// What memory learns from the database inside a transaction (a conflict's correction, a
 /// set loaded there) survives the transaction's roll-back: undoing its memory changes must
-/// not put back what the database had already disproved.
+/// not put back what the database had already disproved. (Each conflict of
+/// `StaleWriteTests` is also tried inside a transaction that rolls back.)
 @Suite struct RollbackAfterConflictTests {
     struct Stop: Error {}
 
@@ -16,53 +17,6 @@ import Testing
                 throw Stop()
             }
         } catch {}
-    }
-
-    @Test func aMovedEmailStaysWhereTheDatabaseHasItAfterTheRollback() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
-            let context = fixture.context
-            let ada = try #require(try context.object("person", primaryKey: 1))
-            let adas = try ada.objects(forKey: "email")
-            let work = try #require(try context.object("email", primaryKey: 2))
-            try TestDatabase.connect().execute("UPDATE \(fixture.schema).email SET person_id = 2 WHERE id = 2")
-            var conflict: RelateError?
-            Self.rolledBack(context) {
-                do { try adas.remove(work) } catch let error as RelateError { conflict = error; throw error }
-            }
-            #expect(conflict?.kind == .conflict)
-            #expect(try work.value(forKey: "person_id", as: Int.self) == 2)
-            #expect(!adas.contains(work))
-            #expect(try ada.objects(forKey: "email") === adas)
-            #expect(try fixture.disagreements() == [])
-        }
-    }
-
-    @Test func aDeletedRowStaysDeletedAfterTheRollback() throws {
-        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
-            let context = fixture.context
-            let ada = try #require(try context.object("person", primaryKey: 1))
-            let adas = try ada.objects(forKey: "email")
-            let home = try #require(try context.object("email", primaryKey: 1))
-            try TestDatabase.connect().execute("DELETE FROM \(fixture.schema).email WHERE id = 1")
-            Self.rolledBack(context) { try home.setValue("a@b.c", forKey: "address") }
-            #expect(home.isDeleted)
-            #expect(!adas.contains(home))
-            #expect(try fixture.disagreements() == [])
-        }
-    }
-
-    @Test func aPairAnotherClientRemovedStaysRemovedAfterTheRollback() throws {
-        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
-            let context = fixture.context
-            let grace = try #require(try context.object("person", primaryKey: 2))
-            let titles = try grace.objects(forKey: "title")
-            let doctor = try #require(try context.object("title", primaryKey: 3))
-            let doctors = try doctor.objects(forKey: "person")
-            try TestDatabase.connect().execute("DELETE FROM \(fixture.schema).person_title_rel WHERE person_id = 2 AND title_id = 3")
-            Self.rolledBack(context) { try titles.remove(doctor) }
-            #expect(!titles.contains(doctor) && !doctors.contains(grace))
-            #expect(try fixture.disagreements() == [])
-        }
     }
 
     /// A conflict in a savepoint, then the enclosing transaction rolls back too.
