@@ -99,6 +99,41 @@ import Testing
         }
     }
 
+    /// Inserting a pair memory holds but another client removed stores it again; one
+    /// another client added (memory does not know it) is no unique violation.
+    @Test func insertingAPairAsksTheDatabaseNotMemory() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let titles = try grace.objects(forKey: "title")
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            let countess = try #require(try context.object("title", primaryKey: 1))
+            let other = try TestDatabase.connect()
+            try other.execute("DELETE FROM \(fixture.schema).person_title_rel WHERE person_id = 2 AND title_id = 3")
+            try other.execute("INSERT INTO \(fixture.schema).person_title_rel (person_id, title_id) VALUES (2, 1)")
+            try titles.insert(doctor)
+            try titles.insert(countess)
+            #expect(titles.count(for: doctor) == 1 && titles.count(for: countess) == 1)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// Inserting a child memory already shows in the set is written all the same: another
+    /// client may have moved it.
+    @Test func insertingAChildAnotherClientMovedWritesItBack() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let adas = try ada.objects(forKey: "email")
+            let work = try #require(try context.object("email", primaryKey: 2))
+            try TestDatabase.connect().execute("UPDATE \(fixture.schema).email SET person_id = 2 WHERE id = 2")
+            try adas.insert(work)
+            #expect(adas.contains(work))
+            #expect(try work.value(forKey: "person_id", as: Int.self) == 1)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     @Test(arguments: [false, true]) func writingARowAnotherClientDeletedIsAConflict(rolledBack: Bool) throws {
         try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context

@@ -92,13 +92,18 @@ import Testing
             let rows = try ada.objects(forKey: "person_title_rel")
 
             let insert = try fixture.sql { try titles.insert(doctor) }
-            #expect(insert == [#"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") VALUES ($1, $2) RETURNING "person_id", "title_id""#])
+            let insertSQL = #"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") VALUES ($1, $2) "#
+                + #"ON CONFLICT ("person_id", "title_id") DO NOTHING RETURNING "person_id", "title_id""#
+            #expect(insert == [insertSQL])
             #expect(titles.contains(doctor) && titles.count(for: doctor) == 1)
             // The other side follows, and so do the helper's own rows.
             #expect(doctors.contains(ada))
             #expect(rows.count == 2)
-            // A keyed helper holds a pair once: inserting again sends nothing.
-            #expect(try fixture.sql { try titles.insert(doctor) }.isEmpty)
+            // A keyed helper holds a pair once: inserting again leaves it as it is, in memory
+            // and in the database (which is asked, not memory: another client may have
+            // removed the pair).
+            #expect(try fixture.sql { try titles.insert(doctor) } == [insertSQL])
+            #expect(titles.count(for: doctor) == 1 && rows.count == 2)
             #expect(try fixture.disagreements() == [])
 
             let remove = try fixture.sql { try titles.remove(doctor) }
@@ -138,7 +143,9 @@ import Testing
             let doctor = try #require(try context.object("title", primaryKey: 3))
             let titles = try ada.objects(forKey: "title")
             let insert = try fixture.sql { try titles.insert(doctor) }
-            #expect(insert == [#"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") VALUES ($1, $2)"#])
+            #expect(insert == [
+                #"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") VALUES ($1, $2) ON CONFLICT ("person_id", "title_id") DO NOTHING"#
+            ])
             let admiral = try #require(try context.object("title", primaryKey: 2))
             let replace = try fixture.sql { try ada.setValue([admiral, doctor], forKey: "title") }
             #expect(replace.contains { $0.hasPrefix(#"INSERT INTO \#(s)."person_title_rel""#) && !$0.contains("RETURNING") })

@@ -213,18 +213,21 @@ extension DatabaseContext {
         _ = try relatedObject(object, for: owner.entityIndex, set.relationshipIndex, key: relationship.key)
         switch relationship.foreignKeyIn {
         case .to:
-            if set.contains(object) { return }
+            // Written even when memory shows it in the set: another client may have moved it.
             try setToOne(object, inverse(of: owner.entityIndex, set.relationshipIndex).relationship, owner)
         case .via:
             let helper = try helperTable(of: set)
-            if set.contains(object), helperIsKeyed(relationship, helper: helper) { return }
+            // A keyed pair is stored once: the database, not memory, says whether it is there
+            // (another client may have removed or added it), and the set ends holding it.
+            let keyed = helperIsKeyed(relationship, helper: helper)
             let shown = helperRowsAreShown(helper)
-            let statement = try helperInsert(set, helper: helper, member: object, helperValues: helperValues, returning: shown)
+            let statement = try helperInsert(
+                set, helper: helper, member: object, helperValues: helperValues, returning: shown, skippingExisting: keyed)
             let result = try database(entity: owner.entityIndex) {
                 try connection.query(statement.sql, statement.parameters, format: .binary)
             }
             if shown { try didInsertHelperRows(result, helper: helper) }
-            link(owner, object, set: set, times: 1)
+            if !keyed || !set.contains(object) { link(owner, object, set: set, times: 1) }
         case .from:
             throw Self.notToMany(relationship)
         }
@@ -491,8 +494,11 @@ extension DatabaseContext {
         loadedRelationships.contains { target(of: $0.entity, $0.relationship) == helper.index }
     }
 
+    /// `skippingExisting`: a pair the helper holds already is left as it is (`ON CONFLICT
+    /// (pair) DO NOTHING`; the pair must be a unique key of the helper).
     private func helperInsert(
-        _ set: RelationshipSet, helper: EntityTable, member: DatabaseObject, helperValues: [String: Any?], returning: Bool
+        _ set: RelationshipSet, helper: EntityTable, member: DatabaseObject, helperValues: [String: Any?], returning: Bool,
+        skippingExisting: Bool = false
     ) throws -> PostgresStatement {
         let pair = set.owner.table.layout.helperColumns[set.relationshipIndex]
         var columns = pair.from + pair.to
@@ -506,7 +512,9 @@ extension DatabaseContext {
         }
         try requireValues(helper, columns: columns)
         let sql = "INSERT INTO \(helper.table) (\(columns.map { helper.columns[$0] }.joined(separator: ", "))) VALUES ("
-            + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ")" + (returning ? " RETURNING \(helper.selectList())" : "")
+            + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ")"
+            + (skippingExisting ? " ON CONFLICT (\((pair.from + pair.to).map { helper.columns[$0] }.joined(separator: ", "))) DO NOTHING" : "")
+            + (returning ? " RETURNING \(helper.selectList())" : "")
         return PostgresStatement(sql, parameters, format: .binary)
     }
 
