@@ -56,6 +56,13 @@ final class ConnectionPool: Sendable {
         var nextWaiter = 0
         var isClosed = false
         var opened = 0
+
+        /// Moves the first task in line to `opening`, for a connection opened in its name.
+        mutating func firstInLineToOpening() -> Int {
+            let waiter = waiters.removeFirst()
+            opening[waiter.id] = waiter.continuation
+            return waiter.id
+        }
     }
 
     private enum Checkout {
@@ -147,9 +154,7 @@ final class ConnectionPool: Sendable {
             // The first in line gets a new connection in its place.
             guard !state.isClosed, !state.waiters.isEmpty else { return .closed }
             state.open += 1
-            let waiter = state.waiters.removeFirst()
-            state.opening[waiter.id] = waiter.continuation
-            return .openFor(waiter.id)
+            return .openFor(state.firstInLineToOpening())
         }
         switch next {
         case .give(let waiter): waiter.resume(returning: pooled)
@@ -205,9 +210,7 @@ final class ConnectionPool: Sendable {
                         state.open -= 1
                         return (continuation, nil)
                     }
-                    let next = state.waiters.removeFirst()
-                    state.opening[next.id] = next.continuation
-                    return (continuation, next.id)
+                    return (continuation, state.firstInLineToOpening())
                 }
                 continuation?.resume(throwing: DatabaseContext.relateError(error))
                 if let next { open(for: next) }
