@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "Relate",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "Relate", targets: ["Relate"]),
         .library(name: "RelatePostgres", targets: ["RelatePostgres"]),

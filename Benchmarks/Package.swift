@@ -8,7 +8,7 @@ let relate = String(Context.packageDirectory.split(separator: "/").dropLast().la
 
 let package = Package(
     name: "RelateBenchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
         // Naming the traits replaces the benchmark package's default set

@@ -62,6 +62,35 @@ import Testing
         }
     }
 
+    /// A unit's body runs on a thread of the pool, never the caller's cooperative thread; a
+    /// task that prefers the database's executor is already there, and runs unit after
+    /// unit on the thread it is on, with no hop.
+    @Test func unitsRunOnThePoolsThreadsAndAPreferringTaskStaysThere() async throws {
+        try await Self.with { database, _, _ in
+            let caller = Self.currentThread()
+            let (onPool, body) = try await database.read { _ in (PoolExecutor.isCurrentThread, Self.currentThread()) }
+            #expect(onPool)
+            #expect(body != caller)
+            #expect(!PoolExecutor.isCurrentThread)
+
+            try await withTaskExecutorPreference(database.executor) {
+                for unit in 1...3 {
+                    #expect(PoolExecutor.isCurrentThread)
+                    let before = Self.currentThread()
+                    let (name, body) = try await database.read { context in
+                        (try context.object("person", primaryKey: 1)?.value(forKey: "firstname", as: String.self), Self.currentThread())
+                    }
+                    #expect(name == "Ada")
+                    #expect(body == before, "unit \(unit) hopped to another thread")
+                }
+            }
+        }
+    }
+
+    /// The thread this runs on (synchronous: `Thread.current` is not for async code, which
+    /// may move between threads at any `await`).
+    static func currentThread() -> ObjectIdentifier { ObjectIdentifier(Thread.current) }
+
     /// 64 tasks × 500 units, reads and writes mixed, through 4 connections: no deadlock,
     /// never more than 4 connections on the server, every write there.
     @Test func manyTasksShareABoundedPool() async throws {

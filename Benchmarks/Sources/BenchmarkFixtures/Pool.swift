@@ -100,3 +100,57 @@ package final class PoolState: Sendable {
         }
     }
 }
+
+/// Where a read through the pool spends its time, taken apart by clocks read on both sides
+/// of the hop (`RelateProfile pool-hops`): from the caller to the body's first line on the
+/// pool's thread (checkout, the job handed over, a fresh context), the body (the query and
+/// the object), and from the body's last line back to the caller (the context reset, the
+/// continuation resumed, the connection given back). Raw reads on a kept connection run
+/// in turns with them, on the same thread as the caller.
+package enum PoolHops {
+    package static func run(reads: Int) async throws -> [String] {
+        let state = try PoolState()
+        var toBody: [Duration] = [], body: [Duration] = [], back: [Duration] = [], raw: [Duration] = [], empty: [Duration] = [], rawOnWorker: [Duration] = []
+        let clock = ContinuousClock()
+        for id in (1...reads).map({ 1 + $0 % PoolState.rows }) {
+            let start = clock.now
+            let (bodyStart, bodyEnd) = try await state.database.read { context in
+                let bodyStart = clock.now
+                _ = try context.object("person", primaryKey: id)?.value(forKey: "firstname", as: String.self)
+                return (bodyStart, clock.now)
+            }
+            let end = clock.now
+            toBody.append(bodyStart - start)
+            body.append(bodyEnd - bodyStart)
+            back.append(end - bodyEnd)
+            let rawStart = clock.now
+            _ = try state.readRaw(id: id)
+            raw.append(clock.now - rawStart)
+            let emptyStart = clock.now
+            _ = try await state.database.read { _ in id }
+            empty.append(clock.now - emptyStart)
+            rawOnWorker.append(try await state.database.read { _ in
+                let start = clock.now
+                _ = try state.readRaw(id: id)
+                return clock.now - start
+            })
+        }
+        func median(_ values: [Duration]) -> String {
+            let sorted = values.sorted()
+            let micros = { (duration: Duration) in Double(duration.components.attoseconds) / 1e12 + Double(duration.components.seconds) * 1e6 }
+            return String(format: "%.1f µs (p10 %.1f, p90 %.1f)", micros(sorted[sorted.count / 2]),
+                          micros(sorted[sorted.count / 10]), micros(sorted[sorted.count * 9 / 10]))
+        }
+        let totals = zip(zip(toBody, body), back).map { $0.0 + $0.1 + $1 }
+        return [
+            "\(reads) reads through database.read, each followed by the same read raw and an empty unit:",
+            "  to the body on the pool's thread: \(median(toBody))",
+            "  the body (query and object):      \(median(body))",
+            "  back to the caller:               \(median(back))",
+            "  whole read:                       \(median(totals))",
+            "  raw round trip (caller's thread): \(median(raw))",
+            "  raw round trip on the pool's thread: \(median(rawOnWorker))",
+            "  empty unit (database.read { _ in }): \(median(empty))",
+        ]
+    }
+}

@@ -14,7 +14,10 @@ import Relate
 /// `ScalingState`), exists, prefetch-counts, walk (see `RequestState`; the walk's batch
 /// size from RELATE_WALK_BATCH, default 1,000), by-key (100 objects by primary key, one
 /// query each, after `reset()`) and connection-by-key (the same `SELECT` through
-/// `Connection.query`, 1,000 a run); `--raw` runs the raw libpq side instead, and
+/// `Connection.query`, 1,000 a run), pool-read (1,000 objects by key, each through
+/// `database.read`; raw: `PQexecParams` on a kept connection), pool-read-preferring (the
+/// same in a task that prefers the database's executor) and pool-empty (1,000
+/// `database.read`s that send nothing, against the same raw reads); `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
 /// `RelateProfile changes [updates]` measures change tracking (see `ChangeTrackingBenchmark`),
@@ -26,6 +29,7 @@ let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
     "objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
+    "pool-read", "pool-read-preferring", "pool-empty",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 // Change tracking and the catalog have reports of their own: `changes [updates]`
@@ -33,6 +37,11 @@ let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 let reports: [String: (count: Int, run: (Int) throws -> [String])] = [
     "changes": (2_000, { try ChangeTrackingBenchmark.run(updates: $0) }),
     "catalog": (20, { try CatalogBenchmark.run(runs: $0) }),
+    "pool-hops": (2_000, { reads in
+        nonisolated(unsafe) var lines: [String] = []
+        try waitFor { lines = try await PoolHops.run(reads: reads) }
+        return lines
+    }),
 ]
 if let name = CommandLine.arguments.dropFirst().first, let report = reports[name] {
     do {
@@ -55,7 +64,7 @@ guard runs > 0, !(raw && paired), !(relateOnly.contains(task) && (raw || paired)
 }
 
 @inline(never)
-func keep<T>(_ value: T) { withExtendedLifetime(value) {} }
+@Sendable func keep<T>(_ value: T) { withExtendedLifetime(value) {} }
 
 func milliseconds(_ body: () throws -> Void) rethrows -> Double {
     let start = ContinuousClock.now
@@ -94,6 +103,18 @@ func sides(of task: String) throws -> Sides {
         }
         let once = KeyedFixture.fetchKeys
         return Sides(relate: { keep(try ObjectsByKey.rows(state.context, keys: once)) }, raw: { keep(try state.raw.rows(keys: once)) })
+    case "pool-read", "pool-read-preferring", "pool-empty":
+        let state = try PoolState()
+        let empty = task == "pool-empty"
+        let reads: @Sendable () async throws -> Void = {
+            for id in 1...1_000 {
+                if empty { keep(try await state.database.read { _ in id }) } else { keep(try await state.readThroughPool(id: id)) }
+            }
+        }
+        let preferring = task == "pool-read-preferring"
+        return Sides(
+            relate: { try waitFor { preferring ? try await withTaskExecutorPreference(state.database.executor, operation: reads) : try await reads() } },
+            raw: { for id in 1...1_000 { keep(try state.readRaw(id: id)) } })
     case "prefetch", "no-prefetch":
         let state = try ObjectsState.prefetch()
         return Sides(
@@ -133,6 +154,18 @@ func sides(of task: String) throws -> Sides {
             relate: { keep(try state.objects.replace()) },
             raw: { keep(try state.raw.insertPairs(owner: ObjectFixture.ownerID, targets: state.targetIDs)) })
     }
+}
+
+/// Runs `body` in a task and blocks this (main, not cooperative) thread until it ends.
+func waitFor(_ body: @escaping @Sendable () async throws -> Void) throws {
+    let done = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var failure: (any Error)?
+    Task {
+        do { try await body() } catch { failure = error }
+        done.signal()
+    }
+    done.wait()
+    if let failure { throw failure }
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

@@ -2,32 +2,17 @@ import Logging
 import RelatePostgres
 import Synchronization
 
-/// A connection of the pool and the thread it runs on. A unit of work has it alone, and
-/// touches `connection` only from jobs on `worker`: so the non-`Sendable` connection is
-/// reached only through this `Sendable` owner, one thread at a time.
+/// A connection of the pool. A unit of work has it alone, on a thread of the pool's
+/// executor: so the non-`Sendable` connection is reached only through this `Sendable`
+/// owner, one thread at a time (the pool's lock orders one unit after the next).
 final class PooledConnection: @unchecked Sendable {
     let connection: Connection
-    let worker: WorkerThread
     /// Made when the connection opened; sent from any thread when a task is cancelled.
     let cancelRequest: CancelRequest
 
-    init(connection: Connection, worker: WorkerThread, cancelRequest: CancelRequest) {
+    init(connection: Connection, cancelRequest: CancelRequest) {
         self.connection = connection
-        self.worker = worker
         self.cancelRequest = cancelRequest
-    }
-
-    /// Runs `work` on the connection's thread and waits for it without holding a thread.
-    func run<Result: Sendable>(_ work: @escaping @Sendable (Connection) throws -> Result) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            worker.submit { [self] in continuation.resume(with: Swift.Result { try work(connection) }) }
-        }
-    }
-
-    /// Closes the connection on its thread, then ends the thread.
-    func close() {
-        worker.submit { [self] in connection.close() }
-        worker.stop()
     }
 }
 
@@ -38,6 +23,8 @@ final class PooledConnection: @unchecked Sendable {
 /// transaction, or after a cancel request is closed, never handed out again.
 final class ConnectionPool: Sendable {
     let maxConnections: Int
+    /// The threads units of work and connections opening run on.
+    let executor: PoolExecutor
     private let conninfo: String
     /// Parameters for what `conninfo` and the environment leave out (a connect timeout).
     private let defaults: [String: String]
@@ -55,7 +42,6 @@ final class ConnectionPool: Sendable {
         var opening: [Int: CheckedContinuation<PooledConnection, any Error>] = [:]
         var nextWaiter = 0
         var isClosed = false
-        var opened = 0
 
         /// Moves the first task in line to `opening`, for a connection opened in its name.
         mutating func firstInLineToOpening() -> Int {
@@ -81,15 +67,28 @@ final class ConnectionPool: Sendable {
         self.maxConnections = maxConnections
         self.logger = logger
         self.setUp = setUp
+        // One thread per connection for what blocks (a unit holds its connection, an opening
+        // its place), and two more, so that tasks in line always find a thread to run on
+        // (to leave when cancelled, to start when served) while every connection is busy.
+        executor = PoolExecutor(name: "relate.pool", maxThreads: maxConnections + 2)
     }
 
     /// Takes `connection` (already set up) into the pool, idle.
     func adopt(_ connection: Connection) throws {
         let cancel = try connection.makeCancelRequest()
-        let pooled = PooledConnection(connection: connection, worker: makeWorker(), cancelRequest: cancel)
+        let pooled = PooledConnection(connection: connection, cancelRequest: cancel)
         state.withLock {
             $0.open += 1
             $0.idle.append(pooled)
+        }
+    }
+
+    /// Runs `work` on a thread of the pool: on the calling thread when it is one (a unit's
+    /// task prefers the pool's executor, so it normally is), else as a job there.
+    func onPoolThread<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        if PoolExecutor.isCurrentThread { return try work() }
+        return try await withCheckedThrowingContinuation { continuation in
+            executor.submit { continuation.resume(with: Swift.Result { try work() }) }
         }
     }
 
@@ -159,9 +158,9 @@ final class ConnectionPool: Sendable {
         switch next {
         case .give(let waiter): waiter.resume(returning: pooled)
         case .idle: break
-        case .closed: pooled.close()
+        case .closed: closeConnection(pooled)
         case .openFor(let waiter):
-            pooled.close()
+            closeConnection(pooled)
             open(for: waiter)
         }
     }
@@ -180,30 +179,34 @@ final class ConnectionPool: Sendable {
             }
             return (state.idle, state.waiters.map(\.continuation) + state.opening.values)
         }
-        for pooled in idle { pooled.close() }
+        for pooled in idle { closeConnection(pooled) }
         for waiter in waiters { waiter.resume(throwing: Self.closedError) }
+        executor.shutDown()
     }
 
     static let closedError = RelateError(kind: .invalidObject, message: "the Database was closed; make a new one")
 
-    /// Opens a connection on a new thread for the task `waiter` (listed in `opening`). When
+    /// Closes `pooled`'s connection on a thread of the pool (libpq says goodbye to the server).
+    private func closeConnection(_ pooled: PooledConnection) {
+        executor.submit { pooled.connection.close() }
+    }
+
+    /// Opens a connection on a thread of the pool for the task `waiter` (listed in `opening`). When
     /// that task was cancelled meanwhile, the connection is given back as any other is. When
     /// it cannot be opened, the error goes to the task, and the next task in line (if any)
     /// tries a connection of its own.
     private func open(for waiter: Int) {
-        let worker = makeWorker()
-        worker.submit { [self] in
+        executor.submit { [self] in
             do {
                 let connection = try Connection(conninfo: conninfo, defaults: defaults, logger: logger)
                 try setUp(connection)
-                let pooled = PooledConnection(connection: connection, worker: worker, cancelRequest: try connection.makeCancelRequest())
+                let pooled = PooledConnection(connection: connection, cancelRequest: try connection.makeCancelRequest())
                 if let continuation = state.withLock({ $0.opening.removeValue(forKey: waiter) }) {
                     continuation.resume(returning: pooled)
                 } else {
                     release(pooled, reusable: true)
                 }
             } catch {
-                worker.stop()
                 let (continuation, next) = state.withLock { state -> (CheckedContinuation<PooledConnection, any Error>?, Int?) in
                     let continuation = state.opening.removeValue(forKey: waiter)
                     guard !state.isClosed, !state.waiters.isEmpty else {
@@ -216,13 +219,5 @@ final class ConnectionPool: Sendable {
                 if let next { open(for: next) }
             }
         }
-    }
-
-    private func makeWorker() -> WorkerThread {
-        let number = state.withLock { state in
-            state.opened += 1
-            return state.opened
-        }
-        return WorkerThread(name: "relate.pool.\(number)")
     }
 }

@@ -125,27 +125,47 @@ public final class Database: Sendable {
     /// How many connections the pool holds open now (at most `maxConnections`).
     public var openConnections: Int { pool.openConnections }
 
-    /// Borrows a connection, runs `work` on its thread, gives it back. An idle connection
-    /// the server closed meanwhile (a restart, a failover) is replaced before `work` sees it.
+    /// The threads units of work run on (libpq blocks them; Swift's cooperative threads
+    /// never). A unit called from a task that does not prefer them hops there and back;
+    /// one that does runs where it is. So work that runs unit after unit (a loop, a
+    /// request's handler) saves the hops by preferring them:
+    ///
+    /// ```swift
+    /// try await withTaskExecutorPreference(database.executor) {
+    ///     for id in ids { try await database.read { … } }   // no thread switch per unit
+    /// }
+    /// ```
+    ///
+    /// Code that runs there between units takes a thread that a unit could use: keep long
+    /// computations and other blocking calls out of such a scope.
+    public var executor: any TaskExecutor { pool.executor }
+
+    /// Borrows a connection, runs `work` on a thread of the pool, gives it back. An idle
+    /// connection the server closed meanwhile (a restart, a failover) is replaced before
+    /// `work` sees it.
     private func withConnection<Result: Sendable>(
         _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
     ) async throws -> Result {
-        // Every connection of the pool may have died at once (the server restarted): each
-        // is found so and replaced, then a new one serves.
-        for _ in 0..<pool.maxConnections {
-            do {
-                return try await withConnection(try await pool.checkout(), probing: true, work)
-            } catch is StaleConnection {
-                continue
+        // The whole unit runs its task on the pool's threads: checkout, `work` and the
+        // release on one thread, with no hop between them.
+        try await withTaskExecutorPreference(pool.executor) {
+            // Every connection of the pool may have died at once (the server restarted):
+            // each is found so and replaced, then a new one serves.
+            for _ in 0..<pool.maxConnections {
+                do {
+                    return try await withConnection(try await pool.checkout(), probing: true, work)
+                } catch is StaleConnection {
+                    continue
+                }
             }
+            return try await withConnection(try await pool.checkout(), probing: false, work)
         }
-        return try await withConnection(try await pool.checkout(), probing: false, work)
     }
 
     /// A pooled connection the server had closed while it was idle; `work` did not run.
     private struct StaleConnection: Error {}
 
-    /// Runs `work` on `pooled`'s thread and gives it back.
+    /// Runs `work` with `pooled` on a thread of the pool and gives it back.
     private func withConnection<Result: Sendable>(
         _ pooled: PooledConnection, probing: Bool, _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
     ) async throws -> Result {
@@ -157,7 +177,8 @@ public final class Database: Sendable {
         // One job answers both what the unit gave and whether its connection may serve again.
         let ran: Swift.Result<(outcome: Swift.Result<Result, any Error>, reusable: Bool), any Error> = await withTaskCancellationHandler {
             do {
-                return .success(try await pooled.run { connection in
+                return .success(try await pool.onPoolThread {
+                    let connection = pooled.connection
                     if probing, !connection.probe() { throw StaleConnection() }
                     // Cancelled before it started: the server would ignore the request.
                     let outcome = cancel.wasSent ? .failure(CancellationError()) : Swift.Result { try work(connection, cancel) }
