@@ -239,6 +239,17 @@ let benchmarks: @Sendable () -> Void = {
                     return found
                 },
                 raw: { state in (1...100).reduce(0) { count, id in count + ((try? state.readRaw(id: id)) != nil ? 1 : 0) } })
+    // The same 100 reads from a task that prefers the database's executor: no hop per unit.
+    pairedAsync("paired pool read 100 preferring", metric: "pool read preferring", iterations: 60,
+                setup: { try PoolState() },
+                side: { state in
+                    try await withTaskExecutorPreference(state.database.executor) {
+                        var found = 0
+                        for id in 1...100 where try await state.readThroughPool(id: id) != nil { found += 1 }
+                        return found
+                    }
+                },
+                raw: { state in (1...100).reduce(0) { count, id in count + ((try? state.readRaw(id: id)) != nil ? 1 : 0) } })
     // 16 tasks × 100 reads through a pool of 4, against 4 threads on 4 raw connections.
     pairedAsync("paired pool 16 tasks", metric: "pool 16 tasks", iterations: 30,
                 setup: { try PoolState() },

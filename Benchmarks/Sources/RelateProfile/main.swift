@@ -16,7 +16,8 @@ import Relate
 /// query each, after `reset()`) and connection-by-key (the same `SELECT` through
 /// `Connection.query`, 1,000 a run), pool-read (1,000 objects by key, each through
 /// `database.read`; raw: `PQexecParams` on a kept connection), pool-read-preferring (the
-/// same in a task that prefers the database's executor) and pool-empty (1,000
+/// same in a task that prefers the database's executor), pool-raw (the raw reads inside
+/// one unit, on a pool thread, against the same on the main thread) and pool-empty (1,000
 /// `database.read`s that send nothing, against the same raw reads); `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
@@ -29,7 +30,7 @@ let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
     "objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
-    "pool-read", "pool-read-preferring", "pool-empty",
+    "pool-read", "pool-read-preferring", "pool-empty", "pool-raw",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 // Change tracking and the catalog have reports of their own: `changes [updates]`
@@ -103,6 +104,11 @@ func sides(of task: String) throws -> Sides {
         }
         let once = KeyedFixture.fetchKeys
         return Sides(relate: { keep(try ObjectsByKey.rows(state.context, keys: once)) }, raw: { keep(try state.raw.rows(keys: once)) })
+    case "pool-raw":
+        let state = try PoolState()
+        return Sides(
+            relate: { try waitFor { try await state.database.read { _ in for id in 1...1_000 { keep(try state.readRaw(id: id)) } } } },
+            raw: { for id in 1...1_000 { keep(try state.readRaw(id: id)) } })
     case "pool-read", "pool-read-preferring", "pool-empty":
         let state = try PoolState()
         let empty = task == "pool-empty"

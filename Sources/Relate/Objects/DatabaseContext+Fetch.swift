@@ -52,7 +52,7 @@ extension DatabaseContext {
         if let key = ObjectKey(parameters: parameters), let registered = registries[entity][key] {
             return registered
         }
-        let sql = "SELECT \(table.selectList()) FROM \(table.table) WHERE \(table.condition(table.primaryKey))"
+        let sql = table.layout.selectByPrimaryKey
         let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
         return try result.first.map { try materialize(entity: entity, row: $0) }
     }

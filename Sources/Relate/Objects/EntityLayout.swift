@@ -40,6 +40,9 @@ final class EntityLayout: Sendable {
     let helperColumns: [(from: [Int], to: [Int])]
     /// The columns in attribute order, as a select list: made once, sent with every query.
     let selectColumns: String
+    /// `SELECT <columns> FROM <table> WHERE <key> = $1 …`: a row by primary key, the
+    /// statement sent most often, made once (empty without a primary key).
+    let selectByPrimaryKey: String
     /// The relationships whose foreign key this table holds, with the key's attribute indexes.
     let foreignKeys: [(relationship: Int, columns: [Int])]
 
@@ -103,6 +106,8 @@ final class EntityLayout: Sendable {
         self.targets = targets
         self.targetColumns = targetColumns
         self.inverses = inverses
+        let keyCondition = Self.condition(primaryKey, columns: quoted, alias: nil, start: 1)
+        selectByPrimaryKey = primaryKey.isEmpty ? "" : "SELECT \(selectColumns) FROM \(table) WHERE \(keyCondition)"
     }
 
     /// The columns in attribute order, qualified by `alias` when given.
@@ -116,6 +121,10 @@ final class EntityLayout: Sendable {
 
     /// `"a" = $n AND "b" = $n+1` for the given attribute indexes, parameters from `start`.
     func condition(_ attributes: [Int], alias: String? = nil, start: Int = 1) -> String {
+        Self.condition(attributes, columns: columns, alias: alias, start: start)
+    }
+
+    private static func condition(_ attributes: [Int], columns: [String], alias: String?, start: Int) -> String {
         attributes.enumerated().map { offset, index in
             (alias.map { "\($0)." } ?? "") + "\(columns[index]) = $\(start + offset)"
         }.joined(separator: " AND ")
