@@ -9,7 +9,7 @@ let relate = String(Context.packageDirectory.split(separator: "/").dropLast().la
 
 let package = Package(
     name: "RelateExamples",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

@@ -186,6 +186,13 @@ public final class Connection {
         return String(cString: value)
     }
 
+    /// Runs `body` with libpq's `PGconn` of this connection, for what Relate does not wrap
+    /// (as GRDB lends its `sqlite3` handle). Leave it as you found it: open, not in a
+    /// statement, in the transaction state it was in; do not `PQfinish` it.
+    public func withUnsafeHandle<Result>(_ body: (OpaquePointer) throws -> Result) throws -> Result {
+        try body(try openHandle())
+    }
+
     /// The handle, or the error that says why there is none. A statement sent ahead is
     /// read first (and its outcome kept), so that whatever comes next finds the
     /// connection free.

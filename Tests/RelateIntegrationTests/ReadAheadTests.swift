@@ -1,3 +1,4 @@
+import CLibPQ
 import Foundation
 import RelatePostgres
 import Testing
@@ -33,5 +34,20 @@ import Testing
         try connection.sendAhead("SELECT pg_sleep(0.05)")
         connection.discardSentAhead()
         #expect(try connection.query("SELECT 3")[0].decode(Int.self, at: 0) == 3)
+    }
+
+    /// libpq's handle is lent free: a statement sent ahead is read first (its result kept),
+    /// and a closed connection lends none.
+    @Test func theHandleIsLentFreeOfAStatementSentAhead() throws {
+        let connection = try TestDatabase.connect()
+        let backend = try connection.query("SELECT pg_backend_pid()")[0].decode(Int.self, at: 0)
+        try connection.sendAhead("SELECT 41 + 1")
+        let (pid, busy) = try connection.withUnsafeHandle { handle in (Int(PQbackendPID(handle)), PQisBusy(handle)) }
+        #expect(pid == backend)
+        #expect(busy == 0)
+        #expect(try connection.resultSentAhead()[0].decode(Int.self, at: 0) == 42)
+        connection.close()
+        let error = #expect(throws: PostgresError.self) { try connection.withUnsafeHandle { _ in } }
+        #expect(error?.kind == .connectionClosed)
     }
 }

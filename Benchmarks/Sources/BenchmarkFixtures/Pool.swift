@@ -42,7 +42,21 @@ package final class PoolState: Sendable {
 
     /// The same row by one raw round trip on kept connection `connection`.
     package func readRaw(id: Int, connection: Int = 0) throws -> String? {
-        let handle = raw[connection].handle
+        try Self.readRaw(id: id, on: raw[connection].handle)
+    }
+
+    /// `ids` read raw as `readRaw` does, on the pool's own connection: inside one unit (one
+    /// hop for them all), on the thread and server process the units use, so that where the
+    /// scheduler puts two server processes does not weigh on the comparison.
+    package func readRawOnPoolConnection(ids: ClosedRange<Int>) async throws -> Int {
+        try await database.read { context in
+            try context.connection.withUnsafeHandle { handle in
+                try ids.reduce(0) { count, id in count + (try Self.readRaw(id: id, on: handle) != nil ? 1 : 0) }
+            }
+        }
+    }
+
+    private static func readRaw(id: Int, on handle: OpaquePointer) throws -> String? {
         let text = String(id)
         let result: OpaquePointer? = text.withCString { parameter in
             var values: [UnsafePointer<CChar>?] = [parameter]

@@ -15,8 +15,9 @@ import Relate
 /// size from RELATE_WALK_BATCH, default 1,000), by-key (100 objects by primary key, one
 /// query each, after `reset()`) and connection-by-key (the same `SELECT` through
 /// `Connection.query`, 1,000 a run), pool-read (1,000 objects by key, each through
-/// `database.read`; raw: `PQexecParams` on a kept connection), pool-read-preferring (the
-/// same in a task that prefers the database's executor), pool-raw (the raw reads inside
+/// `database.read`; raw: `PQexecParams` on the pool's connection and thread, inside one
+/// unit), pool-read-preferring (the same in a task that prefers the database's
+/// executor), pool-raw (the raw reads inside
 /// one unit, on a pool thread, against the same on the main thread) and pool-empty (1,000
 /// `database.read`s that send nothing, against the same raw reads); `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
@@ -120,7 +121,7 @@ func sides(of task: String) throws -> Sides {
         let preferring = task == "pool-read-preferring"
         return Sides(
             relate: { try waitFor { preferring ? try await withTaskExecutorPreference(state.database.executor, operation: reads) : try await reads() } },
-            raw: { for id in 1...1_000 { keep(try state.readRaw(id: id)) } })
+            raw: { try waitFor { keep(try await state.readRawOnPoolConnection(ids: 1...1_000)) } })
     case "prefetch", "no-prefetch":
         let state = try ObjectsState.prefetch()
         return Sides(
