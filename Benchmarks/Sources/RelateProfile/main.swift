@@ -13,17 +13,17 @@ import Relate
 /// remove-all, replace-children, m2m-delete (10,000 members, Relate's side only: see
 /// `ScalingState`), exists, prefetch-counts, walk (see `RequestState`; the walk's batch
 /// size from RELATE_WALK_BATCH, default 1,000), by-key (100 objects by primary key, one
-/// query each, after `reset()`) and connection-by-key (the same `SELECT` through
+/// query each, after `reset()`), connection-by-key (the same `SELECT` through
 /// `Connection.query`, 1,000 a run), pool-read (1,000 objects by key, each through
 /// `database.read`; raw: `PQexecParams` on the pool's connection and thread, inside one
-/// unit), pool-read-preferring (the same in a task that prefers the database's
-/// executor), pool-raw (the raw reads inside
-/// one unit, on a pool thread, against the same on the main thread) and pool-empty (1,000
-/// `database.read`s that send nothing, against the same raw reads); `--raw` runs the raw libpq side instead, and
+/// unit), pool-read-preferring (the same in a task that prefers the database's executor)
+/// and pool-empty (1,000 `database.read`s that send nothing, against the same raw reads);
+/// `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
 /// `RelateProfile changes [updates]` measures change tracking (see `ChangeTrackingBenchmark`),
-/// `RelateProfile catalog [runs]` the catalog read and the model built (see `CatalogBenchmark`).
+/// `RelateProfile catalog [runs]` the catalog read and the model built (see `CatalogBenchmark`),
+/// `RelateProfile pool-hops [reads]` where a read through the pool spends its time (see `PoolHops`).
 let flags: Set = ["--raw", "--paired"]
 let arguments = CommandLine.arguments.dropFirst().filter { !flags.contains($0) }
 let raw = CommandLine.arguments.contains("--raw")
@@ -31,7 +31,7 @@ let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
     "objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
-    "pool-read", "pool-read-preferring", "pool-empty", "pool-raw",
+    "pool-read", "pool-read-preferring", "pool-empty",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 // Change tracking and the catalog have reports of their own: `changes [updates]`
@@ -105,11 +105,6 @@ func sides(of task: String) throws -> Sides {
         }
         let once = KeyedFixture.fetchKeys
         return Sides(relate: { keep(try ObjectsByKey.rows(state.context, keys: once)) }, raw: { keep(try state.raw.rows(keys: once)) })
-    case "pool-raw":
-        let state = try PoolState()
-        return Sides(
-            relate: { try waitFor { try await state.database.read { _ in for id in 1...1_000 { keep(try state.readRaw(id: id)) } } } },
-            raw: { for id in 1...1_000 { keep(try state.readRaw(id: id)) } })
     case "pool-read", "pool-read-preferring", "pool-empty":
         let state = try PoolState()
         let empty = task == "pool-empty"
