@@ -92,8 +92,9 @@ import Testing
     static func currentThread() -> ObjectIdentifier { ObjectIdentifier(Thread.current) }
 
     /// 64 tasks × 500 units, reads and writes mixed, through 4 connections: no deadlock,
-    /// never more than 4 connections on the server, every write there.
-    @Test func manyTasksShareABoundedPool() async throws {
+    /// never more than 4 connections on the server, every write there. Also with every task
+    /// on the pool's executor (its 6 threads serve what 64 tasks do between units too).
+    @Test(arguments: [false, true]) func manyTasksShareABoundedPool(preferringItsExecutor: Bool) async throws {
         try await Self.with(extraSQL: ObjectFixture.peopleWithTitles + "CREATE TABLE counter (task int PRIMARY KEY, n int NOT NULL);") {
             database, schema, application in
             let most = Mutex(0)
@@ -107,23 +108,25 @@ import Testing
                     try await Task.sleep(for: .milliseconds(5))
                 }
             }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for task in 0..<64 {
-                    group.addTask {
-                        try await database.write { _ = try $0.insert("counter", values: ["task": task, "n": 0]) }
-                        for unit in 1..<500 {
-                            if unit.isMultiple(of: 3) {
-                                try await database.write { context in
-                                    let row = try context.object("counter", primaryKey: task)!
-                                    try row.setValue(try row.value(forKey: "n", as: Int.self)! + 1, forKey: "n")
+            try await withTaskExecutorPreference(preferringItsExecutor ? database.executor : nil) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for task in 0..<64 {
+                        group.addTask {
+                            try await database.write { _ = try $0.insert("counter", values: ["task": task, "n": 0]) }
+                            for unit in 1..<500 {
+                                if unit.isMultiple(of: 3) {
+                                    try await database.write { context in
+                                        let row = try context.object("counter", primaryKey: task)!
+                                        try row.setValue(try row.value(forKey: "n", as: Int.self)! + 1, forKey: "n")
+                                    }
+                                } else {
+                                    _ = try await database.read { try $0.object("person", primaryKey: 1 + unit % 2)?.snapshot() }
                                 }
-                            } else {
-                                _ = try await database.read { try $0.object("person", primaryKey: 1 + unit % 2)?.snapshot() }
                             }
                         }
                     }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
             }
             done.store(true, ordering: .releasing)
             try await watching.value

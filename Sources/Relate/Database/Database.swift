@@ -136,7 +136,8 @@ public final class Database: Sendable {
     /// }
     /// ```
     ///
-    /// Code that runs there between units takes a thread that a unit could use: keep long
+    /// Code that runs there between units, and the child tasks such a task makes (they
+    /// inherit the preference), takes a thread that a unit could use: keep long
     /// computations and other blocking calls out of such a scope.
     public var executor: any TaskExecutor { pool.executor }
 
