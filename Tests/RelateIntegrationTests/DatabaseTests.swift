@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RelatePostgres
 import Synchronization
 import Testing
@@ -85,6 +86,15 @@ import Testing
                 }
             }
         }
+    }
+
+    /// Blocking work asked for from a thread that is not the pool's (a task that lost its
+    /// preference) still runs on one of the pool's threads, as a job there.
+    @Test func workFromElsewhereIsHandedToAPoolThread() async throws {
+        let pool = ConnectionPool(conninfo: try TestDatabase.url(), defaults: [:], maxConnections: 1, logger: Logger(label: "test")) { _ in }
+        defer { pool.close() }
+        #expect(!PoolExecutor.isCurrentThread)
+        #expect(try await pool.onPoolThread { PoolExecutor.isCurrentThread })
     }
 
     /// The thread this runs on (synchronous: `Thread.current` is not for async code, which
