@@ -69,14 +69,14 @@ import Testing
     @Test func unitsRunOnThePoolsThreadsAndAPreferringTaskStaysThere() async throws {
         try await Self.with { database, _, _ in
             let caller = Self.currentThread()
-            let (onPool, body) = try await database.read { _ in (PoolExecutor.isCurrentThread, Self.currentThread()) }
+            let (onPool, body) = try await database.read { _ in (PoolExecutor.isPoolThread, Self.currentThread()) }
             #expect(onPool)
             #expect(body != caller)
-            #expect(!PoolExecutor.isCurrentThread)
+            #expect(!PoolExecutor.isPoolThread)
 
             try await withTaskExecutorPreference(database.executor) {
                 for unit in 1...3 {
-                    #expect(PoolExecutor.isCurrentThread)
+                    #expect(PoolExecutor.isPoolThread)
                     let before = Self.currentThread()
                     let (name, body) = try await database.read { context in
                         (try context.object("person", primaryKey: 1)?.value(forKey: "firstname", as: String.self), Self.currentThread())
@@ -93,8 +93,8 @@ import Testing
     @Test func workFromElsewhereIsHandedToAPoolThread() async throws {
         let pool = ConnectionPool(conninfo: try TestDatabase.url(), defaults: [:], maxConnections: 1, logger: Logger(label: "test")) { _ in }
         defer { pool.close() }
-        #expect(!PoolExecutor.isCurrentThread)
-        #expect(try await pool.onPoolThread { PoolExecutor.isCurrentThread })
+        #expect(!pool.executor.isCurrentThread)
+        #expect(try await pool.onPoolThread { pool.executor.isCurrentThread })
     }
 
     /// The thread this runs on (synchronous: `Thread.current` is not for async code, which
@@ -102,12 +102,14 @@ import Testing
     static func currentThread() -> ObjectIdentifier { ObjectIdentifier(Thread.current) }
 
     /// 64 tasks × 500 units, reads and writes mixed, through 4 connections: no deadlock,
-    /// never more than 4 connections on the server, every write there. Also with every task
-    /// on the pool's executor (its 6 threads serve what 64 tasks do between units too).
+    /// never more than 4 connections on the server, every write there, every read on one of
+    /// the pool's 6 threads. Also with every task on the pool's executor (its threads serve
+    /// what 64 tasks do between units too).
     @Test(arguments: [false, true]) func manyTasksShareABoundedPool(preferringItsExecutor: Bool) async throws {
         try await Self.with(extraSQL: ObjectFixture.peopleWithTitles + "CREATE TABLE counter (task int PRIMARY KEY, n int NOT NULL);") {
             database, schema, application in
             let most = Mutex(0)
+            let threads = Locked<Set<ObjectIdentifier>>([])
             let done = Atomic<Bool>(false)
             let watching = Task.detached {
                 let monitor = try TestDatabase.connect()
@@ -122,6 +124,8 @@ import Testing
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for task in 0..<64 {
                         group.addTask {
+                            // Child tasks inherit the preference.
+                            #expect(PoolExecutor.isPoolThread == preferringItsExecutor)
                             try await database.write { _ = try $0.insert("counter", values: ["task": task, "n": 0]) }
                             for unit in 1..<500 {
                                 if unit.isMultiple(of: 3) {
@@ -130,7 +134,10 @@ import Testing
                                         try row.setValue(try row.value(forKey: "n", as: Int.self)! + 1, forKey: "n")
                                     }
                                 } else {
-                                    _ = try await database.read { try $0.object("person", primaryKey: 1 + unit % 2)?.snapshot() }
+                                    _ = try await database.read { context in
+                                        threads.withLock { _ = $0.insert(Self.currentThread()) }
+                                        return try context.object("person", primaryKey: 1 + unit % 2)?.snapshot()
+                                    }
                                 }
                             }
                         }
@@ -143,17 +150,21 @@ import Testing
             // The monitor saw the pool (its count is not trivially zero), never beyond its bound.
             #expect((1...4).contains(most.withLock { $0 }))
             #expect(database.openConnections <= 4)
+            #expect((1...6).contains(threads.withLock { $0.count }))
             let total = try TestDatabase.connect().query("SELECT sum(n)::int8, count(*) FROM \(schema).counter")[0]
             #expect(try total.decode(Int.self, at: 0) == 64 * (1..<500).filter { $0.isMultiple(of: 3) }.count)
             #expect(try total.decode(Int.self, at: 1) == 64)
         }
     }
 
-    @Test func aWaitingTaskThatIsCancelledLeavesTheLine() async throws {
-        try await Self.with(maxConnections: 1) { database, _, _ in
-            let holder = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(30)") } }
+    /// Also with 3 connections busy and a waiter on the pool's executor: the spare threads
+    /// let it leave while every connection's thread is blocked.
+    @Test(arguments: [false, true]) func aWaitingTaskThatIsCancelledLeavesTheLine(preferringItsExecutor: Bool) async throws {
+        let connections = preferringItsExecutor ? 3 : 1
+        try await Self.with(maxConnections: connections) { database, _, _ in
+            let holders = (0..<connections).map { _ in Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(30)") } } }
             try await Task.sleep(for: .milliseconds(300))
-            let waiter = Task { try await database.read { _ in 1 } }
+            let waiter = Task(executorPreference: preferringItsExecutor ? database.executor : nil) { try await database.read { _ in 1 } }
             try await Task.sleep(for: .milliseconds(100))
             let start = ContinuousClock.now
             waiter.cancel()
@@ -161,8 +172,10 @@ import Testing
             // Out of the line long before the holder's 30 s would have served it (the bound
             // is loose: CI runs every test at once on 2 cores, blocking tests among them).
             #expect(ContinuousClock.now - start < .seconds(15))
-            holder.cancel()
-            _ = try? await holder.value
+            for holder in holders {
+                holder.cancel()
+                _ = try? await holder.value
+            }
             // The line moves on: the pool still serves.
             let two = try await database.read { _ in 2 }
             #expect(two == 2)

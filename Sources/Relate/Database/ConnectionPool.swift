@@ -70,7 +70,7 @@ final class ConnectionPool: Sendable {
         // One thread per connection for what blocks (a unit holds its connection, an opening
         // its place), and two more, so that tasks in line always find a thread to run on
         // (to leave when cancelled, to start when served) while every connection is busy.
-        executor = PoolExecutor(name: "relate.pool", maxThreads: maxConnections + 2)
+        executor = PoolExecutor(name: "relate.pool", maxThreads: min(maxConnections, Int.max - 2) + 2)
     }
 
     /// Takes `connection` (already set up) into the pool, idle.
@@ -86,7 +86,7 @@ final class ConnectionPool: Sendable {
     /// Runs `work` on a thread of the pool: on the calling thread when it is one (a unit's
     /// task prefers the pool's executor, so it normally is), else as a job there.
     func onPoolThread<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
-        if PoolExecutor.isCurrentThread { return try work() }
+        if executor.isCurrentThread { return try work() }
         return try await withCheckedThrowingContinuation { continuation in
             executor.submit { continuation.resume(with: Swift.Result { try work() }) }
         }

@@ -136,9 +136,11 @@ public final class Database: Sendable {
     /// }
     /// ```
     ///
-    /// Code that runs there between units, and the child tasks such a task makes (they
-    /// inherit the preference), takes a thread that a unit could use: keep long
-    /// computations and other blocking calls out of such a scope.
+    /// Code that runs there between units takes a thread that a unit, or a task leaving
+    /// the line, could use: so do the child tasks such a task makes (they inherit the
+    /// preference) and any actor without an executor of its own that it calls (the actor
+    /// then runs there for every caller). Keep long computations and other blocking calls
+    /// out of such a scope, and leave it before `close()`.
     public var executor: any TaskExecutor { pool.executor }
 
     /// Borrows a connection, runs `work` on a thread of the pool, gives it back. An idle

@@ -11,7 +11,8 @@ import Foundation
 ///
 /// At most `maxThreads` threads, started when a job finds none idle and ended when there is
 /// no job left after ``shutDown()``: jobs that come later (a connection given back after
-/// `close()`) still run.
+/// `close()`) still run, each on a thread started for it, so a task that keeps preferring
+/// the executor after that pays a thread per hop.
 final class PoolExecutor: TaskExecutor, @unchecked Sendable {
     private enum Job {
         case task(UnownedJob)
@@ -46,8 +47,11 @@ final class PoolExecutor: TaskExecutor, @unchecked Sendable {
         add(.closure(work))
     }
 
-    /// Whether the calling thread is one of this executor's (any `PoolExecutor`'s).
-    static var isCurrentThread: Bool { pthread_getspecific(threadMarker) != nil }
+    /// Whether the calling thread is one of this executor's.
+    var isCurrentThread: Bool { pthread_getspecific(Self.threadMarker) == Unmanaged.passUnretained(self).toOpaque() }
+
+    /// Whether the calling thread is one of any `PoolExecutor`'s.
+    static var isPoolThread: Bool { pthread_getspecific(threadMarker) != nil }
 
     /// Lets the threads end once no job is left; later jobs start threads that end the same way.
     func shutDown() {
@@ -80,7 +84,7 @@ final class PoolExecutor: TaskExecutor, @unchecked Sendable {
             // Named from inside: on Linux a name given before the start is not the one
             // perf and gdb show.
             Thread.current.name = name
-            pthread_setspecific(Self.threadMarker, UnsafeRawPointer(bitPattern: 1))
+            pthread_setspecific(Self.threadMarker, Unmanaged.passUnretained(self).toOpaque())
             while let job = nextJob() {
                 switch job {
                 case .task(let task): task.runSynchronously(on: asUnownedTaskExecutor())
@@ -122,7 +126,7 @@ final class PoolExecutor: TaskExecutor, @unchecked Sendable {
         return job
     }
 
-    /// Set on this executor's threads, so a unit can check it runs on one before it blocks.
+    /// This executor, on its threads, so a unit can check it runs on one before it blocks.
     private static let threadMarker: pthread_key_t = {
         var key = pthread_key_t()
         pthread_key_create(&key, nil)
