@@ -75,6 +75,8 @@ import Testing
             #expect(!PoolExecutor.isPoolThread)
 
             try await withTaskExecutorPreference(database.executor) {
+                let jobs = database.poolExecutor.jobsTaken
+                defer { #expect(database.poolExecutor.jobsTaken == jobs, "a unit handed a job to the pool") }
                 for unit in 1...3 {
                     #expect(PoolExecutor.isPoolThread)
                     let before = Self.currentThread()
@@ -85,6 +87,32 @@ import Testing
                     #expect(body == before, "unit \(unit) hopped to another thread")
                 }
             }
+        }
+    }
+
+    /// `close()` fails later units and closes every connection, including one that was
+    /// serving a unit then and comes back afterwards.
+    @Test func closingClosesEveryConnectionEvenOneInUse() async throws {
+        try await Self.with(maxConnections: 2) { database, _, application in
+            let running = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(0.3)") } }
+            try await Task.sleep(for: .milliseconds(100))
+            database.close()
+            _ = try await running.value
+            do {
+                _ = try await database.read { _ in 1 }
+                Issue.record("a unit ran after close()")
+            } catch let error as RelateError {
+                #expect(error.message.contains("closed"))
+            }
+            let monitor = try TestDatabase.connect()
+            let deadline = ContinuousClock.now + .seconds(10)
+            var open = -1
+            while ContinuousClock.now < deadline {
+                open = try monitor.query("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", [application])[0].decode(Int.self, at: 0)
+                if open == 0 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(open == 0)
         }
     }
 

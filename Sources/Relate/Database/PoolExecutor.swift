@@ -32,6 +32,7 @@ final class PoolExecutor: TaskExecutor, @unchecked Sendable {
     private var signalled = 0
     private var startedThreads = 0
     private var isShutDown = false
+    private var taken = 0
 
     init(name: String, maxThreads: Int) {
         self.name = name
@@ -52,6 +53,13 @@ final class PoolExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Whether the calling thread is one of any `PoolExecutor`'s.
     static var isPoolThread: Bool { pthread_getspecific(threadMarker) != nil }
+
+    /// How many jobs (tasks hopping here, work handed over) threads have taken so far.
+    var jobsTaken: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return taken
+    }
 
     /// Lets the threads end once no job is left; later jobs start threads that end the same way.
     func shutDown() {
@@ -114,6 +122,7 @@ final class PoolExecutor: TaskExecutor, @unchecked Sendable {
         }
         let job = jobs[head]
         head += 1
+        taken += 1
         // The queue is a list read from `head`: emptied when read to the end, compacted
         // when the read part outgrows the rest, so a busy queue neither shifts nor grows.
         if head == jobs.count {
