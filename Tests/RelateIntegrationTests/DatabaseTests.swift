@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import RelatePostgres
-import Synchronization
 import Testing
 
 @testable import Relate
@@ -94,8 +93,14 @@ import Testing
     /// serving a unit then and comes back afterwards.
     @Test func closingClosesEveryConnectionEvenOneInUse() async throws {
         try await Self.with(maxConnections: 2) { database, _, application in
-            let running = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(0.3)") } }
-            try await Task.sleep(for: .milliseconds(100))
+            let started = Locked(false)
+            let running = Task {
+                try await database.read { context in
+                    started.withLock { $0 = true }
+                    try context.connection.execute("SELECT pg_sleep(0.3)")
+                }
+            }
+            while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
             database.close()
             _ = try await running.value
             do {
@@ -113,6 +118,40 @@ import Testing
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(open == 0)
+        }
+    }
+
+    /// Counts the server's connections named `application` every 5 ms until stopped, on a
+    /// thread of its own: with CI running every test at once, the cooperative threads may
+    /// all be held by other tests' blocking calls while the pool does its work.
+    final class ConnectionWatch: Sendable {
+        private let state = Locked<(most: Int, stop: Bool, ended: Bool, error: (any Error)?)>((0, false, false, nil))
+
+        init(application: String) {
+            Thread { [state] in
+                do {
+                    let monitor = try TestDatabase.connect()
+                    while !state.withLock({ $0.stop }) {
+                        let count = try monitor.query("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", [application])[0]
+                            .decode(Int.self, at: 0)
+                        state.withLock { $0.most = max($0.most, count) }
+                        Thread.sleep(forTimeInterval: 0.005)
+                    }
+                } catch {
+                    state.withLock { $0.error = error }
+                }
+                state.withLock { $0.ended = true }
+            }.start()
+        }
+
+        /// The most connections seen.
+        func stop() async throws -> Int {
+            state.withLock { $0.stop = true }
+            while !state.withLock({ $0.ended }) { try await Task.sleep(for: .milliseconds(5)) }
+            return try state.withLock { state in
+                if let error = state.error { throw error }
+                return state.most
+            }
         }
     }
 
@@ -136,18 +175,8 @@ import Testing
     @Test(arguments: [false, true]) func manyTasksShareABoundedPool(preferringItsExecutor: Bool) async throws {
         try await Self.with(extraSQL: ObjectFixture.peopleWithTitles + "CREATE TABLE counter (task int PRIMARY KEY, n int NOT NULL);") {
             database, schema, application in
-            let most = Mutex(0)
+            let watch = ConnectionWatch(application: application)
             let threads = Locked<Set<ObjectIdentifier>>([])
-            let done = Atomic<Bool>(false)
-            let watching = Task.detached {
-                let monitor = try TestDatabase.connect()
-                while !done.load(ordering: .acquiring) {
-                    let count = try monitor.query("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", [application])[0]
-                        .decode(Int.self, at: 0)
-                    most.withLock { $0 = max($0, count) }
-                    try await Task.sleep(for: .milliseconds(5))
-                }
-            }
             try await withTaskExecutorPreference(preferringItsExecutor ? database.executor : nil) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for task in 0..<64 {
@@ -173,10 +202,9 @@ import Testing
                     try await group.waitForAll()
                 }
             }
-            done.store(true, ordering: .releasing)
-            try await watching.value
+            let most = try await watch.stop()
             // The monitor saw the pool (its count is not trivially zero), never beyond its bound.
-            #expect((1...4).contains(most.withLock { $0 }))
+            #expect((1...4).contains(most))
             #expect(database.openConnections <= 4)
             #expect((1...6).contains(threads.withLock { $0.count }))
             let total = try TestDatabase.connect().query("SELECT sum(n)::int8, count(*) FROM \(schema).counter")[0]
