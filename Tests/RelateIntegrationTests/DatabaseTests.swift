@@ -218,8 +218,17 @@ import Testing
     @Test(arguments: [false, true]) func aWaitingTaskThatIsCancelledLeavesTheLine(preferringItsExecutor: Bool) async throws {
         let connections = preferringItsExecutor ? 3 : 1
         try await Self.with(maxConnections: connections) { database, _, _ in
-            let holders = (0..<connections).map { _ in Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(30)") } } }
-            try await Task.sleep(for: .milliseconds(300))
+            let running = Locked(0)
+            let holders = (0..<connections).map { _ in
+                Task {
+                    try await database.read { context in
+                        running.withLock { $0 += 1 }
+                        try context.connection.execute("SELECT pg_sleep(30)")
+                    }
+                }
+            }
+            // Every connection busy before the waiter comes (CI's load can delay the holders).
+            while running.withLock({ $0 }) < connections { try await Task.sleep(for: .milliseconds(5)) }
             let waiter = Task(executorPreference: preferringItsExecutor ? database.executor : nil) { try await database.read { _ in 1 } }
             try await Task.sleep(for: .milliseconds(100))
             let start = ContinuousClock.now
