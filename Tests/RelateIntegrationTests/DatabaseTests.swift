@@ -74,8 +74,9 @@ import Testing
             #expect(!PoolExecutor.isPoolThread)
 
             try await withTaskExecutorPreference(database.executor) {
-                let jobs = database.poolExecutor.jobsTaken
-                defer { #expect(database.poolExecutor.jobsTaken == jobs, "a unit handed a job to the pool") }
+                let executor = try #require(database.executor as? PoolExecutor)
+                let jobs = executor.jobsTaken
+                defer { #expect(executor.jobsTaken == jobs, "a unit handed a job to the pool") }
                 for unit in 1...3 {
                     #expect(PoolExecutor.isPoolThread)
                     let before = Self.currentThread()

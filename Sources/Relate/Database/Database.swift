@@ -143,9 +143,6 @@ public final class Database: Sendable {
     /// out of such a scope, and leave it before `close()`.
     public var executor: any TaskExecutor { pool.executor }
 
-    /// The pool's executor itself, for tests that count its jobs.
-    var poolExecutor: PoolExecutor { pool.executor }
-
     /// Borrows a connection, runs `work` on a thread of the pool, gives it back. An idle
     /// connection the server closed meanwhile (a restart, a failover) is replaced before
     /// `work` sees it.
