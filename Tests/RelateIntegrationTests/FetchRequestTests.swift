@@ -27,7 +27,7 @@ import Testing
         let sql = try fixture.sql { objects = try fixture.context.fetch(request) }
         #expect(sql == [statement.sql])
         let keys = objects.compactMap { $0.primaryKey.first as? Int }
-        return Sent(sql: statement.sql, values: statement.parameters.map { $0.map { "\($0)" } ?? "NULL" }, keys: keys)
+        return Sent(sql: statement.sql, values: statement.statement.parameters.map { $0.map { "\($0)" } ?? "NULL" }, keys: keys)
     }
 
     @Test func comparisonsOnAttributesAndThroughToOnes() throws {

@@ -29,30 +29,27 @@ extension DatabaseContext {
         let (entity, statement) = try request.selectStatement(layout)
         cursorCount += 1
         let cursor = "relate_cursor_\(cursorCount)"
-        func fetchSQL(_ rows: Int) -> String { "FETCH FORWARD \(rows) FROM \(cursor)" }
         try transaction {
-            _ = try database(entity: entity) {
-                try connection.execute("DECLARE \(cursor) NO SCROLL CURSOR FOR \(statement.sql)", statement.parameters)
-            }
+            try send(Statements.declare(cursor, for: statement.statement), entity: entity)
             registeredInBatch.append([])
             defer {
-                connection.discardSentAhead()
+                discardSentAhead()
                 var registered = registeredInBatch.removeLast()
                 letGoOfUnheldObjects(&registered)
             }
             // Each FETCH is sent before the rows of the one before are handed out: the server
             // reads them while the body works (a statement of the body's waits for it first).
             var asked = batchSize
-            try database(entity: entity) { try connection.sendAhead(fetchSQL(asked), format: .binary) }
+            try sendAhead(Statements.fetch(asked, from: cursor), entity: entity)
             // The cells of the batch before, once nothing holds them: the next batch's go there.
             var spare: ValueStorage?
             while true {
-                let result = try database(entity: entity) { try connection.resultSentAhead() }
+                let result = try resultSentAhead(entity: entity)
                 let count = result.count
                 let isLast = count < asked
                 if !isLast {
                     asked = batchSize * Self.batchesPerFetch(batchSize: batchSize, rowBytes: result.estimatedRowBytes)
-                    try database(entity: entity) { try connection.sendAhead(fetchSQL(asked), format: .binary) }
+                    try sendAhead(Statements.fetch(asked, from: cursor), entity: entity)
                 }
                 for start in stride(from: 0, to: count, by: batchSize) {
                     var batch = try materialize(
@@ -70,7 +67,7 @@ extension DatabaseContext {
                 }
                 if isLast { break }
             }
-            _ = try database(entity: entity) { try connection.execute("CLOSE \(cursor)") }
+            try send(Statements.close(cursor), entity: entity)
         }
     }
 

@@ -84,32 +84,19 @@ extension DatabaseContext {
 
         var counts: [ObjectKey: Int] = [:]
         if !values.isEmpty || !keyValues.isEmpty {
-            let counted: EntityLayout
-            let columns: [Int]
-            if let helper = ownerTable.helpers[index] {
-                counted = layout.entities[helper]
-                columns = ownerTable.helperColumns[index].from
-            } else {
-                counted = layout.entities[ownerTable.targets[index]]
-                columns = ownerTable.targetColumns[index]
-            }
-            let names = columns.map { counted.columns[$0] }
-            let (condition, parameters) =
-                names.count == 1
-                ? Self.keyCondition(names[0], type: counted.types[columns[0]], values)
-                : Self.keyCondition(names, types: columns.map { counted.types[$0] }, keyValues)
-            let list = names.joined(separator: ", ")
-            let sql = "SELECT \(list), count(*) FROM \(counted.table) WHERE \(condition) GROUP BY \(list)"
-            let result = try database(entity: first.entityIndex) { try connection.query(sql, parameters, format: .binary) }
+            let ownerKeys = ownerColumns.count == 1 ? values.map { [$0] } : keyValues
+            let statement = Statements.counts(relationship: index, of: ownerTable, in: layout, ownerKeys: ownerKeys)
+            let result = try send(statement, entity: first.entityIndex)
             let readers = StoredValue.Reader.readers(for: result)
+            let width = ownerColumns.count
             counts.reserveCapacity(result.count)
-            try database(entity: first.entityIndex) {
+            try read(entity: first.entityIndex) {
                 for row in result {
                     let key =
-                        names.count == 1
+                        width == 1
                         ? ObjectKey(try readers[0].read(row, at: 0))
-                        : ObjectKey(try (0..<names.count).map { try readers[$0].read(row, at: $0) })
-                    if let key { counts[key] = try row.decode(Int.self, at: names.count) }
+                        : ObjectKey(try (0..<width).map { try readers[$0].read(row, at: $0) })
+                    if let key { counts[key] = try row.decode(Int.self, at: width) }
                 }
             }
         }

@@ -12,16 +12,8 @@ extension DatabaseContext {
         orderBy: String? = nil, limit: Int? = nil
     ) throws -> [DatabaseObject] {
         let entity = try entityIndex(named: entityName)
-        let table = tables[entity]
-        var sql = "SELECT \(table.selectList()) FROM \(table.table)"
-        if let condition { sql += " WHERE \(condition)" }
-        if let orderBy { sql += " ORDER BY \(orderBy)" }
-        var parameters = arguments
-        if let limit {
-            parameters.append(limit)
-            sql += " LIMIT $\(parameters.count)"
-        }
-        let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
+        let statement = Statements.select(from: layout.entities[entity], where: condition, arguments, orderBy: orderBy, limit: limit)
+        let result = try send(statement, entity: entity)
         return try materialize(entity: entity, result: result, rowsAreDistinct: true)
     }
 
@@ -52,8 +44,7 @@ extension DatabaseContext {
         if let key = ObjectKey(parameters: parameters), let registered = registries[entity][key] {
             return registered
         }
-        let sql = table.layout.selectByPrimaryKey
-        let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
+        let result = try send(Statement(sql: table.layout.selectByPrimaryKey, parameters: parameters), entity: entity)
         return try result.first.map { try materialize(entity: entity, row: $0) }
     }
 
@@ -186,33 +177,13 @@ extension DatabaseContext {
             }
         }
         if !keys.isEmpty {
-            let keyValues = Array(keys.values)
-            let sql: String
-            let parameters: [(any PostgresEncodable)?]
-            let matchedColumns: [Int]
-            if let helperIndex = ownerTable.layout.helpers[index] {
-                let helper = tables[helperIndex]
-                let (helperFromColumns, helperToColumns) = ownerTable.layout.helperColumns[index]
-                let helperFrom = helperFromColumns.map { "h.\(helper.columns[$0])" }
-                let helperTo = helperToColumns.map { "h.\(helper.columns[$0])" }
-                let targetJoined = targetIndexes.map { "t.\(targetTable.columns[$0])" }
-                let join = zip(targetJoined, helperTo).map { "\($0) = \($1)" }.joined(separator: " AND ")
-                let (condition, values) = Self.keyCondition(helperFrom, types: helperFromColumns.map { helper.types[$0] }, keyValues)
-                sql = "SELECT \(targetTable.selectList(alias: "t")), \(helperFrom.joined(separator: ", ")) FROM \(helper.table) h "
-                    + "JOIN \(targetTable.table) t ON \(join) WHERE \(condition)"
-                parameters = values
-                matchedColumns = []
-            } else {
-                matchedColumns = targetIndexes
-                let (condition, values) = Self.keyCondition(
-                    matchedColumns.map { targetTable.columns[$0] }, types: matchedColumns.map { targetTable.types[$0] }, keyValues)
-                sql = "SELECT \(targetTable.selectList()) FROM \(targetTable.table) WHERE \(condition)"
-                parameters = values
-            }
-            let result = try database(entity: ownerEntity) { try connection.query(sql, parameters, format: .binary) }
+            let statement = Statements.load(relationship: index, of: ownerTable.layout, in: layout, ownerKeys: Array(keys.values))
+            let result = try send(statement, entity: ownerEntity)
             let width = targetTable.columns.count
             let readers = StoredValue.Reader.readers(for: result)
             let throughHelper = relationship.foreignKeyIn == .via
+            // Through a helper the owner's key follows the target's columns; else it is the target's joined columns.
+            let matchedColumns = throughHelper ? [] : targetIndexes
             for (object, row) in zip(try materialize(entity: target, result: result, rowsAreDistinct: !throughHelper), result) {
                 let key =
                     throughHelper
@@ -239,50 +210,5 @@ extension DatabaseContext {
                 if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.toOne[index] = previous } }
             }
         }
-    }
-
-    /// `"c" = $1` for one key, `"c" = ANY($1)` for several, and for composite keys
-    /// `("a", "b") IN (SELECT * FROM unnest($1, $2))`. Each list goes typed as its column
-    /// (or as an untyped literal that the server reads as the column's type), so that the
-    /// column's index serves the lookup.
-    /// Parameters are numbered from `start`.
-    /// ``keyCondition(_:types:_:start:)`` for a one-column key, its values in one list.
-    static func keyCondition(
-        _ column: String, type: PostgresType, _ values: [StoredValue], start: Int = 1
-    ) -> (String, [(any PostgresEncodable)?]) {
-        if values.count == 1 { return ("\(column) = $\(start)", [values[0].parameter]) }
-        return ("\(column) = ANY($\(start))", [AttributeValue.keyList(values, columnType: type).parameter])
-    }
-
-    static func keyCondition(
-        _ columns: [String], types: [PostgresType], _ keys: [[StoredValue]], start: Int = 1
-    ) -> (String, [(any PostgresEncodable)?]) {
-        if keys.count == 1 {
-            let condition = columns.enumerated().map { "\($1) = $\($0 + start)" }.joined(separator: " AND ")
-            return (condition, keys[0].map(\.parameter))
-        }
-        if columns.count == 1 {
-            return keyCondition(columns[0], type: types[0], keys.map { $0[0] }, start: start)
-        }
-        let lists = columns.indices.map { position in AttributeValue.keyList(keys.map { $0[position] }, columnType: types[position]) }
-        // unnest() cannot take an untyped literal: such a column is paired by its text
-        // form, and its own `= ANY` lets its index narrow the rows first.
-        var parameters: [(any PostgresEncodable)?] = lists.map(\.parameter)
-        var paired: [String] = []
-        var narrowing: [String] = []
-        for (position, column) in columns.enumerated() {
-            if case .literal = lists[position] {
-                paired.append("\(column)::text")
-                parameters.append(lists[position].parameter)
-                narrowing.append(" AND \(column) = ANY($\(parameters.count + start - 1))")
-            } else {
-                paired.append(column)
-            }
-        }
-        let arrays = lists.enumerated().map { position, list in
-            if case .literal = list { return "$\(position + start)::text[]" }
-            return "$\(position + start)"
-        }.joined(separator: ", ")
-        return ("(\(paired.joined(separator: ", "))) IN (SELECT * FROM unnest(\(arrays)))" + narrowing.joined(), parameters)
     }
 }

@@ -157,11 +157,6 @@ extension DatabaseContext {
 
     /// The rows of `entity` whose primary keys are `keys` (in key order), in one query.
     func rows(of entity: Int, keys: [[StoredValue]]) throws -> PostgresResult {
-        let table = tables[entity]
-        let (condition, parameters) = Self.keyCondition(
-            table.primaryKey.map { table.columns[$0] }, types: table.primaryKey.map { table.types[$0] }, keys)
-        return try database(entity: entity) {
-            try connection.query("SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)", parameters, format: .binary)
-        }
+        try send(Statements.rows(of: layout.entities[entity], keys: keys), entity: entity)
     }
 }

@@ -41,13 +41,8 @@ extension DatabaseContext {
                 }
             }
         }
-        let sql =
-            columns.isEmpty
-            ? "INSERT INTO \(table.table) DEFAULT VALUES RETURNING \(table.selectList())"
-            : "INSERT INTO \(table.table) (\(columns.map { table.columns[$0] }.joined(separator: ", "))) VALUES ("
-                + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ") RETURNING \(table.selectList())"
-        let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
-        guard let row = result.first else { throw noRowReturned(table, sql: sql) }
+        let result = try send(Statements.insert(into: table.layout, columns: columns, values: parameters), entity: entity)
+        guard let row = result.first else { throw noRowReturned(table) }
         let object = try materialize(entity: entity, row: row)
         didChange(object, from: Array(repeating: .null, count: object.values.count))
         return object
@@ -63,18 +58,18 @@ extension DatabaseContext {
         try check(object)
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw readOnly(table) }
-        let sql = "DELETE FROM \(table.table) WHERE \(table.condition(table.primaryKey))"
         let deleted: Int
         do {
-            deleted = try connection.execute(sql, table.primaryKey.map { object.values[$0].parameter })
-        } catch let error as PostgresError where error.sqlState == .foreignKeyViolation || error.sqlState == .restrictViolation {
+            deleted = try send(Statements.delete(from: table.layout, key: object.primaryKeyValues), entity: object.entityIndex).affectedRows ?? 0
+        } catch let relateError as RelateError
+            where relateError.postgresError?.sqlState == .foreignKeyViolation || relateError.postgresError?.sqlState == .restrictViolation
+        {
+            let error = relateError.postgresError!
             throw RelateError(
                 kind: .deleteDenied,
                 message: "this \(table.entity.name) object cannot be deleted: rows of table \"\(error.table ?? "?")\" still refer to it "
                     + "through constraint \"\(error.constraint ?? "?")\"",
                 entity: table.entity.name, postgresError: error, detail: "\(object)")
-        } catch let error as PostgresError {
-            throw RelateError(error, entity: table.entity.name)
         }
         var defaults: [DatabaseObject] = []
         forget(object, settingDefaults: &defaults)
@@ -116,15 +111,8 @@ extension DatabaseContext {
         membershipsMayChange()
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw readOnly(table) }
-        let assignments = columns.enumerated().map { "\(table.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
-        var sql = "UPDATE \(table.table) SET \(assignments) WHERE \(table.condition(table.primaryKey, start: columns.count + 1))"
-        var parameters = values + table.primaryKey.map { object.values[$0].parameter }
-        for (column, value) in expected {
-            parameters.append(value.parameter)
-            sql += " AND \(table.columns[column]) = $\(parameters.count)"
-        }
-        sql += " RETURNING \(table.selectList())"
-        let result = try database(entity: object.entityIndex) { try connection.query(sql, parameters, format: .binary) }
+        let statement = Statements.update(table.layout, setting: columns, to: values, key: object.primaryKeyValues, expecting: expected)
+        let result = try send(statement, entity: object.entityIndex)
         guard let row = result.first else {
             if expected.isEmpty { throw vanished(object) }
             learntInTransaction(.corrected(object))
@@ -169,16 +157,8 @@ extension DatabaseContext {
 
     /// `UPDATE t SET fk = NULL WHERE fk = … [AND NOT <key of except>] RETURNING …`.
     private func nullify(entity: Int, columns: [Int], matching values: [(any PostgresEncodable)?], except: DatabaseObject?) throws {
-        let table = tables[entity]
-        var sql = "UPDATE \(table.table) SET " + columns.map { "\(table.columns[$0]) = NULL" }.joined(separator: ", ")
-            + " WHERE \(table.condition(columns))"
-        var parameters = values
-        if let except {
-            sql += " AND NOT (\(table.condition(table.primaryKey, start: columns.count + 1)))"
-            parameters += table.primaryKey.map { except.values[$0].parameter }
-        }
-        sql += " RETURNING \(table.selectList())"
-        let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
+        let statement = Statements.nullify(layout.entities[entity], columns: columns, matching: values, exceptKey: except?.primaryKeyValues)
+        let result = try send(statement, entity: entity)
         _ = try materialize(entity: entity, result: result, rowsAreDistinct: true)
     }
 
@@ -223,9 +203,7 @@ extension DatabaseContext {
             let shown = helperRowsAreShown(helper)
             let statement = try helperInsert(
                 set, helper: helper, member: object, helperValues: helperValues, returning: shown, skippingExisting: keyed)
-            let result = try database(entity: owner.entityIndex) {
-                try connection.query(statement.sql, statement.parameters, format: .binary)
-            }
+            let result = try send(statement, entity: owner.entityIndex)
             if shown { try didInsertHelperRows(result, helper: helper) }
             if !keyed || !set.contains(object) { link(owner, object, set: set, times: 1) }
         case .from:
@@ -256,9 +234,7 @@ extension DatabaseContext {
         case .via:
             let helper = try helperTable(of: set)
             let statement = helperDelete(set, helper: helper, member: object)
-            let result = try database(entity: owner.entityIndex) {
-                try connection.query(statement.sql, statement.parameters, format: .binary)
-            }
+            let result = try send(statement, entity: owner.entityIndex)
             try didDeleteHelperRows(result, helper: helper)
             guard result.count > 0 else {
                 // No such helper row any more: memory lets go of the pair as the database did.
@@ -302,31 +278,15 @@ extension DatabaseContext {
         switch relationship.foreignKeyIn {
         case .to:
             if removesAny { try requireNullable(relationship, childEntity: target) }
-            let nulls = targetKey.map { "\(targetTable.columns[$0]) = NULL" }.joined(separator: ", ")
-            let belongs = targetTable.condition(targetKey)
             // Both statements follow the database, not memory (which may be stale): what
             // leaves is whatever it links to the owner beyond the members, what arrives is
             // every member it does not link yet.
-            var statements: [PostgresStatement] = []
-            var sql = "UPDATE \(targetTable.table) SET \(nulls) WHERE \(belongs)"
-            var parameters = ownerValues
+            let keys = distinct.map(\.primaryKeyValues)
+            var statements = [Statements.release(targetTable.layout, foreignKey: targetKey, owner: ownerValues, keeping: keys)]
             if !distinct.isEmpty {
-                let (kept, keys) = primaryKeyCondition(of: targetTable, for: distinct, start: parameters.count + 1)
-                sql += " AND NOT (\(kept))"
-                parameters += keys
+                statements.append(Statements.claim(targetTable.layout, foreignKey: targetKey, owner: ownerValues, members: keys))
             }
-            statements.append(PostgresStatement(sql + " RETURNING \(targetTable.selectList())", parameters, format: .binary))
-            if !distinct.isEmpty {
-                let assignments = targetKey.enumerated().map { "\(targetTable.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
-                let foreignKey = targetKey.map { targetTable.columns[$0] }.joined(separator: ", ")
-                let owner = (1...ownerValues.count).map { "$\($0)" }.joined(separator: ", ")
-                let (chosen, keys) = primaryKeyCondition(of: targetTable, for: distinct, start: ownerValues.count + 1)
-                statements.append(PostgresStatement(
-                    "UPDATE \(targetTable.table) SET \(assignments) WHERE \(chosen) AND (\(foreignKey)) IS DISTINCT FROM (\(owner)) "
-                        + "RETURNING \(targetTable.selectList())",
-                    ownerValues + keys, format: .binary))
-            }
-            let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
+            let results = try send(statements, entity: owner.entityIndex)
             for result in results {
                 _ = try materialize(entity: target, result: result, rowsAreDistinct: true)
             }
@@ -334,7 +294,7 @@ extension DatabaseContext {
         case .via:
             let helper = try helperTable(of: set)
             let helperTo = owner.table.layout.helperColumns[index].to
-            var statements: [PostgresStatement] = []
+            var statements: [Statement] = []
             // Whole members leave by one statement the database answers; fewer copies of a
             // pair (a helper without a key) by one row each.
             statements.append(helperDelete(owner: owner, relationship: index, helper: helper, keeping: distinct))
@@ -355,11 +315,11 @@ extension DatabaseContext {
             if let many = try helperInsertAll(set, helper: helper, members: added, returning: shown) {
                 statements.append(many)
             } else {
-                var template: PostgresStatement?
+                var template: Statement?
                 for (member, times) in added {
-                    let statement: PostgresStatement
+                    let statement: Statement
                     if let template {
-                        statement = PostgresStatement(template.sql, ownerValues + targetKey.map { member.values[$0].parameter }, format: .binary)
+                        statement = Statement(sql: template.sql, parameters: ownerValues + targetKey.map { member.values[$0].parameter })
                     } else {
                         statement = try helperInsert(set, helper: helper, member: member, helperValues: [:], returning: shown)
                         template = statement
@@ -368,7 +328,7 @@ extension DatabaseContext {
                 }
             }
             if statements.isEmpty { return }
-            let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
+            let results = try send(statements, entity: owner.entityIndex)
             // The deleted rows say which pairs left, and how often.
             var left: [ObjectIdentifier: (object: DatabaseObject, times: Int)] = [:]
             for result in results.prefix(deletes) {
@@ -426,7 +386,7 @@ extension DatabaseContext {
             statements.append(insert)
         }
         membershipsMayChange()
-        let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
+        let results = try send(statements, entity: owner.entityIndex)
 
         let target = self.target(of: owner.entityIndex, index)
         let inverse = inverse(of: owner.entityIndex, index)
@@ -452,15 +412,6 @@ extension DatabaseContext {
             if let other = member.sets[inverse.relationship], !other.contains(owner) { other.add(owner) }
         }
         return true
-    }
-
-    /// The condition matching `objects` by primary key, parameters from `start`.
-    private func primaryKeyCondition(
-        of table: EntityTable, for objects: [DatabaseObject], start: Int
-    ) -> (String, [(any PostgresEncodable)?]) {
-        Self.keyCondition(
-            table.primaryKey.map { table.columns[$0] }, types: table.primaryKey.map { table.types[$0] },
-            objects.map { object in table.primaryKey.map { object.values[$0] } }, start: start)
     }
 
     // MARK: - Helper tables
@@ -494,51 +445,44 @@ extension DatabaseContext {
         loadedRelationships.contains { target(of: $0.entity, $0.relationship) == helper.index }
     }
 
-    /// `skippingExisting`: a pair the helper holds already is left as it is (`ON CONFLICT
-    /// (pair) DO NOTHING`; the pair must be a unique key of the helper).
+    /// The pair of `set`'s owner and `member` as a new helper row, with `helperValues` for
+    /// the helper's other columns; `skippingExisting`: `ON CONFLICT (pair) DO NOTHING`.
     private func helperInsert(
         _ set: RelationshipSet, helper: EntityTable, member: DatabaseObject, helperValues: [String: Any?], returning: Bool,
         skippingExisting: Bool = false
-    ) throws -> PostgresStatement {
+    ) throws -> Statement {
         let pair = set.owner.table.layout.helperColumns[set.relationshipIndex]
-        var columns = pair.from + pair.to
-        var parameters = helperKeyValues(set, member: member)
+        var more: [(column: Int, value: (any PostgresEncodable)?)] = []
         for (key, value) in helperValues.sorted(by: { $0.key < $1.key }) {
             guard let index = helper.entity.attributes.firstIndex(where: { $0.key == key || $0.name == key }) else {
                 throw RelateError.unknownKey(key, entity: helper.entity.name, existing: helper.entity.attributes.map(\.key))
             }
-            columns.append(index)
-            parameters.append(try AttributeValue.encodable(value, for: helper.entity.attributes[index], entity: helper.entity))
+            more.append((index, try AttributeValue.encodable(value, for: helper.entity.attributes[index], entity: helper.entity)))
         }
-        try requireValues(helper, columns: columns)
-        let sql = "INSERT INTO \(helper.table) (\(columns.map { helper.columns[$0] }.joined(separator: ", "))) VALUES ("
-            + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ")"
-            + (skippingExisting ? " ON CONFLICT (\((pair.from + pair.to).map { helper.columns[$0] }.joined(separator: ", "))) DO NOTHING" : "")
-            + (returning ? " RETURNING \(helper.selectList())" : "")
-        return PostgresStatement(sql, parameters, format: .binary)
+        try requireValues(helper, columns: pair.from + pair.to + more.map(\.column))
+        return Statements.insertPair(
+            into: helper.layout, pair: pair, values: helperKeyValues(set, member: member), more: more, returning: returning,
+            skippingExisting: skippingExisting)
     }
 
-    /// Every pair of `members` (each `times` over) in one `INSERT … SELECT * FROM unnest(…)`:
-    /// one statement to plan and run instead of one a pair, as a client writing them by hand
-    /// would send. `nil` for fewer than two rows, or when a column's values have no array
-    /// type that goes into the column as it is (an enum, a date) or hold a NULL: then one
-    /// `INSERT` a pair.
+    /// Every pair of `members` (each `times` over) in one `INSERT … SELECT * FROM unnest(…)`;
+    /// `nil` for fewer than two rows, or where ``helperInsertAll(owner:relationship:helper:rows:returning:skippingExisting:)``
+    /// answers `nil`: then one `INSERT` a pair.
     private func helperInsertAll(
         _ set: RelationshipSet, helper: EntityTable, members: [(object: DatabaseObject, times: Int)], returning: Bool
-    ) throws -> PostgresStatement? {
+    ) throws -> Statement? {
         let rows = members.flatMap { member, times in repeatElement(member, count: times) }
         guard rows.count > 1 else { return nil }
         return try helperInsertAll(owner: set.owner, relationship: set.relationshipIndex, helper: helper, rows: rows, returning: returning)
     }
 
-    /// `skippingExisting`: pairs the helper holds already are left as they are (`WHERE NOT
-    /// EXISTS`), for a replace that did not read them. Not `ON CONFLICT DO NOTHING`, as the
-    /// single insert says: for 10,000 pairs its speculative inserts took 10–25% longer
-    /// (`RelateProfile m2m-replace 20 --paired`).
+    /// The pairs of `owner` and each of `rows` in one statement (``Statements/insertPairs(into:pair:arrays:returning:skippingExisting:)``);
+    /// `nil` when a column's values have no array type that goes into the column as it is
+    /// (an enum, a date) or hold a NULL.
     private func helperInsertAll(
         owner: DatabaseObject, relationship index: Int, helper: EntityTable, rows: [DatabaseObject], returning: Bool,
         skippingExisting: Bool = false
-    ) throws -> PostgresStatement? {
+    ) throws -> Statement? {
         let pair = owner.table.layout.helperColumns[index]
         let ownerKey = owner.table.fromColumns[index].map { owner.values[$0] }
         let memberKey = targetColumns(of: owner.entityIndex, index)
@@ -554,14 +498,7 @@ extension DatabaseContext {
             arrays.append(array)
         }
         try requireValues(helper, columns: columns)
-        let names = columns.map { helper.columns[$0] }.joined(separator: ", ")
-        var sql = "INSERT INTO \(helper.table) (\(names)) SELECT * FROM unnest(" + (1...arrays.count).map { "$\($0)" }.joined(separator: ", ") + ")"
-        if skippingExisting {
-            let same = columns.map { "h.\(helper.columns[$0]) = u.\(helper.columns[$0])" }.joined(separator: " AND ")
-            sql += " AS u(\(names)) WHERE NOT EXISTS (SELECT 1 FROM \(helper.table) h WHERE \(same))"
-        }
-        if returning { sql += " RETURNING \(helper.selectList())" }
-        return PostgresStatement(sql, arrays, format: .binary)
+        return Statements.insertPairs(into: helper.layout, pair: pair, arrays: arrays, returning: returning, skippingExisting: skippingExisting)
     }
 
     /// Column types whose values' array (the Swift type's) goes into the column by an
@@ -583,40 +520,19 @@ extension DatabaseContext {
     }
 
     /// Deletes one helper row of the pair: where pairs may repeat, exactly one of them.
-    private func helperDelete(_ set: RelationshipSet, helper: EntityTable, member: DatabaseObject) -> PostgresStatement {
-        let pair = set.owner.table.layout.helperColumns[set.relationshipIndex]
-        let condition = helper.condition(pair.from + pair.to)
-        let parameters = helperKeyValues(set, member: member)
-        if helperIsKeyed(set.relationship, helper: helper) {
-            return PostgresStatement(
-                "DELETE FROM \(helper.table) WHERE \(condition) RETURNING \(helper.selectList())", parameters, format: .binary)
-        }
-        return PostgresStatement(
-            "DELETE FROM \(helper.table) WHERE (tableoid, ctid) = (SELECT tableoid, ctid FROM \(helper.table) WHERE \(condition) LIMIT 1) "
-                + "RETURNING \(helper.selectList())",
-            parameters, format: .binary)
+    private func helperDelete(_ set: RelationshipSet, helper: EntityTable, member: DatabaseObject) -> Statement {
+        Statements.deletePair(
+            from: helper.layout, pair: set.owner.table.layout.helperColumns[set.relationshipIndex],
+            values: helperKeyValues(set, member: member), keyed: helperIsKeyed(set.relationship, helper: helper))
     }
 
-    /// Deletes the owner's pairs with every member but `kept` (`RETURNING` them): what
-    /// leaves is whatever the database links beyond them, seen or not by memory.
-    private func helperDelete(owner: DatabaseObject, relationship index: Int, helper: EntityTable, keeping kept: [DatabaseObject]) -> PostgresStatement {
-        if kept.isEmpty { return helperDeleteAll(owner: owner, relationship: index, helper: helper) }
-        let (helperFrom, helperTo) = owner.table.layout.helperColumns[index]
+    /// Deletes the owner's pairs with every member but `kept` (`RETURNING` them).
+    private func helperDelete(owner: DatabaseObject, relationship index: Int, helper: EntityTable, keeping kept: [DatabaseObject]) -> Statement {
         let targetKey = targetColumns(of: owner.entityIndex, index)
-        let ownerValues = owner.table.fromColumns[index].map { owner.values[$0].parameter }
-        let (condition, keys) = Self.keyCondition(
-            helperTo.map { helper.columns[$0] }, types: helperTo.map { helper.types[$0] },
-            kept.map { member in targetKey.map { member.values[$0] } }, start: ownerValues.count + 1)
-        return PostgresStatement(
-            "DELETE FROM \(helper.table) WHERE \(helper.condition(helperFrom)) AND NOT (\(condition)) RETURNING \(helper.selectList())",
-            ownerValues + keys, format: .binary)
-    }
-
-    private func helperDeleteAll(owner: DatabaseObject, relationship index: Int, helper: EntityTable) -> PostgresStatement {
-        PostgresStatement(
-            "DELETE FROM \(helper.table) WHERE \(helper.condition(owner.table.layout.helperColumns[index].from)) RETURNING \(helper.selectList())",
-            owner.table.fromColumns[index].map { owner.values[$0].parameter },
-            format: .binary)
+        return Statements.deletePairs(
+            from: helper.layout, pair: owner.table.layout.helperColumns[index],
+            owner: owner.table.fromColumns[index].map { owner.values[$0].parameter },
+            keeping: kept.map { member in targetKey.map { member.values[$0] } })
     }
 
     /// New helper rows join the loaded one-to-many sets of both ends (`person.person_title_rel`).
@@ -685,7 +601,7 @@ extension DatabaseContext {
             entity: table.entity.name)
     }
 
-    private func noRowReturned(_ table: EntityTable, sql: String) -> RelateError {
+    private func noRowReturned(_ table: EntityTable) -> RelateError {
         RelateError(
             kind: .invalidWrite,
             message: "the insert into \"\(table.entity.name)\" returned no row (a rule or trigger dropped it)",

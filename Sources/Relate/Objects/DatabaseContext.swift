@@ -102,22 +102,6 @@ public final class DatabaseContext {
         for table in tables { table.context = self }
     }
 
-    /// Errors of the database layer as ``RelateError``s (SQLSTATE and all kept), as every
-    /// call of the object layer throws them.
-    static func wrappingErrors<Result>(_ work: () throws -> Result) throws -> Result {
-        do {
-            return try work()
-        } catch {
-            throw relateError(error)
-        }
-    }
-
-    /// `error` as the object layer reports it: a ``PostgresError`` becomes a ``RelateError``.
-    static func relateError(_ error: any Error) -> any Error {
-        if let error = error as? PostgresError { return RelateError(error) }
-        return error
-    }
-
     // MARK: - Entities
 
     func entityIndex(named name: String) throws(RelateError) -> Int {
@@ -145,7 +129,7 @@ public final class DatabaseContext {
     ) throws -> [DatabaseObject] {
         // A cell that cannot be read is a PostgresError naming the column: as every error
         // of the object layer, it comes out as a RelateError.
-        try database(entity: entity) {
+        try read(entity: entity) {
             try materializeRows(
                 entity: entity, result: result, rows: rows ?? 0..<result.count, rowsAreDistinct: rowsAreDistinct, isBatch: isBatch,
                 reusing: spare)
@@ -193,7 +177,7 @@ public final class DatabaseContext {
     /// The object for a row read from the database: the registered one, refreshed with the
     /// row's values, or a new one.
     func materialize(entity: Int, row: PostgresRow) throws -> DatabaseObject {
-        try database(entity: entity) { try materializeRow(entity: entity, row: row) }
+        try read(entity: entity) { try materializeRow(entity: entity, row: row) }
     }
 
     /// `readers` are the result's (see ``StoredValue/Reader``); a new object's values go to
@@ -285,7 +269,7 @@ public final class DatabaseContext {
         registeredInTransaction.append([])
         afterRollback.append([])
         do {
-            let result = try connection.transaction(body)
+            let result = try inDatabaseTransaction(body)
             let log = undoLog.removeLast()
             let registered = registeredInTransaction.removeLast()
             let learnt = afterRollback.removeLast()
@@ -307,8 +291,7 @@ public final class DatabaseContext {
                 registeredInTransaction[registeredInTransaction.count - 1] += registered
                 afterRollback[afterRollback.count - 1] += learnt
             }
-            if let error = error as? PostgresError { throw RelateError(error) }
-            throw error
+            throw Self.relateError(error)
         }
     }
 
@@ -379,15 +362,6 @@ public final class DatabaseContext {
     func recordUndo(_ undo: @escaping () -> Void) {
         guard !undoLog.isEmpty else { return }
         undoLog[undoLog.count - 1].append(undo)
-    }
-
-    /// Runs database work, turning its errors into ``RelateError``.
-    func database<Result>(entity: Int? = nil, _ work: () throws -> Result) throws -> Result {
-        do {
-            return try work()
-        } catch let error as PostgresError {
-            throw RelateError(error, entity: entity.map { model.entities[$0].name })
-        }
     }
 
     func check(_ object: DatabaseObject) throws(RelateError) {

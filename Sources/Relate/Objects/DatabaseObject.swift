@@ -80,6 +80,11 @@ public final class DatabaseObject {
         table.primaryKey.map { values[$0].value }
     }
 
+    /// The primary key's values as stored, in key order: what a statement finds the row by.
+    var primaryKeyValues: [StoredValue] {
+        table.primaryKey.map { values[$0] }
+    }
+
     var objectKey: ObjectKey? {
         table.primaryKey.isEmpty ? nil : ObjectKey(values, at: table.primaryKey)
     }

@@ -64,9 +64,5 @@ final class EntityTable {
 
     func selectList(alias: String? = nil) -> String { layout.selectList(alias: alias) }
 
-    func condition(_ attributes: [Int], alias: String? = nil, start: Int = 1) -> String {
-        layout.condition(attributes, alias: alias, start: start)
-    }
-
     func attributeIndexes(_ columnNames: [String]) -> [Int] { layout.attributeIndexes(columnNames) }
 }

@@ -1,12 +1,13 @@
 import RelatePostgres
 
-/// A request as one statement for one model: its SQL and its bound values.
+/// A request as one statement for one model.
 struct RequestStatement {
-    var sql: String
-    var parameters: [(any PostgresEncodable)?]
+    var statement: Statement
     /// No join that could repeat a row: a to-one is joined on a key or a unique
     /// constraint, but one an override declares may have neither.
     var rowsAreDistinct = true
+
+    var sql: String { statement.sql }
 }
 
 extension FetchRequest {
@@ -19,7 +20,7 @@ extension FetchRequest {
         if let condition { sql += " WHERE \(condition)" }
         if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
         sql += try builder.page(limit: limit, offset: offset)
-        return (entity, RequestStatement(sql: sql, parameters: builder.parameters, rowsAreDistinct: scope.joins.isEmpty))
+        return (entity, RequestStatement(statement: builder.statement(sql), rowsAreDistinct: scope.joins.isEmpty))
     }
 
     /// `SELECT count(*)` of the objects the request fetches; the order does not change how
@@ -30,7 +31,7 @@ extension FetchRequest {
         let filtered = builder.from(scope) + (condition.map { " WHERE \($0)" } ?? "")
         let page = try builder.page(limit: limit, offset: offset)
         let sql = page.isEmpty ? "SELECT count(*) FROM \(filtered)" : "SELECT count(*) FROM (SELECT 1 FROM \(filtered)\(page)) page"
-        return (entity, RequestStatement(sql: sql, parameters: builder.parameters))
+        return (entity, RequestStatement(statement: builder.statement(sql)))
     }
 
     /// What both statements start from: the entity, its scope (alias `t0`) and the
@@ -49,10 +50,12 @@ extension FetchRequest {
 /// Builds the SQL of a request against a model: key paths resolved to quoted columns,
 /// to-one relationships joined once per path, to-many ones tested by `EXISTS`, every value
 /// bound. Each key path is checked before anything is sent; an error names the key path,
-/// the entity and the keys it has.
+/// the entity and the keys it has. Pieces are made out of order (a condition's joins before
+/// the `FROM` that holds them), so the pieces are strings and only the values go through
+/// one ``SQLBuilder``, in the order they are bound.
 struct RequestSQL {
     let layout: ModelLayout
-    private(set) var parameters: [(any PostgresEncodable)?] = []
+    private var values = SQLBuilder()
     private var aliasCount = 0
 
     init(layout: ModelLayout) {
@@ -89,8 +92,12 @@ struct RequestSQL {
     }
 
     private mutating func bind(_ value: (any PostgresEncodable)?) -> String {
-        parameters.append(value)
-        return "$\(parameters.count)"
+        values.bind(value)
+    }
+
+    /// `sql`, put together from the pieces made, with the values bound for them.
+    func statement(_ sql: String) -> Statement {
+        Statement(sql: sql, parameters: values.parameters)
     }
 
     func from(_ scope: Scope) -> String {
