@@ -20,6 +20,9 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         public static let invalidObject = Kind("invalid object")
         /// A delete that a `RESTRICT` / `NO ACTION` foreign key forbids.
         public static let deleteDenied = Kind("delete denied")
+        /// A primary-key change that a `RESTRICT` / `NO ACTION` foreign key forbids: rows
+        /// still refer to the old key.
+        public static let updateDenied = Kind("update denied")
         /// A write the schema cannot take: a NOT NULL foreign key emptied, a helper's required
         /// column without a value, a table without a primary key.
         public static let invalidWrite = Kind("invalid write")

@@ -34,7 +34,7 @@ extension DatabaseContext {
         }
     }
 
-    private func detach(_ object: DatabaseObject, from target: DatabaseObject, at index: Int) {
+    func detach(_ object: DatabaseObject, from target: DatabaseObject, at index: Int) {
         if let set = target.sets[index] {
             set.drop(object)
         } else if target.table.isToMany[index] == false, target.toOne[index] ?? nil === object {

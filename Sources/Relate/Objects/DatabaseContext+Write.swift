@@ -91,12 +91,6 @@ extension DatabaseContext {
     func setAttribute(_ object: DatabaseObject, _ index: Int, _ value: Any?) throws {
         let table = object.table
         let attribute = table.entity.attributes[index]
-        if table.primaryKey.contains(index) {
-            throw RelateError(
-                kind: .invalidWrite,
-                message: "\"\(attribute.key)\" is part of the primary key of \"\(table.entity.name)\"; objects keep their key (insert a new row instead)",
-                entity: table.entity.name, key: attribute.key)
-        }
         try update(object, columns: [index], values: [try AttributeValue.encodable(value, for: attribute, entity: table.entity)])
     }
 
@@ -104,6 +98,11 @@ extension DatabaseContext {
     /// as stored. `expected` are the values memory believes the row holds and the write
     /// depends on (a foreign key it clears): when the row no longer holds them, nothing is
     /// written, the object is read again and the call throws a conflict.
+    ///
+    /// A write of primary-key columns keeps the object (re-keyed in the identity map), and
+    /// the `ON UPDATE` actions of the foreign keys that refer to it are mirrored in memory
+    /// (see `followKeyChange`); one that a `RESTRICT` / `NO ACTION` key refuses throws an
+    /// error naming the constraint and the table that still refers to the old key.
     func update(
         _ object: DatabaseObject, columns: [Int], values: [(any PostgresEncodable)?],
         expecting expected: [(column: Int, value: StoredValue)] = []
@@ -111,8 +110,14 @@ extension DatabaseContext {
         membershipsMayChange()
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw readOnly(table) }
+        let writesKey = columns.contains(where: table.primaryKey.contains)
         let statement = Statements.update(table.layout, setting: columns, to: values, key: object.primaryKeyValues, expecting: expected)
-        let result = try send(statement, entity: object.entityIndex)
+        let result: PostgresResult
+        do {
+            result = try send(statement, entity: object.entityIndex)
+        } catch let error as RelateError where writesKey {
+            throw keyChangeDenied(error, object) ?? error
+        }
         guard let row = result.first else {
             if expected.isEmpty { throw vanished(object) }
             learntInTransaction(.corrected(object))
@@ -120,7 +125,11 @@ extension DatabaseContext {
             if object.isDeleted { throw vanished(object) }
             throw conflict(object, "no longer holds what this context believed (another client changed it); it has been read again")
         }
-        _ = try materialize(entity: object.entityIndex, row: row)
+        if writesKey {
+            try followKeyChange(object, to: row)
+        } else {
+            _ = try materialize(entity: object.entityIndex, row: row)
+        }
     }
 
     func setToOne(_ object: DatabaseObject, _ index: Int, _ target: DatabaseObject?) throws {

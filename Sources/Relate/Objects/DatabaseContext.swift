@@ -207,6 +207,12 @@ public final class DatabaseContext {
         return object
     }
 
+    /// The row's values as an object of `entity` stores them, without making an object.
+    func storedValues(of row: PostgresRow, entity: Int) throws -> [StoredValue] {
+        let readers = StoredValue.Reader.readers(for: row.result)
+        return try read(entity: entity) { try (0..<tables[entity].columns.count).map { try readers[$0].read(row, at: $0) } }
+    }
+
     /// Appends the row's first `table.columns.count` cells to `storage`; answers where they start.
     @inline(__always)
     private static func read(
