@@ -70,14 +70,13 @@ extension DatabaseContext {
             case .gap:
                 changes += try apply(notices) + refreshAfterGap()
                 notices = []
-            case .schemaChanged(let table, let what):
-                let parts = table.split(separator: ".", maxSplits: 1).map(String.init)
-                guard parts.count == 2, let entity = layout.entityIndex(schema: parts[0], table: parts[1]) else { continue }
+            case .schemaChanged(let schema, let table, let what):
+                guard let entity = layout.entityIndex(schema: schema, table: table) else { continue }
                 changes += try apply(notices)
                 notices = []
                 let error = RelateError(
                     kind: .schemaChanged,
-                    message: "table \(table) changed since the model was read (\(what)): reload the model "
+                    message: "table \(model.entities[entity].name) changed since the model was read (\(what)): reload the model "
                         + "(a new DatabaseContext, or Database.reloadModel()) before going on",
                     entity: model.entities[entity].name)
                 schemaChange = error
