@@ -24,7 +24,7 @@ extension DatabaseContext {
         let table = tables[entity]
         guard !table.primaryKey.isEmpty else {
             throw RelateError(
-                kind: .invalidWrite, message: "\"\(table.entity.name)\" has no primary key; use fetch(_:where:)",
+                kind: .invalidRequest, message: "\"\(table.entity.name)\" has no primary key; use fetch(_:where:)",
                 entity: table.entity.name)
         }
         // A composite key comes as an array; a single one as its value or a one-element array.

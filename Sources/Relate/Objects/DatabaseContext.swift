@@ -13,6 +13,14 @@ import RelatePostgres
 /// Every write goes to the database at once; objects in memory follow only once the
 /// database has accepted it, and a transaction that rolls back rolls them back too.
 public final class DatabaseContext {
+    /// The context's libpq connection: the escape hatch for SQL the object layer does not
+    /// write (a report, a `COPY`, `SET LOCAL` inside a ``transaction(_:)``).
+    ///
+    /// Objects in memory know nothing of what is written through it. After such a write,
+    /// tell the context: ``refreshAll()`` reads every object and loaded set again,
+    /// ``refresh(_:)`` one object, ``reset()`` forgets them all so the next fetch reads
+    /// fresh ones. A transaction begun on it directly is one the context joins (its
+    /// ``transaction(_:)`` then uses savepoints).
     public let connection: Connection
     /// The model and its SQL pieces, shared with every context made from the same model.
     let layout: ModelLayout
@@ -63,24 +71,58 @@ public final class DatabaseContext {
     public var model: Model { layout.model }
 
     /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
-    /// `schemas` (default: the search path) and builds the model.
+    /// the configuration's schemas (default: the search path) and builds the model.
+    ///
+    /// ```swift
+    /// let context = try DatabaseContext(url: "postgresql://me@localhost/app", configuration: Configuration(schemas: ["app"]))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - url: a `postgresql://` URL or a conninfo string; what it leaves out comes from
+    ///     the PG* environment variables, `~/.pgpass` and the service file.
+    ///   - configuration: the schemas, the many-to-many rule, overrides, timeouts and
+    ///     logger (see ``Configuration``; `maxConnections` is the pool's, not a context's).
+    /// - Throws: ``RelateError`` when the server cannot be reached, the catalog cannot be
+    ///   read, or an override does not fit the schema.
+    public convenience init(url: String, configuration: Configuration) throws {
+        let connection = try Self.wrappingErrors {
+            let connection = try Connection(conninfo: url, defaults: configuration.connectionDefaults, logger: configuration.logger)
+            try configuration.setUp(connection)
+            return connection
+        }
+        try self.init(connection: connection, configuration: configuration)
+    }
+
+    /// Reads the catalog of the configuration's schemas over `connection` (which is used
+    /// as it is: no timeout is set on it) and builds the model.
+    ///
+    /// - Throws: ``RelateError`` when the catalog cannot be read or an override does not
+    ///   fit the schema.
+    public convenience init(connection: Connection, configuration: Configuration) throws {
+        let catalog = try Self.wrappingErrors { try Catalog.introspect(connection, schemas: configuration.schemas) }
+        try self.init(connection: connection, model: try Model(catalog: catalog, options: configuration.modelOptions))
+    }
+
+    /// ``init(url:configuration:)`` with the options most often given; the others at their
+    /// defaults (see ``Configuration``).
+    ///
+    /// ```swift
+    /// let loose = try DatabaseContext(url: "postgresql://me@localhost/app", manyToMany: .anyTwoForeignKeys)
+    /// ```
     public convenience init(
         url: String, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil,
         logger: Logger = Logger(label: "relate")
     ) throws {
-        let connection = try Self.wrappingErrors { try Connection(url: url, logger: logger) }
-        try self.init(connection: connection, manyToMany: manyToMany, overrides: overrides, schemas: schemas)
+        try self.init(
+            url: url, configuration: Configuration(schemas: schemas, manyToMany: manyToMany, overrides: overrides, logger: logger))
     }
 
-    /// Reads the catalog of `schemas` (default: the search path) over `connection` and
-    /// builds the model.
+    /// ``init(connection:configuration:)`` with the options most often given.
     public convenience init(
-        connection: Connection, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [],
-        schemas: [String]? = nil
+        connection: Connection, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil
     ) throws {
-        let catalog = try Self.wrappingErrors { try Catalog.introspect(connection, schemas: schemas) }
-        let model = try Model(catalog: catalog, options: ModelOptions(manyToMany: manyToMany, overrides: overrides))
-        try self.init(connection: connection, model: model)
+        try self.init(
+            connection: connection, configuration: Configuration(schemas: schemas, manyToMany: manyToMany, overrides: overrides))
     }
 
     /// A context over `connection` for a model already built: no catalog query.

@@ -423,10 +423,10 @@ struct RequestSQL {
     ) throws(RelateError) -> (any PostgresEncodable)? {
         let entity = layout.entities[path.entity].entity
         do {
-            return try AttributeValue.encodable(value, for: entity.attributes[attribute], entity: entity)
+            return try AttributeValue.encodable(value, for: entity.attributes[attribute], entity: entity, use: .compared)
         } catch {
             var error = error
-            error.message = "key path \"\(keyPath)\": " + error.message.replacingOccurrences(of: "cannot be stored there", with: "cannot be compared with it")
+            error.message = "key path \"\(keyPath)\": " + error.message
             error.key = keyPath
             throw error
         }
