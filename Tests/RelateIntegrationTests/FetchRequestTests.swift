@@ -246,7 +246,7 @@ import Testing
             #expect(sql == ["SELECT count(*) FROM \(s).\"person\" WHERE surname = $1"])
             #expect(try context.count("email") == 5)
             // Nothing was loaded.
-            #expect(context.registries.allSatisfy { $0.isEmpty })
+            #expect(context.graph.registries.allSatisfy { $0.isEmpty })
         }
     }
 

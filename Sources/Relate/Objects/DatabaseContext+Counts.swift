@@ -1,7 +1,7 @@
 import RelatePostgres
 
 /// How many members an unloaded to-many relationship has, as the database counted them in
-/// one ``DatabaseContext/membershipGeneration``.
+/// one ``DatabaseContext/graph.membershipGeneration``.
 struct CachedCount {
     var value: Int
     var generation: Int
@@ -19,15 +19,15 @@ extension DatabaseObject {
     public func count(forKey key: String) throws -> Int {
         // The common case, a kept count or a loaded set, with one lookup of the key.
         if case .relationship(let index)? = table.layout.keys[key], table.isToMany[index], !isDeleted, let context,
-            let known = knownCount(index, generation: context.membershipGeneration)
+            let known = knownCount(index, generation: context.graph.membershipGeneration)
         {
             return known
         }
         let context = try liveContext()
         let index = try relationshipIndex(key, toMany: true)
-        if let known = knownCount(index, generation: context.membershipGeneration) { return known }
+        if let known = knownCount(index, generation: context.graph.membershipGeneration) { return known }
         try context.loadCounts(relationship: index, for: [self])
-        return knownCount(index, generation: context.membershipGeneration) ?? 0
+        return knownCount(index, generation: context.graph.membershipGeneration) ?? 0
     }
 
     /// The count memory knows for relationship `index`: the loaded set's, or one kept in
@@ -61,7 +61,7 @@ extension DatabaseContext {
     /// <foreign key>` on the target's table, or on the helper's for a many-to-many.
     func loadCounts(relationship index: Int, for owners: [DatabaseObject]) throws {
         guard let first = owners.first else { return }
-        let generation = membershipGeneration
+        let generation = graph.membershipGeneration
         let ownerTable = first.table.layout
         let ownerColumns = ownerTable.fromColumns[index]
         // Keys may repeat in the list: `= ANY` and the grouping take them once.
@@ -100,9 +100,8 @@ extension DatabaseContext {
                 }
             }
         }
-        for (owner, key) in uncounted {
-            owner.relations.counts[index] = CachedCount(value: key.flatMap { counts[$0] } ?? 0, generation: generation)
-        }
-        hasCachedCounts = true
+        graph.storeCounts(
+            relationship: index, of: uncounted.map(\.0), counts: uncounted.map { _, key in key.flatMap { counts[$0] } ?? 0 },
+            generation: generation)
     }
 }

@@ -14,14 +14,14 @@ extension DatabaseContext {
         let entity = try entityIndex(named: entityName)
         let statement = Statements.select(from: layout.entities[entity], where: condition, arguments, orderBy: orderBy, limit: limit)
         let result = try send(statement, entity: entity)
-        return try materialize(entity: entity, result: result, rowsAreDistinct: true)
+        return try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
     }
 
     /// The object whose primary key is `primaryKey` (an array for a composite key), from
     /// memory when it is there, else by one query; `nil` when there is no such row.
     public func object(_ entityName: String, primaryKey: Any) throws -> DatabaseObject? {
         let entity = try entityIndex(named: entityName)
-        let table = tables[entity]
+        let table = graph.tables[entity]
         guard !table.primaryKey.isEmpty else {
             throw RelateError(
                 kind: .invalidRequest, message: "\"\(table.entity.name)\" has no primary key; use fetch(_:where:)",
@@ -41,11 +41,11 @@ extension DatabaseContext {
         let parameters = try zip(table.primaryKey, given).map { index, value in
             try AttributeValue.encodable(value, for: table.entity.attributes[index], entity: table.entity)
         }
-        if let key = ObjectKey(parameters: parameters), let registered = registries[entity][key] {
+        if let key = ObjectKey(parameters: parameters), let registered = graph.registries[entity][key] {
             return registered
         }
         let result = try send(Statement(sql: table.layout.selectByPrimaryKey, parameters: parameters), entity: entity)
-        return try result.first.map { try materialize(entity: entity, row: $0) }
+        return try result.first.map { try graph.materialize(entity: entity, row: $0) }
     }
 
     /// Loads `keyPaths` (`"email"`, `"email.person"`) for all `objects`, which are of one
@@ -134,7 +134,7 @@ extension DatabaseContext {
                 throw error
             }
             indexes.append(index)
-            current = target(of: current, index)
+            current = graph.target(of: current, index)
         }
         return indexes
     }
@@ -145,15 +145,14 @@ extension DatabaseContext {
     func load(relationship index: Int, for owners: [DatabaseObject]) throws {
         guard let first = owners.first else { return }
         let ownerEntity = first.entityIndex
-        loadedRelationships.insert(RelationshipAddress(entity: ownerEntity, relationship: index))
         let relationship = first.entity.relationships[index]
         let ownerTable = first.table
-        let target = target(of: ownerEntity, index)
-        let targetTable = tables[target]
+        let target = graph.target(of: ownerEntity, index)
+        let targetTable = graph.tables[target]
 
         // The owners' values of the columns the relationship starts from.
         let ownerColumns = ownerTable.fromColumns[index]
-        let targetIndexes = targetColumns(of: ownerEntity, index)
+        let targetIndexes = graph.targetColumns(of: ownerEntity, index)
         var keys: [ObjectKey: [StoredValue]] = [:]
         keys.reserveCapacity(owners.count)
         var ownerKeys: [ObjectKey?] = []
@@ -170,7 +169,7 @@ extension DatabaseContext {
         found.reserveCapacity(keys.count)
         if relationship.foreignKeyIn == .from {
             for (key, values) in keys {
-                if let object = registered(entity: target, indexes: targetIndexes, values: values) {
+                if let object = graph.registered(entity: target, indexes: targetIndexes, values: values) {
                     found[key] = [object]
                     keys[key] = nil
                 }
@@ -184,7 +183,7 @@ extension DatabaseContext {
             let throughHelper = relationship.foreignKeyIn == .via
             // Through a helper the owner's key follows the target's columns; else it is the target's joined columns.
             let matchedColumns = throughHelper ? [] : targetIndexes
-            for (object, row) in zip(try materialize(entity: target, result: result, rowsAreDistinct: !throughHelper), result) {
+            for (object, row) in zip(try graph.materialize(entity: target, result: result, rowsAreDistinct: !throughHelper), result) {
                 let key =
                     throughHelper
                     ? ObjectKey(try (width..<result.columns.count).map { try readers[$0].read(row, at: $0) })
@@ -193,22 +192,8 @@ extension DatabaseContext {
             }
         }
 
-        let mayRepeat = relationship.foreignKeyIn == .via
-        let isToMany = ownerTable.isToMany[index]
-        for (owner, key) in zip(owners, ownerKeys) {
-            let related = key.flatMap { found[$0] } ?? []
-            if isToMany {
-                if let set = owner.sets[index] {
-                    set.refill(with: related, mayRepeat: mayRepeat)
-                } else {
-                    owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
-                    learntInTransaction(.loadedSet(owner: owner, relationship: index))
-                }
-            } else {
-                let previous = owner.toOne[index]
-                owner.relations.toOne[index] = .some(related.first)
-                if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.toOne[index] = previous } }
-            }
-        }
+        graph.storeLoaded(
+            relationship: index, of: owners, related: ownerKeys.map { key in key.flatMap { found[$0] } ?? [] },
+            mayRepeat: relationship.foreignKeyIn == .via)
     }
 }

@@ -9,7 +9,7 @@ extension DatabaseContext {
     public func fetch(_ request: FetchRequest) throws -> [DatabaseObject] {
         let (entity, statement) = try request.selectStatement(layout)
         let result = try send(statement.statement, entity: entity)
-        return try materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct)
+        return try graph.materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct)
     }
 
     /// The objects of an entity that meet `condition`, in one query.

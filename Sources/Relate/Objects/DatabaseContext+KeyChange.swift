@@ -11,73 +11,10 @@ extension DatabaseContext {
     func followKeyChange(_ object: DatabaseObject, to row: PostgresRow) throws {
         var stale: [DatabaseObject] = []
         var reloads: [(owner: DatabaseObject, relationship: Int)] = []
-        move(object, to: try storedValues(of: row, entity: object.entityIndex), stale: &stale, reloads: &reloads)
+        graph.move(object, to: try graph.storedValues(of: row, entity: object.entityIndex), stale: &stale, reloads: &reloads)
         try reread(stale)
         for (owner, index) in reloads where !owner.isDeleted {
             try reloadManyToMany(index, of: owner)
-        }
-    }
-
-    /// `object` now holds `newValues`: re-keyed if its key changed, moved between loaded
-    /// sets as its foreign keys did, and what referred to its old values following their
-    /// rules. Dependants whose rule memory cannot mirror go to `stale`, loaded many-to-many
-    /// sets whose pairs the database changed otherwise than by CASCADE to `reloads`.
-    private func move(
-        _ object: DatabaseObject, to newValues: [StoredValue], stale: inout [DatabaseObject],
-        reloads: inout [(owner: DatabaseObject, relationship: Int)]
-    ) {
-        let old = Array(object.values)
-        rekey(object, from: old, to: newValues)
-        object.refresh(newValues)
-        didChange(object, from: old)
-        for (index, relationship) in object.entity.relationships.enumerated() where relationship.foreignKeyIn != .from {
-            let referenced = object.table.fromColumns[index]
-            let before = referenced.map { old[$0] }
-            let after = referenced.map { newValues[$0] }
-            guard ObjectKey(before) != ObjectKey(after) else { continue }
-            if relationship.foreignKeyIn == .via {
-                // Helper rows in memory follow as the helper's own one-to-many (below); the
-                // pairs stay the same under CASCADE, and are read again otherwise.
-                if relationship.onUpdate != .cascade, object.sets[index] != nil { reloads.append((object, index)) }
-                continue
-            }
-            let inverse = inverse(of: object.entityIndex, index)
-            let columns = targetColumns(of: object.entityIndex, index)
-            for dependant in registeredObjects(entity: inverse.entity, indexes: columns, values: before) {
-                var values = Array(dependant.values)
-                switch relationship.onUpdate {
-                case .cascade:
-                    for (column, value) in zip(columns, after) { values[column] = value }
-                case .setNull:
-                    for column in columns { values[column] = .null }
-                    // Found by its new key, the object is not the one its dependants' old values name.
-                    detach(dependant, from: object, at: index)
-                case .setDefault, .restrict, .noAction:
-                    // A default is the database's to compute; under the others the database
-                    // held no such dependant (else it refused), so memory's is stale.
-                    stale.append(dependant)
-                    continue
-                }
-                move(dependant, to: values, stale: &stale, reloads: &reloads)
-            }
-        }
-    }
-
-    /// Registers `object` under the key `new` holds instead of the one `old` held. An object
-    /// memory still holds under the new key is gone from the database (it took the key).
-    private func rekey(_ object: DatabaseObject, from old: [StoredValue], to new: [StoredValue]) {
-        let primaryKey = object.table.primaryKey
-        guard let oldKey = ObjectKey(old, at: primaryKey), let newKey = ObjectKey(new, at: primaryKey), oldKey != newKey else { return }
-        let registry = registries[object.entityIndex]
-        if let other = registry[newKey], other !== object {
-            var ignored: [DatabaseObject] = []
-            forget(other, applyingDeleteRules: false, settingDefaults: &ignored)
-        }
-        registry.remove(object, key: oldKey)
-        registry.register(object, key: newKey)
-        recordUndo {
-            registry.remove(object, key: newKey)
-            registry.register(object, key: oldKey)
         }
     }
 
@@ -85,7 +22,7 @@ extension DatabaseContext {
     private func reloadManyToMany(_ index: Int, of owner: DatabaseObject) throws {
         let before = owner.sets[index]?.allObjects ?? []
         try load(relationship: index, for: [owner])
-        let inverse = inverse(of: owner.entityIndex, index)
+        let inverse = graph.inverse(of: owner.entityIndex, index)
         for member in before where owner.sets[index]?.contains(member) != true {
             member.sets[inverse.relationship]?.drop(owner)
         }

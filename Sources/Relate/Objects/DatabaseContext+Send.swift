@@ -39,11 +39,7 @@ extension DatabaseContext {
     /// Runs work that reads from the connection layer (a statement, a row's cells), turning
     /// its errors into ``RelateError``s that name `entity`.
     func read<Result>(entity: Int?, _ work: () throws -> Result) throws -> Result {
-        do {
-            return try work()
-        } catch let error as PostgresError {
-            throw RelateError(error, entity: entity.map { model.entities[$0].name })
-        }
+        try relateErrors(naming: entity.map { model.entities[$0].name }, work)
     }
 
     /// Errors of the connection layer as ``RelateError``s, for work that names no entity
@@ -60,5 +56,16 @@ extension DatabaseContext {
     static func relateError(_ error: any Error) -> any Error {
         if let error = error as? PostgresError { return RelateError(error) }
         return error
+    }
+}
+
+/// Runs work of the connection layer (a statement sent, a row's cells read): a
+/// ``PostgresError`` it throws comes out as a ``RelateError`` naming `entity`. The one
+/// place the object layer translates them.
+func relateErrors<Result>(naming entity: String?, _ work: () throws -> Result) throws -> Result {
+    do {
+        return try work()
+    } catch let error as PostgresError {
+        throw RelateError(error, entity: entity)
     }
 }

@@ -15,9 +15,9 @@ extension DatabaseContext {
     /// ```
     @discardableResult
     public func insert(_ entityName: String, values: [String: Any?] = [:]) throws -> DatabaseObject {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         let entity = try entityIndex(named: entityName)
-        let table = tables[entity]
+        let table = graph.tables[entity]
         var columns: [Int] = []
         var parameters: [(any PostgresEncodable)?] = []
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
@@ -34,7 +34,7 @@ extension DatabaseContext {
                         entity: table.entity.name, key: key)
                 }
                 let target = try relatedObject(AttributeValue.unwrap(value), for: entity, index, key: key)
-                let referenced = targetColumns(of: entity, index)
+                let referenced = graph.targetColumns(of: entity, index)
                 for (offset, column) in table.fromColumns[index].enumerated() {
                     columns.append(column)
                     parameters.append(target.map { $0.values[referenced[offset]].parameter } ?? nil)
@@ -43,8 +43,8 @@ extension DatabaseContext {
         }
         let result = try send(Statements.insert(into: table.layout, columns: columns, values: parameters), entity: entity)
         guard let row = result.first else { throw noRowReturned(table) }
-        let object = try materialize(entity: entity, row: row)
-        didChange(object, from: Array(repeating: .null, count: object.values.count))
+        let object = try graph.materialize(entity: entity, row: row)
+        graph.didChange(object, from: Array(repeating: .null, count: object.values.count))
         return object
     }
 
@@ -54,7 +54,7 @@ extension DatabaseContext {
     /// A row already gone (another client deleted it) is a conflict; the object is marked
     /// deleted all the same.
     public func delete(_ object: DatabaseObject) throws {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         try check(object)
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw readOnly(table) }
@@ -72,7 +72,7 @@ extension DatabaseContext {
                 entity: table.entity.name, postgresError: error, detail: "\(object)")
         }
         var defaults: [DatabaseObject] = []
-        forget(object, settingDefaults: &defaults)
+        graph.forget(object, settingDefaults: &defaults)
         do {
             try reread(defaults, afterDelete: true)
         } catch {
@@ -80,7 +80,7 @@ extension DatabaseContext {
             // rather than trusted.
             var ignored: [DatabaseObject] = []
             for dependant in defaults where !dependant.isDeleted {
-                forget(dependant, applyingDeleteRules: false, settingDefaults: &ignored)
+                graph.forget(dependant, applyingDeleteRules: false, settingDefaults: &ignored)
             }
         }
         if deleted == 0 { throw vanished(object) }
@@ -107,7 +107,7 @@ extension DatabaseContext {
         _ object: DatabaseObject, columns: [Int], values: [(any PostgresEncodable)?],
         expecting expected: [(column: Int, value: StoredValue)] = []
     ) throws {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw readOnly(table) }
         let writesKey = columns.contains(where: table.primaryKey.contains)
@@ -120,7 +120,7 @@ extension DatabaseContext {
         }
         guard let row = result.first else {
             if expected.isEmpty { throw vanished(object) }
-            learntInTransaction(.corrected(object))
+            graph.learntInTransaction(.corrected(object))
             try reread([object])
             if object.isDeleted { throw vanished(object) }
             throw conflict(object, "no longer holds what this context believed (another client changed it); it has been read again")
@@ -128,18 +128,18 @@ extension DatabaseContext {
         if writesKey {
             try followKeyChange(object, to: row)
         } else {
-            _ = try materialize(entity: object.entityIndex, row: row)
+            _ = try graph.materialize(entity: object.entityIndex, row: row)
         }
     }
 
     func setToOne(_ object: DatabaseObject, _ index: Int, _ target: DatabaseObject?) throws {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         let relationship = object.entity.relationships[index]
         switch relationship.foreignKeyIn {
         case .from:
             let columns = object.table.fromColumns[index]
             let values: [(any PostgresEncodable)?] =
-                target.map { target in targetColumns(of: object.entityIndex, index).map { target.values[$0].parameter } }
+                target.map { target in graph.targetColumns(of: object.entityIndex, index).map { target.values[$0].parameter } }
                 ?? Array(repeating: nil, count: columns.count)
             if relationship.kind == .oneToOne, target != nil {
                 // A one-to-one steals: whoever held the target lets go first.
@@ -152,8 +152,8 @@ extension DatabaseContext {
             }
         case .to:
             // The inverse side of a one-to-one: the key is in the other table.
-            let child = self.target(of: object.entityIndex, index)
-            let childColumns = targetColumns(of: object.entityIndex, index)
+            let child = graph.target(of: object.entityIndex, index)
+            let childColumns = graph.targetColumns(of: object.entityIndex, index)
             let ownerValues = object.table.fromColumns[index].map { object.values[$0].parameter }
             try transaction {
                 try nullify(entity: child, columns: childColumns, matching: ownerValues, except: target)
@@ -168,7 +168,7 @@ extension DatabaseContext {
     private func nullify(entity: Int, columns: [Int], matching values: [(any PostgresEncodable)?], except: DatabaseObject?) throws {
         let statement = Statements.nullify(layout.entities[entity], columns: columns, matching: values, exceptKey: except?.primaryKeyValues)
         let result = try send(statement, entity: entity)
-        _ = try materialize(entity: entity, result: result, rowsAreDistinct: true)
+        _ = try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
     }
 
     /// The object given for to-one relationship `index` of `entity`, checked: of this
@@ -176,7 +176,7 @@ extension DatabaseContext {
     func relatedObject(_ value: Any?, for entity: Int, _ index: Int, key: String) throws -> DatabaseObject? {
         guard let value else { return nil }
         let owner = model.entities[entity]
-        let targetEntity = target(of: entity, index)
+        let targetEntity = graph.target(of: entity, index)
         guard let object = value as? DatabaseObject else {
             throw RelateError(
                 kind: .typeMismatch,
@@ -197,13 +197,13 @@ extension DatabaseContext {
     // MARK: - To-many collections
 
     func insert(_ object: DatabaseObject, into set: RelationshipSet, owner: DatabaseObject, helperValues: [String: Any?]) throws {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         let relationship = set.relationship
         _ = try relatedObject(object, for: owner.entityIndex, set.relationshipIndex, key: relationship.key)
         switch relationship.foreignKeyIn {
         case .to:
             // Written even when memory shows it in the set: another client may have moved it.
-            try setToOne(object, inverse(of: owner.entityIndex, set.relationshipIndex).relationship, owner)
+            try setToOne(object, graph.inverse(of: owner.entityIndex, set.relationshipIndex).relationship, owner)
         case .via:
             let helper = try helperTable(of: set)
             // A keyed pair is stored once: the database, not memory, says whether it is there
@@ -213,22 +213,22 @@ extension DatabaseContext {
             let statement = try helperInsert(
                 set, helper: helper, member: object, helperValues: helperValues, returning: shown, skippingExisting: keyed)
             let result = try send(statement, entity: owner.entityIndex)
-            if shown { try didInsertHelperRows(result, helper: helper) }
-            if !keyed || !set.contains(object) { link(owner, object, set: set, times: 1) }
+            if shown { try graph.didInsertHelperRows(result, helper: helper) }
+            if !keyed || !set.contains(object) { graph.link(owner, object, set: set, times: 1) }
         case .from:
             throw Self.notToMany(relationship)
         }
     }
 
     func remove(_ object: DatabaseObject, from set: RelationshipSet, owner: DatabaseObject) throws {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         try check(object)
         guard set.contains(object) else { return }
         let relationship = set.relationship
         switch relationship.foreignKeyIn {
         case .to:
             try requireNullable(relationship, childEntity: object.entityIndex)
-            let columns = targetColumns(of: owner.entityIndex, set.relationshipIndex)
+            let columns = graph.targetColumns(of: owner.entityIndex, set.relationshipIndex)
             let ownerValues = owner.table.fromColumns[set.relationshipIndex].map { owner.values[$0] }
             do {
                 try update(
@@ -236,7 +236,7 @@ extension DatabaseContext {
                     expecting: Array(zip(columns, ownerValues)))
             } catch let error as RelateError where error.kind == .conflict {
                 // The database moved it elsewhere: the owner's set takes what the database holds.
-                learntInTransaction(.corrected(owner))
+                graph.learntInTransaction(.corrected(owner))
                 try load(relationship: set.relationshipIndex, for: [owner])
                 throw error
             }
@@ -244,16 +244,16 @@ extension DatabaseContext {
             let helper = try helperTable(of: set)
             let statement = helperDelete(set, helper: helper, member: object)
             let result = try send(statement, entity: owner.entityIndex)
-            try didDeleteHelperRows(result, helper: helper)
+            try graph.didDeleteHelperRows(result, helper: helper)
             guard result.count > 0 else {
                 // No such helper row any more: memory lets go of the pair as the database did.
-                learntInTransaction(.corrected(owner))
-                learntInTransaction(.corrected(object))
-                unlink(owner, object, set: set, times: set.count(for: object))
+                graph.learntInTransaction(.corrected(owner))
+                graph.learntInTransaction(.corrected(object))
+                graph.unlink(owner, object, set: set, times: set.count(for: object))
                 throw conflict(object, "was no longer linked to this \(owner.entity.name) through \"\(helper.entity.name)\" "
                     + "(another client removed the pair); memory now agrees")
             }
-            unlink(owner, object, set: set, times: result.count)
+            graph.unlink(owner, object, set: set, times: result.count)
         case .from:
             throw Self.notToMany(relationship)
         }
@@ -265,7 +265,7 @@ extension DatabaseContext {
     /// so a member another client added leaves too, even when memory saw nothing to remove;
     /// memory follows the rows that changed.
     func replace(members: [DatabaseObject], of set: RelationshipSet, owner: DatabaseObject) throws {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         let relationship = set.relationship
         let index = set.relationshipIndex
         for member in members { _ = try relatedObject(member, for: owner.entityIndex, index, key: relationship.key) }
@@ -279,9 +279,9 @@ extension DatabaseContext {
         }
         let current = set.allObjects
         let removesAny = current.contains { wanted[ObjectIdentifier($0)] == nil }
-        let target = self.target(of: owner.entityIndex, index)
-        let targetTable = tables[target]
-        let targetKey = targetColumns(of: owner.entityIndex, index)
+        let target = graph.target(of: owner.entityIndex, index)
+        let targetTable = graph.tables[target]
+        let targetKey = graph.targetColumns(of: owner.entityIndex, index)
         let ownerValues = owner.table.fromColumns[index].map { owner.values[$0].parameter }
 
         switch relationship.foreignKeyIn {
@@ -297,7 +297,7 @@ extension DatabaseContext {
             }
             let results = try send(statements, entity: owner.entityIndex)
             for result in results {
-                _ = try materialize(entity: target, result: result, rowsAreDistinct: true)
+                _ = try graph.materialize(entity: target, result: result, rowsAreDistinct: true)
             }
 
         case .via:
@@ -341,20 +341,20 @@ extension DatabaseContext {
             // The deleted rows say which pairs left, and how often.
             var left: [ObjectIdentifier: (object: DatabaseObject, times: Int)] = [:]
             for result in results.prefix(deletes) {
-                for row in try didDeleteHelperRows(result, helper: helper) {
+                for row in try graph.didDeleteHelperRows(result, helper: helper) {
                     let values = helperTo.map { row.values[$0] }
-                    guard let member = registered(entity: target, indexes: targetKey, values: values) else { continue }
+                    guard let member = graph.registered(entity: target, indexes: targetKey, values: values) else { continue }
                     left[ObjectIdentifier(member), default: (member, 0)].times += 1
                 }
             }
             for result in results.dropFirst(deletes) where !result.columns.isEmpty {
-                try didInsertHelperRows(result, helper: helper)
+                try graph.didInsertHelperRows(result, helper: helper)
             }
             for (member, times) in left.values {
-                unlink(owner, member, set: set, times: times)
+                graph.unlink(owner, member, set: set, times: times)
             }
             for (member, times) in added {
-                link(owner, member, set: set, times: times)
+                graph.link(owner, member, set: set, times: times)
             }
 
         case .from:
@@ -377,14 +377,14 @@ extension DatabaseContext {
         guard relationship.foreignKeyIn == .via, let helperIndex = owner.table.layout.helpers[index] else {
             return false
         }
-        let helper = tables[helperIndex]
+        let helper = graph.tables[helperIndex]
         guard helperIsKeyed(relationship, helper: helper) else { return false }
         for member in members { _ = try relatedObject(member, for: owner.entityIndex, index, key: relationship.key) }
         var distinct: [DatabaseObject] = []
         var seen = Set<ObjectIdentifier>()
         for member in members where seen.insert(ObjectIdentifier(member)).inserted { distinct.append(member) }
         let helperTo = owner.table.layout.helperColumns[index].to
-        let targetKey = targetColumns(of: owner.entityIndex, index)
+        let targetKey = graph.targetColumns(of: owner.entityIndex, index)
         let shown = helperRowsAreShown(helper)
 
         var statements = [helperDelete(owner: owner, relationship: index, helper: helper, keeping: distinct)]
@@ -394,42 +394,40 @@ extension DatabaseContext {
             else { return false }
             statements.append(insert)
         }
-        membershipsMayChange()
+        graph.membershipsMayChange()
         let results = try send(statements, entity: owner.entityIndex)
 
-        let target = self.target(of: owner.entityIndex, index)
-        let inverse = inverse(of: owner.entityIndex, index)
+        let target = graph.target(of: owner.entityIndex, index)
+        let inverse = graph.inverse(of: owner.entityIndex, index)
         if let set = owner.sets[index] {
             for member in set.allObjects where !seen.contains(ObjectIdentifier(member)) {
-                unlink(owner, member, set: set, times: set.count(for: member))
+                graph.unlink(owner, member, set: set, times: set.count(for: member))
             }
             for member in distinct where !set.contains(member) {
-                link(owner, member, set: set, times: 1)
+                graph.link(owner, member, set: set, times: 1)
             }
         } else {
-            loadedRelationships.insert(RelationshipAddress(entity: owner.entityIndex, relationship: index))
-            owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: distinct, mayRepeat: true)
-            learntInTransaction(.loadedSet(owner: owner, relationship: index))
+            graph.storeLoaded(relationship: index, of: [owner], related: [distinct], mayRepeat: true)
         }
         // Pairs memory did not know of (another client's) leave the other side's sets too.
-        for row in try didDeleteHelperRows(results[0], helper: helper) {
-            guard let member = registered(entity: target, indexes: targetKey, values: helperTo.map { row.values[$0] }) else { continue }
+        for row in try graph.didDeleteHelperRows(results[0], helper: helper) {
+            guard let member = graph.registered(entity: target, indexes: targetKey, values: helperTo.map { row.values[$0] }) else { continue }
             member.sets[inverse.relationship]?.drop(owner)
         }
-        if results.count > 1, shown { try didInsertHelperRows(results[1], helper: helper) }
+        if results.count > 1, shown { try graph.didInsertHelperRows(results[1], helper: helper) }
         for member in distinct {
             if let other = member.sets[inverse.relationship], !other.contains(owner) { other.add(owner) }
         }
         return true
     }
 
-    // MARK: - Helper tables
+    // MARK: - Helper graph.tables
 
     private func helperTable(of set: RelationshipSet) throws -> EntityTable {
         guard let helper = set.owner.table.layout.helpers[set.relationshipIndex] else {
             throw Self.notToMany(set.relationship)
         }
-        return tables[helper]
+        return graph.tables[helper]
     }
 
     /// Whether the helper's two keys form a unique key, so a pair is stored at most once.
@@ -444,14 +442,14 @@ extension DatabaseContext {
         let owner = set.owner
         let index = set.relationshipIndex
         return owner.table.fromColumns[index].map { owner.values[$0].parameter }
-            + targetColumns(of: owner.entityIndex, index).map { member.values[$0].parameter }
+            + graph.targetColumns(of: owner.entityIndex, index).map { member.values[$0].parameter }
     }
 
     /// Whether a loaded relationship shows the helper's own rows (`person.person_title_rel`),
     /// so that new rows must come back (`RETURNING`) to join it. Otherwise an insert sends
     /// nothing back: 10,000 inserts through a replace then cost no 10,000 result rows.
     private func helperRowsAreShown(_ helper: EntityTable) -> Bool {
-        loadedRelationships.contains { target(of: $0.entity, $0.relationship) == helper.index }
+        graph.loadedRelationships.contains { graph.target(of: $0.entity, $0.relationship) == helper.index }
     }
 
     /// The pair of `set`'s owner and `member` as a new helper row, with `helperValues` for
@@ -494,7 +492,7 @@ extension DatabaseContext {
     ) throws -> Statement? {
         let pair = owner.table.layout.helperColumns[index]
         let ownerKey = owner.table.fromColumns[index].map { owner.values[$0] }
-        let memberKey = targetColumns(of: owner.entityIndex, index)
+        let memberKey = graph.targetColumns(of: owner.entityIndex, index)
         let columnValues = ownerKey.map { value in Array(repeating: value, count: rows.count) }
             + memberKey.map { column in rows.map { $0.values[column] } }
         let columns = pair.from + pair.to
@@ -537,53 +535,15 @@ extension DatabaseContext {
 
     /// Deletes the owner's pairs with every member but `kept` (`RETURNING` them).
     private func helperDelete(owner: DatabaseObject, relationship index: Int, helper: EntityTable, keeping kept: [DatabaseObject]) -> Statement {
-        let targetKey = targetColumns(of: owner.entityIndex, index)
+        let targetKey = graph.targetColumns(of: owner.entityIndex, index)
         return Statements.deletePairs(
             from: helper.layout, pair: owner.table.layout.helperColumns[index],
             owner: owner.table.fromColumns[index].map { owner.values[$0].parameter },
             keeping: kept.map { member in targetKey.map { member.values[$0] } })
     }
 
-    /// New helper rows join the loaded one-to-many sets of both ends (`person.person_title_rel`).
-    /// Only when ``helperRowsAreShown(_:)``: otherwise a new row is in no set anybody
-    /// loaded, and no object has its key yet; the first fetch or load that reaches it
-    /// makes its object.
-    private func didInsertHelperRows(_ result: PostgresResult, helper: EntityTable) throws {
-        for object in try materialize(entity: helper.index, result: result, rowsAreDistinct: true) {
-            didChange(object, from: Array(repeating: .null, count: object.values.count))
-        }
-    }
-
-    /// Deleted helper rows leave the loaded sets that show them; answers their objects.
-    @discardableResult
-    private func didDeleteHelperRows(_ result: PostgresResult, helper: EntityTable) throws -> [DatabaseObject] {
-        var defaults: [DatabaseObject] = []
-        let rows = try materialize(entity: helper.index, result: result, rowsAreDistinct: true)
-        for object in rows {
-            forget(object, settingDefaults: &defaults)
-        }
-        return rows
-    }
-
-    /// Both sides of a many-to-many, in memory.
-    private func link(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
-        set.add(member, times: times)
-        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
-        if let other = member.sets[inverse.relationship], other !== set {
-            other.add(owner, times: times)
-        }
-    }
-
-    private func unlink(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
-        set.drop(member, times: times)
-        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
-        if let other = member.sets[inverse.relationship], other !== set {
-            other.drop(owner, times: times)
-        }
-    }
-
     private func requireNullable(_ relationship: Relationship, childEntity: Int) throws {
-        let child = tables[childEntity]
+        let child = graph.tables[childEntity]
         for index in child.attributeIndexes(relationship.to.columns) where !child.entity.attributes[index].isNullable {
             let attribute = child.entity.attributes[index]
             throw RelateError(
@@ -620,9 +580,9 @@ extension DatabaseContext {
     /// The object's row is gone: it is marked deleted (its dependants follow the delete
     /// rules, as the database applied them) and the error says so.
     private func vanished(_ object: DatabaseObject) -> RelateError {
-        learntInTransaction(.corrected(object))
+        graph.learntInTransaction(.corrected(object))
         var defaults: [DatabaseObject] = []
-        forget(object, settingDefaults: &defaults)
+        graph.forget(object, settingDefaults: &defaults)
         try? reread(defaults, afterDelete: true)
         return conflict(object, "is no longer in the database (another client deleted it); the object is marked deleted")
     }

@@ -54,7 +54,7 @@ public final class DatabaseObject {
         if let loaded { return loaded }
         let new = LoadedRelationships()
         loaded = new
-        context?.loadedBoxes.append(new)
+        table.graph?.loadedBoxes.append(new)
         return new
     }
 
@@ -70,6 +70,9 @@ public final class DatabaseObject {
 
     /// The context the object belongs to, `nil` once it is gone.
     var context: DatabaseContext? { table.context }
+
+    /// The objects in memory of that context, `nil` once it is gone.
+    var graph: ObjectGraph? { table.graph }
 
     public var entity: Entity { table.entity }
 
@@ -203,8 +206,9 @@ public final class DatabaseObject {
         if relationship.foreignKeyIn == .from {
             let keyValues = table.fromColumns[index].map { values[$0] }
             if keyValues.contains(where: \.isNull) { return nil }
-            if let registered = context.registered(
-                entity: context.target(of: entityIndex, index), indexes: context.targetColumns(of: entityIndex, index), values: keyValues)
+            if let registered = context.graph.registered(
+                entity: context.graph.target(of: entityIndex, index), indexes: context.graph.targetColumns(of: entityIndex, index),
+                values: keyValues)
             {
                 return registered
             }
@@ -216,26 +220,26 @@ public final class DatabaseObject {
     /// New values from the database; cached to-one answers may no longer hold.
     func refresh<Values: Collection<StoredValue>>(_ newValues: Values) {
         let old = Array(values)
-        let context = self.context
-        replaceValues(old, with: newValues, telling: context)
+        let graph = self.graph
+        replaceValues(old, with: newValues, telling: graph)
         loaded?.toOne.removeAll()
-        if let context, context.isRecordingUndo {
-            context.recordUndo { [weak self, weak context] in
+        if let graph, graph.isRecordingUndo {
+            graph.recordUndo { [weak self, weak graph] in
                 guard let self else { return }
-                replaceValues(Array(values), with: old, telling: context)
+                replaceValues(Array(values), with: old, telling: graph)
                 loaded?.toOne.removeAll()
             }
         }
     }
 
-    /// `old` are the values now held; `context`'s identity map is told of the change.
+    /// `old` are the values now held; `graph`'s identity map is told of the change.
     private func replaceValues<Values: Collection<StoredValue>>(
-        _ old: [StoredValue], with newValues: Values, telling context: DatabaseContext?
+        _ old: [StoredValue], with newValues: Values, telling graph: ObjectGraph?
     ) {
         for (offset, value) in zip(base..., newValues) {
             storage.cells[offset] = value
         }
-        context?.registries[entityIndex].valuesChanged(of: self, from: old)
+        graph?.registries[entityIndex].valuesChanged(of: self, from: old)
     }
 }
 
@@ -256,7 +260,7 @@ extension DatabaseContext {
     }
 
     func resolve(_ key: String, in entity: Int) throws(RelateError) -> ResolvedKey {
-        switch tables[entity].keys[key] {
+        switch layout.entities[entity].keys[key] {
         case .attribute(let index): return .attribute(index)
         case .relationship(let index): return .relationship(index)
         case .ambiguous(let candidates): throw .ambiguousKey(key, entity: model.entities[entity].name, candidates: candidates)
@@ -265,7 +269,7 @@ extension DatabaseContext {
     }
 
     func relationshipIndex(_ key: String, in entity: Int) throws(RelateError) -> Int {
-        if case .relationship(let index)? = tables[entity].keys[key] { return index }
+        if case .relationship(let index)? = layout.entities[entity].keys[key] { return index }
         // relationship(forKey:) explains what the key is when it is not a relationship.
         let relationship = try model.entities[entity].relationship(forKey: key)
         guard let index = model.entities[entity].relationships.firstIndex(of: relationship) else {

@@ -7,6 +7,8 @@ import RelatePostgres
 @usableFromInline
 final class EntityTable {
     weak var context: DatabaseContext?
+    /// The objects in memory of that context.
+    weak var graph: ObjectGraph?
     let layout: EntityLayout
     /// Each attribute's key, by attribute index (the layout's, held here too so that the
     /// inlined read path reaches them in one step): for an entity's handful of columns a
