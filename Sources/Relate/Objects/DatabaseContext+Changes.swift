@@ -68,7 +68,7 @@ extension DatabaseContext {
             case .changes(let more):
                 notices += more
             case .gap:
-                changes += try apply(notices) + refreshAfterGap()
+                changes += try apply(notices) + changesAfterGap()
                 notices = []
             case .schemaChanged(let schema, let table, let what):
                 guard let entity = layout.entityIndex(schema: schema, table: table) else { continue }
@@ -127,7 +127,7 @@ extension DatabaseContext {
 
     /// After a gap in the feed: everything in memory read again, and what that changed
     /// answered as updates and deletes.
-    private func refreshAfterGap() throws -> [AppliedChange] {
+    private func changesAfterGap() throws -> [AppliedChange] {
         let objects = graph.registries.flatMap(\.all)
         let before = objects.map { Array($0.values) }
         try refreshAll()
@@ -199,7 +199,7 @@ extension DatabaseContext {
 
         // Rows in memory: read again (moved, changed or gone).
         for entity in whole { inMemory += graph.registries[entity].all }
-        try reread(inMemory)
+        try reread(inMemory, because: .stale)
         // Rows not in memory that loaded sets may now hold: read and attached.
         for (entity, keys) in arrived.sorted(by: { $0.key < $1.key }) where mayJoinLoadedSets(entity) {
             let nothing = [StoredValue](repeating: .null, count: graph.tables[entity].columns.count)

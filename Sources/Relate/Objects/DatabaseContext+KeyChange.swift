@@ -12,7 +12,7 @@ extension DatabaseContext {
         var stale: [DatabaseObject] = []
         var reloads: [(owner: DatabaseObject, relationship: Int)] = []
         graph.move(object, to: try graph.storedValues(of: row, entity: object.entityIndex), stale: &stale, reloads: &reloads)
-        try reread(stale)
+        try reread(stale, because: .stale)
         for (owner, index) in reloads where !owner.isDeleted {
             try reloadManyToMany(index, of: owner)
         }

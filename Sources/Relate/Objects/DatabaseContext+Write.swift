@@ -74,7 +74,7 @@ extension DatabaseContext {
         var defaults: [DatabaseObject] = []
         graph.forget(object, settingDefaults: &defaults)
         do {
-            try reread(defaults, afterDelete: true)
+            try reread(defaults, because: .parentDeleted)
         } catch {
             // The delete stands; dependants that could not be read back are made unusable
             // rather than trusted.
@@ -121,7 +121,7 @@ extension DatabaseContext {
         guard let row = result.first else {
             if expected.isEmpty { throw vanished(object) }
             graph.learntInTransaction(.corrected(object))
-            try reread([object])
+            try reread([object], because: .stale)
             if object.isDeleted { throw vanished(object) }
             throw conflict(object, "no longer holds what this context believed (another client changed it); it has been read again")
         }
@@ -583,7 +583,7 @@ extension DatabaseContext {
         graph.learntInTransaction(.corrected(object))
         var defaults: [DatabaseObject] = []
         graph.forget(object, settingDefaults: &defaults)
-        try? reread(defaults, afterDelete: true)
+        try? reread(defaults, because: .parentDeleted)
         return conflict(object, "is no longer in the database (another client deleted it); the object is marked deleted")
     }
 

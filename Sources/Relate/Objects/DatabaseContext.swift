@@ -140,56 +140,44 @@ public final class DatabaseContext {
             return result
         } catch {
             let (registered, learnt) = graph.rollBackTransaction()
-            rereadAfterRollback(registered)
-            readAgainAfterRollback(learnt)
+            rereadAfterRollback(registered: registered, learnt: learnt)
             graph.stillFirstSeenInEnclosingTransaction(registered, learnt)
             throw Self.relateError(error)
         }
     }
 
-    /// Objects first registered in a transaction that rolled back: the database may no
-    /// longer hold their rows (an insert of the transaction) or hold them otherwise, so they
-    /// are read again, one query per entity; an object whose row is gone is marked deleted.
-    /// When they cannot be read (the connection is lost), each is marked unusable rather
-    /// than trusted: never two live objects for one row, never one that may be wrong.
-    private func rereadAfterRollback(_ objects: [DatabaseObject]) {
-        let live = objects.filter { !$0.isDeleted }
-        guard !live.isEmpty else { return }
+    /// Reads again what a rolled-back transaction leaves memory unsure of. The objects it
+    /// first registered: the database may no longer hold their rows (an insert of the
+    /// transaction) or hold them otherwise; an object whose row is gone is marked deleted.
+    /// What memory learnt from the database there (see ``AfterRollback``), which the undo
+    /// put back as memory believed it before: the corrected objects with their loaded sets,
+    /// and the owners of sets first loaded there (which stay the sets handed out, refilled
+    /// in place). When they cannot be read (the connection is lost), an object is marked
+    /// unusable rather than trusted, and a set first loaded there is let go of, to be loaded
+    /// again when next asked for: never two live objects for one row, never one that may be wrong.
+    private func rereadAfterRollback(registered: [DatabaseObject], learnt: [AfterRollback]) {
+        let live = registered.filter { !$0.isDeleted }
+        var unusable: [DatabaseObject] = []
         do {
-            try reread(live)
+            try reread(live, because: .stale)
         } catch {
-            var ignored: [DatabaseObject] = []
-            for object in live where !object.isDeleted {
-                graph.forget(object, applyingDeleteRules: false, settingDefaults: &ignored)
-            }
+            unusable += live
         }
-    }
-
-    /// Reads again what a rolled-back transaction's undo put back as memory believed it
-    /// before: the corrected objects and every loaded relationship of theirs, and the owners
-    /// of sets first loaded there (which stay the sets handed out, refilled in place). When
-    /// that cannot be read (the connection is lost), a corrected object is marked unusable
-    /// and a set first loaded there is let go of, to be loaded again when next asked for.
-    private func readAgainAfterRollback(_ learnt: [AfterRollback]) {
-        guard !learnt.isEmpty else { return }
         var seen = Set<ObjectIdentifier>()
-        var objects: [DatabaseObject] = []
-        for entry in learnt where seen.insert(ObjectIdentifier(entry.object)).inserted {
-            objects.append(entry.object)
-        }
+        let relearnt = learnt.map(\.object).filter { seen.insert(ObjectIdentifier($0)).inserted && !$0.isDeleted }
         do {
-            // A row another client deleted took its dependants along by the database's rules.
-            try refresh(objects.filter { !$0.isDeleted }, applyingDeleteRules: true)
+            if !relearnt.isEmpty { try reread(relearnt, because: .rolledBack) }
         } catch {
-            var ignored: [DatabaseObject] = []
             for entry in learnt {
                 switch entry {
-                case .corrected(let object):
-                    if !object.isDeleted { graph.forget(object, applyingDeleteRules: false, settingDefaults: &ignored) }
-                case .loadedSet(let owner, let relationship):
-                    graph.letGo(relationship: relationship, of: owner)
+                case .corrected(let object): unusable.append(object)
+                case .loadedSet(let owner, let relationship): graph.letGo(relationship: relationship, of: owner)
                 }
             }
+        }
+        var ignored: [DatabaseObject] = []
+        for object in unusable where !object.isDeleted {
+            graph.forget(object, applyingDeleteRules: false, settingDefaults: &ignored)
         }
     }
 
