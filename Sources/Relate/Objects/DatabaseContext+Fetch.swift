@@ -113,28 +113,21 @@ extension DatabaseContext {
     /// names the key path and the keys there are.
     func relationshipPath(_ keyPath: String, from entity: Int) throws(RelateError) -> [Int] {
         var indexes: [Int] = []
-        var current = entity
-        for key in keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
-            let here = model.entities[current]
-            let relationships = here.relationships.map(\.key)
-            guard !key.isEmpty else {
-                throw RelateError(
-                    kind: .unknownKey,
-                    message: "key path \"\(keyPath)\" has an empty key; relationships of \"\(here.name)\": "
-                        + (relationships.isEmpty ? "none" : relationships.joined(separator: ", ")),
-                    entity: here.name, key: keyPath, candidates: relationships)
+        for step in try layout.steps(of: keyPath, from: entity) {
+            switch step {
+            case .relationship(_, let index):
+                indexes.append(index)
+            case .attribute(let entity, let index):
+                let owner = model.entities[entity]
+                let relationships = owner.relationships.map(\.key)
+                throw layout.keyPathError(
+                    keyPath, use: nil,
+                    RelateError(
+                        kind: .unknownKey,
+                        message: "key \"\(owner.attributes[index].key)\" of entity \"\(owner.name)\" is the attribute "
+                            + "\"\(owner.attributes[index].name)\", not a relationship; relationships: " + relationships.joined(separator: ", "),
+                        entity: owner.name, candidates: relationships))
             }
-            let index: Int
-            do {
-                index = try relationshipIndex(key, in: current)
-            } catch {
-                var error = error
-                error.message = "key path \"\(keyPath)\": " + error.message
-                error.key = keyPath
-                throw error
-            }
-            indexes.append(index)
-            current = graph.target(of: current, index)
         }
         return indexes
     }

@@ -150,21 +150,28 @@ public final class DatabaseObject {
     }
 
     /// Follows a dotted path: `email.address` is every email's address (an array, from a
-    /// to-many), `person.surname` the person's surname.
+    /// to-many), `person.surname` the person's surname. The whole path is checked against
+    /// the model first: an unknown key anywhere is an error, even past a missing value.
     public func value(forKeyPath keyPath: String) throws -> Any? {
-        var parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        let first = parts.removeFirst()
-        let value = try self.value(forKey: first)
-        guard !parts.isEmpty else { return value }
-        let rest = parts.joined(separator: ".")
+        guard keyPath.contains(".") else { return try value(forKey: keyPath) }
+        let context = try liveContext()
+        return try value(following: try context.layout.steps(of: keyPath, from: entityIndex)[...])
+    }
+
+    private func value(following steps: ArraySlice<ModelLayout.KeyStep>) throws -> Any? {
+        if isDeleted { throw deletedError() }
+        let value: Any?
+        switch steps.first {
+        case .attribute(_, let index)?: return storedValue(at: index).value
+        case .relationship(_, let index)?: value = table.isToMany[index] ? try relationshipSet(index) : try toOneObject(index)
+        case nil: return self
+        }
+        let rest = steps.dropFirst()
+        guard !rest.isEmpty else { return value }
         switch value {
-        case let object as DatabaseObject: return try object.value(forKeyPath: rest)
-        case let set as RelationshipSet: return try set.map { try $0.value(forKeyPath: rest) }
-        case nil: return nil
-        default:
-            throw RelateError(
-                kind: .unknownKey, message: "key \"\(first)\" of \"\(entity.name)\" is an attribute; \"\(rest)\" cannot follow it",
-                entity: entity.name, key: keyPath)
+        case let object as DatabaseObject: return try object.value(following: rest)
+        case let set as RelationshipSet: return try set.map { try $0.value(following: rest) }
+        default: return nil
         }
     }
 

@@ -119,50 +119,32 @@ struct RequestSQL {
 
     // MARK: - Key paths
 
-    /// Resolves `keyPath` from `entity`: every key but the last must be a to-one
-    /// relationship, unless `throughToMany` lets the last be to-many.
+    /// Resolves `keyPath` from `entity` (``ModelLayout/steps(of:from:use:)``): every key but
+    /// the last must be a to-one relationship.
     func resolve(_ keyPath: String, from entity: Int, use: String) throws(RelateError) -> ResolvedPath {
+        let steps = try layout.steps(of: keyPath, from: entity, use: use)
         var hops: [Int] = []
-        var current = entity
-        let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        for (position, key) in keys.enumerated() {
-            let here = layout.entities[current]
-            let isLast = position == keys.count - 1
-            func failure(_ error: RelateError) -> RelateError {
-                var error = error
-                error.message = "key path \"\(keyPath)\" (\(use)): " + error.message
-                error.key = keyPath
-                return error
-            }
-            switch here.keys[key] {
-            case .attribute(let index)?:
-                guard isLast else {
-                    throw failure(
-                        RelateError(
-                            kind: .unknownKey,
-                            message: "\"\(key)\" of \"\(here.entity.name)\" is an attribute; only relationships can be followed",
-                            entity: here.entity.name, key: keyPath))
-                }
-                return ResolvedPath(hops: hops, entity: current, last: .attribute(index))
-            case .relationship(let index)?:
-                if isLast { return ResolvedPath(hops: hops, entity: current, last: .relationship(index)) }
+        for (position, step) in steps.enumerated() {
+            switch step {
+            case .attribute(let entity, let index):
+                return ResolvedPath(hops: hops, entity: entity, last: .attribute(index))
+            case .relationship(let entity, let index):
+                if position == steps.count - 1 { return ResolvedPath(hops: hops, entity: entity, last: .relationship(index)) }
+                let here = layout.entities[entity]
                 guard !here.isToMany[index] else {
-                    throw failure(
+                    let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false)
+                    throw layout.keyPathError(
+                        keyPath, use: use,
                         RelateError(
                             kind: .unknownKey,
-                            message: "\"\(key)\" of \"\(here.entity.name)\" is to-many, where one value is expected; "
+                            message: "\"\(keys[position])\" of \"\(here.entity.name)\" is to-many, where one value is expected; "
                                 + "say how many members must match: Key(\"\(keys[...position].joined(separator: "."))\").any(…), .all(…) or .none(…)",
-                            entity: here.entity.name, key: keyPath))
+                            entity: here.entity.name))
                 }
                 hops.append(index)
-                current = here.targets[index]
-            case .ambiguous(let candidates)?:
-                throw failure(.ambiguousKey(key, entity: here.entity.name, candidates: candidates))
-            case nil:
-                throw failure(.unknownKey(key, entity: here.entity.name, existing: here.entity.keyNames))
             }
         }
-        // Only an empty key path gets here (split gives at least one key).
+        // Only an empty key path gets here, and it has an empty key: steps(of:) threw.
         throw RelateError(kind: .unknownKey, message: "an empty key path (\(use))", key: keyPath)
     }
 
