@@ -1,8 +1,12 @@
 import Foundation
+import RelatePostgres
 
 /// The stable, machine-readable description of a model that `relate inspect --format json`
 /// prints (DESIGN "`relate inspect --format json`"). Other tools decode it with these types.
 public struct ModelDescription: Codable, Sendable, Hashable {
+    /// The schemas read, in search order: the first one's tables are named without schema
+    /// (added for the typed-model generator; absent in older files).
+    public var schemas: [String]? = nil
     public var entities: [EntityDescription]
     public var relationships: [RelationshipDescription]
 
@@ -18,6 +22,10 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         public var name: String
         public var type: String
         public var nullable: Bool
+        /// The key the attribute answers to, when it is not the column's name.
+        public var key: String? = nil
+        /// A domain's built-in base type, the type its values read as.
+        public var baseType: String? = nil
     }
 
     public struct RelationshipDescription: Codable, Sendable, Hashable {
@@ -45,10 +53,17 @@ public struct ModelDescription: Codable, Sendable, Hashable {
     }
 
     public init(_ model: Model) {
+        schemas = model.schemas
         entities = model.entities.map { entity in
             EntityDescription(
                 schema: entity.schema, name: entity.table, kind: entity.kind.rawValue, primaryKey: entity.primaryKey,
-                attributes: entity.attributes.map { AttributeDescription(name: $0.name, type: $0.type, nullable: $0.isNullable) })
+                attributes: entity.attributes.map { attribute in
+                    let base = PostgresType(attribute.typeOID).description
+                    return AttributeDescription(
+                        name: attribute.name, type: attribute.type, nullable: attribute.isNullable,
+                        key: attribute.key == attribute.name ? nil : attribute.key,
+                        baseType: base == attribute.type || base.hasPrefix("oid ") ? nil : base)
+                })
         }
         relationships = model.relationships.map { relationship in
             RelationshipDescription(

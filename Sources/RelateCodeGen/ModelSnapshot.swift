@@ -1,0 +1,150 @@
+import Foundation
+
+/// The model as `relate inspect --format json` prints it (DESIGN "`relate inspect --format
+/// json`"), decoded without the `Relate` library: what the generator reads, from the
+/// database (`relate generate`) or from a checked-in `relate-model.json` (the
+/// `RelateGenerator` plugin). Fields added to the format after its first version are
+/// optional here, so that an older snapshot still decodes.
+///
+/// ```swift
+/// let snapshot = try ModelSnapshot(json: Data(contentsOf: url))
+/// let files = try Generator(snapshot).files()
+/// ```
+public struct ModelSnapshot: Codable, Sendable, Hashable {
+    /// The schemas the model was read from, in search order: tables of the first are
+    /// named without their schema. Absent in older snapshots (then: the schema most tables
+    /// are in).
+    public var schemas: [String]?
+    public var entities: [Entity]
+    public var relationships: [Relationship]
+
+    public struct Entity: Codable, Sendable, Hashable {
+        public var schema: String
+        /// The table's name (without schema).
+        public var name: String
+        public var kind: String
+        public var primaryKey: [String]
+        public var attributes: [Attribute]
+
+        public init(schema: String, name: String, kind: String = "table", primaryKey: [String], attributes: [Attribute]) {
+            self.schema = schema
+            self.name = name
+            self.kind = kind
+            self.primaryKey = primaryKey
+            self.attributes = attributes
+        }
+    }
+
+    public struct Attribute: Codable, Sendable, Hashable {
+        /// The column's name.
+        public var name: String
+        /// The column's type as the catalog names it (`int4`, `varchar`, `text[]`, a
+        /// domain's or an enum's own name).
+        public var type: String
+        public var nullable: Bool
+        /// The key the attribute answers to, when it is not the column's name (a
+        /// relationship claimed the name).
+        public var key: String?
+        /// For a domain: the built-in type it is based on.
+        public var baseType: String?
+        /// For an enum type: its labels, in order.
+        public var enumLabels: [String]?
+
+        public init(name: String, type: String, nullable: Bool, key: String? = nil, baseType: String? = nil, enumLabels: [String]? = nil) {
+            self.name = name
+            self.type = type
+            self.nullable = nullable
+            self.key = key
+            self.baseType = baseType
+            self.enumLabels = enumLabels
+        }
+    }
+
+    public struct Relationship: Codable, Sendable, Hashable {
+        public struct End: Codable, Sendable, Hashable {
+            public var schema: String
+            public var table: String
+            public var columns: [String]
+
+            public init(schema: String, table: String, columns: [String]) {
+                self.schema = schema
+                self.table = table
+                self.columns = columns
+            }
+        }
+
+        public struct Via: Codable, Sendable, Hashable {
+            public var schema: String
+            public var table: String
+            public var fromColumns: [String]
+            public var toColumns: [String]
+
+            public init(schema: String, table: String, fromColumns: [String], toColumns: [String]) {
+                self.schema = schema
+                self.table = table
+                self.fromColumns = fromColumns
+                self.toColumns = toColumns
+            }
+        }
+
+        public var key: String
+        /// `many-to-one`, `one-to-many`, `one-to-one` or `many-to-many`.
+        public var kind: String
+        public var from: End
+        public var to: End
+        public var via: Via?
+        /// `from`, `to` or `via`: which side holds the foreign key.
+        public var foreignKeyIn: String
+        public var constraint: String
+        public var rule: String
+        public var inverse: String
+
+        public init(
+            key: String, kind: String, from: End, to: End, via: Via? = nil, foreignKeyIn: String, constraint: String = "",
+            rule: String = "foreign-key", inverse: String = ""
+        ) {
+            self.key = key
+            self.kind = kind
+            self.from = from
+            self.to = to
+            self.via = via
+            self.foreignKeyIn = foreignKeyIn
+            self.constraint = constraint
+            self.rule = rule
+            self.inverse = inverse
+        }
+
+        /// Whether the relationship leads to many objects.
+        public var isToMany: Bool { kind == "one-to-many" || kind == "many-to-many" }
+    }
+
+    public init(schemas: [String]?, entities: [Entity], relationships: [Relationship]) {
+        self.schemas = schemas
+        self.entities = entities
+        self.relationships = relationships
+    }
+
+    /// Decodes the JSON of `relate inspect --format json`.
+    ///
+    /// - Parameter json: the file's bytes.
+    /// - Throws: `DecodingError` when the JSON is not of that format.
+    public init(json: Data) throws {
+        self = try JSONDecoder().decode(ModelSnapshot.self, from: json)
+    }
+
+    /// The schema whose tables are named without schema: the first one read, or in a
+    /// snapshot that does not say, the schema that holds the most tables (the smallest
+    /// name on a tie).
+    public var firstSchema: String {
+        if let first = schemas?.first { return first }
+        var counts: [String: Int] = [:]
+        for entity in entities { counts[entity.schema, default: 0] += 1 }
+        return counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.first?.key ?? "public"
+    }
+
+    /// The name the model gives an entity: its table's name in the first schema, else
+    /// `schema.table`.
+    public func entityName(schema: String, table: String) -> String {
+        schema == firstSchema ? table : "\(schema).\(table)"
+    }
+}
