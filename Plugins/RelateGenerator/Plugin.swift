@@ -36,16 +36,14 @@ struct RelateGenerator: BuildToolPlugin {
     /// target, so the rule is repeated here; a test holds the two equal).
     static func outputNames(of json: Data) throws -> [String] {
         struct Snapshot: Decodable {
-            struct Entity: Decodable { var schema: String; var name: String }
-            var schemas: [String]?
+            struct Entity: Decodable { var schema: String; var name: String; var modelName: String? }
             var entities: [Entity]
         }
         let snapshot = try JSONDecoder().decode(Snapshot.self, from: json)
         var counts: [String: Int] = [:]
         for entity in snapshot.entities { counts[entity.schema, default: 0] += 1 }
-        let first = snapshot.schemas?.first
-            ?? counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.first?.key ?? "public"
-        let names = Set(snapshot.entities.map { $0.schema == first ? $0.name : "\($0.schema).\($0.name)" })
+        let first = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.first?.key ?? "public"
+        let names = Set(snapshot.entities.map { $0.modelName ?? ($0.schema == first ? $0.name : "\($0.schema).\($0.name)") })
         return ["RelateModel.swift"] + names.sorted().map { name in
             var escaped = ""
             for byte in name.utf8 {

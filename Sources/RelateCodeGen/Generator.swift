@@ -23,6 +23,14 @@ public struct Generator {
     /// Entities by model name, sorted by it.
     let entities: [(name: String, entity: ModelSnapshot.Entity)]
     let typeNames: [String: String]
+    let relationshipsByTable: [QualifiedTable: [ModelSnapshot.Relationship]]
+    /// Model names by schema and table.
+    let modelNames: [QualifiedTable: String]
+
+    struct QualifiedTable: Hashable {
+        var schema: String
+        var table: String
+    }
 
     /// The name of the file that holds the model's fingerprint and entity list.
     public static let modelFileName = "RelateModel.swift"
@@ -50,11 +58,16 @@ public struct Generator {
     public init(_ snapshot: ModelSnapshot) throws {
         self.snapshot = snapshot
         var named: [String: ModelSnapshot.Entity] = [:]
+        var modelNames: [QualifiedTable: String] = [:]
+        let firstSchema = snapshot.firstSchema
         for entity in snapshot.entities {
-            let name = snapshot.entityName(schema: entity.schema, table: entity.name)
+            let name = entity.modelName ?? (entity.schema == firstSchema ? entity.name : "\(entity.schema).\(entity.name)")
+            modelNames[QualifiedTable(schema: entity.schema, table: entity.name)] = name
             if named[name] != nil { throw GeneratorError(description: "two entities are named \"\(name)\"") }
             named[name] = entity
         }
+        self.modelNames = modelNames
+        relationshipsByTable = Dictionary(grouping: snapshot.relationships) { QualifiedTable(schema: $0.from.schema, table: $0.from.table) }
         entities = named.sorted { Self.precedes($0.key, $1.key) }.map { ($0.key, $0.value) }
         typeNames = SwiftNames.uniqueNames(
             for: entities.map(\.name), reserved: Self.reservedTypeNames, suffix: "Entity", camel: SwiftNames.upperCamel)
@@ -117,7 +130,7 @@ public struct Generator {
             lines.append(
                 "relationship \(relationship.key) \(relationship.kind) to \(targetName(relationship)) "
                     + "\(relationship.from.columns.joined(separator: ",")) -> \(relationship.to.columns.joined(separator: ","))"
-                    + (relationship.via.map { " via \(snapshot.entityName(schema: $0.schema, table: $0.table))" } ?? ""))
+                    + (relationship.via.map { " via \(entityName(schema: $0.schema, table: $0.table))" } ?? ""))
         }
         return lines.joined(separator: "\n")
     }
@@ -141,13 +154,16 @@ public struct Generator {
     // MARK: - Pieces
 
     func relationships(of entity: ModelSnapshot.Entity) -> [ModelSnapshot.Relationship] {
-        snapshot.relationships
-            .filter { $0.from.schema == entity.schema && $0.from.table == entity.name }
+        (relationshipsByTable[QualifiedTable(schema: entity.schema, table: entity.name)] ?? [])
             .sorted { Self.precedes($0.key, $1.key) }
     }
 
+    func entityName(schema: String, table: String) -> String {
+        modelNames[QualifiedTable(schema: schema, table: table)] ?? "\(schema).\(table)"
+    }
+
     func targetName(_ relationship: ModelSnapshot.Relationship) -> String {
-        snapshot.entityName(schema: relationship.to.schema, table: relationship.to.table)
+        entityName(schema: relationship.to.schema, table: relationship.to.table)
     }
 
     struct Property {
@@ -261,7 +277,7 @@ public struct Generator {
             arguments += ", columns: [\(relationship.from.columns.map(SwiftNames.literal).joined(separator: ", "))]"
             arguments += ", targetColumns: [\(relationship.to.columns.map(SwiftNames.literal).joined(separator: ", "))]"
             if let via = relationship.via {
-                arguments += ", via: \(SwiftNames.literal(snapshot.entityName(schema: via.schema, table: via.table)))"
+                arguments += ", via: \(SwiftNames.literal(entityName(schema: via.schema, table: via.table)))"
             }
             out += "            TypedRelationship(\(arguments)),\n"
         }

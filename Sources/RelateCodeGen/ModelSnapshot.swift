@@ -11,10 +11,6 @@ import Foundation
 /// let files = try Generator(snapshot).files()
 /// ```
 public struct ModelSnapshot: Codable, Sendable, Hashable {
-    /// The schemas the model was read from, in search order: tables of the first are
-    /// named without their schema. Absent in older snapshots (then: the schema most tables
-    /// are in).
-    public var schemas: [String]?
     public var entities: [Entity]
     public var relationships: [Relationship]
 
@@ -25,8 +21,14 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         public var kind: String
         public var primaryKey: [String]
         public var attributes: [Attribute]
+        /// The entity's name in the model (`person`, or `schema.table`); absent in older
+        /// snapshots (see ``ModelSnapshot/entityName(schema:table:)``).
+        public var modelName: String?
 
-        public init(schema: String, name: String, kind: String = "table", primaryKey: [String], attributes: [Attribute]) {
+        public init(
+            schema: String, name: String, kind: String = "table", primaryKey: [String], attributes: [Attribute], modelName: String? = nil
+        ) {
+            self.modelName = modelName
             self.schema = schema
             self.name = name
             self.kind = kind
@@ -118,8 +120,7 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         public var isToMany: Bool { kind == "one-to-many" || kind == "many-to-many" }
     }
 
-    public init(schemas: [String]?, entities: [Entity], relationships: [Relationship]) {
-        self.schemas = schemas
+    public init(entities: [Entity], relationships: [Relationship]) {
         self.entities = entities
         self.relationships = relationships
     }
@@ -132,19 +133,21 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         self = try JSONDecoder().decode(ModelSnapshot.self, from: json)
     }
 
-    /// The schema whose tables are named without schema: the first one read, or in a
-    /// snapshot that does not say, the schema that holds the most tables (the smallest
+    /// The schema whose tables are named without schema, for a snapshot whose entities do
+    /// not give their model names: the schema that holds the most tables (the smallest
     /// name on a tie).
     public var firstSchema: String {
-        if let first = schemas?.first { return first }
         var counts: [String: Int] = [:]
         for entity in entities { counts[entity.schema, default: 0] += 1 }
         return counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.first?.key ?? "public"
     }
 
-    /// The name the model gives an entity: its table's name in the first schema, else
-    /// `schema.table`.
+    /// The name the model gives the entity of `schema.table`: as the snapshot says, else its
+    /// table's name in the first schema and `schema.table` in others.
     public func entityName(schema: String, table: String) -> String {
-        schema == firstSchema ? table : "\(schema).\(table)"
+        if let entity = entities.first(where: { $0.schema == schema && $0.name == table }), let name = entity.modelName {
+            return name
+        }
+        return schema == firstSchema ? table : "\(schema).\(table)"
     }
 }

@@ -100,6 +100,9 @@ extension Catalog {
                 onDelete: try action(row.decode(String.self, at: 7)), onUpdate: try action(row.decode(String.self, at: 8)),
                 isDeferrable: try row.decode(Bool.self, at: 9), isInitiallyDeferred: try row.decode(Bool.self, at: 10))
             let root = try row.decode(Int.self, at: 1)
+            // A table read only because a foreign key points at it is an end, never a
+            // source: its own foreign keys are not inferred (DESIGN, inference rule 4).
+            guard let source = relations[root], searched.contains(source.table.schema) else { continue }
             if try row.decode(Bool.self, at: 2) {
                 let group = PartitionKey(root: root, key: key)
                 if declarations[group] == nil { order.append(group) }

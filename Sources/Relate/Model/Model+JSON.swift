@@ -4,9 +4,6 @@ import RelatePostgres
 /// The stable, machine-readable description of a model that `relate inspect --format json`
 /// prints (DESIGN "`relate inspect --format json`"). Other tools decode it with these types.
 public struct ModelDescription: Codable, Sendable, Hashable {
-    /// The schemas read, in search order: the first one's tables are named without schema
-    /// (added for the typed-model generator; absent in older files).
-    public var schemas: [String]? = nil
     public var entities: [EntityDescription]
     public var relationships: [RelationshipDescription]
 
@@ -16,6 +13,9 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         public var kind: String
         public var primaryKey: [String]
         public var attributes: [AttributeDescription]
+        /// The entity's name in the model (`person`, or `schema.table` outside the first
+        /// schema), for the typed-model generator; absent in older files.
+        public var modelName: String? = nil
     }
 
     public struct AttributeDescription: Codable, Sendable, Hashable {
@@ -53,7 +53,6 @@ public struct ModelDescription: Codable, Sendable, Hashable {
     }
 
     public init(_ model: Model) {
-        schemas = model.schemas
         entities = model.entities.map { entity in
             EntityDescription(
                 schema: entity.schema, name: entity.table, kind: entity.kind.rawValue, primaryKey: entity.primaryKey,
@@ -63,7 +62,7 @@ public struct ModelDescription: Codable, Sendable, Hashable {
                         name: attribute.name, type: attribute.type, nullable: attribute.isNullable,
                         key: attribute.key == attribute.name ? nil : attribute.key,
                         baseType: base == attribute.type || base.hasPrefix("oid ") ? nil : base)
-                })
+                }, modelName: entity.name)
         }
         relationships = model.relationships.map { relationship in
             RelationshipDescription(
