@@ -17,9 +17,10 @@
 ///    takes the suffix `Entity` (`Values` → `ValuesEntity`), a property the suffix `Column`
 ///    (an attribute) or `Relationship` (`object` → `objectColumn`).
 /// 5. Two names that come out the same: each one that is not exactly the Swift name
-///    (rule 1) is qualified with its own database name's characters (`person_id` and
-///    `personId` → `personId` for `personId`, `person_id` for `person_id`); when that
-///    still clashes, `_2`, `_3`… follow in the order of the database names.
+///    (rule 1) is qualified with its own database name's characters, each character an
+///    identifier cannot hold written `_` (`person_id` and `personId` → `personId` for
+///    `personId`, `person_id` for `person_id`); when that still clashes, `_2`, `_3`…
+///    follow, names already spelled as identifiers first, then in the order of their bytes.
 public enum SwiftNames {
     /// The words of a database name, split at every character that cannot be part of an
     /// identifier.
@@ -136,7 +137,9 @@ public enum SwiftNames {
             // The member spelled exactly as its Swift name keeps it; the others take their
             // own spelling, made unique by a number where that still clashes.
             let keeper = members.first { $0 == swiftName }
-            for member in members {
+            // Names already spelled as identifiers first, so that they keep their spelling.
+            let ordered = members.filter { verbatim($0) == $0 } + members.filter { verbatim($0) != $0 }
+            for member in ordered {
                 if member == keeper {
                     result[member] = swiftName
                     continue
