@@ -189,7 +189,7 @@ public struct Generator {
         // Attributes and relationships share one namespace; the suffix for a reserved
         // name depends on what the key is.
         let attributeNames = SwiftNames.uniqueNames(
-            for: all.map(\.0), reserved: [], suffix: "", camel: { key in
+            for: all.map(\.0), reserved: Self.reservedPropertyNames, suffix: "Column", camel: { key in
                 let name = SwiftNames.lowerCamel(key)
                 return Self.reservedPropertyNames.contains(name) ? name + (reservedHits[key] ?? "Column") : name
             })
@@ -380,7 +380,7 @@ public struct Generator {
         out += "    public var values: Values {\n"
         out += "        get throws {\n"
         out += "            try Values("
-        out += attributeProperties.map { "\(SwiftNames.escaped($0.0.swiftName)): \(SwiftNames.escaped($0.0.swiftName))" }.joined(separator: ", ")
+        out += attributeProperties.map { "\(SwiftNames.label($0.0.swiftName)): \(SwiftNames.escaped($0.0.swiftName))" }.joined(separator: ", ")
         out += ")\n        }\n    }\n\n"
         out += "    /// The attributes that differ between `old` and `new`, by attribute index.\n"
         out += "    public static func changes(from old: Values, to new: Values) -> [TypedChange] {\n"

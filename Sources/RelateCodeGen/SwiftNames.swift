@@ -16,8 +16,8 @@
 /// 4. Names the generated code itself uses are qualified: a type named like one of them
 ///    takes the suffix `Entity` (`Values` → `ValuesEntity`), a property the suffix `Column`
 ///    (an attribute) or `Relationship` (`object` → `objectColumn`).
-/// 5. Two names that come out the same: each one that is not exactly the Swift name
-///    (rule 1) is qualified with its own database name's characters, each character an
+/// 5. Two names that come out the same: the one spelled exactly as the Swift name (else
+///    the first in the order of their bytes) keeps it; each other one is qualified with its own database name's characters, each character an
 ///    identifier cannot hold written `_` (`person_id` and `personId` → `personId` for
 ///    `personId`, `person_id` for `person_id`); when that still clashes, `_2`, `_3`…
 ///    follow, names already spelled as identifiers first, then in the order of their bytes.
@@ -136,7 +136,8 @@ public enum SwiftNames {
             }
             // The member spelled exactly as its Swift name keeps it; the others take their
             // own spelling, made unique by a number where that still clashes.
-            let keeper = members.first { $0 == swiftName }
+            // (else the first by bytes)
+            let keeper = members.first { $0 == swiftName } ?? members.first
             // Names already spelled as identifiers first, so that they keep their spelling.
             let ordered = members.filter { verbatim($0) == $0 } + members.filter { verbatim($0) != $0 }
             for member in ordered {
@@ -172,6 +173,11 @@ public enum SwiftNames {
     /// `name` as written in source: in backticks when it is a keyword.
     public static func escaped(_ name: String) -> String {
         keywords.contains(name) ? "`\(name)`" : name
+    }
+
+    /// `name` as an argument label at a call: a keyword is one without backticks.
+    public static func label(_ name: String) -> String {
+        name
     }
 
     /// A string literal of `text`, escaped for Swift source.

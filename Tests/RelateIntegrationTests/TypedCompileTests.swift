@@ -1,0 +1,85 @@
+import Foundation
+import RelateCodeGen
+import Testing
+
+@testable import Relate
+
+/// Generated code for every file of `sql/examples/` and for a schema of awkward identifiers
+/// compiles (Swift 6 mode, against the `Relate` module this test run built).
+@Suite struct TypedCompileTests {
+    /// Keywords, spaces, dashes, leading digits, non-ASCII, names that camel-case to one,
+    /// names the generated code uses itself, an enum, a domain, arrays and unmapped types.
+    static let awkward = """
+        CREATE TYPE mood AS ENUM ('happy', 'sad', 'so-so');
+        CREATE DOMAIN positive AS int4 CHECK (VALUE > 0);
+        CREATE TABLE "Order Line" (id serial PRIMARY KEY, "default" text, "class" text, "type" text, "first name" text,
+          "first-name" text, "firstName" text, "2fa" bool NOT NULL DEFAULT false, "größe" numeric, "object" uuid,
+          "values" int4[], feeling mood, qty positive, at timestamptz, raw bytea, doc jsonb, span interval, "let" text);
+        CREATE TABLE "Values" (id int PRIMARY KEY, line_id int REFERENCES "Order Line", "self" text, "Self" text);
+        CREATE TABLE "2024-sales" (id int PRIMARY KEY, "Values_id" int REFERENCES "Values");
+        CREATE TABLE "class" (id int PRIMARY KEY, "person" int, "prefix" text);
+        CREATE TABLE class_tag (class_id int REFERENCES "class", tag_id int REFERENCES "Values", PRIMARY KEY (class_id, tag_id));
+        CREATE TABLE person_title (id int PRIMARY KEY);
+        CREATE TABLE "personTitle" (id int PRIMARY KEY, owner_id int REFERENCES person_title, "setOwner" text);
+        """
+
+    /// The directory SwiftPM put this run's modules in, beside the test bundle.
+    static func modulesDirectory() -> URL? {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while directory.pathComponents.count > 1 {
+            let modules = directory.appendingPathComponent("Modules")
+            if FileManager.default.fileExists(atPath: modules.appendingPathComponent("Relate.swiftmodule").path) { return modules }
+            directory.deleteLastPathComponent()
+        }
+        return nil
+    }
+
+    /// Type-checks `files` with `swiftc` against this run's `Relate`; the compiler's
+    /// messages, `nil` when it passed.
+    static func typecheck(_ files: [Generator.File]) throws -> String? {
+        guard let modules = modulesDirectory() else { return "no Relate.swiftmodule beside \(CommandLine.arguments[0])" }
+        let directory = TypedSeeds.temporaryDirectory()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for file in files {
+            try Data(file.contents.utf8).write(to: directory.appendingPathComponent(file.name))
+        }
+        let includes = try InspectCommandTests.run(URL(fileURLWithPath: "/usr/bin/env"), ["pkg-config", "--cflags-only-I", "libpq"])
+            .output.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+        let moduleMap = TestDatabase.repository.appendingPathComponent("Sources/CLibPQ/module.modulemap").path
+        var arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-warnings-as-errors", "-I", modules.path,
+                         "-Xcc", "-fmodule-map-file=\(moduleMap)"]
+        for include in includes { arguments += ["-Xcc", include] }
+        arguments += files.map { directory.appendingPathComponent($0.name).path }
+        let run = try InspectCommandTests.run(URL(fileURLWithPath: "/usr/bin/env"), arguments)
+        return run.status == 0 ? nil : run.errors + run.output
+    }
+
+    @Test(arguments: ["seed_person_email", "seed_person_email_one_to_one", "seed_person_title", "hard_cases"])
+    func examplesCompile(example: String) throws {
+        try ObjectFixture.with(example) { fixture in
+            let files = try TypedSeeds.files(for: fixture.context.model)
+            #expect(files.count == fixture.context.model.entities.count + 1)
+            let errors = try Self.typecheck(files)
+            #expect(errors == nil, "\(errors ?? "")")
+        }
+    }
+
+    @Test func awkwardIdentifiersCompile() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript(Self.awkward)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            let files = try TypedSeeds.files(for: context.model)
+            let all = files.map(\.contents).joined()
+            for expected in ["public struct OrderLine", "public struct ValuesEntity", "public struct _2024Sales", "public struct Class:",
+                             "public var `default`: String?", "public var größe: Decimal?", "public var qty: Int?",
+                             "public var objectColumn: UUID?", "public var `let`: String?", "public var selfColumn: String?",
+                             "public var prefixColumn: String?", "public func setOwnerRelationship(_ owner: person_title?)",
+                             "public struct PersonTitle:", "public struct person_title:", "public var selfColumn_2: String?"] {
+                #expect(all.contains(expected), "\(expected)")
+            }
+            let errors = try Self.typecheck(files)
+            #expect(errors == nil, "\(errors ?? "")")
+        }
+    }
+}
