@@ -23,6 +23,11 @@ public struct Generator {
     /// Entities by model name, sorted by it.
     let entities: [(name: String, entity: ModelSnapshot.Entity)]
     let typeNames: [String: String]
+    /// Enum types' labels, by the catalog's type name.
+    let enums: [String: [String]]
+    /// Enum types' Swift names, by the catalog's type name.
+    let enumTypeNames: [String: String]
+    static let enumMark = "\u{10FFFF}"
     let relationshipsByTable: [QualifiedTable: [ModelSnapshot.Relationship]]
     /// Model names by schema and table.
     let modelNames: [QualifiedTable: String]
@@ -69,8 +74,21 @@ public struct Generator {
         self.modelNames = modelNames
         relationshipsByTable = Dictionary(grouping: snapshot.relationships) { QualifiedTable(schema: $0.from.schema, table: $0.from.table) }
         entities = named.sorted { Self.precedes($0.key, $1.key) }.map { ($0.key, $0.value) }
-        typeNames = SwiftNames.uniqueNames(
-            for: entities.map(\.name), reserved: Self.reservedTypeNames, suffix: "Entity", camel: SwiftNames.upperCamel)
+        var enums: [String: [String]] = [:]
+        for (_, entity) in entities {
+            for attribute in entity.attributes {
+                if let labels = attribute.enumLabels, !labels.isEmpty, enums[attribute.type] == nil { enums[attribute.type] = labels }
+            }
+        }
+        self.enums = enums
+        // Entities and enums share one namespace; an enum's key is its type's name after a
+        // character no entity name holds, which sorts after every other: on a clash, the
+        // entity keeps the name.
+        let allNames = SwiftNames.uniqueNames(
+            for: entities.map(\.name) + enums.keys.map { Self.enumMark + $0 }, reserved: Self.reservedTypeNames, suffix: "Entity",
+            camel: { SwiftNames.upperCamel($0.hasPrefix(Self.enumMark) ? String($0.dropFirst()) : $0) })
+        typeNames = allNames.filter { !$0.key.hasPrefix(Self.enumMark) }
+        enumTypeNames = Dictionary(uniqueKeysWithValues: allNames.filter { $0.key.hasPrefix(Self.enumMark) }.map { (String($0.key.dropFirst()), $0.value) })
     }
 
     static func precedes(_ a: String, _ b: String) -> Bool {
@@ -124,7 +142,10 @@ public struct Generator {
     func canonical(name: String, entity: ModelSnapshot.Entity) -> String {
         var lines = ["entity \(name)"]
         for attribute in entity.attributes {
-            lines.append("attribute \(attribute.name) key \(attribute.key ?? attribute.name) type \(attribute.type) \(attribute.nullable ? "null" : "not null")")
+            lines.append(
+                "attribute \(attribute.name) key \(attribute.key ?? attribute.name) type \(attribute.type) \(attribute.nullable ? "null" : "not null")"
+                    + (attribute.enumLabels.map { " labels \($0.joined(separator: ","))" } ?? "")
+                    + (attribute.baseType.map { " base \($0)" } ?? ""))
         }
         for relationship in relationships(of: entity) {
             lines.append(
@@ -156,6 +177,18 @@ public struct Generator {
     func relationships(of entity: ModelSnapshot.Entity) -> [ModelSnapshot.Relationship] {
         (relationshipsByTable[QualifiedTable(schema: entity.schema, table: entity.name)] ?? [])
             .sorted { Self.precedes($0.key, $1.key) }
+    }
+
+    /// The Swift type of a column's non-NULL values: a generated enum for an enum type with
+    /// labels, else ``TypeMapping/swiftType(of:)``.
+    func swiftType(of attribute: ModelSnapshot.Attribute) -> String {
+        if let name = enumTypeName(of: attribute) { return name }
+        return TypeMapping.swiftType(of: attribute)
+    }
+
+    func enumTypeName(of attribute: ModelSnapshot.Attribute) -> String? {
+        guard let labels = attribute.enumLabels, !labels.isEmpty else { return nil }
+        return enumTypeNames[attribute.type].map(SwiftNames.escaped)
     }
 
     func entityName(schema: String, table: String) -> String {
@@ -237,6 +270,20 @@ public struct Generator {
             }
 
             """
+        for (type, labels) in enums.sorted(by: { Self.precedes($0.key, $1.key) }) {
+            let name = SwiftNames.escaped(enumTypeNames[type]!)
+            out += "\n/// The labels of PostgreSQL enum `\(type)`, in order. A label the database has and this\n"
+            out += "/// type lacks is an error when read: regenerate.\n"
+            out += "public enum \(name): String, TypedEnum, CaseIterable {\n"
+            let cases = SwiftNames.uniqueNames(
+                for: labels, reserved: ["allCases", "rawValue", "init", "hashValue", "self", "Self", "Type"], suffix: "Case",
+                camel: SwiftNames.lowerCamel)
+            for label in labels {
+                let caseName = cases[label]!
+                out += "    case \(SwiftNames.escaped(caseName))" + (caseName == label ? "" : " = \(SwiftNames.literal(label))") + "\n"
+            }
+            out += "}\n"
+        }
         return out
     }
 
@@ -286,7 +333,7 @@ public struct Generator {
 
         // Primary key.
         let keyTypes = entity.primaryKey.compactMap { column in entity.attributes.first { $0.name == column } }.map {
-            TypeMapping.swiftType(of: $0)
+            swiftType(of: $0)
         }
         let primaryKey = keyTypes.count == 1 ? keyTypes[0] : "[any Sendable]"
         out += "    /// The primary key's type: "
@@ -311,14 +358,15 @@ public struct Generator {
             let swiftName = SwiftNames.escaped(property.swiftName)
             switch property.role {
             case .attribute(let index, let attribute):
-                let type = TypeMapping.swiftType(of: attribute)
+                let type = swiftType(of: attribute)
                 out += "\n    /// Column `\(attribute.name)` (`\(attribute.type)`\(attribute.nullable ? "" : ", not null")).\n"
+                let read = enumTypeName(of: attribute) == nil ? "Value" : "Enum"
                 if attribute.nullable {
                     out += "    public var \(swiftName): \(type)? {\n"
-                    out += "        get throws { try object.generatedOptionalValue(at: \(index), as: \(type).self) }\n"
+                    out += "        get throws { try object.generatedOptional\(read)(at: \(index), as: \(type).self) }\n"
                 } else {
                     out += "    public var \(swiftName): \(type) {\n"
-                    out += "        get throws { try object.generatedValue(at: \(index), as: \(type).self) }\n"
+                    out += "        get throws { try object.generated\(read)(at: \(index), as: \(type).self) }\n"
                 }
                 out += "    }\n"
             case .relationship(let relationship):
@@ -355,7 +403,7 @@ public struct Generator {
             return nil
         }
         func valueType(_ attribute: ModelSnapshot.Attribute) -> String {
-            TypeMapping.swiftType(of: attribute) + (attribute.nullable ? "?" : "")
+            swiftType(of: attribute) + (attribute.nullable ? "?" : "")
         }
         out += """
 
@@ -407,12 +455,17 @@ public struct Generator {
             """
         for (property, _, attribute) in attributeProperties {
             let swiftName = SwiftNames.escaped(property.swiftName)
-            let type = TypeMapping.swiftType(of: attribute)
+            let type = swiftType(of: attribute)
             let key = SwiftNames.literal(property.key)
             out += "\n        /// Column `\(attribute.name)`.\n"
             out += "        public var \(swiftName): \(type)? {\n"
-            out += "            get { assignments.value(forKey: \(key), as: \(type).self) }\n"
-            out += "            set { assignments.set(newValue, forKey: \(key), nullable: \(attribute.nullable)) }\n"
+            if enumTypeName(of: attribute) != nil {
+                out += "            get { assignments.value(forKey: \(key), as: String.self).flatMap(\(type).init(rawValue:)) }\n"
+                out += "            set { assignments.set(newValue?.rawValue, forKey: \(key), nullable: \(attribute.nullable)) }\n"
+            } else {
+                out += "            get { assignments.value(forKey: \(key), as: \(type).self) }\n"
+                out += "            set { assignments.set(newValue, forKey: \(key), nullable: \(attribute.nullable)) }\n"
+            }
             out += "        }\n"
         }
         for property in properties {

@@ -75,7 +75,8 @@ import Testing
                              "public var `default`: String?", "public var größe: Decimal?", "public var qty: Int?",
                              "public var objectColumn: UUID?", "public var `let`: String?", "public var selfColumn: String?",
                              "public var prefixColumn: String?", "public func setOwnerRelationship(_ owner: person_title?)",
-                             "public struct PersonTitle:", "public struct person_title:", "public var selfColumn_2: String?"] {
+                             "public struct PersonTitle:", "public enum Mood: String, TypedEnum, CaseIterable", "case soSo = \"so-so\"",
+                             "public var feeling: Mood?", "public struct person_title:", "public var selfColumn_2: String?"] {
                 #expect(all.contains(expected), "\(expected)")
             }
             let errors = try Self.typecheck(files)

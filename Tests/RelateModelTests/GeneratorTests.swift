@@ -177,4 +177,26 @@ import Testing
         retyped[0].columns[1] = Catalog.Column(name: "firstname", type: "varchar", isNullable: true)
         #expect(try fingerprint(retyped) != base)
     }
+
+    @Test func enumsBecomeStringEnumsNamedBesideTheEntities() throws {
+        let mood = Catalog.Table(
+            name: "mood", columns: [
+                Catalog.Column(name: "id", type: "int4", isNullable: false),
+                Catalog.Column(name: "feeling", type: "mood", isNullable: false, enumLabels: ["happy", "so-so", "default", "allCases"]),
+                Catalog.Column(name: "usual", type: "mood", isNullable: true, enumLabels: ["happy", "so-so", "default", "allCases"]),
+                Catalog.Column(name: "empty", type: "nothing", isNullable: true, enumLabels: []),
+            ], primaryKey: ["id"])
+        let generated = try files([mood])
+        let model = try #require(generated[Generator.modelFileName])
+        let entity = try #require(generated["RelateModel+mood.swift"])
+        // The table keeps `Mood` (exact spelling first by bytes); the enum takes its name verbatim.
+        #expect(entity.contains("public struct Mood: TypedObject"))
+        #expect(model.contains("public enum _mood: String, TypedEnum, CaseIterable {"))
+        #expect(model.contains("    case happy\n    case soSo = \"so-so\"\n    case `default`\n    case allCasesCase = \"allCases\"\n"))
+        #expect(entity.contains("public var feeling: _mood {"))
+        #expect(entity.contains("try object.generatedEnum(at: 1, as: _mood.self)"))
+        #expect(entity.contains("public var usual: _mood? {"))
+        #expect(entity.contains("public var empty: String?"))
+        #expect(entity.contains("assignments.set(newValue?.rawValue, forKey: \"feeling\", nullable: false)"))
+    }
 }

@@ -26,6 +26,8 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         public var key: String? = nil
         /// A domain's built-in base type, the type its values read as.
         public var baseType: String? = nil
+        /// An enum type's labels, in order.
+        public var enumLabels: [String]? = nil
     }
 
     public struct RelationshipDescription: Codable, Sendable, Hashable {
@@ -61,7 +63,7 @@ public struct ModelDescription: Codable, Sendable, Hashable {
                     return AttributeDescription(
                         name: attribute.name, type: attribute.type, nullable: attribute.isNullable,
                         key: attribute.key == attribute.name ? nil : attribute.key,
-                        baseType: base == attribute.type || base.hasPrefix("oid ") ? nil : base)
+                        baseType: base == attribute.type || base.hasPrefix("oid ") ? nil : base, enumLabels: attribute.enumLabels)
                 }, modelName: entity.name)
         }
         relationships = model.relationships.map { relationship in

@@ -74,3 +74,43 @@ extension DatabaseObject {
             entity: entity.name, key: attribute)
     }
 }
+
+/// A generated enum: the labels of a PostgreSQL enum type as a `String`-backed Swift enum.
+///
+/// ```swift
+/// public enum Mood: String, TypedEnum, CaseIterable { case happy, sad, soSo = "so-so" }
+/// ```
+public protocol TypedEnum: RawRepresentable<String>, Sendable, Codable, Hashable {}
+
+extension DatabaseObject {
+    /// The attribute at `index`, an enum column's label, as the generated enum `Value`;
+    /// `nil` for NULL.
+    ///
+    /// - Parameters:
+    ///   - index: the attribute's index in its entity.
+    ///   - type: the generated enum.
+    /// - Returns: the case, or `nil` for NULL.
+    /// - Throws: `RelateError` as ``generatedOptionalValue(at:as:)`` does, and
+    ///   `.schemaChanged` for a label the enum lacks.
+    public func generatedOptionalEnum<Value: TypedEnum>(at index: Int, as type: Value.Type) throws -> Value? {
+        guard let label = try generatedOptionalValue(at: index, as: String.self) else { return nil }
+        if let value = Value(rawValue: label) { return value }
+        let attribute = entity.attributes[index]
+        throw RelateError(
+            kind: .schemaChanged,
+            message: "column \"\(attribute.name)\" of \"\(entity.name)\" holds a label of \(attribute.type) that \(Value.self) lacks; regenerate it",
+            entity: entity.name, key: attribute.key, detail: "label \(label)")
+    }
+
+    /// The attribute at `index` of a NOT NULL enum column, as the generated enum `Value`.
+    ///
+    /// - Parameters:
+    ///   - index: the attribute's index in its entity.
+    ///   - type: the generated enum.
+    /// - Returns: the case.
+    /// - Throws: `RelateError` as ``generatedOptionalEnum(at:as:)`` does, and for a NULL.
+    public func generatedEnum<Value: TypedEnum>(at index: Int, as type: Value.Type) throws -> Value {
+        if let value = try generatedOptionalEnum(at: index, as: type) { return value }
+        throw unexpectedNull(at: index)
+    }
+}

@@ -134,6 +134,7 @@ enum TypedValue {
         case let value as [UUID]: return value
         case let value as [Data]: return value
         case let value as [Decimal]: return value
+        case let value as any TypedEnum: return value.rawValue
         default: return value
         }
     }
