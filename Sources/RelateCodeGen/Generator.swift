@@ -11,11 +11,13 @@ public struct Generator {
     public struct File: Sendable, Hashable {
         /// The file's name, without directory.
         public var name: String
+        /// The Swift source.
         public var contents: String
     }
 
     /// An error in the snapshot that no Swift can be made from.
     public struct GeneratorError: Error, CustomStringConvertible, Sendable {
+        /// What is wrong.
         public var description: String
     }
 

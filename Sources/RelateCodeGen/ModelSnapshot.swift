@@ -11,15 +11,22 @@ import Foundation
 /// let files = try Generator(snapshot).files()
 /// ```
 public struct ModelSnapshot: Codable, Sendable, Hashable {
+    /// Every entity (table, view…) of the model.
     public var entities: [Entity]
+    /// Every relationship, once per direction.
     public var relationships: [Relationship]
 
+    /// A table or view, with its columns in the table's order.
     public struct Entity: Codable, Sendable, Hashable {
+        /// The table's schema.
         public var schema: String
         /// The table's name (without schema).
         public var name: String
+        /// `table`, `view`, `partitioned-table`, `materialized-view` or `foreign-table`.
         public var kind: String
+        /// The primary key's columns, in key order; empty when there is none.
         public var primaryKey: [String]
+        /// The columns, in the table's order.
         public var attributes: [Attribute]
         /// The entity's name in the model (`person`, or `schema.table`); absent in older
         /// snapshots (see ``ModelSnapshot/entityName(schema:table:)``).
@@ -37,12 +44,14 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         }
     }
 
+    /// A column.
     public struct Attribute: Codable, Sendable, Hashable {
         /// The column's name.
         public var name: String
         /// The column's type as the catalog names it (`int4`, `varchar`, `text[]`, a
         /// domain's or an enum's own name).
         public var type: String
+        /// Whether it may hold NULL.
         public var nullable: Bool
         /// The key the attribute answers to, when it is not the column's name (a
         /// relationship claimed the name).
@@ -62,10 +71,15 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         }
     }
 
+    /// A relationship as seen from its `from` entity.
     public struct Relationship: Codable, Sendable, Hashable {
+        /// One side: its table and the columns joined on.
         public struct End: Codable, Sendable, Hashable {
+            /// The table's schema.
             public var schema: String
+            /// The table's name.
             public var table: String
+            /// The columns joined on, in foreign-key order.
             public var columns: [String]
 
             public init(schema: String, table: String, columns: [String]) {
@@ -75,10 +89,15 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
             }
         }
 
+        /// A many-to-many's helper table and its columns referring to each end.
         public struct Via: Codable, Sendable, Hashable {
+            /// The helper table's schema.
             public var schema: String
+            /// The helper table's name.
             public var table: String
+            /// The helper's columns that refer to `from`.
             public var fromColumns: [String]
+            /// The helper's columns that refer to `to`.
             public var toColumns: [String]
 
             public init(schema: String, table: String, fromColumns: [String], toColumns: [String]) {
@@ -89,16 +108,23 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
             }
         }
 
+        /// The key it answers to on its `from` entity.
         public var key: String
         /// `many-to-one`, `one-to-many`, `one-to-one` or `many-to-many`.
         public var kind: String
+        /// The side it is seen from.
         public var from: End
+        /// The side it leads to.
         public var to: End
+        /// The helper table, for a many-to-many.
         public var via: Via?
         /// `from`, `to` or `via`: which side holds the foreign key.
         public var foreignKeyIn: String
+        /// The foreign key constraint (for many-to-many: the helper's key to `to`).
         public var constraint: String
+        /// What made it: `foreign-key`, `keyed`, `override`…
         public var rule: String
+        /// The inverse relationship's key on the `to` entity.
         public var inverse: String
 
         public init(

@@ -14,6 +14,7 @@ extension DatabaseContext {
     ///   - offset: skipping this many first.
     /// - Returns: the objects, typed.
     /// - Throws: `RelateError` (`.schemaChanged` when the type no longer matches the model).
+    @inlinable
     public func fetch<Object: TypedObject>(
         _ type: Object.Type, where condition: ((Object.Columns) -> Condition)? = nil,
         orderBy: ((Object.Columns) -> [Ordering])? = nil, limit: Int? = nil, offset: Int? = nil
@@ -54,6 +55,7 @@ extension DatabaseContext {
     ///   - primaryKey: the key's value (an array for a composite key).
     /// - Returns: the object, or `nil` when there is no such row.
     /// - Throws: `RelateError` (`.schemaChanged` when the type no longer matches the model).
+    @inlinable
     public func object<Object: TypedObject>(_ type: Object.Type, primaryKey: Object.PrimaryKey) throws -> Object? {
         try check(Object.entity)
         return try object(Object.entity.name, primaryKey: primaryKey).map(Object.init(unchecked:))
@@ -73,7 +75,7 @@ extension DatabaseContext {
     /// - Returns: the new object.
     /// - Throws: what `body` throws (nothing is sent then); `RelateError` when the database
     ///   refuses the row or the type no longer matches the model.
-    @discardableResult
+    @inlinable @discardableResult
     public func insert<Object: TypedObject>(_ type: Object.Type, _ body: (inout Object.Draft) throws -> Void = { _ in }) throws -> Object {
         try check(Object.entity)
         var draft = Object.Draft()

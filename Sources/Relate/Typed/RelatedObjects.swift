@@ -31,7 +31,9 @@ public struct RelatedObjects<Element: TypedObject>: RandomAccessCollection {
         relationshipSet = set
     }
 
+    /// The first member's position: 0.
     public var startIndex: Int { 0 }
+    /// One past the last member's position: the number of distinct members.
     public var endIndex: Int { relationshipSet.count }
 
     /// The member at `position`, in the order the members were loaded or added.
@@ -41,17 +43,20 @@ public struct RelatedObjects<Element: TypedObject>: RandomAccessCollection {
 
     /// The number of distinct members.
     public var count: Int { relationshipSet.count }
+    /// Whether there is no member.
     public var isEmpty: Bool { relationshipSet.isEmpty }
 
     /// Iterates over the members as they are when it starts.
     public struct Iterator: IteratorProtocol {
         var base: IndexingIterator<[DatabaseObject]>
 
+        /// The next member, or `nil` after the last.
         public mutating func next() -> Element? {
             base.next().map(Element.init(unchecked:))
         }
     }
 
+    /// An iterator over the members as they are now.
     public func makeIterator() -> Iterator {
         Iterator(base: relationshipSet.allObjects.makeIterator())
     }

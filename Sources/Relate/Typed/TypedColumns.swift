@@ -61,9 +61,13 @@ extension AttributeColumn where Value: Equatable {
 }
 
 extension AttributeColumn where Value: Comparable {
+    /// The attribute is less than `value`.
     public static func < (column: Self, value: Value) -> Condition { column.key < value }
+    /// The attribute is at most `value`.
     public static func <= (column: Self, value: Value) -> Condition { column.key <= value }
+    /// The attribute is greater than `value`.
     public static func > (column: Self, value: Value) -> Condition { column.key > value }
+    /// The attribute is at least `value`.
     public static func >= (column: Self, value: Value) -> Condition { column.key >= value }
 }
 
@@ -72,12 +76,15 @@ extension AttributeColumn {
     public static func < <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key < value
     }
+    /// For a nullable column: at most `value` (NULL is not).
     public static func <= <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key <= value
     }
+    /// For a nullable column: greater than `value` (NULL is not).
     public static func > <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key > value
     }
+    /// For a nullable column: at least `value` (NULL is not).
     public static func >= <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key >= value
     }

@@ -18,6 +18,7 @@ public struct TypedEntity: Sendable, Hashable {
     public let name: String
     /// Every column, in the table's order: generated getters read them by position.
     public let attributes: [TypedAttribute]
+    /// The relationships the generated type reaches, by key.
     public let relationships: [TypedRelationship]
     /// A hash of the above (FNV-1a over their canonical text), as the generator computed it.
     public let fingerprint: String
@@ -43,6 +44,7 @@ public struct TypedAttribute: Sendable, Hashable {
     public let key: String
     /// The type's name as the catalog gives it (`int4`, `varchar`, a domain's own name).
     public let type: String
+    /// Whether the column may hold NULL.
     public let nullable: Bool
 
     /// - Parameters:
@@ -60,6 +62,7 @@ public struct TypedAttribute: Sendable, Hashable {
 
 /// A relationship as a generated type knows it: its key and where it leads.
 public struct TypedRelationship: Sendable, Hashable {
+    /// The key it answers to (`email`, `book_by_authorId`).
     public let key: String
     /// `many-to-one`, `one-to-many`, `one-to-one` or `many-to-many` (``Relationship/Kind``'s raw values).
     public let kind: String

@@ -54,10 +54,12 @@ extension TypedObject {
         self.init(unchecked: object)
     }
 
+    /// Whether both view the same object.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.object === rhs.object
     }
 
+    /// Hashes the object's identity.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(object))
     }
