@@ -56,6 +56,12 @@ let package = Package(
             // `relate` is listed so the CLI tests find the binary built beside them.
             dependencies: ["Relate", "RelatePostgres", "RelateCodeGen", "relate", "relate-generate-tool"]
         ),
+        // Types generated from sql/examples/awkward_identifiers.sql, used against the server:
+        // a module of their own, beside the seeds' types of RelateIntegrationTests.
+        .testTarget(
+            name: "RelateTypedAwkwardTests",
+            dependencies: ["Relate", "RelatePostgres", "RelateCodeGen"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,25 +4,9 @@ import Testing
 
 @testable import Relate
 
-/// Generated code for every file of `sql/examples/` and for a schema of awkward identifiers
+/// Generated code for every file of `sql/examples/` (`awkward_identifiers.sql` among them)
 /// compiles (Swift 6 mode, against the `Relate` module this test run built).
 @Suite struct TypedCompileTests {
-    /// Keywords, spaces, dashes, leading digits, non-ASCII, names that camel-case to one,
-    /// names the generated code uses itself, an enum, a domain, arrays and unmapped types.
-    static let awkward = """
-        CREATE TYPE mood AS ENUM ('happy', 'sad', 'so-so');
-        CREATE DOMAIN positive AS int4 CHECK (VALUE > 0);
-        CREATE TABLE "Order Line" (id serial PRIMARY KEY, "default" text, "class" text, "type" text, "first name" text,
-          "first-name" text, "firstName" text, "2fa" bool NOT NULL DEFAULT false, "größe" numeric, "object" uuid,
-          "values" int4[], feeling mood, qty positive, at timestamptz, raw bytea, doc jsonb, span interval, "let" text);
-        CREATE TABLE "Values" (id int PRIMARY KEY, line_id int REFERENCES "Order Line", "self" text, "Self" text);
-        CREATE TABLE "2024-sales" (id int PRIMARY KEY, "Values_id" int REFERENCES "Values");
-        CREATE TABLE "class" (id int PRIMARY KEY, "person" int, "prefix" text);
-        CREATE TABLE class_tag (class_id int REFERENCES "class", tag_id int REFERENCES "Values", PRIMARY KEY (class_id, tag_id));
-        CREATE TABLE person_title (id int PRIMARY KEY);
-        CREATE TABLE "personTitle" (id int PRIMARY KEY, owner_id int REFERENCES person_title, "setOwner" text);
-        """
-
     /// The directory SwiftPM put this run's modules in, beside the test bundle.
     static func modulesDirectory() -> URL? {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -55,7 +39,7 @@ import Testing
         return run.status == 0 ? nil : run.errors + run.output
     }
 
-    @Test(arguments: ["seed_person_email", "seed_person_email_one_to_one", "seed_person_title", "hard_cases"])
+    @Test(arguments: ["seed_person_email", "seed_person_email_one_to_one", "seed_person_title", "hard_cases", "awkward_identifiers"])
     func examplesCompile(example: String) throws {
         try ObjectFixture.with(example) { fixture in
             let files = try TypedSeeds.files(for: fixture.context.model)
@@ -66,9 +50,8 @@ import Testing
     }
 
     @Test func awkwardIdentifiersCompile() throws {
-        try TestDatabase.withSchema { connection, schema in
-            try connection.executeScript(Self.awkward)
-            let context = try DatabaseContext(connection: connection, schemas: [schema])
+        try ObjectFixture.with("awkward_identifiers") { fixture in
+            let context = fixture.context
             let files = try TypedSeeds.files(for: context.model)
             let all = files.map(\.contents).joined()
             for expected in ["public struct OrderLine", "public struct ValuesEntity", "public struct _2024Sales", "public struct Class:",
