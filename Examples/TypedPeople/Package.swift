@@ -20,6 +20,12 @@ let package = Package(
             dependencies: [.product(name: "Relate", package: relate)],
             plugins: [.plugin(name: "RelateGenerator", package: relate)]
         ),
+        // The typed API's cost against the dynamic layer (build with -c release).
+        .executableTarget(
+            name: "TypedReads",
+            dependencies: [.product(name: "Relate", package: relate)],
+            plugins: [.plugin(name: "RelateGenerator", package: relate)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

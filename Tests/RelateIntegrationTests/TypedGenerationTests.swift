@@ -66,3 +66,29 @@ import Testing
         }
     }
 }
+
+extension TypedGenerationTests {
+    @Test func overridesFileRenamesAndBadFilesAreUsageErrors() throws {
+        try TypedSeeds.with(empty: true) { fixture in
+            let url = try TestDatabase.url()
+            let directory = TypedSeeds.temporaryDirectory()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let overrides = directory.appendingPathComponent("overrides.json")
+            try Data(#"[{"rename": {"table": "person", "key": "email", "to": "addresses"}}]"#.utf8).write(to: overrides)
+            let output = directory.appendingPathComponent("out")
+            let run = try InspectCommandTests.relate(
+                ["generate", url, "--schema", fixture.schema, "--overrides", overrides.path, "--output", output.path])
+            #expect(run.status == 0, "\(run.errors)")
+            let person = try String(contentsOf: output.appendingPathComponent("RelateModel+person.swift"), encoding: .utf8)
+            #expect(person.contains("public var addresses: RelatedObjects<Email>"))
+            #expect(person.contains("try RelatedObjects(object.objects(forKey: \"addresses\"))"))
+
+            try Data(#"[{"rename": {"table": "person"}}]"#.utf8).write(to: overrides)
+            let bad = try InspectCommandTests.relate(
+                ["generate", url, "--schema", fixture.schema, "--overrides", overrides.path, "--output", output.path])
+            #expect(bad.status == 2)
+            #expect(bad.errors.contains("overrides"), "\(bad.errors)")
+        }
+    }
+}
