@@ -164,3 +164,26 @@ extension Person {
     /// A relationship read through a wrongly wrapped object: an error, not a crash.
     func relationshipCheck() throws -> Int { try email.count }
 }
+
+extension TypedObjectTests {
+    @Test func valuesLeaveUnitsOfWorkOfADatabase() async throws {
+        // A schema of its own, made and dropped here (the fixture's closure is not async).
+        let connection = try TestDatabase.connect()
+        let name = "test_typed_db_" + UUID().uuidString.prefix(8).lowercased()
+        try connection.executeScript(
+            "CREATE SCHEMA \(name); SET search_path TO \(name);\n"
+                + (try String(contentsOf: TestDatabase.repository.appendingPathComponent("sql/examples/seed_person_email.sql"), encoding: .utf8))
+                + TypedSeeds.titles + "\n" + TypedSeeds.rows)
+        defer { _ = try? connection.execute("DROP SCHEMA \(name) CASCADE") }
+        let database = try Database(url: TestDatabase.url(), schemas: [name], maxConnections: 2)
+        let people: [Person.Values] = try await database.read { context in
+            try context.fetch(Person.self, orderBy: { [$0.id.ascending] }).map { try $0.values }
+        }
+        #expect(people.map(\.surname) == ["Lovelace", "Hopper"])
+        try await database.write { context in
+            try context.object(Person.self, primaryKey: 1)?.update { $0.surname = "King" }
+        }
+        let renamed = try await database.read { context in try context.object(Person.self, primaryKey: 1)?.surname }
+        #expect(renamed == "King")
+    }
+}
