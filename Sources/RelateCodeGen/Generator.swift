@@ -13,6 +13,14 @@ public struct Generator {
         public var name: String
         /// The Swift source.
         public var contents: String
+
+        /// - Parameters:
+        ///   - name: the file's name, without directory.
+        ///   - contents: the Swift source.
+        public init(name: String, contents: String) {
+            self.name = name
+            self.contents = contents
+        }
     }
 
     /// An error in the snapshot that no Swift can be made from.

@@ -66,4 +66,37 @@ import Testing
             #expect(errors == nil, "\(errors ?? "")")
         }
     }
+
+    /// An unknown key, or a value of the wrong type, in a typed request is a compile error.
+    @Test func wrongKeysAndValueTypesDoNotCompile() throws {
+        try TypedSeeds.with(empty: true) { fixture in
+            let files = try TypedSeeds.files(for: fixture.context.model)
+            let good = Generator.File(name: "Use.swift", contents: """
+                import Relate
+                func use(_ context: DatabaseContext) throws {
+                    _ = try context.fetch(Person.self, where: { $0.surname == "Hopper" && $0.email.any { $0.address.hasSuffix("@navy.mil") } },
+                                          orderBy: { [$0.surname.ascending] }, limit: 10)
+                    _ = try context.count(Email.self, where: { $0.person.firstname == nil || $0.id > 3 })
+                }
+                """)
+            let goodErrors = try Self.typecheck(files + [good])
+            #expect(goodErrors == nil, "\(goodErrors ?? "")")
+            let cases = [
+                ("$0.surnam == \"Hopper\"", "has no member 'surnam'"),
+                ("$0.id == \"one\"", "cannot convert value of type 'String'"),
+                ("$0.email == \"x\"", "ToManyColumn"),
+                ("$0.id.hasPrefix(\"1\")", "hasPrefix"),
+            ]
+            for (condition, message) in cases {
+                let bad = Generator.File(name: "Use.swift", contents: """
+                    import Relate
+                    func use(_ context: DatabaseContext) throws {
+                        _ = try context.fetch(Person.self, where: { \(condition) })
+                    }
+                    """)
+                let errors = try Self.typecheck(files + [bad])
+                #expect(errors?.contains(message) == true, "\(condition): \(errors ?? "compiled")")
+            }
+        }
+    }
 }
