@@ -20,6 +20,9 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         public static let invalidObject = Kind("invalid object")
         /// A delete that a `RESTRICT` / `NO ACTION` foreign key forbids.
         public static let deleteDenied = Kind("delete denied")
+        /// A primary-key change that a `RESTRICT` / `NO ACTION` foreign key forbids: rows
+        /// still refer to the old key.
+        public static let updateDenied = Kind("update denied")
         /// A write the schema cannot take: a NOT NULL foreign key emptied, a helper's required
         /// column without a value, a table without a primary key.
         public static let invalidWrite = Kind("invalid write")
@@ -31,7 +34,8 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         /// The database no longer holds what memory believed (another client changed or
         /// deleted the row): nothing was written, and memory took the database's state.
         public static let conflict = Kind("conflict")
-        /// A fetch request that cannot be run as given (a negative limit, a batch size of 0).
+        /// A request that cannot be run as given: a fetch request's negative limit, a batch
+        /// size of 0, a pool of no connections, a lookup by key in a table without one.
         public static let invalidRequest = Kind("invalid request")
         /// A table changed (`ALTER TABLE`, …) since the model was read: reload the model.
         public static let schemaChanged = Kind("schema changed")

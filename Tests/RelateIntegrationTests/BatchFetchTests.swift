@@ -43,7 +43,7 @@ import Testing
             // Only the kept object is still alive, and it is still the one for its row.
             #expect(weak.filter { $0.object != nil }.count == 1)
             let person = try context.entityIndex(named: "person")
-            #expect(context.registries[person].all.count == 1)
+            #expect(context.graph.registries[person].all.count == 1)
             let trips = context.connection.roundTrips
             #expect(try context.object("person", primaryKey: 5) === kept)
             #expect(context.connection.roundTrips == trips)
@@ -105,7 +105,7 @@ import Testing
             // Ada's two emails (held through her set), and the one email kept: that email's
             // person was let go of, so its to-one is loaded again when touched.
             #expect(emails.filter { $0.object != nil }.count == 3)
-            #expect(context.loadedBoxes.count <= 3)
+            #expect(context.graph.loadedBoxes.count <= 3)
             let trips = context.connection.roundTrips
             #expect(try keptPerson?.objects(forKey: "email") === keptSet)
             #expect(keptSet?.count == 2)

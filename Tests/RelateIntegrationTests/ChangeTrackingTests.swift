@@ -226,6 +226,41 @@ import Testing
         }
     }
 
+    /// A schema whose name holds a dot: a change reaches memory, and a changed definition
+    /// names the table (the feed keeps schema and table apart, never as `schema.table`).
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func aSchemaWhoseNameHasADotIsTracked(_ mechanism: ChangeTracking.Mechanism) throws {
+        try TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(#"""
+                CREATE SCHEMA "a.b";
+                CREATE TABLE "a.b".person (id serial PRIMARY KEY, surname text);
+                INSERT INTO "a.b".person (surname) VALUES ('Lovelace');
+                """#)
+            switch mechanism {
+            case .triggers: _ = try ChangeTracking.enable(on: setup, schemas: ["a.b"])
+            case .logicalDecoding: _ = try ChangeTracking.enable(logicalDecodingOn: setup, schemas: ["a.b"])
+            }
+            let context = try DatabaseContext(url: url, schemas: ["a.b"])
+            try context.startTrackingChanges(using: mechanism)
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            try setup.execute(#"UPDATE "a.b".person SET surname = 'King'"#)
+            for _ in 0..<50 where try ada.value(forKey: "surname") as? String != "King" {
+                _ = try context.waitForChanges(timeout: .milliseconds(100))
+            }
+            #expect(try ada.value(forKey: "surname") as? String == "King")
+
+            try setup.execute(#"ALTER TABLE "a.b".person ADD COLUMN nickname text"#)
+            try setup.execute(#"UPDATE "a.b".person SET nickname = 'Ada'"#)
+            var caught: RelateError?
+            for _ in 0..<50 where caught == nil {
+                do { _ = try context.waitForChanges(timeout: .milliseconds(100)) } catch let error as RelateError { caught = error }
+            }
+            #expect(caught?.kind == .schemaChanged)
+            #expect(caught?.entity == "person")
+        }
+    }
+
     /// A table's trigger names its key columns in SQL of its own: a key column renamed after
     /// `relate enable` must not make writers fail (the notification comes without keys, and
     /// the context learns that the table changed), and columns named like the trigger's

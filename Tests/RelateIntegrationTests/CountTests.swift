@@ -19,7 +19,7 @@ import Testing
             sql = try fixture.sql { count = try ada.count(forKey: "email") }
             #expect(count == 2 && sql == [])
             let emailIndex = try context.entityIndex(named: "email")
-            #expect(ada.sets[0] == nil && context.registries[emailIndex].isEmpty)
+            #expect(ada.sets[0] == nil && context.graph.registries[emailIndex].isEmpty)
 
             // A write of this context starts over: the next count asks again.
             let nobody = try #require(try context.object("person", primaryKey: 3))

@@ -327,9 +327,16 @@ import Testing
         if let password = server.password { conninfo += " password=\(password)" }
         let database = try Database(url: conninfo, maxConnections: 2, connectTimeout: .seconds(2))
         defer { database.close() }
-        // The open connection is busy; a second unit needs a new one.
-        let busy = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(1)") } }
-        try await Task.sleep(for: .milliseconds(200))
+        // The open connection is busy (its unit has begun: under load a fixed wait is not
+        // enough); a second unit needs a new one.
+        let began = Locked(false)
+        let busy = Task {
+            try await database.read { context in
+                began.withLock { $0 = true }
+                return try context.connection.execute("SELECT pg_sleep(1)")
+            }
+        }
+        while !began.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
         let waiting = Task { try await database.read { try $0.connection.query("SELECT 1").count } }
         try await Task.sleep(for: .milliseconds(300))
         let cancelled = ContinuousClock.now

@@ -27,7 +27,7 @@ import Testing
         let sql = try fixture.sql { objects = try fixture.context.fetch(request) }
         #expect(sql == [statement.sql])
         let keys = objects.compactMap { $0.primaryKey.first as? Int }
-        return Sent(sql: statement.sql, values: statement.parameters.map { $0.map { "\($0)" } ?? "NULL" }, keys: keys)
+        return Sent(sql: statement.sql, values: statement.statement.parameters.map { $0.map { "\($0)" } ?? "NULL" }, keys: keys)
     }
 
     @Test func comparisonsOnAttributesAndThroughToOnes() throws {
@@ -246,7 +246,7 @@ import Testing
             #expect(sql == ["SELECT count(*) FROM \(s).\"person\" WHERE surname = $1"])
             #expect(try context.count("email") == 5)
             // Nothing was loaded.
-            #expect(context.registries.allSatisfy { $0.isEmpty })
+            #expect(context.graph.registries.allSatisfy { $0.isEmpty })
         }
     }
 

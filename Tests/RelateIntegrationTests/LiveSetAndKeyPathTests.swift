@@ -37,6 +37,12 @@ import Testing
                 #expect(sql.isEmpty)
             }
             let email = try #require(try context.object("email", primaryKey: 1))
+            // value(forKeyPath:) checks the whole path, also past a missing value.
+            try email.setValue(nil, forKey: "person")
+            #expect(try email.value(forKeyPath: "person.surname") == nil)
+            let typo = #expect(throws: RelateError.self) { try email.value(forKeyPath: "person.surnme") }
+            #expect(typo?.key == "person.surnme" && typo?.message.contains(#"did you mean "surname"?"#) == true)
+            #expect(try people[0].value(forKeyPath: "email.address") as? [String?] != nil)
             let mixed = #expect(throws: RelateError.self) { try context.prefetch(["email"], for: people + [email]) }
             #expect(mixed?.kind == .invalidObject)
             #expect(mixed?.message.contains("of one entity") == true)

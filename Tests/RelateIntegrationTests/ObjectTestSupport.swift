@@ -55,7 +55,7 @@ final class ObjectFixture {
     /// context that reads the database as it is now; the differences.
     static func disagreements(of context: DatabaseContext, with fresh: DatabaseContext) throws -> [String] {
         var differences: [String] = []
-        for (entityIndex, registry) in context.registries.enumerated() {
+        for (entityIndex, registry) in context.graph.registries.enumerated() {
             let entity = context.model.entities[entityIndex]
             for object in registry.all {
                 guard let twin = try fresh.object(entity.name, primaryKey: object.primaryKey.map { $0 as Any }) else {

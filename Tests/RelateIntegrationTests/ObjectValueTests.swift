@@ -135,7 +135,7 @@ import Testing
             let error = #expect(throws: RelateError.self) { try context.fetch("price", orderBy: "id") }
             #expect(error?.postgresError?.column == "amount")
             #expect(error?.message.contains("does not fit in Decimal") == true)
-            #expect(context.registries.allSatisfy { $0.isEmpty })
+            #expect(context.graph.registries.allSatisfy { $0.isEmpty })
             let finite = try context.fetch("price", where: "amount < $1", [Decimal(100)], orderBy: "id")
             #expect(finite.count == 2)
             #expect(try context.object("price", primaryKey: 3) === finite[1])
@@ -183,7 +183,7 @@ import Testing
             }
             #expect(context.connection.roundTrips == trips)
             #expect(try context.object("person", primaryKey: 1) == nil)
-            #expect(context.registries[try context.entityIndex(named: "person")].all.count == 30)
+            #expect(context.graph.registries[try context.entityIndex(named: "person")].all.count == 30)
             #expect(try fixture.disagreements() == [])
         }
     }

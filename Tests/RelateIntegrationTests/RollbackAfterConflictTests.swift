@@ -64,7 +64,7 @@ import Testing
     @Test func anObjectWithoutValuesDescribesItselfWithoutAKey() throws {
         try ObjectFixture.with("seed_person_email") { fixture in
             let person = try fixture.context.entityIndex(named: "person")
-            let placeholder = DatabaseObject(storage: ValueStorage(table: fixture.context.tables[person], capacity: 0), base: 0)
+            let placeholder = DatabaseObject(storage: ValueStorage(table: fixture.context.graph.tables[person], capacity: 0), base: 0)
             #expect(placeholder.description == "<person>")
         }
     }

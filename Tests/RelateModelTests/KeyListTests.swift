@@ -6,6 +6,13 @@ import Testing
 /// The key lists of `= ANY($1)`: typed as the column is, so the server plans as for the
 /// column's own type and its index serves the lookup.
 @Suite struct KeyListTests {
+    /// The condition ``SQLBuilder`` writes for `keys`, with the values it bound.
+    func keyCondition(_ columns: [String], types: [PostgresType], _ keys: [[StoredValue]]) -> (String, [(any PostgresEncodable)?]) {
+        var sql = SQLBuilder()
+        let condition = sql.keyCondition(columns, types: types, keys)
+        return (condition, sql.parameters)
+    }
+
     @Test func integerKeysTakeTheColumnsIntegerType() throws {
         let keys: [StoredValue] = [.integer(1), .integer(2)]
         #expect(AttributeValue.keyList(keys, columnType: .int4).parameter as? [Int32] == [1, 2])
@@ -29,21 +36,21 @@ import Testing
         }
         #expect(text == #"{"10.0.0.1","a \"b\""}"#)
         #expect(type(of: list.parameter).postgresType == .unspecified)
-        let (condition, _) = DatabaseContext.keyCondition(["\"address\""], types: [inet], [[.string("10.0.0.1")], [.string("10.0.0.2")]])
+        let (condition, _) = keyCondition(["\"address\""], types: [inet], [[.string("10.0.0.1")], [.string("10.0.0.2")]])
         #expect(condition == #""address" = ANY($1)"#)
     }
 
     @Test func theConditionNamesEachColumn() throws {
-        let (single, _) = DatabaseContext.keyCondition(["\"id\""], types: [.int4], [[.integer(4)]])
+        let (single, _) = keyCondition(["\"id\""], types: [.int4], [[.integer(4)]])
         #expect(single == #""id" = $1"#)
-        let (list, parameters) = DatabaseContext.keyCondition(["\"id\""], types: [.int4], [[.integer(4)], [.integer(5)]])
+        let (list, parameters) = keyCondition(["\"id\""], types: [.int4], [[.integer(4)], [.integer(5)]])
         #expect(list == #""id" = ANY($1)"#)
         #expect(parameters.first.flatMap { $0 as? [Int32] } == [4, 5])
-        let (pairs, _) = DatabaseContext.keyCondition(["\"a\"", "\"b\""], types: [.int8, .text], [[.integer(1), .string("x")], [.integer(2), .string("y")]])
+        let (pairs, _) = keyCondition(["\"a\"", "\"b\""], types: [.int8, .text], [[.integer(1), .string("x")], [.integer(2), .string("y")]])
         #expect(pairs == #"("a", "b") IN (SELECT * FROM unnest($1, $2))"#)
         // A composite key with a column of a type without a Swift array: paired by text,
         // narrowed by the column's own index.
-        let (mixed, mixedParameters) = DatabaseContext.keyCondition(
+        let (mixed, mixedParameters) = keyCondition(
             ["\"a\"", "\"b\""], types: [.int8, PostgresType(869)], [[.integer(1), .string("10.0.0.1")], [.integer(2), .string("10.0.0.2")]])
         #expect(mixed == #"("a", "b"::text) IN (SELECT * FROM unnest($1, $2::text[])) AND "b" = ANY($3)"#)
         #expect(mixedParameters.count == 3)

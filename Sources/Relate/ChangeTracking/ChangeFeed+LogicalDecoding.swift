@@ -73,7 +73,7 @@ final class LogicalDecodingFeed: ChangeFeed {
             relations[relation.id] = relation
             if let known = columns(relation.schema, relation.name), known != relation.columns.map(\.name) {
                 return .schemaChanged(
-                    table: "\(relation.schema).\(relation.name)",
+                    schema: relation.schema, table: relation.name,
                     what: "its columns are now \(relation.columns.map(\.name).joined(separator: ", "))")
             }
         case .insert(let id, let new):

@@ -108,7 +108,7 @@ final class NotificationFeed: ChangeFeed {
     private func event(_ object: [String: Any], altered: [Int: String]) -> FeedEvent? {
         guard let schema = object["s"] as? String, let table = object["t"] as? String, let letter = object["k"] as? String else { return nil }
         if let oid = object["r"] as? Int, let what = altered[oid] {
-            return .schemaChanged(table: "\(schema).\(table)", what: what)
+            return .schemaChanged(schema: schema, table: table, what: what)
         }
         let kind: Change.Kind = letter == "I" ? .insert : letter == "D" ? .delete : .update
         return .changes([ChangeNotice(schema: schema, table: table, kind: kind, keys: Self.texts(object["keys"]), oldKeys: Self.texts(object["old"]))])

@@ -18,8 +18,9 @@ enum FeedEvent {
     /// The feed lost its connection and opened a new one: whatever was committed in
     /// between is unknown, so everything in memory must be read again.
     case gap
-    /// A table's definition changed since the model was read.
-    case schemaChanged(table: String, what: String)
+    /// A table's definition changed since the model was read. Schema and table apart: either
+    /// may hold a dot.
+    case schemaChanged(schema: String, table: String, what: String)
 }
 
 /// One change as a feed read it: a table by name, keys in the server's text form.

@@ -62,10 +62,11 @@ extension Database {
                         continuation.yield(CommittedChanges(changes: notices.flatMap { Self.changes($0, layout: layout) }, mayHaveMissedChanges: false))
                     case .gap:
                         continuation.yield(CommittedChanges(changes: [], mayHaveMissedChanges: true))
-                    case .schemaChanged(let table, let what):
+                    case .schemaChanged(let schema, let table, let what):
+                        let name = layout.entityIndex(schema: schema, table: table).map { layout.model.entities[$0].name } ?? table
                         throw RelateError(
                             kind: .schemaChanged,
-                            message: "table \(table) changed since the model was read (\(what)): reload the model (Database.reloadModel()) and ask for changes again")
+                            message: "table \(name) changed since the model was read (\(what)): reload the model (Database.reloadModel()) and ask for changes again")
                     }
                 }
             }

@@ -29,46 +29,56 @@ public final class Database: Sendable {
     let logger: Logger
 
     /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
-    /// `schemas` (default: the search path) and builds the model; that connection joins the
-    /// pool. Blocks while it does (call it at start-up).
+    /// the configuration's schemas (default: the search path) and builds the model; that
+    /// connection joins the pool. Blocks while it does (call it at start-up).
     ///
     /// - Parameters:
-    ///   - maxConnections: the pool's bound; tasks beyond it wait in line.
-    ///   - statementTimeout: when given, every statement longer than this fails
-    ///     (`statement_timeout`, SQLSTATE 57014) and its unit of work throws.
-    ///   - connectTimeout: how long opening a connection may take (libpq's
-    ///     `connect_timeout`, per host tried), unless the URL or `PGCONNECT_TIMEOUT` says;
-    ///     `nil` waits as long as the network does. Without it a unit of work that needs a
-    ///     new connection to an unreachable host would wait for minutes.
-    public init(
-        url: String, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil,
-        maxConnections: Int = 4, statementTimeout: Duration? = nil, connectTimeout: Duration? = .seconds(10),
-        logger: Logger = Logger(label: "relate")
-    ) throws {
-        guard maxConnections > 0 else {
-            throw RelateError(kind: .invalidWrite, message: "maxConnections must be at least 1, not \(maxConnections)")
+    ///   - url: a `postgresql://` URL or a conninfo string; what it leaves out comes from
+    ///     the PG* environment variables, `~/.pgpass` and the service file.
+    ///   - configuration: the schemas, the many-to-many rule, overrides, the pool's bound,
+    ///     timeouts and logger (see ``Configuration``).
+    /// - Throws: ``RelateError`` when the server cannot be reached, the catalog cannot be
+    ///   read, an override does not fit the schema, or `maxConnections` is below 1.
+    public init(url: String, configuration: Configuration) throws {
+        guard configuration.maxConnections > 0 else {
+            throw RelateError(
+                kind: .invalidRequest, message: "maxConnections must be at least 1, not \(configuration.maxConnections)",
+                key: "maxConnections")
         }
-        let setUp: @Sendable (Connection) throws -> Void = { connection in
-            guard let statementTimeout else { return }
-            // PostgreSQL takes 1 ms to Int32.max ms; a longer timeout is as good as none.
-            let seconds = min(max(statementTimeout.components.seconds, 0), Int64(Int32.max) / 1000)
-            let milliseconds = seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
-            try connection.execute("SET statement_timeout = \(min(max(1, milliseconds), Int64(Int32.max)))")
-        }
-        options = ModelOptions(manyToMany: manyToMany, overrides: overrides)
+        let setUp = configuration.setUp
+        let defaults = configuration.connectionDefaults
+        let logger = configuration.logger
+        options = configuration.modelOptions
         conninfo = url
         self.logger = logger
-        self.schemas = schemas
-        // libpq counts whole seconds, and takes less than 2 as 2.
-        let defaults = connectTimeout.map { ["connect_timeout": String(max(1, $0.components.seconds))] } ?? [:]
-        pool = ConnectionPool(conninfo: url, defaults: defaults, maxConnections: maxConnections, logger: logger, setUp: setUp)
+        schemas = configuration.schemas
+        pool = ConnectionPool(
+            conninfo: url, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger, setUp: setUp)
         let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: url, defaults: defaults, logger: logger) }
-        let layout = try Self.readLayout(connection, options: options, schemas: schemas)
+        let layout = try Self.readLayout(connection, options: configuration.modelOptions, schemas: configuration.schemas)
         self.layout = Locked(layout)
         try DatabaseContext.wrappingErrors {
             try setUp(connection)
             try pool.adopt(connection)
         }
+    }
+
+    /// ``init(url:configuration:)`` with the options most often given; the others at
+    /// their defaults (see ``Configuration``).
+    ///
+    /// ```swift
+    /// let database = try Database(url: "postgresql://me@localhost/app", maxConnections: 8)
+    /// ```
+    public convenience init(
+        url: String, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil,
+        maxConnections: Int = 4, statementTimeout: Duration? = nil, connectTimeout: Duration? = .seconds(10),
+        logger: Logger = Logger(label: "relate")
+    ) throws {
+        try self.init(
+            url: url,
+            configuration: Configuration(
+                schemas: schemas, manyToMany: manyToMany, overrides: overrides, maxConnections: maxConnections,
+                connectTimeout: connectTimeout, statementTimeout: statementTimeout, logger: logger))
     }
 
     deinit {

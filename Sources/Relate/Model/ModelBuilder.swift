@@ -47,11 +47,13 @@ struct ModelBuilder {
                     aliases: (derived == key.name ? [] : [key.name])
                         + duplicateNames[QualifiedName(table.schema, table.name), default: [:]][key.name, default: []],
                     kind: unique ? .oneToOne : .manyToOne, from: holder, to: referenced, via: nil, foreignKeyIn: .from,
-                    constraint: key.name, rule: rule, onDelete: key.onDelete, onDeleteVaries: key.onDeleteVaries, pairID: pairID)
+                    constraint: key.name, rule: rule, onDelete: key.onDelete, onDeleteVaries: key.onDeleteVaries,
+                    onUpdate: key.onUpdate, pairID: pairID)
                 let inverse = Relationship(
                     name: sourceName, qualifiedName: "\(sourceName)_by_\(key.columns.joined(separator: "_"))", aliases: [],
                     kind: unique ? .oneToOne : .oneToMany, from: referenced, to: holder, via: nil, foreignKeyIn: .to,
-                    constraint: key.name, rule: rule, onDelete: key.onDelete, onDeleteVaries: key.onDeleteVaries, pairID: pairID)
+                    constraint: key.name, rule: rule, onDelete: key.onDelete, onDeleteVaries: key.onDeleteVaries,
+                    onUpdate: key.onUpdate, pairID: pairID)
                 add(toOne, on: source, inverse, on: target)
             }
         }
@@ -74,12 +76,14 @@ struct ModelBuilder {
                 name: entities[right].name, qualifiedName: "\(entities[right].name)_via_\(helperName)", aliases: [],
                 kind: .manyToMany, from: leftEnd, to: rightEnd,
                 via: .init(schema: table.schema, table: table.name, fromColumns: first.columns, toColumns: second.columns),
-                foreignKeyIn: .via, constraint: second.name, rule: rule, onDelete: first.onDelete, onDeleteVaries: first.onDeleteVaries, pairID: pairID)
+                foreignKeyIn: .via, constraint: second.name, rule: rule, onDelete: first.onDelete, onDeleteVaries: first.onDeleteVaries,
+                onUpdate: first.onUpdate, pairID: pairID)
             let backward = Relationship(
                 name: entities[left].name, qualifiedName: "\(entities[left].name)_via_\(helperName)", aliases: [],
                 kind: .manyToMany, from: rightEnd, to: leftEnd,
                 via: .init(schema: table.schema, table: table.name, fromColumns: second.columns, toColumns: first.columns),
-                foreignKeyIn: .via, constraint: first.name, rule: rule, onDelete: second.onDelete, onDeleteVaries: second.onDeleteVaries, pairID: pairID)
+                foreignKeyIn: .via, constraint: first.name, rule: rule, onDelete: second.onDelete, onDeleteVaries: second.onDeleteVaries,
+                onUpdate: second.onUpdate, pairID: pairID)
             add(forward, on: left, backward, on: right)
         }
 

@@ -57,6 +57,9 @@ public struct Relationship: Sendable, Hashable {
     /// The key's partitions disagree on `ON DELETE` (see ``Catalog/ForeignKey/onDeleteVaries``):
     /// after a delete, the object layer reads the dependants again instead of guessing.
     public let onDeleteVaries: Bool
+    /// The foreign key's `ON UPDATE` action, mirrored in memory when a key it refers to is
+    /// written: for many-to-many, of the helper's key that refers to `from`.
+    public let onUpdate: Catalog.ForeignKey.Action
     /// The inverse's name in the target entity (its ``key``).
     public internal(set) var inverseKey: String = ""
 
@@ -74,9 +77,10 @@ public struct Relationship: Sendable, Hashable {
     init(
         name: String, qualifiedName: String, aliases: [String], kind: Kind, from: End, to: End, via: Via?,
         foreignKeyIn: Side, constraint: String, rule: Rule, onDelete: Catalog.ForeignKey.Action, onDeleteVaries: Bool = false,
-        pairID: Int
+        onUpdate: Catalog.ForeignKey.Action = .noAction, pairID: Int
     ) {
         self.onDeleteVaries = onDeleteVaries
+        self.onUpdate = onUpdate
         self.key = name
         self.name = name
         self.qualifiedName = qualifiedName

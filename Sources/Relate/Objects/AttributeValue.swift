@@ -4,14 +4,24 @@ import RelatePostgres
 /// Turns a Swift value given for an attribute into a parameter the column takes, or an
 /// error that names the key, the column's type and the value's type (never the value).
 enum AttributeValue {
-    static func encodable(_ value: Any?, for attribute: Attribute, entity: Entity) throws(RelateError) -> (any PostgresEncodable)? {
+    /// What the value is for, as an error says it.
+    enum Use {
+        /// Written to the column.
+        case stored
+        /// Compared with the column's values (a condition).
+        case compared
+    }
+
+    static func encodable(
+        _ value: Any?, for attribute: Attribute, entity: Entity, use: Use = .stored
+    ) throws(RelateError) -> (any PostgresEncodable)? {
         guard let value = unwrap(value) else { return nil }
         let type = PostgresType(attribute.typeOID)
         func mismatch(_ reason: String? = nil, value refused: Any? = nil) -> RelateError {
             RelateError(
                 kind: .typeMismatch,
                 message: "key \"\(attribute.key)\" of \"\(entity.name)\" is column \"\(attribute.name)\" of type \(attribute.type); "
-                    + (reason ?? "a value of type \(Swift.type(of: value)) cannot be stored there"),
+                    + (reason ?? "a value of type \(Swift.type(of: value)) " + (use == .stored ? "cannot be stored there" : "cannot be compared with it")),
                 entity: entity.name, key: attribute.key, detail: refused.map { "value \($0)" })
         }
         switch type.mapping {

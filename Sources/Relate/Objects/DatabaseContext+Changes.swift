@@ -68,16 +68,15 @@ extension DatabaseContext {
             case .changes(let more):
                 notices += more
             case .gap:
-                changes += try apply(notices) + refreshAfterGap()
+                changes += try apply(notices) + changesAfterGap()
                 notices = []
-            case .schemaChanged(let table, let what):
-                let parts = table.split(separator: ".", maxSplits: 1).map(String.init)
-                guard parts.count == 2, let entity = layout.entityIndex(schema: parts[0], table: parts[1]) else { continue }
+            case .schemaChanged(let schema, let table, let what):
+                guard let entity = layout.entityIndex(schema: schema, table: table) else { continue }
                 changes += try apply(notices)
                 notices = []
                 let error = RelateError(
                     kind: .schemaChanged,
-                    message: "table \(table) changed since the model was read (\(what)): reload the model "
+                    message: "table \(model.entities[entity].name) changed since the model was read (\(what)): reload the model "
                         + "(a new DatabaseContext, or Database.reloadModel()) before going on",
                     entity: model.entities[entity].name)
                 schemaChange = error
@@ -128,12 +127,12 @@ extension DatabaseContext {
 
     /// After a gap in the feed: everything in memory read again, and what that changed
     /// answered as updates and deletes.
-    private func refreshAfterGap() throws -> [AppliedChange] {
-        let objects = registries.flatMap(\.all)
+    private func changesAfterGap() throws -> [AppliedChange] {
+        let objects = graph.registries.flatMap(\.all)
         let before = objects.map { Array($0.values) }
         try refreshAll()
         return zip(objects, before).compactMap { object, old in
-            let key = tables[object.entityIndex].primaryKey.map { old[$0].value }
+            let key = graph.tables[object.entityIndex].primaryKey.map { old[$0].value }
             let entity = model.entities[object.entityIndex].name
             if object.isDeleted {
                 return AppliedChange(change: Change(entity: entity, kind: .delete, primaryKey: key, changedKeys: []), object: object)
@@ -145,7 +144,7 @@ extension DatabaseContext {
     }
 
     private func changedKeys(of object: DatabaseObject, from old: [StoredValue]) -> [String] {
-        zip(tables[object.entityIndex].layout.attributeKeys, zip(old, object.values)).compactMap { key, pair in
+        zip(graph.tables[object.entityIndex].layout.attributeKeys, zip(old, object.values)).compactMap { key, pair in
             "\(pair.0)" == "\(pair.1)" ? nil : key
         }
     }
@@ -160,7 +159,7 @@ extension DatabaseContext {
 
     private func apply(_ notices: [ChangeNotice]) throws -> [AppliedChange] {
         guard !notices.isEmpty else { return [] }
-        defer { membershipsMayChange() }
+        defer { graph.membershipsMayChange() }
         let notices = notices.compactMap { notice -> (entity: Int, kind: Change.Kind, keys: [[String?]]?, oldKeys: [[String?]]?)? in
             layout.entityIndex(schema: notice.schema, table: notice.table).map { ($0, notice.kind, notice.keys, notice.oldKeys) }
         }
@@ -187,7 +186,7 @@ extension DatabaseContext {
                     whole.insert(notice.entity)
                     continue
                 }
-                let object = ObjectKey(values).flatMap { registries[notice.entity][$0] }
+                let object = ObjectKey(values).flatMap { graph.registries[notice.entity][$0] }
                 if position < given { named.append((notice.entity, notice.kind, values, object)) }
                 if let object {
                     if notice.kind == .insert { known.insert(ObjectIdentifier(object)) }
@@ -199,16 +198,16 @@ extension DatabaseContext {
         }
 
         // Rows in memory: read again (moved, changed or gone).
-        for entity in whole { inMemory += registries[entity].all }
-        try reread(inMemory)
+        for entity in whole { inMemory += graph.registries[entity].all }
+        try reread(inMemory, because: .stale)
         // Rows not in memory that loaded sets may now hold: read and attached.
         for (entity, keys) in arrived.sorted(by: { $0.key < $1.key }) where mayJoinLoadedSets(entity) {
-            let nothing = [StoredValue](repeating: .null, count: tables[entity].columns.count)
-            for object in try materialize(entity: entity, result: try rows(of: entity, keys: keys), rowsAreDistinct: false) {
-                didChange(object, from: nothing)
+            let nothing = [StoredValue](repeating: .null, count: graph.tables[entity].columns.count)
+            for object in try graph.materialize(entity: entity, result: try rows(of: entity, keys: keys), rowsAreDistinct: false) {
+                graph.didChange(object, from: nothing)
             }
         }
-        // Helper rows, and tables read whole: their loaded sets are loaded again.
+        // Helper rows, and graph.tables read whole: their loaded sets are loaded again.
         try reloadSets(touching: Set(notices.map(\.entity)), whole: whole)
 
         return named.compactMap { entity, kind, key, object in
@@ -229,21 +228,21 @@ extension DatabaseContext {
     /// Whether rows of `entity` can be members of a loaded set through their foreign key
     /// (a one-to-many, or a one-to-one whose key they hold).
     private func mayJoinLoadedSets(_ entity: Int) -> Bool {
-        tables[entity].foreignKeys.contains { relationship, _ in
-            loadedRelationships.contains(inverse(of: entity, relationship))
+        graph.tables[entity].foreignKeys.contains { relationship, _ in
+            graph.loadedRelationships.contains(graph.inverse(of: entity, relationship))
         }
     }
 
     /// Loads again the loaded sets that go through a helper among `touched`, and every
     /// loaded set whose members are of an entity in `whole`.
     private func reloadSets(touching touched: Set<Int>, whole: Set<Int>) throws {
-        for address in loadedRelationships.sorted(by: { ($0.entity, $0.relationship) < ($1.entity, $1.relationship) }) {
+        for address in graph.loadedRelationships.sorted(by: { ($0.entity, $0.relationship) < ($1.entity, $1.relationship) }) {
             let owner = layout.entities[address.entity]
             guard owner.isToMany[address.relationship] else { continue }
             let helper = owner.helpers[address.relationship]
             let throughTouchedHelper = helper.map { touched.contains($0) } ?? false
             guard throughTouchedHelper || whole.contains(owner.targets[address.relationship]) else { continue }
-            let owners = registries[address.entity].all.filter { !$0.isDeleted && $0.sets[address.relationship] != nil }
+            let owners = graph.registries[address.entity].all.filter { !$0.isDeleted && $0.sets[address.relationship] != nil }
             if !owners.isEmpty { try load(relationship: address.relationship, for: owners) }
         }
     }

@@ -1,7 +1,7 @@
 import RelatePostgres
 
 /// How many members an unloaded to-many relationship has, as the database counted them in
-/// one ``DatabaseContext/membershipGeneration``.
+/// one ``DatabaseContext/graph.membershipGeneration``.
 struct CachedCount {
     var value: Int
     var generation: Int
@@ -19,15 +19,15 @@ extension DatabaseObject {
     public func count(forKey key: String) throws -> Int {
         // The common case, a kept count or a loaded set, with one lookup of the key.
         if case .relationship(let index)? = table.layout.keys[key], table.isToMany[index], !isDeleted, let context,
-            let known = knownCount(index, generation: context.membershipGeneration)
+            let known = knownCount(index, generation: context.graph.membershipGeneration)
         {
             return known
         }
         let context = try liveContext()
         let index = try relationshipIndex(key, toMany: true)
-        if let known = knownCount(index, generation: context.membershipGeneration) { return known }
+        if let known = knownCount(index, generation: context.graph.membershipGeneration) { return known }
         try context.loadCounts(relationship: index, for: [self])
-        return knownCount(index, generation: context.membershipGeneration) ?? 0
+        return knownCount(index, generation: context.graph.membershipGeneration) ?? 0
     }
 
     /// The count memory knows for relationship `index`: the loaded set's, or one kept in
@@ -61,7 +61,7 @@ extension DatabaseContext {
     /// <foreign key>` on the target's table, or on the helper's for a many-to-many.
     func loadCounts(relationship index: Int, for owners: [DatabaseObject]) throws {
         guard let first = owners.first else { return }
-        let generation = membershipGeneration
+        let generation = graph.membershipGeneration
         let ownerTable = first.table.layout
         let ownerColumns = ownerTable.fromColumns[index]
         // Keys may repeat in the list: `= ANY` and the grouping take them once.
@@ -84,38 +84,24 @@ extension DatabaseContext {
 
         var counts: [ObjectKey: Int] = [:]
         if !values.isEmpty || !keyValues.isEmpty {
-            let counted: EntityLayout
-            let columns: [Int]
-            if let helper = ownerTable.helpers[index] {
-                counted = layout.entities[helper]
-                columns = ownerTable.helperColumns[index].from
-            } else {
-                counted = layout.entities[ownerTable.targets[index]]
-                columns = ownerTable.targetColumns[index]
-            }
-            let names = columns.map { counted.columns[$0] }
-            let (condition, parameters) =
-                names.count == 1
-                ? Self.keyCondition(names[0], type: counted.types[columns[0]], values)
-                : Self.keyCondition(names, types: columns.map { counted.types[$0] }, keyValues)
-            let list = names.joined(separator: ", ")
-            let sql = "SELECT \(list), count(*) FROM \(counted.table) WHERE \(condition) GROUP BY \(list)"
-            let result = try database(entity: first.entityIndex) { try connection.query(sql, parameters, format: .binary) }
+            let ownerKeys = ownerColumns.count == 1 ? values.map { [$0] } : keyValues
+            let statement = Statements.counts(relationship: index, of: ownerTable, in: layout, ownerKeys: ownerKeys)
+            let result = try send(statement, entity: first.entityIndex)
             let readers = StoredValue.Reader.readers(for: result)
+            let width = ownerColumns.count
             counts.reserveCapacity(result.count)
-            try database(entity: first.entityIndex) {
+            try read(entity: first.entityIndex) {
                 for row in result {
                     let key =
-                        names.count == 1
+                        width == 1
                         ? ObjectKey(try readers[0].read(row, at: 0))
-                        : ObjectKey(try (0..<names.count).map { try readers[$0].read(row, at: $0) })
-                    if let key { counts[key] = try row.decode(Int.self, at: names.count) }
+                        : ObjectKey(try (0..<width).map { try readers[$0].read(row, at: $0) })
+                    if let key { counts[key] = try row.decode(Int.self, at: width) }
                 }
             }
         }
-        for (owner, key) in uncounted {
-            owner.relations.counts[index] = CachedCount(value: key.flatMap { counts[$0] } ?? 0, generation: generation)
-        }
-        hasCachedCounts = true
+        graph.storeCounts(
+            relationship: index, of: uncounted.map(\.0), counts: uncounted.map { _, key in key.flatMap { counts[$0] } ?? 0 },
+            generation: generation)
     }
 }

@@ -12,27 +12,19 @@ extension DatabaseContext {
         orderBy: String? = nil, limit: Int? = nil
     ) throws -> [DatabaseObject] {
         let entity = try entityIndex(named: entityName)
-        let table = tables[entity]
-        var sql = "SELECT \(table.selectList()) FROM \(table.table)"
-        if let condition { sql += " WHERE \(condition)" }
-        if let orderBy { sql += " ORDER BY \(orderBy)" }
-        var parameters = arguments
-        if let limit {
-            parameters.append(limit)
-            sql += " LIMIT $\(parameters.count)"
-        }
-        let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
-        return try materialize(entity: entity, result: result, rowsAreDistinct: true)
+        let statement = Statements.select(from: layout.entities[entity], where: condition, arguments, orderBy: orderBy, limit: limit)
+        let result = try send(statement, entity: entity)
+        return try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
     }
 
     /// The object whose primary key is `primaryKey` (an array for a composite key), from
     /// memory when it is there, else by one query; `nil` when there is no such row.
     public func object(_ entityName: String, primaryKey: Any) throws -> DatabaseObject? {
         let entity = try entityIndex(named: entityName)
-        let table = tables[entity]
+        let table = graph.tables[entity]
         guard !table.primaryKey.isEmpty else {
             throw RelateError(
-                kind: .invalidWrite, message: "\"\(table.entity.name)\" has no primary key; use fetch(_:where:)",
+                kind: .invalidRequest, message: "\"\(table.entity.name)\" has no primary key; use fetch(_:where:)",
                 entity: table.entity.name)
         }
         // A composite key comes as an array; a single one as its value or a one-element array.
@@ -49,12 +41,11 @@ extension DatabaseContext {
         let parameters = try zip(table.primaryKey, given).map { index, value in
             try AttributeValue.encodable(value, for: table.entity.attributes[index], entity: table.entity)
         }
-        if let key = ObjectKey(parameters: parameters), let registered = registries[entity][key] {
+        if let key = ObjectKey(parameters: parameters), let registered = graph.registries[entity][key] {
             return registered
         }
-        let sql = table.layout.selectByPrimaryKey
-        let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
-        return try result.first.map { try materialize(entity: entity, row: $0) }
+        let result = try send(Statement(sql: table.layout.selectByPrimaryKey, parameters: parameters), entity: entity)
+        return try result.first.map { try graph.materialize(entity: entity, row: $0) }
     }
 
     /// Loads `keyPaths` (`"email"`, `"email.person"`) for all `objects`, which are of one
@@ -122,28 +113,21 @@ extension DatabaseContext {
     /// names the key path and the keys there are.
     func relationshipPath(_ keyPath: String, from entity: Int) throws(RelateError) -> [Int] {
         var indexes: [Int] = []
-        var current = entity
-        for key in keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
-            let here = model.entities[current]
-            let relationships = here.relationships.map(\.key)
-            guard !key.isEmpty else {
-                throw RelateError(
-                    kind: .unknownKey,
-                    message: "key path \"\(keyPath)\" has an empty key; relationships of \"\(here.name)\": "
-                        + (relationships.isEmpty ? "none" : relationships.joined(separator: ", ")),
-                    entity: here.name, key: keyPath, candidates: relationships)
+        for step in try layout.steps(of: keyPath, from: entity) {
+            switch step {
+            case .relationship(_, let index):
+                indexes.append(index)
+            case .attribute(let entity, let index):
+                let owner = model.entities[entity]
+                let relationships = owner.relationships.map(\.key)
+                throw layout.keyPathError(
+                    keyPath, use: nil,
+                    RelateError(
+                        kind: .unknownKey,
+                        message: "key \"\(owner.attributes[index].key)\" of entity \"\(owner.name)\" is the attribute "
+                            + "\"\(owner.attributes[index].name)\", not a relationship; relationships: " + relationships.joined(separator: ", "),
+                        entity: owner.name, candidates: relationships))
             }
-            let index: Int
-            do {
-                index = try relationshipIndex(key, in: current)
-            } catch {
-                var error = error
-                error.message = "key path \"\(keyPath)\": " + error.message
-                error.key = keyPath
-                throw error
-            }
-            indexes.append(index)
-            current = target(of: current, index)
         }
         return indexes
     }
@@ -154,15 +138,14 @@ extension DatabaseContext {
     func load(relationship index: Int, for owners: [DatabaseObject]) throws {
         guard let first = owners.first else { return }
         let ownerEntity = first.entityIndex
-        loadedRelationships.insert(RelationshipAddress(entity: ownerEntity, relationship: index))
         let relationship = first.entity.relationships[index]
         let ownerTable = first.table
-        let target = target(of: ownerEntity, index)
-        let targetTable = tables[target]
+        let target = graph.target(of: ownerEntity, index)
+        let targetTable = graph.tables[target]
 
         // The owners' values of the columns the relationship starts from.
         let ownerColumns = ownerTable.fromColumns[index]
-        let targetIndexes = targetColumns(of: ownerEntity, index)
+        let targetIndexes = graph.targetColumns(of: ownerEntity, index)
         var keys: [ObjectKey: [StoredValue]] = [:]
         keys.reserveCapacity(owners.count)
         var ownerKeys: [ObjectKey?] = []
@@ -179,41 +162,21 @@ extension DatabaseContext {
         found.reserveCapacity(keys.count)
         if relationship.foreignKeyIn == .from {
             for (key, values) in keys {
-                if let object = registered(entity: target, indexes: targetIndexes, values: values) {
+                if let object = graph.registered(entity: target, indexes: targetIndexes, values: values) {
                     found[key] = [object]
                     keys[key] = nil
                 }
             }
         }
         if !keys.isEmpty {
-            let keyValues = Array(keys.values)
-            let sql: String
-            let parameters: [(any PostgresEncodable)?]
-            let matchedColumns: [Int]
-            if let helperIndex = ownerTable.layout.helpers[index] {
-                let helper = tables[helperIndex]
-                let (helperFromColumns, helperToColumns) = ownerTable.layout.helperColumns[index]
-                let helperFrom = helperFromColumns.map { "h.\(helper.columns[$0])" }
-                let helperTo = helperToColumns.map { "h.\(helper.columns[$0])" }
-                let targetJoined = targetIndexes.map { "t.\(targetTable.columns[$0])" }
-                let join = zip(targetJoined, helperTo).map { "\($0) = \($1)" }.joined(separator: " AND ")
-                let (condition, values) = Self.keyCondition(helperFrom, types: helperFromColumns.map { helper.types[$0] }, keyValues)
-                sql = "SELECT \(targetTable.selectList(alias: "t")), \(helperFrom.joined(separator: ", ")) FROM \(helper.table) h "
-                    + "JOIN \(targetTable.table) t ON \(join) WHERE \(condition)"
-                parameters = values
-                matchedColumns = []
-            } else {
-                matchedColumns = targetIndexes
-                let (condition, values) = Self.keyCondition(
-                    matchedColumns.map { targetTable.columns[$0] }, types: matchedColumns.map { targetTable.types[$0] }, keyValues)
-                sql = "SELECT \(targetTable.selectList()) FROM \(targetTable.table) WHERE \(condition)"
-                parameters = values
-            }
-            let result = try database(entity: ownerEntity) { try connection.query(sql, parameters, format: .binary) }
+            let statement = Statements.load(relationship: index, of: ownerTable.layout, in: layout, ownerKeys: Array(keys.values))
+            let result = try send(statement, entity: ownerEntity)
             let width = targetTable.columns.count
             let readers = StoredValue.Reader.readers(for: result)
             let throughHelper = relationship.foreignKeyIn == .via
-            for (object, row) in zip(try materialize(entity: target, result: result, rowsAreDistinct: !throughHelper), result) {
+            // Through a helper the owner's key follows the target's columns; else it is the target's joined columns.
+            let matchedColumns = throughHelper ? [] : targetIndexes
+            for (object, row) in zip(try graph.materialize(entity: target, result: result, rowsAreDistinct: !throughHelper), result) {
                 let key =
                     throughHelper
                     ? ObjectKey(try (width..<result.columns.count).map { try readers[$0].read(row, at: $0) })
@@ -222,67 +185,8 @@ extension DatabaseContext {
             }
         }
 
-        let mayRepeat = relationship.foreignKeyIn == .via
-        let isToMany = ownerTable.isToMany[index]
-        for (owner, key) in zip(owners, ownerKeys) {
-            let related = key.flatMap { found[$0] } ?? []
-            if isToMany {
-                if let set = owner.sets[index] {
-                    set.refill(with: related, mayRepeat: mayRepeat)
-                } else {
-                    owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
-                    learntInTransaction(.loadedSet(owner: owner, relationship: index))
-                }
-            } else {
-                let previous = owner.toOne[index]
-                owner.relations.toOne[index] = .some(related.first)
-                if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.toOne[index] = previous } }
-            }
-        }
-    }
-
-    /// `"c" = $1` for one key, `"c" = ANY($1)` for several, and for composite keys
-    /// `("a", "b") IN (SELECT * FROM unnest($1, $2))`. Each list goes typed as its column
-    /// (or as an untyped literal that the server reads as the column's type), so that the
-    /// column's index serves the lookup.
-    /// Parameters are numbered from `start`.
-    /// ``keyCondition(_:types:_:start:)`` for a one-column key, its values in one list.
-    static func keyCondition(
-        _ column: String, type: PostgresType, _ values: [StoredValue], start: Int = 1
-    ) -> (String, [(any PostgresEncodable)?]) {
-        if values.count == 1 { return ("\(column) = $\(start)", [values[0].parameter]) }
-        return ("\(column) = ANY($\(start))", [AttributeValue.keyList(values, columnType: type).parameter])
-    }
-
-    static func keyCondition(
-        _ columns: [String], types: [PostgresType], _ keys: [[StoredValue]], start: Int = 1
-    ) -> (String, [(any PostgresEncodable)?]) {
-        if keys.count == 1 {
-            let condition = columns.enumerated().map { "\($1) = $\($0 + start)" }.joined(separator: " AND ")
-            return (condition, keys[0].map(\.parameter))
-        }
-        if columns.count == 1 {
-            return keyCondition(columns[0], type: types[0], keys.map { $0[0] }, start: start)
-        }
-        let lists = columns.indices.map { position in AttributeValue.keyList(keys.map { $0[position] }, columnType: types[position]) }
-        // unnest() cannot take an untyped literal: such a column is paired by its text
-        // form, and its own `= ANY` lets its index narrow the rows first.
-        var parameters: [(any PostgresEncodable)?] = lists.map(\.parameter)
-        var paired: [String] = []
-        var narrowing: [String] = []
-        for (position, column) in columns.enumerated() {
-            if case .literal = lists[position] {
-                paired.append("\(column)::text")
-                parameters.append(lists[position].parameter)
-                narrowing.append(" AND \(column) = ANY($\(parameters.count + start - 1))")
-            } else {
-                paired.append(column)
-            }
-        }
-        let arrays = lists.enumerated().map { position, list in
-            if case .literal = list { return "$\(position + start)::text[]" }
-            return "$\(position + start)"
-        }.joined(separator: ", ")
-        return ("(\(paired.joined(separator: ", "))) IN (SELECT * FROM unnest(\(arrays)))" + narrowing.joined(), parameters)
+        graph.storeLoaded(
+            relationship: index, of: owners, related: ownerKeys.map { key in key.flatMap { found[$0] } ?? [] },
+            mayRepeat: relationship.foreignKeyIn == .via)
     }
 }

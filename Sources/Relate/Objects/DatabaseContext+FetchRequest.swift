@@ -8,8 +8,8 @@ extension DatabaseContext {
     /// ```
     public func fetch(_ request: FetchRequest) throws -> [DatabaseObject] {
         let (entity, statement) = try request.selectStatement(layout)
-        let result = try database(entity: entity) { try connection.query(statement.sql, statement.parameters, format: .binary) }
-        return try materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct)
+        let result = try send(statement.statement, entity: entity)
+        return try graph.materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct)
     }
 
     /// The objects of an entity that meet `condition`, in one query.
@@ -26,7 +26,7 @@ extension DatabaseContext {
     /// How many objects a request fetches, counted by the database: nothing is loaded.
     public func count(_ request: FetchRequest) throws -> Int {
         let (entity, statement) = try request.countStatement(layout)
-        return try countQuery(statement.sql, statement.parameters, entity: entity)
+        return try countQuery(statement.statement, entity: entity)
     }
 
     /// How many objects of an entity meet `condition`, counted by the database.
@@ -42,15 +42,11 @@ extension DatabaseContext {
     /// ```
     public func count(_ entityName: String, where condition: String? = nil, _ arguments: [(any PostgresEncodable)?] = []) throws -> Int {
         let entity = try entityIndex(named: entityName)
-        var sql = "SELECT count(*) FROM \(tables[entity].table)"
-        if let condition { sql += " WHERE \(condition)" }
-        return try countQuery(sql, arguments, entity: entity)
+        return try countQuery(Statements.count(of: layout.entities[entity], where: condition, arguments), entity: entity)
     }
 
-    func countQuery(_ sql: String, _ parameters: [(any PostgresEncodable)?], entity: Int) throws -> Int {
-        try database(entity: entity) {
-            let result = try connection.query(sql, parameters, format: .binary)
-            return try result[0].decode(Int.self, at: 0)
-        }
+    func countQuery(_ statement: Statement, entity: Int) throws -> Int {
+        let result = try send(statement, entity: entity)
+        return try read(entity: entity) { try result[0].decode(Int.self, at: 0) }
     }
 }

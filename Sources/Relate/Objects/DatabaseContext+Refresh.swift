@@ -1,5 +1,24 @@
 import RelatePostgres
 
+/// Why rows are read again: each reason says what else follows the rows. The one way the
+/// object layer reads objects it holds again.
+enum RereadReason {
+    /// Memory may be behind the database: a write's conflict, another client's committed
+    /// change, a key change's dependants. The rows' values; an object whose row is gone is
+    /// marked deleted, its dependants left as they are.
+    case stale
+    /// The rows are dependants of a row just deleted: one that is gone was deleted by the
+    /// database's rules, and its own dependants in memory follow them too.
+    case parentDeleted
+    /// Asked for (``DatabaseContext/refresh(_:)``): the values and every loaded set of the
+    /// objects, refilled in place.
+    case refresh
+    /// What memory learnt inside a transaction that rolled back (an object a conflict
+    /// corrected, a set first loaded there): as ``refresh``, and a row gone takes its
+    /// dependants along by the database's rules.
+    case rolledBack
+}
+
 extension DatabaseContext {
     /// Reads `object` again from the database, with every relationship it has loaded: its
     /// attributes take the row's values, it moves between loaded sets as its foreign keys
@@ -12,21 +31,34 @@ extension DatabaseContext {
     /// ```
     public func refresh(_ object: DatabaseObject) throws {
         try check(object)
-        try refresh([object])
+        try reread([object], because: .refresh)
     }
 
     /// ``refresh(_:)`` for every object the context holds: one query per entity for the
     /// rows, one per loaded relationship for the sets, however many objects.
     public func refreshAll() throws {
-        try refresh(registries.flatMap(\.all))
+        try reread(graph.registries.flatMap(\.all), because: .refresh)
     }
 
-    /// `applyingDeleteRules`: an object whose row is gone takes its dependants in memory
-    /// along as the database's rules did (see `reread(_:afterDelete:)`).
-    func refresh(_ objects: [DatabaseObject], applyingDeleteRules: Bool = false) throws {
-        // Whatever is found, kept counts may be another client's past.
-        defer { membershipsMayChange() }
-        try reread(objects, afterDelete: applyingDeleteRules)
+    /// Reads `objects` again from the database, one query per entity (`= ANY` of their
+    /// keys), and what `reason` says follows them (their loaded sets, one query per
+    /// relationship; the delete rules for rows gone).
+    func reread(_ objects: [DatabaseObject], because reason: RereadReason) throws {
+        switch reason {
+        case .stale:
+            try rereadRows(objects, applyingDeleteRules: false)
+        case .parentDeleted:
+            try rereadRows(objects, applyingDeleteRules: true)
+        case .refresh, .rolledBack:
+            // Whatever is found, kept counts may be another client's past.
+            defer { graph.membershipsMayChange() }
+            try rereadRows(objects, applyingDeleteRules: reason == .rolledBack)
+            try reloadSets(of: objects)
+        }
+    }
+
+    /// Loads every set `objects` have loaded again, one query per relationship.
+    private func reloadSets(of objects: [DatabaseObject]) throws {
         var owners: [RelationshipAddress: [DatabaseObject]] = [:]
         for object in objects where !object.isDeleted {
             guard let box = object.loaded else { continue }
@@ -37,5 +69,27 @@ extension DatabaseContext {
         for (address, list) in owners.sorted(by: { ($0.key.entity, $0.key.relationship) < ($1.key.entity, $1.key.relationship) }) {
             try load(relationship: address.relationship, for: list)
         }
+    }
+
+    /// Each object takes its row's values, moving between loaded sets as its foreign keys
+    /// did; an object whose row is gone is marked deleted and leaves every loaded set, its
+    /// dependants following the delete rules when `applyingDeleteRules`.
+    private func rereadRows(_ objects: [DatabaseObject], applyingDeleteRules: Bool) throws {
+        let groups = Dictionary(grouping: objects.filter { !$0.isDeleted && $0.objectKey != nil }, by: \.entityIndex)
+        for (entity, members) in groups.sorted(by: { $0.key < $1.key }) {
+            let primaryKey = graph.tables[entity].primaryKey
+            let result = try rows(of: entity, keys: members.map { member in primaryKey.map { member.values[$0] } })
+            let found = Set(try graph.materialize(entity: entity, result: result, rowsAreDistinct: false).map(ObjectIdentifier.init))
+            var dependants: [DatabaseObject] = []
+            for member in members where !found.contains(ObjectIdentifier(member)) {
+                graph.forget(member, applyingDeleteRules: applyingDeleteRules, settingDefaults: &dependants)
+            }
+            if !dependants.isEmpty { try rereadRows(dependants, applyingDeleteRules: true) }
+        }
+    }
+
+    /// The rows of `entity` whose primary keys are `keys` (in key order), in one query.
+    func rows(of entity: Int, keys: [[StoredValue]]) throws -> PostgresResult {
+        try send(Statements.rows(of: layout.entities[entity], keys: keys), entity: entity)
     }
 }

@@ -15,9 +15,9 @@ extension DatabaseContext {
     /// ```
     @discardableResult
     public func insert(_ entityName: String, values: [String: Any?] = [:]) throws -> DatabaseObject {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         let entity = try entityIndex(named: entityName)
-        let table = tables[entity]
+        let table = graph.tables[entity]
         var columns: [Int] = []
         var parameters: [(any PostgresEncodable)?] = []
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
@@ -34,22 +34,17 @@ extension DatabaseContext {
                         entity: table.entity.name, key: key)
                 }
                 let target = try relatedObject(AttributeValue.unwrap(value), for: entity, index, key: key)
-                let referenced = targetColumns(of: entity, index)
+                let referenced = graph.targetColumns(of: entity, index)
                 for (offset, column) in table.fromColumns[index].enumerated() {
                     columns.append(column)
                     parameters.append(target.map { $0.values[referenced[offset]].parameter } ?? nil)
                 }
             }
         }
-        let sql =
-            columns.isEmpty
-            ? "INSERT INTO \(table.table) DEFAULT VALUES RETURNING \(table.selectList())"
-            : "INSERT INTO \(table.table) (\(columns.map { table.columns[$0] }.joined(separator: ", "))) VALUES ("
-                + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ") RETURNING \(table.selectList())"
-        let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
-        guard let row = result.first else { throw noRowReturned(table, sql: sql) }
-        let object = try materialize(entity: entity, row: row)
-        didChange(object, from: Array(repeating: .null, count: object.values.count))
+        let result = try send(Statements.insert(into: table.layout, columns: columns, values: parameters), entity: entity)
+        guard let row = result.first else { throw RelateError.noRowReturned(table) }
+        let object = try graph.materialize(entity: entity, row: row)
+        graph.didChange(object, from: Array(repeating: .null, count: object.values.count))
         return object
     }
 
@@ -59,36 +54,36 @@ extension DatabaseContext {
     /// A row already gone (another client deleted it) is a conflict; the object is marked
     /// deleted all the same.
     public func delete(_ object: DatabaseObject) throws {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         try check(object)
         let table = object.table
-        guard !table.primaryKey.isEmpty else { throw readOnly(table) }
-        let sql = "DELETE FROM \(table.table) WHERE \(table.condition(table.primaryKey))"
+        guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
         let deleted: Int
         do {
-            deleted = try connection.execute(sql, table.primaryKey.map { object.values[$0].parameter })
-        } catch let error as PostgresError where error.sqlState == .foreignKeyViolation || error.sqlState == .restrictViolation {
+            deleted = try send(Statements.delete(from: table.layout, key: object.primaryKeyValues), entity: object.entityIndex).affectedRows ?? 0
+        } catch let relateError as RelateError
+            where relateError.postgresError?.sqlState == .foreignKeyViolation || relateError.postgresError?.sqlState == .restrictViolation
+        {
+            let error = relateError.postgresError!
             throw RelateError(
                 kind: .deleteDenied,
                 message: "this \(table.entity.name) object cannot be deleted: rows of table \"\(error.table ?? "?")\" still refer to it "
                     + "through constraint \"\(error.constraint ?? "?")\"",
                 entity: table.entity.name, postgresError: error, detail: "\(object)")
-        } catch let error as PostgresError {
-            throw RelateError(error, entity: table.entity.name)
         }
         var defaults: [DatabaseObject] = []
-        forget(object, settingDefaults: &defaults)
+        graph.forget(object, settingDefaults: &defaults)
         do {
-            try reread(defaults, afterDelete: true)
+            try reread(defaults, because: .parentDeleted)
         } catch {
             // The delete stands; dependants that could not be read back are made unusable
             // rather than trusted.
             var ignored: [DatabaseObject] = []
             for dependant in defaults where !dependant.isDeleted {
-                forget(dependant, applyingDeleteRules: false, settingDefaults: &ignored)
+                graph.forget(dependant, applyingDeleteRules: false, settingDefaults: &ignored)
             }
         }
-        if deleted == 0 { throw vanished(object) }
+        if deleted == 0 { throw markVanished(object) }
     }
 
     // MARK: - Attributes and to-one keys
@@ -96,12 +91,6 @@ extension DatabaseContext {
     func setAttribute(_ object: DatabaseObject, _ index: Int, _ value: Any?) throws {
         let table = object.table
         let attribute = table.entity.attributes[index]
-        if table.primaryKey.contains(index) {
-            throw RelateError(
-                kind: .invalidWrite,
-                message: "\"\(attribute.key)\" is part of the primary key of \"\(table.entity.name)\"; objects keep their key (insert a new row instead)",
-                entity: table.entity.name, key: attribute.key)
-        }
         try update(object, columns: [index], values: [try AttributeValue.encodable(value, for: attribute, entity: table.entity)])
     }
 
@@ -109,40 +98,48 @@ extension DatabaseContext {
     /// as stored. `expected` are the values memory believes the row holds and the write
     /// depends on (a foreign key it clears): when the row no longer holds them, nothing is
     /// written, the object is read again and the call throws a conflict.
+    ///
+    /// A write of primary-key columns keeps the object (re-keyed in the identity map), and
+    /// the `ON UPDATE` actions of the foreign keys that refer to it are mirrored in memory
+    /// (see `followKeyChange`); one that a `RESTRICT` / `NO ACTION` key refuses throws an
+    /// error naming the constraint and the table that still refers to the old key.
     func update(
         _ object: DatabaseObject, columns: [Int], values: [(any PostgresEncodable)?],
         expecting expected: [(column: Int, value: StoredValue)] = []
     ) throws {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         let table = object.table
-        guard !table.primaryKey.isEmpty else { throw readOnly(table) }
-        let assignments = columns.enumerated().map { "\(table.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
-        var sql = "UPDATE \(table.table) SET \(assignments) WHERE \(table.condition(table.primaryKey, start: columns.count + 1))"
-        var parameters = values + table.primaryKey.map { object.values[$0].parameter }
-        for (column, value) in expected {
-            parameters.append(value.parameter)
-            sql += " AND \(table.columns[column]) = $\(parameters.count)"
+        guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        let writesKey = columns.contains(where: table.primaryKey.contains)
+        let statement = Statements.update(table.layout, setting: columns, to: values, key: object.primaryKeyValues, expecting: expected)
+        let result: PostgresResult
+        do {
+            result = try send(statement, entity: object.entityIndex)
+        } catch let error as RelateError where writesKey {
+            throw keyChangeDenied(error, object) ?? error
         }
-        sql += " RETURNING \(table.selectList())"
-        let result = try database(entity: object.entityIndex) { try connection.query(sql, parameters, format: .binary) }
         guard let row = result.first else {
-            if expected.isEmpty { throw vanished(object) }
-            learntInTransaction(.corrected(object))
-            try reread([object])
-            if object.isDeleted { throw vanished(object) }
-            throw conflict(object, "no longer holds what this context believed (another client changed it); it has been read again")
+            if expected.isEmpty { throw markVanished(object) }
+            graph.learntInTransaction(.corrected(object))
+            try reread([object], because: .stale)
+            if object.isDeleted { throw markVanished(object) }
+            throw RelateError.conflict(object, "no longer holds what this context believed (another client changed it); it has been read again")
         }
-        _ = try materialize(entity: object.entityIndex, row: row)
+        if writesKey {
+            try followKeyChange(object, to: row)
+        } else {
+            _ = try graph.materialize(entity: object.entityIndex, row: row)
+        }
     }
 
     func setToOne(_ object: DatabaseObject, _ index: Int, _ target: DatabaseObject?) throws {
-        membershipsMayChange()
+        graph.membershipsMayChange()
         let relationship = object.entity.relationships[index]
         switch relationship.foreignKeyIn {
         case .from:
             let columns = object.table.fromColumns[index]
             let values: [(any PostgresEncodable)?] =
-                target.map { target in targetColumns(of: object.entityIndex, index).map { target.values[$0].parameter } }
+                target.map { target in graph.targetColumns(of: object.entityIndex, index).map { target.values[$0].parameter } }
                 ?? Array(repeating: nil, count: columns.count)
             if relationship.kind == .oneToOne, target != nil {
                 // A one-to-one steals: whoever held the target lets go first.
@@ -155,31 +152,23 @@ extension DatabaseContext {
             }
         case .to:
             // The inverse side of a one-to-one: the key is in the other table.
-            let child = self.target(of: object.entityIndex, index)
-            let childColumns = targetColumns(of: object.entityIndex, index)
+            let child = graph.target(of: object.entityIndex, index)
+            let childColumns = graph.targetColumns(of: object.entityIndex, index)
             let ownerValues = object.table.fromColumns[index].map { object.values[$0].parameter }
             try transaction {
                 try nullify(entity: child, columns: childColumns, matching: ownerValues, except: target)
                 if let target { try update(target, columns: childColumns, values: ownerValues) }
             }
         case .via:
-            throw Self.notToOne(relationship)
+            throw RelateError.notToOne(relationship)
         }
     }
 
     /// `UPDATE t SET fk = NULL WHERE fk = … [AND NOT <key of except>] RETURNING …`.
     private func nullify(entity: Int, columns: [Int], matching values: [(any PostgresEncodable)?], except: DatabaseObject?) throws {
-        let table = tables[entity]
-        var sql = "UPDATE \(table.table) SET " + columns.map { "\(table.columns[$0]) = NULL" }.joined(separator: ", ")
-            + " WHERE \(table.condition(columns))"
-        var parameters = values
-        if let except {
-            sql += " AND NOT (\(table.condition(table.primaryKey, start: columns.count + 1)))"
-            parameters += table.primaryKey.map { except.values[$0].parameter }
-        }
-        sql += " RETURNING \(table.selectList())"
-        let result = try database(entity: entity) { try connection.query(sql, parameters, format: .binary) }
-        _ = try materialize(entity: entity, result: result, rowsAreDistinct: true)
+        let statement = Statements.nullify(layout.entities[entity], columns: columns, matching: values, exceptKey: except?.primaryKeyValues)
+        let result = try send(statement, entity: entity)
+        _ = try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
     }
 
     /// The object given for to-one relationship `index` of `entity`, checked: of this
@@ -187,7 +176,7 @@ extension DatabaseContext {
     func relatedObject(_ value: Any?, for entity: Int, _ index: Int, key: String) throws -> DatabaseObject? {
         guard let value else { return nil }
         let owner = model.entities[entity]
-        let targetEntity = target(of: entity, index)
+        let targetEntity = graph.target(of: entity, index)
         guard let object = value as? DatabaseObject else {
             throw RelateError(
                 kind: .typeMismatch,
@@ -205,506 +194,13 @@ extension DatabaseContext {
         return object
     }
 
-    // MARK: - To-many collections
-
-    func insert(_ object: DatabaseObject, into set: RelationshipSet, owner: DatabaseObject, helperValues: [String: Any?]) throws {
-        membershipsMayChange()
-        let relationship = set.relationship
-        _ = try relatedObject(object, for: owner.entityIndex, set.relationshipIndex, key: relationship.key)
-        switch relationship.foreignKeyIn {
-        case .to:
-            // Written even when memory shows it in the set: another client may have moved it.
-            try setToOne(object, inverse(of: owner.entityIndex, set.relationshipIndex).relationship, owner)
-        case .via:
-            let helper = try helperTable(of: set)
-            // A keyed pair is stored once: the database, not memory, says whether it is there
-            // (another client may have removed or added it), and the set ends holding it.
-            let keyed = helperIsKeyed(relationship, helper: helper)
-            let shown = helperRowsAreShown(helper)
-            let statement = try helperInsert(
-                set, helper: helper, member: object, helperValues: helperValues, returning: shown, skippingExisting: keyed)
-            let result = try database(entity: owner.entityIndex) {
-                try connection.query(statement.sql, statement.parameters, format: .binary)
-            }
-            if shown { try didInsertHelperRows(result, helper: helper) }
-            if !keyed || !set.contains(object) { link(owner, object, set: set, times: 1) }
-        case .from:
-            throw Self.notToMany(relationship)
-        }
-    }
-
-    func remove(_ object: DatabaseObject, from set: RelationshipSet, owner: DatabaseObject) throws {
-        membershipsMayChange()
-        try check(object)
-        guard set.contains(object) else { return }
-        let relationship = set.relationship
-        switch relationship.foreignKeyIn {
-        case .to:
-            try requireNullable(relationship, childEntity: object.entityIndex)
-            let columns = targetColumns(of: owner.entityIndex, set.relationshipIndex)
-            let ownerValues = owner.table.fromColumns[set.relationshipIndex].map { owner.values[$0] }
-            do {
-                try update(
-                    object, columns: columns, values: Array(repeating: nil, count: columns.count),
-                    expecting: Array(zip(columns, ownerValues)))
-            } catch let error as RelateError where error.kind == .conflict {
-                // The database moved it elsewhere: the owner's set takes what the database holds.
-                learntInTransaction(.corrected(owner))
-                try load(relationship: set.relationshipIndex, for: [owner])
-                throw error
-            }
-        case .via:
-            let helper = try helperTable(of: set)
-            let statement = helperDelete(set, helper: helper, member: object)
-            let result = try database(entity: owner.entityIndex) {
-                try connection.query(statement.sql, statement.parameters, format: .binary)
-            }
-            try didDeleteHelperRows(result, helper: helper)
-            guard result.count > 0 else {
-                // No such helper row any more: memory lets go of the pair as the database did.
-                learntInTransaction(.corrected(owner))
-                learntInTransaction(.corrected(object))
-                unlink(owner, object, set: set, times: set.count(for: object))
-                throw conflict(object, "was no longer linked to this \(owner.entity.name) through \"\(helper.entity.name)\" "
-                    + "(another client removed the pair); memory now agrees")
-            }
-            unlink(owner, object, set: set, times: result.count)
-        case .from:
-            throw Self.notToMany(relationship)
-        }
-    }
-
-    /// Makes the set hold exactly `members` (with their multiplicity), writing only the
-    /// difference, all of it in one pipeline — one round trip, all or nothing. What leaves
-    /// is chosen by the database, not by memory (`… WHERE fk = $owner AND NOT (key = ANY(…))`),
-    /// so a member another client added leaves too, even when memory saw nothing to remove;
-    /// memory follows the rows that changed.
-    func replace(members: [DatabaseObject], of set: RelationshipSet, owner: DatabaseObject) throws {
-        membershipsMayChange()
-        let relationship = set.relationship
-        let index = set.relationshipIndex
-        for member in members { _ = try relatedObject(member, for: owner.entityIndex, index, key: relationship.key) }
-        // Members in the order given, each once, with how many times it was given.
-        var wanted: [ObjectIdentifier: Int] = [:]
-        var distinct: [DatabaseObject] = []
-        for member in members {
-            let id = ObjectIdentifier(member)
-            if wanted[id] == nil { distinct.append(member) }
-            wanted[id, default: 0] += 1
-        }
-        let current = set.allObjects
-        let removesAny = current.contains { wanted[ObjectIdentifier($0)] == nil }
-        let target = self.target(of: owner.entityIndex, index)
-        let targetTable = tables[target]
-        let targetKey = targetColumns(of: owner.entityIndex, index)
-        let ownerValues = owner.table.fromColumns[index].map { owner.values[$0].parameter }
-
-        switch relationship.foreignKeyIn {
-        case .to:
-            if removesAny { try requireNullable(relationship, childEntity: target) }
-            let nulls = targetKey.map { "\(targetTable.columns[$0]) = NULL" }.joined(separator: ", ")
-            let belongs = targetTable.condition(targetKey)
-            // Both statements follow the database, not memory (which may be stale): what
-            // leaves is whatever it links to the owner beyond the members, what arrives is
-            // every member it does not link yet.
-            var statements: [PostgresStatement] = []
-            var sql = "UPDATE \(targetTable.table) SET \(nulls) WHERE \(belongs)"
-            var parameters = ownerValues
-            if !distinct.isEmpty {
-                let (kept, keys) = primaryKeyCondition(of: targetTable, for: distinct, start: parameters.count + 1)
-                sql += " AND NOT (\(kept))"
-                parameters += keys
-            }
-            statements.append(PostgresStatement(sql + " RETURNING \(targetTable.selectList())", parameters, format: .binary))
-            if !distinct.isEmpty {
-                let assignments = targetKey.enumerated().map { "\(targetTable.columns[$1]) = $\($0 + 1)" }.joined(separator: ", ")
-                let foreignKey = targetKey.map { targetTable.columns[$0] }.joined(separator: ", ")
-                let owner = (1...ownerValues.count).map { "$\($0)" }.joined(separator: ", ")
-                let (chosen, keys) = primaryKeyCondition(of: targetTable, for: distinct, start: ownerValues.count + 1)
-                statements.append(PostgresStatement(
-                    "UPDATE \(targetTable.table) SET \(assignments) WHERE \(chosen) AND (\(foreignKey)) IS DISTINCT FROM (\(owner)) "
-                        + "RETURNING \(targetTable.selectList())",
-                    ownerValues + keys, format: .binary))
-            }
-            let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
-            for result in results {
-                _ = try materialize(entity: target, result: result, rowsAreDistinct: true)
-            }
-
-        case .via:
-            let helper = try helperTable(of: set)
-            let helperTo = owner.table.layout.helperColumns[index].to
-            var statements: [PostgresStatement] = []
-            // Whole members leave by one statement the database answers; fewer copies of a
-            // pair (a helper without a key) by one row each.
-            statements.append(helperDelete(owner: owner, relationship: index, helper: helper, keeping: distinct))
-            var added: [(object: DatabaseObject, times: Int)] = []
-            if !members.isEmpty {
-                for member in distinct {
-                    let delta = (wanted[ObjectIdentifier(member)] ?? 0) - set.count(for: member)
-                    if delta < 0 {
-                        let statement = helperDelete(set, helper: helper, member: member)
-                        for _ in 0..<(-delta) { statements.append(statement) }
-                    } else if delta > 0 {
-                        added.append((member, delta))
-                    }
-                }
-            }
-            let deletes = statements.count
-            let shown = helperRowsAreShown(helper)
-            if let many = try helperInsertAll(set, helper: helper, members: added, returning: shown) {
-                statements.append(many)
-            } else {
-                var template: PostgresStatement?
-                for (member, times) in added {
-                    let statement: PostgresStatement
-                    if let template {
-                        statement = PostgresStatement(template.sql, ownerValues + targetKey.map { member.values[$0].parameter }, format: .binary)
-                    } else {
-                        statement = try helperInsert(set, helper: helper, member: member, helperValues: [:], returning: shown)
-                        template = statement
-                    }
-                    for _ in 0..<times { statements.append(statement) }
-                }
-            }
-            if statements.isEmpty { return }
-            let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
-            // The deleted rows say which pairs left, and how often.
-            var left: [ObjectIdentifier: (object: DatabaseObject, times: Int)] = [:]
-            for result in results.prefix(deletes) {
-                for row in try didDeleteHelperRows(result, helper: helper) {
-                    let values = helperTo.map { row.values[$0] }
-                    guard let member = registered(entity: target, indexes: targetKey, values: values) else { continue }
-                    left[ObjectIdentifier(member), default: (member, 0)].times += 1
-                }
-            }
-            for result in results.dropFirst(deletes) where !result.columns.isEmpty {
-                try didInsertHelperRows(result, helper: helper)
-            }
-            for (member, times) in left.values {
-                unlink(owner, member, set: set, times: times)
-            }
-            for (member, times) in added {
-                link(owner, member, set: set, times: times)
-            }
-
-        case .from:
-            throw Self.notToMany(relationship)
-        }
-    }
-
-    /// A replace of a many-to-many set through a helper that holds a pair once: the
-    /// database is told the whole membership, not the difference from what memory
-    /// believes, so neither a set nobody loaded (which needed a read first: it cost as much
-    /// as the writes, 2.5× a single raw `INSERT … SELECT unnest`) nor a loaded one that is
-    /// stale (a pair another client added or removed) can make it fail or leave it wrong.
-    /// One pipeline: what leaves is deleted and answered (so the other side's loaded sets
-    /// follow), every member is inserted unless its pair is there already; the set then
-    /// holds exactly `members`. Answers false, having done nothing, where the helper may
-    /// hold a pair twice or the keys have no array type that goes into the columns (then
-    /// the set is loaded and the difference written).
-    func replaceKeyedManyToMany(members: [DatabaseObject], relationship index: Int, owner: DatabaseObject) throws -> Bool {
-        let relationship = owner.entity.relationships[index]
-        guard relationship.foreignKeyIn == .via, let helperIndex = owner.table.layout.helpers[index] else {
-            return false
-        }
-        let helper = tables[helperIndex]
-        guard helperIsKeyed(relationship, helper: helper) else { return false }
-        for member in members { _ = try relatedObject(member, for: owner.entityIndex, index, key: relationship.key) }
-        var distinct: [DatabaseObject] = []
-        var seen = Set<ObjectIdentifier>()
-        for member in members where seen.insert(ObjectIdentifier(member)).inserted { distinct.append(member) }
-        let helperTo = owner.table.layout.helperColumns[index].to
-        let targetKey = targetColumns(of: owner.entityIndex, index)
-        let shown = helperRowsAreShown(helper)
-
-        var statements = [helperDelete(owner: owner, relationship: index, helper: helper, keeping: distinct)]
-        if !distinct.isEmpty {
-            guard let insert = try helperInsertAll(
-                owner: owner, relationship: index, helper: helper, rows: distinct, returning: shown, skippingExisting: true)
-            else { return false }
-            statements.append(insert)
-        }
-        membershipsMayChange()
-        let results = try database(entity: owner.entityIndex) { try connection.pipeline(statements) }
-
-        let target = self.target(of: owner.entityIndex, index)
-        let inverse = inverse(of: owner.entityIndex, index)
-        if let set = owner.sets[index] {
-            for member in set.allObjects where !seen.contains(ObjectIdentifier(member)) {
-                unlink(owner, member, set: set, times: set.count(for: member))
-            }
-            for member in distinct where !set.contains(member) {
-                link(owner, member, set: set, times: 1)
-            }
-        } else {
-            loadedRelationships.insert(RelationshipAddress(entity: owner.entityIndex, relationship: index))
-            owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: distinct, mayRepeat: true)
-            learntInTransaction(.loadedSet(owner: owner, relationship: index))
-        }
-        // Pairs memory did not know of (another client's) leave the other side's sets too.
-        for row in try didDeleteHelperRows(results[0], helper: helper) {
-            guard let member = registered(entity: target, indexes: targetKey, values: helperTo.map { row.values[$0] }) else { continue }
-            member.sets[inverse.relationship]?.drop(owner)
-        }
-        if results.count > 1, shown { try didInsertHelperRows(results[1], helper: helper) }
-        for member in distinct {
-            if let other = member.sets[inverse.relationship], !other.contains(owner) { other.add(owner) }
-        }
-        return true
-    }
-
-    /// The condition matching `objects` by primary key, parameters from `start`.
-    private func primaryKeyCondition(
-        of table: EntityTable, for objects: [DatabaseObject], start: Int
-    ) -> (String, [(any PostgresEncodable)?]) {
-        Self.keyCondition(
-            table.primaryKey.map { table.columns[$0] }, types: table.primaryKey.map { table.types[$0] },
-            objects.map { object in table.primaryKey.map { object.values[$0] } }, start: start)
-    }
-
-    // MARK: - Helper tables
-
-    private func helperTable(of set: RelationshipSet) throws -> EntityTable {
-        guard let helper = set.owner.table.layout.helpers[set.relationshipIndex] else {
-            throw Self.notToMany(set.relationship)
-        }
-        return tables[helper]
-    }
-
-    /// Whether the helper's two keys form a unique key, so a pair is stored at most once.
-    func helperIsKeyed(_ relationship: Relationship, helper: EntityTable) -> Bool {
-        guard let via = relationship.via else { return false }
-        let pair = Set(via.fromColumns + via.toColumns)
-        return ([helper.entity.primaryKey] + helper.entity.uniqueKeys).contains { !$0.isEmpty && Set($0) == pair }
-    }
-
-    /// The helper row's values for the pair: the owner's key, then the member's.
-    private func helperKeyValues(_ set: RelationshipSet, member: DatabaseObject) -> [(any PostgresEncodable)?] {
-        let owner = set.owner
-        let index = set.relationshipIndex
-        return owner.table.fromColumns[index].map { owner.values[$0].parameter }
-            + targetColumns(of: owner.entityIndex, index).map { member.values[$0].parameter }
-    }
-
-    /// Whether a loaded relationship shows the helper's own rows (`person.person_title_rel`),
-    /// so that new rows must come back (`RETURNING`) to join it. Otherwise an insert sends
-    /// nothing back: 10,000 inserts through a replace then cost no 10,000 result rows.
-    private func helperRowsAreShown(_ helper: EntityTable) -> Bool {
-        loadedRelationships.contains { target(of: $0.entity, $0.relationship) == helper.index }
-    }
-
-    /// `skippingExisting`: a pair the helper holds already is left as it is (`ON CONFLICT
-    /// (pair) DO NOTHING`; the pair must be a unique key of the helper).
-    private func helperInsert(
-        _ set: RelationshipSet, helper: EntityTable, member: DatabaseObject, helperValues: [String: Any?], returning: Bool,
-        skippingExisting: Bool = false
-    ) throws -> PostgresStatement {
-        let pair = set.owner.table.layout.helperColumns[set.relationshipIndex]
-        var columns = pair.from + pair.to
-        var parameters = helperKeyValues(set, member: member)
-        for (key, value) in helperValues.sorted(by: { $0.key < $1.key }) {
-            guard let index = helper.entity.attributes.firstIndex(where: { $0.key == key || $0.name == key }) else {
-                throw RelateError.unknownKey(key, entity: helper.entity.name, existing: helper.entity.attributes.map(\.key))
-            }
-            columns.append(index)
-            parameters.append(try AttributeValue.encodable(value, for: helper.entity.attributes[index], entity: helper.entity))
-        }
-        try requireValues(helper, columns: columns)
-        let sql = "INSERT INTO \(helper.table) (\(columns.map { helper.columns[$0] }.joined(separator: ", "))) VALUES ("
-            + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ")"
-            + (skippingExisting ? " ON CONFLICT (\((pair.from + pair.to).map { helper.columns[$0] }.joined(separator: ", "))) DO NOTHING" : "")
-            + (returning ? " RETURNING \(helper.selectList())" : "")
-        return PostgresStatement(sql, parameters, format: .binary)
-    }
-
-    /// Every pair of `members` (each `times` over) in one `INSERT … SELECT * FROM unnest(…)`:
-    /// one statement to plan and run instead of one a pair, as a client writing them by hand
-    /// would send. `nil` for fewer than two rows, or when a column's values have no array
-    /// type that goes into the column as it is (an enum, a date) or hold a NULL: then one
-    /// `INSERT` a pair.
-    private func helperInsertAll(
-        _ set: RelationshipSet, helper: EntityTable, members: [(object: DatabaseObject, times: Int)], returning: Bool
-    ) throws -> PostgresStatement? {
-        let rows = members.flatMap { member, times in repeatElement(member, count: times) }
-        guard rows.count > 1 else { return nil }
-        return try helperInsertAll(owner: set.owner, relationship: set.relationshipIndex, helper: helper, rows: rows, returning: returning)
-    }
-
-    /// `skippingExisting`: pairs the helper holds already are left as they are (`WHERE NOT
-    /// EXISTS`), for a replace that did not read them. Not `ON CONFLICT DO NOTHING`, as the
-    /// single insert says: for 10,000 pairs its speculative inserts took 10–25% longer
-    /// (`RelateProfile m2m-replace 20 --paired`).
-    private func helperInsertAll(
-        owner: DatabaseObject, relationship index: Int, helper: EntityTable, rows: [DatabaseObject], returning: Bool,
-        skippingExisting: Bool = false
-    ) throws -> PostgresStatement? {
-        let pair = owner.table.layout.helperColumns[index]
-        let ownerKey = owner.table.fromColumns[index].map { owner.values[$0] }
-        let memberKey = targetColumns(of: owner.entityIndex, index)
-        let columnValues = ownerKey.map { value in Array(repeating: value, count: rows.count) }
-            + memberKey.map { column in rows.map { $0.values[column] } }
-        let columns = pair.from + pair.to
-        var arrays: [any PostgresEncodable] = []
-        for (column, values) in zip(columns, columnValues) {
-            let type = helper.types[column]
-            guard Self.unnestable.contains(type), !values.contains(where: \.isNull),
-                case .typed(let array) = AttributeValue.keyList(values, columnType: type)
-            else { return nil }
-            arrays.append(array)
-        }
-        try requireValues(helper, columns: columns)
-        let names = columns.map { helper.columns[$0] }.joined(separator: ", ")
-        var sql = "INSERT INTO \(helper.table) (\(names)) SELECT * FROM unnest(" + (1...arrays.count).map { "$\($0)" }.joined(separator: ", ") + ")"
-        if skippingExisting {
-            let same = columns.map { "h.\(helper.columns[$0]) = u.\(helper.columns[$0])" }.joined(separator: " AND ")
-            sql += " AS u(\(names)) WHERE NOT EXISTS (SELECT 1 FROM \(helper.table) h WHERE \(same))"
-        }
-        if returning { sql += " RETURNING \(helper.selectList())" }
-        return PostgresStatement(sql, arrays, format: .binary)
-    }
-
-    /// Column types whose values' array (the Swift type's) goes into the column by an
-    /// assignment cast or none; text into json or an enum, or a timestamptz into a date, would not.
-    private static let unnestable: Set<PostgresType> = [.int2, .int4, .int8, .float4, .float8, .numeric, .bool, .text, .varchar, .bpchar, .uuid, .bytea]
-
-    /// A helper row written with only `columns` must get every other NOT NULL column from a default.
-    private func requireValues(_ helper: EntityTable, columns: [Int]) throws {
-        let missing = helper.entity.attributes.enumerated().filter { index, attribute in
-            !attribute.isNullable && !attribute.hasDefault && !columns.contains(index)
-        }.map(\.element.name)
-        if !missing.isEmpty {
-            throw RelateError(
-                kind: .invalidWrite,
-                message: "helper table \"\(helper.entity.name)\" needs values for \(missing.map { "\"\($0)\"" }.joined(separator: ", ")) "
-                    + "(NOT NULL without a default): pass them as helperValues",
-                entity: helper.entity.name, candidates: missing)
-        }
-    }
-
-    /// Deletes one helper row of the pair: where pairs may repeat, exactly one of them.
-    private func helperDelete(_ set: RelationshipSet, helper: EntityTable, member: DatabaseObject) -> PostgresStatement {
-        let pair = set.owner.table.layout.helperColumns[set.relationshipIndex]
-        let condition = helper.condition(pair.from + pair.to)
-        let parameters = helperKeyValues(set, member: member)
-        if helperIsKeyed(set.relationship, helper: helper) {
-            return PostgresStatement(
-                "DELETE FROM \(helper.table) WHERE \(condition) RETURNING \(helper.selectList())", parameters, format: .binary)
-        }
-        return PostgresStatement(
-            "DELETE FROM \(helper.table) WHERE (tableoid, ctid) = (SELECT tableoid, ctid FROM \(helper.table) WHERE \(condition) LIMIT 1) "
-                + "RETURNING \(helper.selectList())",
-            parameters, format: .binary)
-    }
-
-    /// Deletes the owner's pairs with every member but `kept` (`RETURNING` them): what
-    /// leaves is whatever the database links beyond them, seen or not by memory.
-    private func helperDelete(owner: DatabaseObject, relationship index: Int, helper: EntityTable, keeping kept: [DatabaseObject]) -> PostgresStatement {
-        if kept.isEmpty { return helperDeleteAll(owner: owner, relationship: index, helper: helper) }
-        let (helperFrom, helperTo) = owner.table.layout.helperColumns[index]
-        let targetKey = targetColumns(of: owner.entityIndex, index)
-        let ownerValues = owner.table.fromColumns[index].map { owner.values[$0].parameter }
-        let (condition, keys) = Self.keyCondition(
-            helperTo.map { helper.columns[$0] }, types: helperTo.map { helper.types[$0] },
-            kept.map { member in targetKey.map { member.values[$0] } }, start: ownerValues.count + 1)
-        return PostgresStatement(
-            "DELETE FROM \(helper.table) WHERE \(helper.condition(helperFrom)) AND NOT (\(condition)) RETURNING \(helper.selectList())",
-            ownerValues + keys, format: .binary)
-    }
-
-    private func helperDeleteAll(owner: DatabaseObject, relationship index: Int, helper: EntityTable) -> PostgresStatement {
-        PostgresStatement(
-            "DELETE FROM \(helper.table) WHERE \(helper.condition(owner.table.layout.helperColumns[index].from)) RETURNING \(helper.selectList())",
-            owner.table.fromColumns[index].map { owner.values[$0].parameter },
-            format: .binary)
-    }
-
-    /// New helper rows join the loaded one-to-many sets of both ends (`person.person_title_rel`).
-    /// Only when ``helperRowsAreShown(_:)``: otherwise a new row is in no set anybody
-    /// loaded, and no object has its key yet; the first fetch or load that reaches it
-    /// makes its object.
-    private func didInsertHelperRows(_ result: PostgresResult, helper: EntityTable) throws {
-        for object in try materialize(entity: helper.index, result: result, rowsAreDistinct: true) {
-            didChange(object, from: Array(repeating: .null, count: object.values.count))
-        }
-    }
-
-    /// Deleted helper rows leave the loaded sets that show them; answers their objects.
-    @discardableResult
-    private func didDeleteHelperRows(_ result: PostgresResult, helper: EntityTable) throws -> [DatabaseObject] {
+    /// The object's row is gone: memory marks it deleted (its dependants follow the delete
+    /// rules, as the database applied them); answers the conflict error that says so.
+    func markVanished(_ object: DatabaseObject) -> RelateError {
+        graph.learntInTransaction(.corrected(object))
         var defaults: [DatabaseObject] = []
-        let rows = try materialize(entity: helper.index, result: result, rowsAreDistinct: true)
-        for object in rows {
-            forget(object, settingDefaults: &defaults)
-        }
-        return rows
-    }
-
-    /// Both sides of a many-to-many, in memory.
-    private func link(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
-        set.add(member, times: times)
-        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
-        if let other = member.sets[inverse.relationship], other !== set {
-            other.add(owner, times: times)
-        }
-    }
-
-    private func unlink(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
-        set.drop(member, times: times)
-        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
-        if let other = member.sets[inverse.relationship], other !== set {
-            other.drop(owner, times: times)
-        }
-    }
-
-    private func requireNullable(_ relationship: Relationship, childEntity: Int) throws {
-        let child = tables[childEntity]
-        for index in child.attributeIndexes(relationship.to.columns) where !child.entity.attributes[index].isNullable {
-            let attribute = child.entity.attributes[index]
-            throw RelateError(
-                kind: .invalidWrite,
-                message: "column \"\(attribute.name)\" of \"\(child.entity.name)\" is NOT NULL, so a \(child.entity.name) cannot leave "
-                    + "its \(relationship.from.table) without another: move it (set its \"\(relationship.inverseKey)\") or delete it",
-                entity: child.entity.name, key: attribute.key)
-        }
-    }
-
-    /// The model never makes these; they guard the switches above.
-    private static func notToOne(_ relationship: Relationship) -> RelateError {
-        RelateError(kind: .invalidWrite, message: "relationship \"\(relationship.key)\" is to-many: set a collection", key: relationship.key)
-    }
-
-    private static func notToMany(_ relationship: Relationship) -> RelateError {
-        RelateError(kind: .invalidWrite, message: "relationship \"\(relationship.key)\" is to-one: set an object", key: relationship.key)
-    }
-
-    private func readOnly(_ table: EntityTable) -> RelateError {
-        RelateError(
-            kind: .invalidWrite,
-            message: "\"\(table.entity.name)\" has no primary key, so its rows cannot be told apart for a write",
-            entity: table.entity.name)
-    }
-
-    private func noRowReturned(_ table: EntityTable, sql: String) -> RelateError {
-        RelateError(
-            kind: .invalidWrite,
-            message: "the insert into \"\(table.entity.name)\" returned no row (a rule or trigger dropped it)",
-            entity: table.entity.name)
-    }
-
-    /// The object's row is gone: it is marked deleted (its dependants follow the delete
-    /// rules, as the database applied them) and the error says so.
-    private func vanished(_ object: DatabaseObject) -> RelateError {
-        learntInTransaction(.corrected(object))
-        var defaults: [DatabaseObject] = []
-        forget(object, settingDefaults: &defaults)
-        try? reread(defaults, afterDelete: true)
-        return conflict(object, "is no longer in the database (another client deleted it); the object is marked deleted")
-    }
-
-    private func conflict(_ object: DatabaseObject, _ what: String) -> RelateError {
-        RelateError(
-            kind: .conflict, message: "the row of this \(object.entity.name) object \(what)", entity: object.entity.name,
-            detail: "\(object)")
+        graph.forget(object, settingDefaults: &defaults)
+        try? reread(defaults, because: .parentDeleted)
+        return .conflict(object, "is no longer in the database (another client deleted it); the object is marked deleted")
     }
 }

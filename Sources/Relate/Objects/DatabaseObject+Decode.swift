@@ -61,8 +61,9 @@ extension DatabaseObject {
             if entity.relationships[index].foreignKeyIn == .from {
                 let values = table.fromColumns[index].map { self.values[$0] }
                 if values.contains(where: \.isNull) { return .object(nil) }
-                if let found = context.registered(
-                    entity: context.target(of: entityIndex, index), indexes: context.targetColumns(of: entityIndex, index), values: values)
+                if let found = context.graph.registered(
+                    entity: context.graph.target(of: entityIndex, index), indexes: context.graph.targetColumns(of: entityIndex, index),
+                    values: values)
                 {
                     return .object(found)
                 }

@@ -54,7 +54,7 @@ public final class DatabaseObject {
         if let loaded { return loaded }
         let new = LoadedRelationships()
         loaded = new
-        context?.loadedBoxes.append(new)
+        table.graph?.loadedBoxes.append(new)
         return new
     }
 
@@ -71,6 +71,9 @@ public final class DatabaseObject {
     /// The context the object belongs to, `nil` once it is gone.
     var context: DatabaseContext? { table.context }
 
+    /// The objects in memory of that context, `nil` once it is gone.
+    var graph: ObjectGraph? { table.graph }
+
     public var entity: Entity { table.entity }
 
     var entityIndex: Int { table.index }
@@ -78,6 +81,11 @@ public final class DatabaseObject {
     /// The primary key's values, in key order.
     public var primaryKey: [(any Sendable)?] {
         table.primaryKey.map { values[$0].value }
+    }
+
+    /// The primary key's values as stored, in key order: what a statement finds the row by.
+    var primaryKeyValues: [StoredValue] {
+        table.primaryKey.map { values[$0] }
     }
 
     var objectKey: ObjectKey? {
@@ -142,21 +150,28 @@ public final class DatabaseObject {
     }
 
     /// Follows a dotted path: `email.address` is every email's address (an array, from a
-    /// to-many), `person.surname` the person's surname.
+    /// to-many), `person.surname` the person's surname. The whole path is checked against
+    /// the model first: an unknown key anywhere is an error, even past a missing value.
     public func value(forKeyPath keyPath: String) throws -> Any? {
-        var parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        let first = parts.removeFirst()
-        let value = try self.value(forKey: first)
-        guard !parts.isEmpty else { return value }
-        let rest = parts.joined(separator: ".")
+        guard keyPath.contains(".") else { return try value(forKey: keyPath) }
+        let context = try liveContext()
+        return try value(following: try context.layout.steps(of: keyPath, from: entityIndex)[...])
+    }
+
+    private func value(following steps: ArraySlice<ModelLayout.KeyStep>) throws -> Any? {
+        if isDeleted { throw deletedError() }
+        let value: Any?
+        switch steps.first {
+        case .attribute(_, let index)?: return storedValue(at: index).value
+        case .relationship(_, let index)?: value = table.isToMany[index] ? try relationshipSet(index) : try toOneObject(index)
+        case nil: return self
+        }
+        let rest = steps.dropFirst()
+        guard !rest.isEmpty else { return value }
         switch value {
-        case let object as DatabaseObject: return try object.value(forKeyPath: rest)
-        case let set as RelationshipSet: return try set.map { try $0.value(forKeyPath: rest) }
-        case nil: return nil
-        default:
-            throw RelateError(
-                kind: .unknownKey, message: "key \"\(first)\" of \"\(entity.name)\" is an attribute; \"\(rest)\" cannot follow it",
-                entity: entity.name, key: keyPath)
+        case let object as DatabaseObject: return try object.value(following: rest)
+        case let set as RelationshipSet: return try set.map { try $0.value(following: rest) }
+        default: return nil
         }
     }
 
@@ -198,8 +213,9 @@ public final class DatabaseObject {
         if relationship.foreignKeyIn == .from {
             let keyValues = table.fromColumns[index].map { values[$0] }
             if keyValues.contains(where: \.isNull) { return nil }
-            if let registered = context.registered(
-                entity: context.target(of: entityIndex, index), indexes: context.targetColumns(of: entityIndex, index), values: keyValues)
+            if let registered = context.graph.registered(
+                entity: context.graph.target(of: entityIndex, index), indexes: context.graph.targetColumns(of: entityIndex, index),
+                values: keyValues)
             {
                 return registered
             }
@@ -211,26 +227,26 @@ public final class DatabaseObject {
     /// New values from the database; cached to-one answers may no longer hold.
     func refresh<Values: Collection<StoredValue>>(_ newValues: Values) {
         let old = Array(values)
-        let context = self.context
-        replaceValues(old, with: newValues, telling: context)
+        let graph = self.graph
+        replaceValues(old, with: newValues, telling: graph)
         loaded?.toOne.removeAll()
-        if let context, context.isRecordingUndo {
-            context.recordUndo { [weak self, weak context] in
+        if let graph, graph.isRecordingUndo {
+            graph.recordUndo { [weak self, weak graph] in
                 guard let self else { return }
-                replaceValues(Array(values), with: old, telling: context)
+                replaceValues(Array(values), with: old, telling: graph)
                 loaded?.toOne.removeAll()
             }
         }
     }
 
-    /// `old` are the values now held; `context`'s identity map is told of the change.
+    /// `old` are the values now held; `graph`'s identity map is told of the change.
     private func replaceValues<Values: Collection<StoredValue>>(
-        _ old: [StoredValue], with newValues: Values, telling context: DatabaseContext?
+        _ old: [StoredValue], with newValues: Values, telling graph: ObjectGraph?
     ) {
         for (offset, value) in zip(base..., newValues) {
             storage.cells[offset] = value
         }
-        context?.registries[entityIndex].valuesChanged(of: self, from: old)
+        graph?.registries[entityIndex].valuesChanged(of: self, from: old)
     }
 }
 
@@ -251,7 +267,7 @@ extension DatabaseContext {
     }
 
     func resolve(_ key: String, in entity: Int) throws(RelateError) -> ResolvedKey {
-        switch tables[entity].keys[key] {
+        switch layout.entities[entity].keys[key] {
         case .attribute(let index): return .attribute(index)
         case .relationship(let index): return .relationship(index)
         case .ambiguous(let candidates): throw .ambiguousKey(key, entity: model.entities[entity].name, candidates: candidates)
@@ -260,7 +276,7 @@ extension DatabaseContext {
     }
 
     func relationshipIndex(_ key: String, in entity: Int) throws(RelateError) -> Int {
-        if case .relationship(let index)? = tables[entity].keys[key] { return index }
+        if case .relationship(let index)? = layout.entities[entity].keys[key] { return index }
         // relationship(forKey:) explains what the key is when it is not a relationship.
         let relationship = try model.entities[entity].relationship(forKey: key)
         guard let index = model.entities[entity].relationships.firstIndex(of: relationship) else {

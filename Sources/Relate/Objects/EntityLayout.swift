@@ -106,8 +106,9 @@ final class EntityLayout: Sendable {
         self.targets = targets
         self.targetColumns = targetColumns
         self.inverses = inverses
-        let keyCondition = Self.condition(primaryKey, columns: quoted, alias: nil, start: 1)
-        selectByPrimaryKey = primaryKey.isEmpty ? "" : "SELECT \(selectColumns) FROM \(table) WHERE \(keyCondition)"
+        selectByPrimaryKey =
+            primaryKey.isEmpty
+            ? "" : Statements.rowByPrimaryKey(table: table, selectList: selectColumns, key: primaryKey.map { quoted[$0] })
     }
 
     /// The columns in attribute order, qualified by `alias` when given.
@@ -117,17 +118,6 @@ final class EntityLayout: Sendable {
             let column = "\(alias).\(columns[index])"
             return readsAsText[index] ? "\(column)::text" : column
         }.joined(separator: ", ")
-    }
-
-    /// `"a" = $n AND "b" = $n+1` for the given attribute indexes, parameters from `start`.
-    func condition(_ attributes: [Int], alias: String? = nil, start: Int = 1) -> String {
-        Self.condition(attributes, columns: columns, alias: alias, start: start)
-    }
-
-    private static func condition(_ attributes: [Int], columns: [String], alias: String?, start: Int) -> String {
-        attributes.enumerated().map { offset, index in
-            (alias.map { "\($0)." } ?? "") + "\(columns[index]) = $\(start + offset)"
-        }.joined(separator: " AND ")
     }
 
     func attributeIndexes(_ columnNames: [String]) -> [Int] {

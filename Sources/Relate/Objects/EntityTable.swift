@@ -7,6 +7,8 @@ import RelatePostgres
 @usableFromInline
 final class EntityTable {
     weak var context: DatabaseContext?
+    /// The objects in memory of that context.
+    weak var graph: ObjectGraph?
     let layout: EntityLayout
     /// Each attribute's key, by attribute index (the layout's, held here too so that the
     /// inlined read path reaches them in one step): for an entity's handful of columns a
@@ -63,10 +65,6 @@ final class EntityTable {
     @exclusivity(unchecked) @usableFromInline var nextGuess = 0
 
     func selectList(alias: String? = nil) -> String { layout.selectList(alias: alias) }
-
-    func condition(_ attributes: [Int], alias: String? = nil, start: Int = 1) -> String {
-        layout.condition(attributes, alias: alias, start: start)
-    }
 
     func attributeIndexes(_ columnNames: [String]) -> [Int] { layout.attributeIndexes(columnNames) }
 }

@@ -109,8 +109,8 @@ public final class RelationshipSet: Sequence {
         let previous = (members, repeats)
         unlistMemberships()
         fill(with: newMembers, mayRepeat: mayRepeat)
-        if let context = owner.context, context.isRecordingUndo {
-            context.recordUndo { [weak self] in
+        if let graph = owner.graph, graph.isRecordingUndo {
+            graph.recordUndo { [weak self] in
                 guard let self else { return }
                 unlistMemberships()
                 (members, repeats) = previous
@@ -142,11 +142,11 @@ public final class RelationshipSet: Sequence {
         if current == 0 {
             members.append(object)
             identities?.insert(id)
-            if isManyToMany { owner.context?.listMembership(of: object, in: self) }
+            if isManyToMany { owner.graph?.listMembership(of: object, in: self) }
         }
         repeats[id] = current + times > 1 ? current + times : nil
-        if recordingUndo, let context = owner.context, context.isRecordingUndo {
-            context.recordUndo { [weak self] in self?.drop(object, times: times, recordingUndo: false) }
+        if recordingUndo, let graph = owner.graph, graph.isRecordingUndo {
+            graph.recordUndo { [weak self] in self?.drop(object, times: times, recordingUndo: false) }
         }
     }
 
@@ -167,10 +167,10 @@ public final class RelationshipSet: Sequence {
                 identities?.remove(id)
                 pendingRemovals.insert(id)
             }
-            if isManyToMany { owner.context?.unlistMembership(of: object, in: self) }
+            if isManyToMany { owner.graph?.unlistMembership(of: object, in: self) }
         }
-        if recordingUndo, let context = owner.context, context.isRecordingUndo {
-            context.recordUndo { [weak self] in self?.add(object, times: removed, recordingUndo: false) }
+        if recordingUndo, let graph = owner.graph, graph.isRecordingUndo {
+            graph.recordUndo { [weak self] in self?.add(object, times: removed, recordingUndo: false) }
         }
     }
 
@@ -182,13 +182,13 @@ public final class RelationshipSet: Sequence {
 
     /// Lists every member in the context's many-to-many membership index, if it is built.
     private func listMemberships() {
-        guard isManyToMany, let context = owner.context, context.manyToManyMemberships != nil else { return }
-        for member in allObjects { context.listMembership(of: member, in: self) }
+        guard isManyToMany, let graph = owner.graph, graph.manyToManyMemberships != nil else { return }
+        for member in allObjects { graph.listMembership(of: member, in: self) }
     }
 
     private func unlistMemberships() {
-        guard isManyToMany, let context = owner.context, context.manyToManyMemberships != nil else { return }
-        for member in allObjects { context.unlistMembership(of: member, in: self) }
+        guard isManyToMany, let graph = owner.graph, graph.manyToManyMemberships != nil else { return }
+        for member in allObjects { graph.unlistMembership(of: member, in: self) }
     }
 }
 

@@ -1,12 +1,13 @@
 import RelatePostgres
 
-/// A request as one statement for one model: its SQL and its bound values.
+/// A request as one statement for one model.
 struct RequestStatement {
-    var sql: String
-    var parameters: [(any PostgresEncodable)?]
+    var statement: Statement
     /// No join that could repeat a row: a to-one is joined on a key or a unique
     /// constraint, but one an override declares may have neither.
     var rowsAreDistinct = true
+
+    var sql: String { statement.sql }
 }
 
 extension FetchRequest {
@@ -19,7 +20,7 @@ extension FetchRequest {
         if let condition { sql += " WHERE \(condition)" }
         if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
         sql += try builder.page(limit: limit, offset: offset)
-        return (entity, RequestStatement(sql: sql, parameters: builder.parameters, rowsAreDistinct: scope.joins.isEmpty))
+        return (entity, RequestStatement(statement: builder.statement(sql), rowsAreDistinct: scope.joins.isEmpty))
     }
 
     /// `SELECT count(*)` of the objects the request fetches; the order does not change how
@@ -30,7 +31,7 @@ extension FetchRequest {
         let filtered = builder.from(scope) + (condition.map { " WHERE \($0)" } ?? "")
         let page = try builder.page(limit: limit, offset: offset)
         let sql = page.isEmpty ? "SELECT count(*) FROM \(filtered)" : "SELECT count(*) FROM (SELECT 1 FROM \(filtered)\(page)) page"
-        return (entity, RequestStatement(sql: sql, parameters: builder.parameters))
+        return (entity, RequestStatement(statement: builder.statement(sql)))
     }
 
     /// What both statements start from: the entity, its scope (alias `t0`) and the
@@ -49,10 +50,12 @@ extension FetchRequest {
 /// Builds the SQL of a request against a model: key paths resolved to quoted columns,
 /// to-one relationships joined once per path, to-many ones tested by `EXISTS`, every value
 /// bound. Each key path is checked before anything is sent; an error names the key path,
-/// the entity and the keys it has.
+/// the entity and the keys it has. Pieces are made out of order (a condition's joins before
+/// the `FROM` that holds them), so the pieces are strings and only the values go through
+/// one ``SQLBuilder``, in the order they are bound.
 struct RequestSQL {
     let layout: ModelLayout
-    private(set) var parameters: [(any PostgresEncodable)?] = []
+    private var values = SQLBuilder()
     private var aliasCount = 0
 
     init(layout: ModelLayout) {
@@ -89,8 +92,12 @@ struct RequestSQL {
     }
 
     private mutating func bind(_ value: (any PostgresEncodable)?) -> String {
-        parameters.append(value)
-        return "$\(parameters.count)"
+        values.bind(value)
+    }
+
+    /// `sql`, put together from the pieces made, with the values bound for them.
+    func statement(_ sql: String) -> Statement {
+        Statement(sql: sql, parameters: values.parameters)
     }
 
     func from(_ scope: Scope) -> String {
@@ -112,50 +119,32 @@ struct RequestSQL {
 
     // MARK: - Key paths
 
-    /// Resolves `keyPath` from `entity`: every key but the last must be a to-one
-    /// relationship, unless `throughToMany` lets the last be to-many.
+    /// Resolves `keyPath` from `entity` (``ModelLayout/steps(of:from:use:)``): every key but
+    /// the last must be a to-one relationship.
     func resolve(_ keyPath: String, from entity: Int, use: String) throws(RelateError) -> ResolvedPath {
+        let steps = try layout.steps(of: keyPath, from: entity, use: use)
         var hops: [Int] = []
-        var current = entity
-        let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        for (position, key) in keys.enumerated() {
-            let here = layout.entities[current]
-            let isLast = position == keys.count - 1
-            func failure(_ error: RelateError) -> RelateError {
-                var error = error
-                error.message = "key path \"\(keyPath)\" (\(use)): " + error.message
-                error.key = keyPath
-                return error
-            }
-            switch here.keys[key] {
-            case .attribute(let index)?:
-                guard isLast else {
-                    throw failure(
-                        RelateError(
-                            kind: .unknownKey,
-                            message: "\"\(key)\" of \"\(here.entity.name)\" is an attribute; only relationships can be followed",
-                            entity: here.entity.name, key: keyPath))
-                }
-                return ResolvedPath(hops: hops, entity: current, last: .attribute(index))
-            case .relationship(let index)?:
-                if isLast { return ResolvedPath(hops: hops, entity: current, last: .relationship(index)) }
+        for (position, step) in steps.enumerated() {
+            switch step {
+            case .attribute(let entity, let index):
+                return ResolvedPath(hops: hops, entity: entity, last: .attribute(index))
+            case .relationship(let entity, let index):
+                if position == steps.count - 1 { return ResolvedPath(hops: hops, entity: entity, last: .relationship(index)) }
+                let here = layout.entities[entity]
                 guard !here.isToMany[index] else {
-                    throw failure(
+                    let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false)
+                    throw layout.keyPathError(
+                        keyPath, use: use,
                         RelateError(
                             kind: .unknownKey,
-                            message: "\"\(key)\" of \"\(here.entity.name)\" is to-many, where one value is expected; "
+                            message: "\"\(keys[position])\" of \"\(here.entity.name)\" is to-many, where one value is expected; "
                                 + "say how many members must match: Key(\"\(keys[...position].joined(separator: "."))\").any(…), .all(…) or .none(…)",
-                            entity: here.entity.name, key: keyPath))
+                            entity: here.entity.name))
                 }
                 hops.append(index)
-                current = here.targets[index]
-            case .ambiguous(let candidates)?:
-                throw failure(.ambiguousKey(key, entity: here.entity.name, candidates: candidates))
-            case nil:
-                throw failure(.unknownKey(key, entity: here.entity.name, existing: here.entity.keyNames))
             }
         }
-        // Only an empty key path gets here (split gives at least one key).
+        // Only an empty key path gets here, and it has an empty key: steps(of:) threw.
         throw RelateError(kind: .unknownKey, message: "an empty key path (\(use))", key: keyPath)
     }
 
@@ -416,10 +405,10 @@ struct RequestSQL {
     ) throws(RelateError) -> (any PostgresEncodable)? {
         let entity = layout.entities[path.entity].entity
         do {
-            return try AttributeValue.encodable(value, for: entity.attributes[attribute], entity: entity)
+            return try AttributeValue.encodable(value, for: entity.attributes[attribute], entity: entity, use: .compared)
         } catch {
             var error = error
-            error.message = "key path \"\(keyPath)\": " + error.message.replacingOccurrences(of: "cannot be stored there", with: "cannot be compared with it")
+            error.message = "key path \"\(keyPath)\": " + error.message
             error.key = keyPath
             throw error
         }

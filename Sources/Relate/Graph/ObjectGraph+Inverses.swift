@@ -1,7 +1,7 @@
 import RelatePostgres
 
 /// Keeping the other side of every relationship in step, in memory.
-extension DatabaseContext {
+extension ObjectGraph {
     /// The object's foreign key values changed from `old` (all NULL for a new row): it
     /// leaves the loaded collections of its old targets and joins its new targets'.
     func didChange(_ object: DatabaseObject, from old: [StoredValue]) {
@@ -34,7 +34,7 @@ extension DatabaseContext {
         }
     }
 
-    private func detach(_ object: DatabaseObject, from target: DatabaseObject, at index: Int) {
+    func detach(_ object: DatabaseObject, from target: DatabaseObject, at index: Int) {
         if let set = target.sets[index] {
             set.drop(object)
         } else if target.table.isToMany[index] == false, target.toOne[index] ?? nil === object {
@@ -136,32 +136,43 @@ extension DatabaseContext {
         manyToManyMemberships![id] = sets.isEmpty ? nil : sets
     }
 
-    /// Reads objects' rows again (one query per entity, `= ANY` of their keys): each takes
-    /// its row's values, moving between loaded sets as its foreign keys did; an object whose
-    /// row is gone is marked deleted and leaves every loaded set. `afterDelete`: the rows
-    /// are dependants of a deleted row, so one that vanished was deleted by the database's
-    /// rules, and its own dependants in memory follow them too.
-    func reread(_ objects: [DatabaseObject], afterDelete: Bool = false) throws {
-        let groups = Dictionary(grouping: objects.filter { !$0.isDeleted && $0.objectKey != nil }, by: \.entityIndex)
-        for (entity, members) in groups.sorted(by: { $0.key < $1.key }) {
-            let primaryKey = tables[entity].primaryKey
-            let result = try rows(of: entity, keys: members.map { member in primaryKey.map { member.values[$0] } })
-            let found = Set(try materialize(entity: entity, result: result, rowsAreDistinct: false).map(ObjectIdentifier.init))
-            var dependants: [DatabaseObject] = []
-            for member in members where !found.contains(ObjectIdentifier(member)) {
-                forget(member, applyingDeleteRules: afterDelete, settingDefaults: &dependants)
-            }
-            if !dependants.isEmpty { try reread(dependants, afterDelete: true) }
+    // MARK: - Many-to-many and helper rows
+
+    /// Both sides of a many-to-many, in memory.
+    func link(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
+        set.add(member, times: times)
+        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
+        if let other = member.sets[inverse.relationship], other !== set {
+            other.add(owner, times: times)
         }
     }
 
-    /// The rows of `entity` whose primary keys are `keys` (in key order), in one query.
-    func rows(of entity: Int, keys: [[StoredValue]]) throws -> PostgresResult {
-        let table = tables[entity]
-        let (condition, parameters) = Self.keyCondition(
-            table.primaryKey.map { table.columns[$0] }, types: table.primaryKey.map { table.types[$0] }, keys)
-        return try database(entity: entity) {
-            try connection.query("SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)", parameters, format: .binary)
+    func unlink(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
+        set.drop(member, times: times)
+        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
+        if let other = member.sets[inverse.relationship], other !== set {
+            other.drop(owner, times: times)
         }
+    }
+
+    /// New helper rows join the loaded one-to-many sets of both ends (`person.person_title_rel`).
+    /// Only when ``helperRowsAreShown(_:)``: otherwise a new row is in no set anybody
+    /// loaded, and no object has its key yet; the first fetch or load that reaches it
+    /// makes its object.
+    func didInsertHelperRows(_ result: PostgresResult, helper: EntityTable) throws {
+        for object in try materialize(entity: helper.index, result: result, rowsAreDistinct: true) {
+            didChange(object, from: Array(repeating: .null, count: object.values.count))
+        }
+    }
+
+    /// Deleted helper rows leave the loaded sets that show them; answers their objects.
+    @discardableResult
+    func didDeleteHelperRows(_ result: PostgresResult, helper: EntityTable) throws -> [DatabaseObject] {
+        var defaults: [DatabaseObject] = []
+        let rows = try materialize(entity: helper.index, result: result, rowsAreDistinct: true)
+        for object in rows {
+            forget(object, settingDefaults: &defaults)
+        }
+        return rows
     }
 }

@@ -1,0 +1,323 @@
+import RelatePostgres
+
+/// The objects of one context and everything memory knows about them: the identity map
+/// (one object per row), the relationships loaded and their inverses, the many-to-many
+/// membership index, kept counts, and the journal that undoes memory changes when a
+/// transaction rolls back. No connection and no SQL: the context plans a statement, sends
+/// it, and hands what the database answered (rows, or that it accepted a write) to the
+/// graph, the one place where memory changes.
+final class ObjectGraph {
+    /// The model and its SQL pieces, shared with every context made from the same model.
+    let layout: ModelLayout
+    /// Each entity as this context sees it, by index in `model.entities`.
+    let tables: [EntityTable]
+    /// The identity map: one object per row, per entity index.
+    let registries: [ObjectRegistry]
+    /// The relationships `load` ever stored a set or a to-one answer for: only those have
+    /// anything in memory for `didChange` to keep in step.
+    var loadedRelationships = Set<RelationshipAddress>()
+    /// Every object's box of loaded relationships made since the last `reset()`, which
+    /// empties them to break the cycles they close (also for objects the identity map no
+    /// longer holds: forgotten, without a key, fetched before a reset).
+    var loadedBoxes: [LoadedRelationships] = []
+    /// The loaded many-to-many sets each object is a member of, so that a deleted object
+    /// leaves them without a scan of every registered object. Built when a delete first
+    /// needs it, then kept up to date by the sets; dropped on `reset()`.
+    var manyToManyMemberships: [ObjectIdentifier: [RelationshipSet]]?
+    /// Counts of unloaded to-many relationships are kept with the generation they were
+    /// read in; every write of this context (and every rollback, and every row read again
+    /// whose foreign key moved) starts a new one, so that no count outlives a change.
+    private(set) var membershipGeneration = 0
+    /// Whether a count was kept in the current generation (else a new one is not needed).
+    var hasCachedCounts = false
+    /// Objects first registered in each batch of the batched fetches under way, innermost
+    /// last: after each batch those nobody else holds are let go (see `fetch(_:batchSize:_:)`).
+    @exclusivity(unchecked) var registeredInBatch: [[DatabaseObject]] = []
+    /// Memory changes to undo if the enclosing transactions roll back, innermost last.
+    /// Read for every object a fetch makes, never in overlapping accesses: unchecked.
+    @exclusivity(unchecked) private var undoLog: [[() -> Void]] = []
+    /// Objects first registered inside each open transaction, innermost last: after a
+    /// roll-back their rows are read again, since the transaction may have been what made
+    /// them (or made them as they are).
+    @exclusivity(unchecked) var registeredInTransaction: [[DatabaseObject]] = []
+    /// What memory learnt from the database inside each open transaction, innermost last,
+    /// that undoing the transaction's memory changes would unlearn: see ``AfterRollback``.
+    private var afterRollback: [[AfterRollback]] = []
+
+
+    init(layout: ModelLayout) {
+        self.layout = layout
+        tables = layout.entities.map(EntityTable.init)
+        registries = tables.map(ObjectRegistry.init)
+        for table in tables { table.graph = self }
+    }
+
+    var model: Model { layout.model }
+
+    /// Where relationship `index` of `entity` leads: the target entity, the target's
+    /// columns it joins on (as attribute indexes), its inverse.
+    func target(of entity: Int, _ index: Int) -> Int { layout.entities[entity].targets[index] }
+    func targetColumns(of entity: Int, _ index: Int) -> [Int] { layout.entities[entity].targetColumns[index] }
+    func inverse(of entity: Int, _ index: Int) -> RelationshipAddress { layout.entities[entity].inverses[index] }
+
+    // MARK: - Identity map
+
+    /// The objects for the rows of `result`, each as ``materialize(entity:row:)``
+    /// makes it. `rowsAreDistinct`: the result selects from the entity's table alone, so
+    /// it holds each primary key once (a join through a helper table may repeat a row).
+    /// `isBatch`: the rows are a batch of a batched fetch, whose objects that stay are
+    /// noted as registered in the transaction once the batch is over, not before.
+    /// `spare`: storage nothing holds any longer (a walk's previous batch), whose memory
+    /// takes the new cells.
+    func materialize(
+        entity: Int, result: PostgresResult, rows: Range<Int>? = nil, rowsAreDistinct: Bool, isBatch: Bool = false,
+        reusing spare: ValueStorage? = nil
+    ) throws -> [DatabaseObject] {
+        // A cell that cannot be read is a PostgresError naming the column: as every error
+        // of the object layer, it comes out as a RelateError.
+        try relateErrors(naming: model.entities[entity].name) {
+            try materializeRows(
+                entity: entity, result: result, rows: rows ?? 0..<result.count, rowsAreDistinct: rowsAreDistinct, isBatch: isBatch,
+                reusing: spare)
+        }
+    }
+
+    private func materializeRows(
+        entity: Int, result: PostgresResult, rows: Range<Int>, rowsAreDistinct: Bool, isBatch: Bool, reusing spare: ValueStorage?
+    ) throws -> [DatabaseObject] {
+        let readers = StoredValue.Reader.readers(for: result)
+        let table = tables[entity]
+        let registry = registries[entity]
+        // A walk's batches write into the memory of the batch before: freed and allocated
+        // again for every batch, the cells made the allocator hand the top of the heap back
+        // to the system and take it again, a page fault per 4 KB, a third of a walk's time.
+        let storage = spare?.table === table ? spare! : ValueStorage(table: table, capacity: 0)
+        storage.cells.removeAll(keepingCapacity: true)
+        storage.cells.reserveCapacity(rows.count * table.columns.count)
+        guard rowsAreDistinct, registry.isEmpty, !table.primaryKey.isEmpty else {
+            return try rows.map { try materializeRow(entity: entity, row: result[$0], readers: readers, storage: storage, isBatch: isBatch) }
+        }
+        // Taken out while written, so that appending neither copies nor goes through the class.
+        var cells = storage.cells
+        storage.cells = []
+        defer { storage.cells = cells }
+        // Nothing registered yet, and each key comes once: no lookups. The cells and the
+        // objects are written in place, row after row.
+        let width = table.columns.count
+        let objects = try [DatabaseObject](unsafeUninitializedCapacity: rows.count) { objects, made in
+            for row in rows {
+                let base = cells.count
+                for column in 0..<width {
+                    cells.append(try readers[column].read(result, row: row, column: column))
+                }
+                (objects.baseAddress! + made).initialize(to: DatabaseObject(storage: storage, base: base))
+                made += 1
+            }
+        }
+        registry.registerUnindexed(objects)
+        if !registeredInTransaction.isEmpty, !isBatch { registeredInTransaction[registeredInTransaction.count - 1] += objects }
+        if !registeredInBatch.isEmpty { registeredInBatch[registeredInBatch.count - 1] += objects }
+        return objects
+    }
+
+    /// The object for a row read from the database: the registered one, refreshed with the
+    /// row's values, or a new one.
+    func materialize(entity: Int, row: PostgresRow) throws -> DatabaseObject {
+        try relateErrors(naming: model.entities[entity].name) { try materializeRow(entity: entity, row: row) }
+    }
+
+    /// `readers` are the result's (see ``StoredValue/Reader``); a new object's values go to
+    /// `storage`, shared by the objects of one result.
+    private func materializeRow(
+        entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil, storage: ValueStorage? = nil, isBatch: Bool = false
+    ) throws -> DatabaseObject {
+        let table = tables[entity]
+        let storage = storage ?? ValueStorage(table: table, capacity: table.columns.count)
+        let base = try Self.read(row, of: table, readers: readers ?? StoredValue.Reader.readers(for: row.result), into: storage)
+        let values = ObjectValues(storage: storage, base: base, count: table.columns.count)
+        guard let key = table.primaryKey.isEmpty ? nil : ObjectKey(values, at: table.primaryKey) else {
+            return DatabaseObject(storage: storage, base: base)
+        }
+        let registry = registries[entity]
+        let (object, isNew) = registry.object(forKey: key) { DatabaseObject(storage: storage, base: base) }
+        if isNew {
+            if !registeredInTransaction.isEmpty, !isBatch { registeredInTransaction[registeredInTransaction.count - 1].append(object) }
+            if !registeredInBatch.isEmpty { registeredInBatch[registeredInBatch.count - 1].append(object) }
+        } else {
+            let old = Array(object.values)
+            object.refresh(values)
+            didChange(object, from: old)
+            // The row's cells served only to refresh the registered object: let go of them.
+            for offset in base..<base + table.columns.count { storage.cells[offset] = .null }
+        }
+        return object
+    }
+
+    /// The row's values as an object of `entity` stores them, without making an object.
+    func storedValues(of row: PostgresRow, entity: Int) throws -> [StoredValue] {
+        let readers = StoredValue.Reader.readers(for: row.result)
+        return try relateErrors(naming: model.entities[entity].name) { try (0..<tables[entity].columns.count).map { try readers[$0].read(row, at: $0) } }
+    }
+
+    /// Appends the row's first `table.columns.count` cells to `storage`; answers where they start.
+    @inline(__always)
+    private static func read(
+        _ row: PostgresRow, of table: EntityTable, readers: [StoredValue.Reader], into storage: ValueStorage
+    ) throws -> Int {
+        let base = storage.cells.count
+        for column in 0..<table.columns.count {
+            storage.cells.append(try readers[column].read(row, at: column))
+        }
+        return base
+    }
+
+    func unregister(_ object: DatabaseObject) {
+        guard let key = object.objectKey else { return }
+        let registry = registries[object.entityIndex]
+        registry.remove(object, key: key)
+        recordUndo { registry.register(object, key: key) }
+    }
+
+    /// The registered object of `entity` whose attributes at `indexes` hold `values`,
+    /// without a query.
+    func registered(entity: Int, indexes: [Int], values: [StoredValue]) -> DatabaseObject? {
+        guard let wanted = ObjectKey(values) else { return nil }
+        if indexes == tables[entity].primaryKey {
+            return registries[entity][wanted]
+        }
+        return registries[entity].objects(withValues: wanted, at: indexes).first
+    }
+
+    /// Registered objects of `entity` whose attributes at `indexes` hold `values`.
+    func registeredObjects(entity: Int, indexes: [Int], values: [StoredValue]) -> [DatabaseObject] {
+        guard let wanted = ObjectKey(values) else { return [] }
+        return registries[entity].objects(withValues: wanted, at: indexes)
+    }
+
+    /// Forgets every object: the next fetch reads fresh ones.
+    func reset() {
+        // Loaded relationships tie objects to each other (a person's emails, each email's
+        // person): drop them, or the objects would keep each other alive.
+        for box in loadedBoxes { _ = box.takeAll() }
+        loadedBoxes = []
+        manyToManyMemberships = nil
+        for registry in registries { registry.removeAll() }
+        // Forgotten: a batch under way must not register its objects again.
+        registeredInBatch = registeredInBatch.map { _ in [] }
+    }
+
+    // MARK: - Transactions
+
+    /// A transaction begins: memory changes from now on are journaled.
+    func beginTransaction() {
+        undoLog.append([])
+        registeredInTransaction.append([])
+        afterRollback.append([])
+    }
+
+    /// The innermost transaction committed: what it journaled joins the enclosing one's.
+    func commitTransaction() {
+        let log = undoLog.removeLast()
+        let registered = registeredInTransaction.removeLast()
+        let learnt = afterRollback.removeLast()
+        if !undoLog.isEmpty {
+            undoLog[undoLog.count - 1] += log
+            registeredInTransaction[registeredInTransaction.count - 1] += registered
+            afterRollback[afterRollback.count - 1] += learnt
+        }
+    }
+
+    /// The innermost transaction rolled back: its memory changes are undone. Answers what
+    /// the context must read again: the objects first registered there, and what memory
+    /// learnt from the database there (see ``AfterRollback``).
+    func rollBackTransaction() -> (registered: [DatabaseObject], learnt: [AfterRollback]) {
+        membershipsMayChange()
+        for undo in undoLog.removeLast().reversed() { undo() }
+        return (registeredInTransaction.removeLast(), afterRollback.removeLast())
+    }
+
+    /// After a roll-back: what was first seen in the rolled-back transaction stays first
+    /// seen in the enclosing one, should it roll back too.
+    func stillFirstSeenInEnclosingTransaction(_ registered: [DatabaseObject], _ learnt: [AfterRollback]) {
+        guard !registeredInTransaction.isEmpty else { return }
+        registeredInTransaction[registeredInTransaction.count - 1] += registered
+        afterRollback[afterRollback.count - 1] += learnt
+    }
+
+    /// Remembers, when a transaction is open, what memory learnt from the database there
+    /// and must learn again should the transaction roll back.
+    func learntInTransaction(_ what: AfterRollback) {
+        guard !afterRollback.isEmpty else { return }
+        afterRollback[afterRollback.count - 1].append(what)
+    }
+
+    /// Forgets the counts kept so far (see ``membershipGeneration``).
+    func membershipsMayChange() {
+        guard hasCachedCounts else { return }
+        membershipGeneration += 1
+        hasCachedCounts = false
+    }
+
+    /// Whether a transaction is open, so that memory changes must be undoable.
+    var isRecordingUndo: Bool { !undoLog.isEmpty }
+
+    /// Remembers how to undo a memory change, when a transaction is open.
+    func recordUndo(_ undo: @escaping () -> Void) {
+        guard !undoLog.isEmpty else { return }
+        undoLog[undoLog.count - 1].append(undo)
+    }
+
+    // MARK: - Loaded relationships
+
+    /// Stores what a load of relationship `index` found for each of `owners` (`related`, in
+    /// the same order): the members of its ``RelationshipSet`` — refilled in place where the
+    /// owner has one already, so that a set handed out stays live — or its to-one object.
+    /// `mayRepeat`: members may come more than once (pairs through a helper table).
+    func storeLoaded(relationship index: Int, of owners: [DatabaseObject], related: [[DatabaseObject]], mayRepeat: Bool) {
+        guard let first = owners.first else { return }
+        loadedRelationships.insert(RelationshipAddress(entity: first.entityIndex, relationship: index))
+        let isToMany = first.table.isToMany[index]
+        for (owner, related) in zip(owners, related) {
+            if isToMany {
+                if let set = owner.sets[index] {
+                    set.refill(with: related, mayRepeat: mayRepeat)
+                } else {
+                    owner.relations.sets[index] = RelationshipSet(owner: owner, relationship: index, members: related, mayRepeat: mayRepeat)
+                    learntInTransaction(.loadedSet(owner: owner, relationship: index))
+                }
+            } else {
+                let previous = owner.toOne[index]
+                owner.relations.toOne[index] = .some(related.first)
+                if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.toOne[index] = previous } }
+            }
+        }
+    }
+
+    /// Lets go of the owner's set for relationship `index`: loaded again when next asked for.
+    func letGo(relationship index: Int, of owner: DatabaseObject) {
+        owner.relations.sets[index] = nil
+    }
+
+    /// Keeps the members counted for relationship `index` of each of `owners`, in
+    /// `generation` (see ``membershipGeneration``).
+    func storeCounts(relationship index: Int, of owners: [DatabaseObject], counts: [Int], generation: Int) {
+        for (owner, count) in zip(owners, counts) {
+            owner.relations.counts[index] = CachedCount(value: count, generation: generation)
+        }
+        hasCachedCounts = true
+    }
+}
+
+/// What memory learnt from the database inside a transaction, read again if it rolls back.
+enum AfterRollback {
+    /// A conflict corrected the object (read again, marked deleted, moved between sets).
+    case corrected(DatabaseObject)
+    /// The owner's set for the relationship was first loaded here.
+    case loadedSet(owner: DatabaseObject, relationship: Int)
+
+    var object: DatabaseObject {
+        switch self {
+        case .corrected(let object), .loadedSet(let object, _): object
+        }
+    }
+}

@@ -1,0 +1,243 @@
+import RelatePostgres
+
+/// Writes through a to-many relationship's ``RelationshipSet``: a one-to-many member is an
+/// `UPDATE` of its foreign key, a many-to-many one a helper row. Each is planned
+/// (``Statements``), sent, and what the database answered is handed to the graph.
+extension DatabaseContext {
+    func insert(_ object: DatabaseObject, into set: RelationshipSet, owner: DatabaseObject, helperValues: [String: Any?]) throws {
+        graph.membershipsMayChange()
+        let relationship = set.relationship
+        _ = try relatedObject(object, for: owner.entityIndex, set.relationshipIndex, key: relationship.key)
+        switch relationship.foreignKeyIn {
+        case .to:
+            // Written even when memory shows it in the set: another client may have moved it.
+            try setToOne(object, graph.inverse(of: owner.entityIndex, set.relationshipIndex).relationship, owner)
+        case .via:
+            let helper = try helperTable(of: set)
+            // A keyed pair is stored once: the database, not memory, says whether it is there
+            // (another client may have removed or added it), and the set ends holding it.
+            let keyed = helperIsKeyed(relationship, helper: helper)
+            let shown = helperRowsAreShown(helper)
+            let statement = try helperInsert(
+                set, helper: helper, member: object, helperValues: helperValues, returning: shown, skippingExisting: keyed)
+            let result = try send(statement, entity: owner.entityIndex)
+            if shown { try graph.didInsertHelperRows(result, helper: helper) }
+            if !keyed || !set.contains(object) { graph.link(owner, object, set: set, times: 1) }
+        case .from:
+            throw RelateError.notToMany(relationship)
+        }
+    }
+
+    func remove(_ object: DatabaseObject, from set: RelationshipSet, owner: DatabaseObject) throws {
+        graph.membershipsMayChange()
+        try check(object)
+        guard set.contains(object) else { return }
+        let relationship = set.relationship
+        switch relationship.foreignKeyIn {
+        case .to:
+            try requireNullable(relationship, childEntity: object.entityIndex)
+            let columns = graph.targetColumns(of: owner.entityIndex, set.relationshipIndex)
+            let ownerValues = owner.table.fromColumns[set.relationshipIndex].map { owner.values[$0] }
+            do {
+                try update(
+                    object, columns: columns, values: Array(repeating: nil, count: columns.count),
+                    expecting: Array(zip(columns, ownerValues)))
+            } catch let error as RelateError where error.kind == .conflict {
+                // The database moved it elsewhere: the owner's set takes what the database holds.
+                graph.learntInTransaction(.corrected(owner))
+                try load(relationship: set.relationshipIndex, for: [owner])
+                throw error
+            }
+        case .via:
+            let helper = try helperTable(of: set)
+            let statement = helperDelete(set, helper: helper, member: object)
+            let result = try send(statement, entity: owner.entityIndex)
+            try graph.didDeleteHelperRows(result, helper: helper)
+            guard result.count > 0 else {
+                // No such helper row any more: memory lets go of the pair as the database did.
+                graph.learntInTransaction(.corrected(owner))
+                graph.learntInTransaction(.corrected(object))
+                graph.unlink(owner, object, set: set, times: set.count(for: object))
+                throw RelateError.conflict(object, "was no longer linked to this \(owner.entity.name) through \"\(helper.entity.name)\" "
+                    + "(another client removed the pair); memory now agrees")
+            }
+            graph.unlink(owner, object, set: set, times: result.count)
+        case .from:
+            throw RelateError.notToMany(relationship)
+        }
+    }
+
+    /// Makes the set hold exactly `members` (with their multiplicity), writing only the
+    /// difference, all of it in one pipeline — one round trip, all or nothing. What leaves
+    /// is chosen by the database, not by memory (`… WHERE fk = $owner AND NOT (key = ANY(…))`),
+    /// so a member another client added leaves too, even when memory saw nothing to remove;
+    /// memory follows the rows that changed.
+    func replace(members: [DatabaseObject], of set: RelationshipSet, owner: DatabaseObject) throws {
+        graph.membershipsMayChange()
+        let relationship = set.relationship
+        let index = set.relationshipIndex
+        for member in members { _ = try relatedObject(member, for: owner.entityIndex, index, key: relationship.key) }
+        // Members in the order given, each once, with how many times it was given.
+        var wanted: [ObjectIdentifier: Int] = [:]
+        var distinct: [DatabaseObject] = []
+        for member in members {
+            let id = ObjectIdentifier(member)
+            if wanted[id] == nil { distinct.append(member) }
+            wanted[id, default: 0] += 1
+        }
+        let current = set.allObjects
+        let removesAny = current.contains { wanted[ObjectIdentifier($0)] == nil }
+        let target = graph.target(of: owner.entityIndex, index)
+        let targetTable = graph.tables[target]
+        let targetKey = graph.targetColumns(of: owner.entityIndex, index)
+        let ownerValues = owner.table.fromColumns[index].map { owner.values[$0].parameter }
+
+        switch relationship.foreignKeyIn {
+        case .to:
+            if removesAny { try requireNullable(relationship, childEntity: target) }
+            // Both statements follow the database, not memory (which may be stale): what
+            // leaves is whatever it links to the owner beyond the members, what arrives is
+            // every member it does not link yet.
+            let keys = distinct.map(\.primaryKeyValues)
+            var statements = [Statements.release(targetTable.layout, foreignKey: targetKey, owner: ownerValues, keeping: keys)]
+            if !distinct.isEmpty {
+                statements.append(Statements.claim(targetTable.layout, foreignKey: targetKey, owner: ownerValues, members: keys))
+            }
+            let results = try send(statements, entity: owner.entityIndex)
+            for result in results {
+                _ = try graph.materialize(entity: target, result: result, rowsAreDistinct: true)
+            }
+
+        case .via:
+            let helper = try helperTable(of: set)
+            let helperTo = owner.table.layout.helperColumns[index].to
+            var statements: [Statement] = []
+            // Whole members leave by one statement the database answers; fewer copies of a
+            // pair (a helper without a key) by one row each.
+            statements.append(helperDelete(owner: owner, relationship: index, helper: helper, keeping: distinct))
+            var added: [(object: DatabaseObject, times: Int)] = []
+            if !members.isEmpty {
+                for member in distinct {
+                    let delta = (wanted[ObjectIdentifier(member)] ?? 0) - set.count(for: member)
+                    if delta < 0 {
+                        let statement = helperDelete(set, helper: helper, member: member)
+                        for _ in 0..<(-delta) { statements.append(statement) }
+                    } else if delta > 0 {
+                        added.append((member, delta))
+                    }
+                }
+            }
+            let deletes = statements.count
+            let shown = helperRowsAreShown(helper)
+            if let many = try helperInsertAll(set, helper: helper, members: added, returning: shown) {
+                statements.append(many)
+            } else {
+                var template: Statement?
+                for (member, times) in added {
+                    let statement: Statement
+                    if let template {
+                        statement = Statement(sql: template.sql, parameters: ownerValues + targetKey.map { member.values[$0].parameter })
+                    } else {
+                        statement = try helperInsert(set, helper: helper, member: member, helperValues: [:], returning: shown)
+                        template = statement
+                    }
+                    for _ in 0..<times { statements.append(statement) }
+                }
+            }
+            if statements.isEmpty { return }
+            let results = try send(statements, entity: owner.entityIndex)
+            // The deleted rows say which pairs left, and how often.
+            var left: [ObjectIdentifier: (object: DatabaseObject, times: Int)] = [:]
+            for result in results.prefix(deletes) {
+                for row in try graph.didDeleteHelperRows(result, helper: helper) {
+                    let values = helperTo.map { row.values[$0] }
+                    guard let member = graph.registered(entity: target, indexes: targetKey, values: values) else { continue }
+                    left[ObjectIdentifier(member), default: (member, 0)].times += 1
+                }
+            }
+            for result in results.dropFirst(deletes) where !result.columns.isEmpty {
+                try graph.didInsertHelperRows(result, helper: helper)
+            }
+            for (member, times) in left.values {
+                graph.unlink(owner, member, set: set, times: times)
+            }
+            for (member, times) in added {
+                graph.link(owner, member, set: set, times: times)
+            }
+
+        case .from:
+            throw RelateError.notToMany(relationship)
+        }
+    }
+
+    /// A replace of a many-to-many set through a helper that holds a pair once: the
+    /// database is told the whole membership, not the difference from what memory
+    /// believes, so neither a set nobody loaded (which needed a read first: it cost as much
+    /// as the writes, 2.5× a single raw `INSERT … SELECT unnest`) nor a loaded one that is
+    /// stale (a pair another client added or removed) can make it fail or leave it wrong.
+    /// One pipeline: what leaves is deleted and answered (so the other side's loaded sets
+    /// follow), every member is inserted unless its pair is there already; the set then
+    /// holds exactly `members`. Answers false, having done nothing, where the helper may
+    /// hold a pair twice or the keys have no array type that goes into the columns (then
+    /// the set is loaded and the difference written).
+    func replaceKeyedManyToMany(members: [DatabaseObject], relationship index: Int, owner: DatabaseObject) throws -> Bool {
+        let relationship = owner.entity.relationships[index]
+        guard relationship.foreignKeyIn == .via, let helperIndex = owner.table.layout.helpers[index] else {
+            return false
+        }
+        let helper = graph.tables[helperIndex]
+        guard helperIsKeyed(relationship, helper: helper) else { return false }
+        for member in members { _ = try relatedObject(member, for: owner.entityIndex, index, key: relationship.key) }
+        var distinct: [DatabaseObject] = []
+        var seen = Set<ObjectIdentifier>()
+        for member in members where seen.insert(ObjectIdentifier(member)).inserted { distinct.append(member) }
+        let helperTo = owner.table.layout.helperColumns[index].to
+        let targetKey = graph.targetColumns(of: owner.entityIndex, index)
+        let shown = helperRowsAreShown(helper)
+
+        var statements = [helperDelete(owner: owner, relationship: index, helper: helper, keeping: distinct)]
+        if !distinct.isEmpty {
+            guard let insert = try helperInsertAll(
+                owner: owner, relationship: index, helper: helper, rows: distinct, returning: shown, skippingExisting: true)
+            else { return false }
+            statements.append(insert)
+        }
+        graph.membershipsMayChange()
+        let results = try send(statements, entity: owner.entityIndex)
+
+        let target = graph.target(of: owner.entityIndex, index)
+        let inverse = graph.inverse(of: owner.entityIndex, index)
+        if let set = owner.sets[index] {
+            for member in set.allObjects where !seen.contains(ObjectIdentifier(member)) {
+                graph.unlink(owner, member, set: set, times: set.count(for: member))
+            }
+            for member in distinct where !set.contains(member) {
+                graph.link(owner, member, set: set, times: 1)
+            }
+        } else {
+            graph.storeLoaded(relationship: index, of: [owner], related: [distinct], mayRepeat: true)
+        }
+        // Pairs memory did not know of (another client's) leave the other side's sets too.
+        for row in try graph.didDeleteHelperRows(results[0], helper: helper) {
+            guard let member = graph.registered(entity: target, indexes: targetKey, values: helperTo.map { row.values[$0] }) else { continue }
+            member.sets[inverse.relationship]?.drop(owner)
+        }
+        if results.count > 1, shown { try graph.didInsertHelperRows(results[1], helper: helper) }
+        for member in distinct {
+            if let other = member.sets[inverse.relationship], !other.contains(owner) { other.add(owner) }
+        }
+        return true
+    }
+
+    func requireNullable(_ relationship: Relationship, childEntity: Int) throws {
+        let child = graph.tables[childEntity]
+        for index in child.attributeIndexes(relationship.to.columns) where !child.entity.attributes[index].isNullable {
+            let attribute = child.entity.attributes[index]
+            throw RelateError(
+                kind: .invalidWrite,
+                message: "column \"\(attribute.name)\" of \"\(child.entity.name)\" is NOT NULL, so a \(child.entity.name) cannot leave "
+                    + "its \(relationship.from.table) without another: move it (set its \"\(relationship.inverseKey)\") or delete it",
+                entity: child.entity.name, key: attribute.key)
+        }
+    }
+}

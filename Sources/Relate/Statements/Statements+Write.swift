@@ -1,0 +1,103 @@
+import RelatePostgres
+
+/// Writes of an entity's own rows. Each answers the rows it wrote (`RETURNING` the columns
+/// in attribute order, as a fetch reads them), so memory takes them as stored.
+extension Statements {
+    /// `INSERT INTO <table> (<columns>) VALUES (…) RETURNING …` (`DEFAULT VALUES` without
+    /// columns): every column not given takes its default.
+    static func insert(into table: EntityLayout, columns: [Int], values: [(any PostgresEncodable)?]) -> Statement {
+        guard !columns.isEmpty else {
+            return Statement(sql: "INSERT INTO \(table.table) DEFAULT VALUES RETURNING \(table.selectList())", parameters: [])
+        }
+        var sql = SQLBuilder("INSERT INTO \(table.table) (\(columns.map { table.columns[$0] }.joined(separator: ", "))) VALUES (")
+        let placeholders = sql.bind(values)
+        sql += placeholders.joined(separator: ", ") + ") RETURNING \(table.selectList())"
+        return sql.statement
+    }
+
+    /// `UPDATE … SET <columns> = … WHERE <primary key> [AND <expected>] RETURNING …` for the
+    /// row whose primary key memory holds as `key`. `expected` are values memory believes
+    /// the row holds and the write depends on: a row that no longer holds them is not
+    /// written (and answers no row).
+    static func update(
+        _ table: EntityLayout, setting columns: [Int], to values: [(any PostgresEncodable)?], key: [StoredValue],
+        expecting expected: [(column: Int, value: StoredValue)] = []
+    ) -> Statement {
+        var sql = SQLBuilder("UPDATE \(table.table) SET ")
+        let assignments = zip(columns, sql.bind(values)).map { "\(table.columns[$0]) = \($1)" }.joined(separator: ", ")
+        let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key.map(\.parameter))
+        sql += "\(assignments) WHERE \(row)"
+        for (column, value) in expected {
+            let placeholder = sql.bind(value.parameter)
+            sql += " AND \(table.columns[column]) = \(placeholder)"
+        }
+        sql += " RETURNING \(table.selectList())"
+        return sql.statement
+    }
+
+    /// `UPDATE … SET <columns> = NULL WHERE <columns> = <values> [AND NOT (<key of except>)]
+    /// RETURNING …`: whoever refers to `values` through `columns` lets go (but `except`).
+    static func nullify(
+        _ table: EntityLayout, columns: [Int], matching values: [(any PostgresEncodable)?], exceptKey: [StoredValue]?
+    ) -> Statement {
+        var sql = SQLBuilder("UPDATE \(table.table) SET " + columns.map { "\(table.columns[$0]) = NULL" }.joined(separator: ", "))
+        let referring = sql.equal(columns.map { table.columns[$0] }, values)
+        sql += " WHERE \(referring)"
+        if let exceptKey {
+            let except = sql.equal(table.primaryKey.map { table.columns[$0] }, exceptKey.map(\.parameter))
+            sql += " AND NOT (\(except))"
+        }
+        sql += " RETURNING \(table.selectList())"
+        return sql.statement
+    }
+
+    /// `DELETE FROM <table> WHERE <primary key>`: how many rows it deleted says whether the
+    /// row was still there; the database applies the foreign keys' rules, memory mirrors them.
+    static func delete(from table: EntityLayout, key: [StoredValue]) -> Statement {
+        var sql = SQLBuilder()
+        let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key.map(\.parameter))
+        sql += "DELETE FROM \(table.table) WHERE \(row)"
+        return sql.statement
+    }
+
+    // MARK: - One-to-many collections
+
+    /// The children (rows of `table`) whose foreign key `columns` holds `owner`, but those
+    /// whose primary keys are `kept`, let go of it: `UPDATE … SET <fk> = NULL WHERE <fk> =
+    /// <owner> [AND NOT (<key> = ANY(…))] RETURNING …`. What leaves is what the database
+    /// links to the owner, whatever memory believes.
+    static func release(
+        _ table: EntityLayout, foreignKey columns: [Int], owner: [(any PostgresEncodable)?], keeping kept: [[StoredValue]]
+    ) -> Statement {
+        var sql = SQLBuilder("UPDATE \(table.table) SET " + columns.map { "\(table.columns[$0]) = NULL" }.joined(separator: ", "))
+        let belongs = sql.equal(columns.map { table.columns[$0] }, owner)
+        sql += " WHERE \(belongs)"
+        if !kept.isEmpty {
+            let others = primaryKeyCondition(table, kept, in: &sql)
+            sql += " AND NOT (\(others))"
+        }
+        sql += " RETURNING \(table.selectList())"
+        return sql.statement
+    }
+
+    /// The children whose primary keys are `members` come to `owner`, those that held it
+    /// already untouched: `UPDATE … SET <fk> = <owner> WHERE <key> = ANY(…) AND (<fk>) IS
+    /// DISTINCT FROM (<owner>) RETURNING …`.
+    static func claim(
+        _ table: EntityLayout, foreignKey columns: [Int], owner: [(any PostgresEncodable)?], members: [[StoredValue]]
+    ) -> Statement {
+        var sql = SQLBuilder("UPDATE \(table.table) SET ")
+        let ownerPlaceholders = sql.bind(owner)
+        sql += zip(columns, ownerPlaceholders).map { "\(table.columns[$0]) = \($1)" }.joined(separator: ", ")
+        let chosen = primaryKeyCondition(table, members, in: &sql)
+        sql += " WHERE \(chosen)"
+        sql += " AND (\(columns.map { table.columns[$0] }.joined(separator: ", "))) IS DISTINCT FROM "
+            + "(\(ownerPlaceholders.joined(separator: ", "))) RETURNING \(table.selectList())"
+        return sql.statement
+    }
+
+    /// The rows whose primary keys are `keys`, as a condition bound in `sql`.
+    static func primaryKeyCondition(_ table: EntityLayout, _ keys: [[StoredValue]], in sql: inout SQLBuilder) -> String {
+        sql.keyCondition(table.primaryKey.map { table.columns[$0] }, types: table.primaryKey.map { table.types[$0] }, keys)
+    }
+}

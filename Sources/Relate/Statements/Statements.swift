@@ -1,0 +1,118 @@
+import RelatePostgres
+
+/// Every statement the object layer sends, built as a ``Statement`` from the model's
+/// layouts and the values memory holds: no connection, no object, no memory changed here.
+/// Identifiers come quoted from the layouts; every value is bound by ``SQLBuilder``.
+///
+/// Reads of relationships, keys and counts are here; writes are in `Statements+Write.swift`,
+/// helper-table rows in `Statements+Helper.swift`; fetch requests have their own builder
+/// (``RequestSQL``) on the same ``SQLBuilder``.
+enum Statements {
+    // MARK: - Rows
+
+    /// `SELECT <columns> FROM <table> WHERE <key>`: the rows whose primary keys are `keys`.
+    static func rows(of table: EntityLayout, keys: [[StoredValue]]) -> Statement {
+        var sql = SQLBuilder()
+        let condition = primaryKeyCondition(table, keys, in: &sql)
+        sql += "SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)"
+        return sql.statement
+    }
+
+    /// The SQL of ``rows(of:keys:)`` for one row, its key's values to be bound: made once per model
+    /// (``EntityLayout/selectByPrimaryKey``), since it is the statement sent most often.
+    static func rowByPrimaryKey(table: String, selectList: String, key columns: [String]) -> String {
+        var sql = SQLBuilder()
+        let row = sql.equal(columns, Array(repeating: nil, count: columns.count))
+        sql += "SELECT \(selectList) FROM \(table) WHERE \(row)"
+        return sql.sql
+    }
+
+    /// `SELECT <columns> FROM <table> [WHERE <condition>] [ORDER BY …] [LIMIT $n]`, where
+    /// `condition` and `orderBy` are a caller's SQL whose placeholders refer to `arguments`.
+    static func select(
+        from table: EntityLayout, where condition: String?, _ arguments: [(any PostgresEncodable)?], orderBy: String?, limit: Int?
+    ) -> Statement {
+        var sql = SQLBuilder("SELECT \(table.selectList()) FROM \(table.table)", parameters: arguments)
+        if let condition { sql += " WHERE \(condition)" }
+        if let orderBy { sql += " ORDER BY \(orderBy)" }
+        if let limit {
+            let placeholder = sql.bind(limit)
+            sql += " LIMIT \(placeholder)"
+        }
+        return sql.statement
+    }
+
+    /// `SELECT count(*) FROM <table> [WHERE <condition>]`, the condition a caller's SQL.
+    static func count(of table: EntityLayout, where condition: String?, _ arguments: [(any PostgresEncodable)?]) -> Statement {
+        var sql = SQLBuilder("SELECT count(*) FROM \(table.table)", parameters: arguments)
+        if let condition { sql += " WHERE \(condition)" }
+        return sql.statement
+    }
+
+    // MARK: - Relationships
+
+    /// The targets of relationship `index` of `owner` for the owners whose keys (the
+    /// relationship's `from` columns) are `ownerKeys`. Straight to the target's table by its
+    /// joined columns, or through the helper, whose columns that refer to the owner then
+    /// follow the target's in each row (to tell the owners apart).
+    static func load(
+        relationship index: Int, of owner: EntityLayout, in layout: ModelLayout, ownerKeys: [[StoredValue]]
+    ) -> Statement {
+        let target = layout.entities[owner.targets[index]]
+        let targetColumns = owner.targetColumns[index]
+        guard let helperIndex = owner.helpers[index] else {
+            var sql = SQLBuilder()
+            let belongs = sql.keyCondition(targetColumns.map { target.columns[$0] }, types: targetColumns.map { target.types[$0] }, ownerKeys)
+            sql += "SELECT \(target.selectList()) FROM \(target.table) WHERE \(belongs)"
+            return sql.statement
+        }
+        let helper = layout.entities[helperIndex]
+        let (helperFrom, helperTo) = owner.helperColumns[index]
+        let fromColumns = helperFrom.map { "h.\(helper.columns[$0])" }
+        let join = zip(targetColumns, helperTo).map { "t.\(target.columns[$0]) = h.\(helper.columns[$1])" }.joined(separator: " AND ")
+        var sql = SQLBuilder()
+        let belongs = sql.keyCondition(fromColumns, types: helperFrom.map { helper.types[$0] }, ownerKeys)
+        sql += "SELECT \(target.selectList(alias: "t")), \(fromColumns.joined(separator: ", ")) FROM \(helper.table) h "
+            + "JOIN \(target.table) t ON \(join) WHERE \(belongs)"
+        return sql.statement
+    }
+
+    /// How many members relationship `index` of `owner` has for each owner whose key is in
+    /// `ownerKeys`: `SELECT <foreign key>, count(*) … GROUP BY <foreign key>` on the target's
+    /// table, or on the helper's for a many-to-many. Owners without members have no row.
+    static func counts(
+        relationship index: Int, of owner: EntityLayout, in layout: ModelLayout, ownerKeys: [[StoredValue]]
+    ) -> Statement {
+        let counted: EntityLayout
+        let columns: [Int]
+        if let helper = owner.helpers[index] {
+            counted = layout.entities[helper]
+            columns = owner.helperColumns[index].from
+        } else {
+            counted = layout.entities[owner.targets[index]]
+            columns = owner.targetColumns[index]
+        }
+        let names = columns.map { counted.columns[$0] }
+        let list = names.joined(separator: ", ")
+        var sql = SQLBuilder()
+        let belongs = sql.keyCondition(names, types: columns.map { counted.types[$0] }, ownerKeys)
+        sql += "SELECT \(list), count(*) FROM \(counted.table) WHERE \(belongs) GROUP BY \(list)"
+        return sql.statement
+    }
+
+    // MARK: - Cursors
+
+    /// `DECLARE <cursor> NO SCROLL CURSOR FOR <query>`, the query's values bound as they were.
+    static func declare(_ cursor: String, for query: Statement) -> Statement {
+        Statement(sql: "DECLARE \(cursor) NO SCROLL CURSOR FOR \(query.sql)", parameters: query.parameters, format: .text)
+    }
+
+    /// `FETCH FORWARD <rows> FROM <cursor>`: a count in the SQL, since `FETCH` takes no parameter.
+    static func fetch(_ rows: Int, from cursor: String) -> Statement {
+        Statement(sql: "FETCH FORWARD \(rows) FROM \(cursor)", parameters: [])
+    }
+
+    static func close(_ cursor: String) -> Statement {
+        Statement(sql: "CLOSE \(cursor)", parameters: [], format: .text)
+    }
+}

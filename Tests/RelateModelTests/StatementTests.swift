@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+
+@testable import Relate
+
+/// The exact SQL and values of every statement the object layer sends, built with no
+/// server: ``Statements`` takes the model's layouts and the values memory holds.
+/// The live tests check what these statements do; these check what they say.
+@Suite struct StatementTests {
+    /// The seeds' schema with real type OIDs (int4 23, text 25), plus a table with a
+    /// composite key, and one whose key has no binary array form (an OID the mapping lacks).
+    static let layout: ModelLayout = {
+        func column(_ name: String, _ type: String, nullable: Bool = true) -> Catalog.Column {
+            Catalog.Column(name: name, type: type, typeOID: type == "int4" ? 23 : type == "text" ? 25 : 3_614, isNullable: nullable)
+        }
+        let tables = [
+            Catalog.Table(
+                schema: "public", name: "person", kind: .table,
+                columns: [column("id", "int4", nullable: false), column("firstname", "text"), column("surname", "text")],
+                primaryKey: ["id"], uniqueKeys: [], foreignKeys: []),
+            Catalog.Table(
+                schema: "public", name: "email", kind: .table,
+                columns: [column("id", "int4", nullable: false), column("address", "text"), column("person_id", "int4")],
+                primaryKey: ["id"], uniqueKeys: [],
+                foreignKeys: [fk("person", ["person_id"], "person", onDelete: .cascade)]),
+            Catalog.Table(
+                schema: "public", name: "title", kind: .table,
+                columns: [column("id", "int4", nullable: false), column("name", "text")],
+                primaryKey: ["id"], uniqueKeys: [], foreignKeys: []),
+            Catalog.Table(
+                schema: "public", name: "person_title_rel", kind: .table,
+                columns: [column("person_id", "int4", nullable: false), column("title_id", "int4", nullable: false)],
+                primaryKey: ["person_id", "title_id"], uniqueKeys: [],
+                foreignKeys: [fk("person", ["person_id"], "person"), fk("title", ["title_id"], "title")]),
+            Catalog.Table(
+                schema: "public", name: "shelf", kind: .table,
+                columns: [column("room", "text", nullable: false), column("number", "int4", nullable: false)],
+                primaryKey: ["room", "number"], uniqueKeys: [], foreignKeys: []),
+            Catalog.Table(
+                schema: "public", name: "doc", kind: .table,
+                columns: [column("lang", "regconfig", nullable: false), column("number", "int4", nullable: false)],
+                primaryKey: ["lang", "number"], uniqueKeys: [], foreignKeys: []),
+        ]
+        let model = try! Model(catalog: Catalog(schemas: ["public"], tables: tables), options: ModelOptions())
+        return try! ModelLayout(model: model) { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    }()
+
+    static func entity(_ name: String) -> EntityLayout {
+        layout.entities[try! layout.entityIndex(named: name)]
+    }
+
+    static func relationship(_ key: String, of name: String) -> Int {
+        entity(name).entity.relationships.firstIndex { $0.key == key }!
+    }
+
+    /// Each bound value as text, `NULL` for a missing one: what a test compares.
+    static func values(_ statement: Statement) -> [String] {
+        statement.parameters.map { $0.map { "\($0)" } ?? "NULL" }
+    }
+
+    let person = entity("person")
+    let email = entity("email")
+    let helper = entity("person_title_rel")
+
+    // MARK: - Rows
+
+    @Test func insertNamesItsColumnsAndReturnsTheRow() {
+        let statement = Statements.insert(into: email, columns: [1, 2], values: ["ada@example.com", 1])
+        #expect(
+            statement.sql
+                == #"INSERT INTO "public"."email" ("address", "person_id") VALUES ($1, $2) RETURNING "id", "address", "person_id""#)
+        #expect(Self.values(statement) == ["ada@example.com", "1"])
+        #expect(
+            Statements.insert(into: person, columns: [], values: []).sql
+                == #"INSERT INTO "public"."person" DEFAULT VALUES RETURNING "id", "firstname", "surname""#)
+    }
+
+    @Test func updateSetsThenFindsByKeyThenChecksWhatItExpects() {
+        let statement = Statements.update(
+            email, setting: [2], to: [nil], key: [.integer(7)], expecting: [(column: 2, value: .integer(1))])
+        #expect(
+            statement.sql
+                == #"UPDATE "public"."email" SET "person_id" = $1 WHERE "id" = $2 AND "person_id" = $3 RETURNING "id", "address", "person_id""#)
+        #expect(Self.values(statement) == ["NULL", "7", "1"])
+    }
+
+    @Test func updateOfACompositeKeyNumbersEveryPart() {
+        let shelf = Self.entity("shelf")
+        let statement = Statements.update(shelf, setting: [1], to: [3], key: [.string("attic"), .integer(2)])
+        #expect(
+            statement.sql
+                == #"UPDATE "public"."shelf" SET "number" = $1 WHERE "room" = $2 AND "number" = $3 RETURNING "room", "number""#)
+        #expect(Self.values(statement) == ["3", "attic", "2"])
+    }
+
+    @Test func nullifyLetsGoOfEveryoneButTheException() {
+        let statement = Statements.nullify(email, columns: [2], matching: [1], exceptKey: [.integer(9)])
+        #expect(
+            statement.sql
+                == #"UPDATE "public"."email" SET "person_id" = NULL WHERE "person_id" = $1 AND NOT ("id" = $2) RETURNING "id", "address", "person_id""#)
+        #expect(Self.values(statement) == ["1", "9"])
+        #expect(!Statements.nullify(email, columns: [2], matching: [1], exceptKey: nil).sql.contains("NOT"))
+    }
+
+    @Test func deleteFindsTheRowByKey() {
+        let statement = Statements.delete(from: person, key: [.integer(4)])
+        #expect(statement.sql == #"DELETE FROM "public"."person" WHERE "id" = $1"#)
+        #expect(Self.values(statement) == ["4"])
+    }
+
+    @Test func rowsByKeyAreOneValueOrOneList() {
+        #expect(Statements.rows(of: person, keys: [[.integer(1)]]).sql == #"SELECT "id", "firstname", "surname" FROM "public"."person" WHERE "id" = $1"#)
+        let many = Statements.rows(of: person, keys: [[.integer(1)], [.integer(2)]])
+        #expect(many.sql == #"SELECT "id", "firstname", "surname" FROM "public"."person" WHERE "id" = ANY($1)"#)
+        #expect(Self.values(many) == ["[1, 2]"])
+        #expect(person.selectByPrimaryKey == #"SELECT "id", "firstname", "surname" FROM "public"."person" WHERE "id" = $1"#)
+    }
+
+    @Test func compositeKeysArePairedThroughUnnest() {
+        let shelf = Self.entity("shelf")
+        let statement = Statements.rows(of: shelf, keys: [[.string("attic"), .integer(1)], [.string("hall"), .integer(2)]])
+        #expect(statement.sql == #"SELECT "room", "number" FROM "public"."shelf" WHERE ("room", "number") IN (SELECT * FROM unnest($1, $2))"#)
+        #expect(Self.values(statement) == [#"["attic", "hall"]"#, "[1, 2]"])
+    }
+
+    @Test func aKeyColumnWithoutAnArrayTypeIsPairedByItsTextAndNarrowedByItsOwnList() {
+        let doc = Self.entity("doc")
+        let statement = Statements.rows(of: doc, keys: [[.string("english"), .integer(1)], [.string("simple"), .integer(2)]])
+        #expect(
+            statement.sql
+                == #"SELECT "lang"::text, "number" FROM "public"."doc" WHERE ("lang"::text, "number") IN (SELECT * FROM unnest($1::text[], $2)) AND "lang" = ANY($3)"#
+        )
+        #expect(statement.parameters.count == 3)
+    }
+
+    @Test func aCallersConditionKeepsItsPlaceholdersAndTheLimitComesAfter() {
+        let statement = Statements.select(from: person, where: "surname = $1", ["Hopper"], orderBy: "firstname", limit: 10)
+        #expect(
+            statement.sql
+                == #"SELECT "id", "firstname", "surname" FROM "public"."person" WHERE surname = $1 ORDER BY firstname LIMIT $2"#)
+        #expect(Self.values(statement) == ["Hopper", "10"])
+        #expect(Statements.count(of: person, where: nil, []).sql == #"SELECT count(*) FROM "public"."person""#)
+    }
+
+    // MARK: - Relationships
+
+    @Test func aToManyLoadsByTheChildrensForeignKey() {
+        let statement = Statements.load(
+            relationship: Self.relationship("email", of: "person"), of: person, in: Self.layout, ownerKeys: [[.integer(1)], [.integer(2)]])
+        #expect(statement.sql == #"SELECT "id", "address", "person_id" FROM "public"."email" WHERE "person_id" = ANY($1)"#)
+    }
+
+    @Test func aManyToManyLoadsThroughItsHelperWithTheOwnersKeyAfterTheTargetsColumns() {
+        let statement = Statements.load(
+            relationship: Self.relationship("title", of: "person"), of: person, in: Self.layout, ownerKeys: [[.integer(1)]])
+        #expect(
+            statement.sql
+                == #"SELECT t."id", t."name", h."person_id" FROM "public"."person_title_rel" h JOIN "public"."title" t ON t."id" = h."title_id" WHERE h."person_id" = $1"#
+        )
+    }
+
+    @Test func countsAreGroupedByTheForeignKey() {
+        let toMany = Statements.counts(
+            relationship: Self.relationship("email", of: "person"), of: person, in: Self.layout, ownerKeys: [[.integer(1)], [.integer(2)]])
+        #expect(toMany.sql == #"SELECT "person_id", count(*) FROM "public"."email" WHERE "person_id" = ANY($1) GROUP BY "person_id""#)
+        let manyToMany = Statements.counts(
+            relationship: Self.relationship("title", of: "person"), of: person, in: Self.layout, ownerKeys: [[.integer(1)]])
+        #expect(
+            manyToMany.sql == #"SELECT "person_id", count(*) FROM "public"."person_title_rel" WHERE "person_id" = $1 GROUP BY "person_id""#)
+    }
+
+    @Test func aOneToManyReplaceReleasesAllButTheMembersThenClaimsThem() {
+        let release = Statements.release(email, foreignKey: [2], owner: [1], keeping: [[.integer(5)], [.integer(6)]])
+        #expect(
+            release.sql
+                == #"UPDATE "public"."email" SET "person_id" = NULL WHERE "person_id" = $1 AND NOT ("id" = ANY($2)) RETURNING "id", "address", "person_id""#
+        )
+        #expect(Self.values(release) == ["1", "[5, 6]"])
+        let claim = Statements.claim(email, foreignKey: [2], owner: [1], members: [[.integer(5)], [.integer(6)]])
+        #expect(
+            claim.sql
+                == #"UPDATE "public"."email" SET "person_id" = $1 WHERE "id" = ANY($2) AND ("person_id") IS DISTINCT FROM ($1) RETURNING "id", "address", "person_id""#
+        )
+        #expect(Self.values(claim) == ["1", "[5, 6]"])
+    }
+
+    // MARK: - Helper rows
+
+    @Test func aPairIsInsertedOnceOrSkippedWhenThere() {
+        let pair = person.helperColumns[Self.relationship("title", of: "person")]
+        let plain = Statements.insertPair(into: helper, pair: pair, values: [1, 2], returning: false)
+        #expect(plain.sql == #"INSERT INTO "public"."person_title_rel" ("person_id", "title_id") VALUES ($1, $2)"#)
+        let skipping = Statements.insertPair(into: helper, pair: pair, values: [1, 2], returning: true, skippingExisting: true)
+        #expect(
+            skipping.sql
+                == #"INSERT INTO "public"."person_title_rel" ("person_id", "title_id") VALUES ($1, $2) ON CONFLICT ("person_id", "title_id") DO NOTHING RETURNING "person_id", "title_id""#
+        )
+    }
+
+    @Test func manyPairsGoInOneUnnest() {
+        let pair = person.helperColumns[Self.relationship("title", of: "person")]
+        let statement = Statements.insertPairs(into: helper, pair: pair, arrays: [[1, 1], [2, 3]], returning: false, skippingExisting: true)
+        #expect(
+            statement.sql
+                == #"INSERT INTO "public"."person_title_rel" ("person_id", "title_id") SELECT * FROM unnest($1, $2) AS u("person_id", "title_id") WHERE NOT EXISTS (SELECT 1 FROM "public"."person_title_rel" h WHERE h."person_id" = u."person_id" AND h."title_id" = u."title_id")"#
+        )
+    }
+
+    @Test func aPairIsDeletedOnceEvenWhereItRepeats() {
+        let pair = person.helperColumns[Self.relationship("title", of: "person")]
+        #expect(
+            Statements.deletePair(from: helper, pair: pair, values: [1, 2], keyed: true).sql
+                == #"DELETE FROM "public"."person_title_rel" WHERE "person_id" = $1 AND "title_id" = $2 RETURNING "person_id", "title_id""#)
+        #expect(
+            Statements.deletePair(from: helper, pair: pair, values: [1, 2], keyed: false).sql
+                == #"DELETE FROM "public"."person_title_rel" WHERE (tableoid, ctid) = (SELECT tableoid, ctid FROM "public"."person_title_rel" WHERE "person_id" = $1 AND "title_id" = $2 LIMIT 1) RETURNING "person_id", "title_id""#
+        )
+    }
+
+    @Test func theOwnersOtherPairsAreDeletedByTheDatabasesWord() {
+        let pair = person.helperColumns[Self.relationship("title", of: "person")]
+        let keeping = Statements.deletePairs(from: helper, pair: pair, owner: [1], keeping: [[.integer(2)], [.integer(3)]])
+        #expect(
+            keeping.sql
+                == #"DELETE FROM "public"."person_title_rel" WHERE "person_id" = $1 AND NOT ("title_id" = ANY($2)) RETURNING "person_id", "title_id""#)
+        #expect(
+            Statements.deletePairs(from: helper, pair: pair, owner: [1], keeping: []).sql
+                == #"DELETE FROM "public"."person_title_rel" WHERE "person_id" = $1 RETURNING "person_id", "title_id""#)
+    }
+
+    // MARK: - Cursors
+
+    @Test func aWalkDeclaresFetchesAndClosesItsCursor() {
+        let query = Statement(sql: #"SELECT "id" FROM "public"."person" t0 WHERE t0."surname" = $1"#, parameters: ["Hopper"])
+        let declare = Statements.declare("relate_cursor_1", for: query)
+        #expect(declare.sql == #"DECLARE relate_cursor_1 NO SCROLL CURSOR FOR SELECT "id" FROM "public"."person" t0 WHERE t0."surname" = $1"#)
+        #expect(Self.values(declare) == ["Hopper"])
+        #expect(Statements.fetch(1_000, from: "relate_cursor_1").sql == "FETCH FORWARD 1000 FROM relate_cursor_1")
+        #expect(Statements.close("relate_cursor_1").sql == "CLOSE relate_cursor_1")
+    }
+}
