@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Relate", targets: ["Relate"]),
         .library(name: "RelatePostgres", targets: ["RelatePostgres"]),
         .executable(name: "relate", targets: ["relate"]),
+        .plugin(name: "RelateGenerator", targets: ["RelateGenerator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -33,21 +34,33 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Swift source from `relate inspect --format json`: plain text, no Relate, no libpq,
+        // shared by `relate generate` and the RelateGenerator build-tool plugin.
+        .target(name: "RelateCodeGen"),
+        .executableTarget(name: "relate-generate-tool", dependencies: ["RelateCodeGen"]),
+        .plugin(name: "RelateGenerator", capability: .buildTool(), dependencies: ["relate-generate-tool"]),
         .executableTarget(
             name: "relate",
             dependencies: [
                 "Relate",
+                "RelateCodeGen",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "RelateModelTests",
-            dependencies: ["Relate", "RelatePostgres"]
+            dependencies: ["Relate", "RelatePostgres", "RelateCodeGen"]
         ),
         .testTarget(
             name: "RelateIntegrationTests",
             // `relate` is listed so the CLI tests find the binary built beside them.
-            dependencies: ["Relate", "RelatePostgres", "relate"]
+            dependencies: ["Relate", "RelatePostgres", "RelateCodeGen", "relate", "relate-generate-tool"]
+        ),
+        // Types generated from sql/examples/awkward_identifiers.sql, used against the server:
+        // a module of their own, beside the seeds' types of RelateIntegrationTests.
+        .testTarget(
+            name: "RelateTypedAwkwardTests",
+            dependencies: ["Relate", "RelatePostgres", "RelateCodeGen"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -7,7 +7,7 @@ struct RelateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relate",
         abstract: "Point Relate at an existing PostgreSQL schema.",
-        subcommands: [Inspect.self, Demo.self, Enable.self, Disable.self])
+        subcommands: [Inspect.self, Generate.self, Demo.self, Enable.self, Disable.self])
 
     /// Exit codes: 0 ok, 1 a connection or query error (message on stderr), 2 usage.
     static func main() {

@@ -21,6 +21,7 @@ extension Catalog {
             PostgresStatement(Self.relationsQuery, format: .binary),
             PostgresStatement(Self.uniqueKeysQuery, format: .binary),
             PostgresStatement(Self.foreignKeysQuery, format: .binary),
+            PostgresStatement(Self.enumLabelsQuery, format: .binary),
         ]
         // On a large catalog the planner's estimates pass jit_above_cost, and compiling the
         // queries took longer than running them (2.4 s of 3.3 for 10,000 tables); the
@@ -49,6 +50,11 @@ extension Catalog {
             /// partitions of its own is none).
             var leaves: Set<Int>
         }
+        // The labels of the enum types the columns have (for typed models).
+        var enumLabels: [Int: [String]] = [:]
+        for row in results[4] {
+            enumLabels[try row.decode(Int.self, at: 0)] = try row.decode([String].self, at: 1)
+        }
         var relations: [Int: Relation] = [:]
         for row in results[1] {
             let names = try row.decode([String].self, at: 4)
@@ -62,7 +68,7 @@ extension Catalog {
                 Column(
                     name: names[index], type: types[index], typeOID: UInt32(truncatingIfNeeded: oids[index]),
                     isNullable: !notNull[index], defaultValue: defaults[index], isIdentity: identity[index],
-                    isGenerated: generated[index])
+                    isGenerated: generated[index], enumLabels: enumLabels[oids[index]])
             }
             let kind: Table.Kind =
                 switch try row.decode(String.self, at: 3) {
@@ -100,6 +106,9 @@ extension Catalog {
                 onDelete: try action(row.decode(String.self, at: 7)), onUpdate: try action(row.decode(String.self, at: 8)),
                 isDeferrable: try row.decode(Bool.self, at: 9), isInitiallyDeferred: try row.decode(Bool.self, at: 10))
             let root = try row.decode(Int.self, at: 1)
+            // A table read only because a foreign key points at it is an end, never a
+            // source: its own foreign keys are not inferred (DESIGN, inference rule 4).
+            guard let source = relations[root], searched.contains(source.table.schema) else { continue }
             if try row.decode(Bool.self, at: 2) {
                 let group = PartitionKey(root: root, key: key)
                 if declarations[group] == nil { order.append(group) }
@@ -196,6 +205,19 @@ extension Catalog {
         LEFT JOIN pg_type e ON e.oid = t.typelem
         LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
         GROUP BY c.oid, n.nspname, c.relname, c.relkind
+        """
+
+    /// The labels of every enum type a column in scope has (directly or through a domain).
+    static let enumLabelsQuery = """
+        SELECT e.enumtypid::int8, array_agg(e.enumlabel::text ORDER BY e.enumsortorder)
+        FROM pg_enum e
+        WHERE e.enumtypid IN (
+          SELECT CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+          FROM pg_attribute a
+          JOIN \(included) ON i.oid = a.attrelid
+          JOIN pg_type t ON t.oid = a.atttypid
+          WHERE a.attnum > 0 AND NOT a.attisdropped)
+        GROUP BY 1
         """
 
     static let uniqueKeysQuery = """

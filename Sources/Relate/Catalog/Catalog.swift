@@ -62,11 +62,14 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var defaultValue: String?
         public var isIdentity: Bool
         public var isGenerated: Bool
+        /// For an enum type (or a domain over one): its labels, in order.
+        public var enumLabels: [String]? = nil
 
         public init(
             name: String, type: String, typeOID: UInt32 = 0, isNullable: Bool = true,
-            defaultValue: String? = nil, isIdentity: Bool = false, isGenerated: Bool = false
+            defaultValue: String? = nil, isIdentity: Bool = false, isGenerated: Bool = false, enumLabels: [String]? = nil
         ) {
+            self.enumLabels = enumLabels
             self.name = name
             self.type = type
             self.typeOID = typeOID

@@ -11,6 +11,8 @@ public struct Attribute: Sendable, Hashable {
     public let defaultValue: String?
     public let isIdentity: Bool
     public let isGenerated: Bool
+    /// For an enum type (or a domain over one): its labels, in order.
+    public let enumLabels: [String]?
 
     init(_ column: Catalog.Column) {
         name = column.name
@@ -21,6 +23,7 @@ public struct Attribute: Sendable, Hashable {
         defaultValue = column.defaultValue
         isIdentity = column.isIdentity
         isGenerated = column.isGenerated
+        enumLabels = column.enumLabels
     }
 
     /// Whether the server fills the column when an INSERT leaves it out.

@@ -1,4 +1,5 @@
 import Foundation
+import RelatePostgres
 
 /// The stable, machine-readable description of a model that `relate inspect --format json`
 /// prints (DESIGN "`relate inspect --format json`"). Other tools decode it with these types.
@@ -12,12 +13,21 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         public var kind: String
         public var primaryKey: [String]
         public var attributes: [AttributeDescription]
+        /// The entity's name in the model (`person`, or `schema.table` outside the first
+        /// schema), for the typed-model generator; absent in older files.
+        public var modelName: String? = nil
     }
 
     public struct AttributeDescription: Codable, Sendable, Hashable {
         public var name: String
         public var type: String
         public var nullable: Bool
+        /// The key the attribute answers to, when it is not the column's name.
+        public var key: String? = nil
+        /// A domain's built-in base type, the type its values read as.
+        public var baseType: String? = nil
+        /// An enum type's labels, in order.
+        public var enumLabels: [String]? = nil
     }
 
     public struct RelationshipDescription: Codable, Sendable, Hashable {
@@ -48,7 +58,13 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         entities = model.entities.map { entity in
             EntityDescription(
                 schema: entity.schema, name: entity.table, kind: entity.kind.rawValue, primaryKey: entity.primaryKey,
-                attributes: entity.attributes.map { AttributeDescription(name: $0.name, type: $0.type, nullable: $0.isNullable) })
+                attributes: entity.attributes.map { attribute in
+                    let base = PostgresType(attribute.typeOID).description
+                    return AttributeDescription(
+                        name: attribute.name, type: attribute.type, nullable: attribute.isNullable,
+                        key: attribute.key == attribute.name ? nil : attribute.key,
+                        baseType: base == attribute.type || base.hasPrefix("oid ") ? nil : base, enumLabels: attribute.enumLabels)
+                }, modelName: entity.name)
         }
         relationships = model.relationships.map { relationship in
             RelationshipDescription(

@@ -1,0 +1,103 @@
+extension DatabaseContext {
+    /// The objects of a generated type that meet a condition, in one query.
+    ///
+    /// ```swift
+    /// let sailors = try context.fetch(Person.self, where: { $0.email.any { $0.address.hasSuffix("@navy.mil") } },
+    ///                                 orderBy: { [$0.surname.ascending] }, limit: 10)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the generated type.
+    ///   - condition: a condition on its columns (all objects when `nil`).
+    ///   - orderBy: sort keys from its columns.
+    ///   - limit: at most this many.
+    ///   - offset: skipping this many first.
+    /// - Returns: the objects, typed.
+    /// - Throws: `RelateError` (`.schemaChanged` when the type no longer matches the model).
+    @inlinable
+    public func fetch<Object: TypedObject>(
+        _ type: Object.Type, where condition: ((Object.Columns) -> Condition)? = nil,
+        orderBy: ((Object.Columns) -> [Ordering])? = nil, limit: Int? = nil, offset: Int? = nil
+    ) throws -> [Object] {
+        let columns = Object.Columns(prefix: "")
+        let request = FetchRequest(
+            Object.entity.name, where: condition.map { $0(columns) }, orderBy: orderBy.map { $0(columns) } ?? [], limit: limit,
+            offset: offset)
+        try check(Object.entity)
+        return try fetch(request).map(Object.init(unchecked:))
+    }
+
+    /// How many objects of a generated type meet a condition, counted by the database.
+    ///
+    /// ```swift
+    /// let hoppers = try context.count(Person.self, where: { $0.surname == "Hopper" })
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the generated type.
+    ///   - condition: a condition on its columns (all objects when `nil`).
+    /// - Returns: the count.
+    /// - Throws: `RelateError` (`.schemaChanged` when the type no longer matches the model).
+    public func count<Object: TypedObject>(_ type: Object.Type, where condition: ((Object.Columns) -> Condition)? = nil) throws -> Int {
+        try check(Object.entity)
+        return try count(FetchRequest(Object.entity.name, where: condition.map { $0(Object.Columns(prefix: "")) }))
+    }
+
+    /// The object of a generated type whose primary key is `primaryKey`, from memory when
+    /// it is there, else by one query.
+    ///
+    /// ```swift
+    /// let ada: Person? = try context.object(Person.self, primaryKey: 1)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the generated type.
+    ///   - primaryKey: the key's value (an array for a composite key).
+    /// - Returns: the object, or `nil` when there is no such row.
+    /// - Throws: `RelateError` (`.schemaChanged` when the type no longer matches the model).
+    @inlinable
+    public func object<Object: TypedObject>(_ type: Object.Type, primaryKey: Object.PrimaryKey) throws -> Object? {
+        try check(Object.entity)
+        return try object(Object.entity.name, primaryKey: primaryKey).map(Object.init(unchecked:))
+    }
+
+    /// Inserts a row of a generated type (`INSERT … RETURNING`, so defaults and triggers
+    /// show): only what `body` sets is sent, other columns take their defaults.
+    ///
+    /// ```swift
+    /// let grace = try context.insert(Person.self) { $0.firstname = "Grace"; $0.surname = "Hopper" }
+    /// let email = try context.insert(Email.self) { $0.address = "grace@navy.mil"; $0.person = grace }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the generated type.
+    ///   - body: sets the draft's values.
+    /// - Returns: the new object.
+    /// - Throws: what `body` throws (nothing is sent then); `RelateError` when the database
+    ///   refuses the row or the type no longer matches the model.
+    @inlinable @discardableResult
+    public func insert<Object: TypedObject>(_ type: Object.Type, _ body: (inout Object.Draft) throws -> Void = { _ in }) throws -> Object {
+        try check(Object.entity)
+        var draft = Object.Draft()
+        try body(&draft)
+        return Object(unchecked: try insert(Object.entity.name, values: draft.assignments.values))
+    }
+
+    /// Checks a generated type against this context's model: done on the type's first use
+    /// in a context of the model, then remembered for the model.
+    ///
+    /// - Parameter type: the generated type.
+    /// - Throws: `RelateError` of kind `.schemaChanged` naming the table and column and what differs.
+    public func check<Object: TypedObject>(_ type: Object.Type) throws {
+        try check(Object.entity)
+    }
+
+    /// Checks what a generated type was made from against this context's model (see
+    /// ``check(_:)-(Object.Type)``).
+    ///
+    /// - Parameter entity: the generated type's ``TypedEntity``.
+    /// - Throws: `RelateError` of kind `.schemaChanged` naming the table and column and what differs.
+    public func check(_ entity: TypedEntity) throws {
+        try TypedModelCheck.check(entity, against: layout)
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+
+/// The model as `relate inspect --format json` prints it (DESIGN "`relate inspect --format
+/// json`"), decoded without the `Relate` library: what the generator reads, from the
+/// database (`relate generate`) or from a checked-in `relate-model.json` (the
+/// `RelateGenerator` plugin). Fields added to the format after its first version are
+/// optional here, so that an older snapshot still decodes.
+///
+/// ```swift
+/// let snapshot = try ModelSnapshot(json: Data(contentsOf: url))
+/// let files = try Generator(snapshot).files()
+/// ```
+public struct ModelSnapshot: Codable, Sendable, Hashable {
+    /// Every entity (table, view…) of the model.
+    public var entities: [Entity]
+    /// Every relationship, once per direction.
+    public var relationships: [Relationship]
+
+    /// A table or view, with its columns in the table's order.
+    public struct Entity: Codable, Sendable, Hashable {
+        /// The table's schema.
+        public var schema: String
+        /// The table's name (without schema).
+        public var name: String
+        /// `table`, `view`, `partitioned-table`, `materialized-view` or `foreign-table`.
+        public var kind: String
+        /// The primary key's columns, in key order; empty when there is none.
+        public var primaryKey: [String]
+        /// The columns, in the table's order.
+        public var attributes: [Attribute]
+        /// The entity's name in the model (`person`, or `schema.table`); absent in older
+        /// snapshots (see ``ModelSnapshot/entityName(schema:table:)``).
+        public var modelName: String?
+
+        public init(
+            schema: String, name: String, kind: String = "table", primaryKey: [String], attributes: [Attribute], modelName: String? = nil
+        ) {
+            self.modelName = modelName
+            self.schema = schema
+            self.name = name
+            self.kind = kind
+            self.primaryKey = primaryKey
+            self.attributes = attributes
+        }
+    }
+
+    /// A column.
+    public struct Attribute: Codable, Sendable, Hashable {
+        /// The column's name.
+        public var name: String
+        /// The column's type as the catalog names it (`int4`, `varchar`, `text[]`, a
+        /// domain's or an enum's own name).
+        public var type: String
+        /// Whether it may hold NULL.
+        public var nullable: Bool
+        /// The key the attribute answers to, when it is not the column's name (a
+        /// relationship claimed the name).
+        public var key: String?
+        /// For a domain: the built-in type it is based on.
+        public var baseType: String?
+        /// For an enum type: its labels, in order.
+        public var enumLabels: [String]?
+
+        public init(name: String, type: String, nullable: Bool, key: String? = nil, baseType: String? = nil, enumLabels: [String]? = nil) {
+            self.name = name
+            self.type = type
+            self.nullable = nullable
+            self.key = key
+            self.baseType = baseType
+            self.enumLabels = enumLabels
+        }
+    }
+
+    /// A relationship as seen from its `from` entity.
+    public struct Relationship: Codable, Sendable, Hashable {
+        /// One side: its table and the columns joined on.
+        public struct End: Codable, Sendable, Hashable {
+            /// The table's schema.
+            public var schema: String
+            /// The table's name.
+            public var table: String
+            /// The columns joined on, in foreign-key order.
+            public var columns: [String]
+
+            public init(schema: String, table: String, columns: [String]) {
+                self.schema = schema
+                self.table = table
+                self.columns = columns
+            }
+        }
+
+        /// A many-to-many's helper table and its columns referring to each end.
+        public struct Via: Codable, Sendable, Hashable {
+            /// The helper table's schema.
+            public var schema: String
+            /// The helper table's name.
+            public var table: String
+            /// The helper's columns that refer to `from`.
+            public var fromColumns: [String]
+            /// The helper's columns that refer to `to`.
+            public var toColumns: [String]
+
+            public init(schema: String, table: String, fromColumns: [String], toColumns: [String]) {
+                self.schema = schema
+                self.table = table
+                self.fromColumns = fromColumns
+                self.toColumns = toColumns
+            }
+        }
+
+        /// The key it answers to on its `from` entity.
+        public var key: String
+        /// `many-to-one`, `one-to-many`, `one-to-one` or `many-to-many`.
+        public var kind: String
+        /// The side it is seen from.
+        public var from: End
+        /// The side it leads to.
+        public var to: End
+        /// The helper table, for a many-to-many.
+        public var via: Via?
+        /// `from`, `to` or `via`: which side holds the foreign key.
+        public var foreignKeyIn: String
+        /// The foreign key constraint (for many-to-many: the helper's key to `to`).
+        public var constraint: String
+        /// What made it: `foreign-key`, `keyed`, `override`…
+        public var rule: String
+        /// The inverse relationship's key on the `to` entity.
+        public var inverse: String
+
+        public init(
+            key: String, kind: String, from: End, to: End, via: Via? = nil, foreignKeyIn: String, constraint: String = "",
+            rule: String = "foreign-key", inverse: String = ""
+        ) {
+            self.key = key
+            self.kind = kind
+            self.from = from
+            self.to = to
+            self.via = via
+            self.foreignKeyIn = foreignKeyIn
+            self.constraint = constraint
+            self.rule = rule
+            self.inverse = inverse
+        }
+
+        /// Whether the relationship leads to many objects.
+        public var isToMany: Bool { kind == "one-to-many" || kind == "many-to-many" }
+    }
+
+    public init(entities: [Entity], relationships: [Relationship]) {
+        self.entities = entities
+        self.relationships = relationships
+    }
+
+    /// Decodes the JSON of `relate inspect --format json`.
+    ///
+    /// - Parameter json: the file's bytes.
+    /// - Throws: `DecodingError` when the JSON is not of that format.
+    public init(json: Data) throws {
+        self = try JSONDecoder().decode(ModelSnapshot.self, from: json)
+    }
+
+    /// The schema whose tables are named without schema, for a snapshot whose entities do
+    /// not give their model names: the schema that holds the most tables (the smallest
+    /// name on a tie).
+    public var firstSchema: String {
+        var counts: [String: Int] = [:]
+        for entity in entities { counts[entity.schema, default: 0] += 1 }
+        return counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.first?.key ?? "public"
+    }
+
+    /// The name the model gives the entity of `schema.table`: as the snapshot says, else its
+    /// table's name in the first schema and `schema.table` in others.
+    public func entityName(schema: String, table: String) -> String {
+        if let entity = entities.first(where: { $0.schema == schema && $0.name == table }), let name = entity.modelName {
+            return name
+        }
+        return schema == firstSchema ? table : "\(schema).\(table)"
+    }
+}

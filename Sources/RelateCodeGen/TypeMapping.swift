@@ -1,0 +1,40 @@
+/// The Swift type a column's values read as: the table of DESIGN "Objects" (and
+/// `PostgresType+Mapping.swift`), by the catalog's type name. A domain reads as its base
+/// type; a type without a mapping (an enum, `interval`, `inet`…) as its text, a `String`.
+public enum TypeMapping {
+    static let scalars: [String: String] = [
+        "int2": "Int", "int4": "Int", "int8": "Int", "oid": "Int",
+        "float4": "Float", "float8": "Double",
+        "numeric": "Decimal",
+        "text": "String", "varchar": "String", "bpchar": "String", "name": "String", "char": "String",
+        "json": "String", "jsonb": "String", "xml": "String", "unknown": "String",
+        "bool": "Bool",
+        "date": "Date", "timestamp": "Date", "timestamptz": "Date",
+        "uuid": "UUID",
+        "bytea": "Data",
+    ]
+
+    /// Element types whose arrays read as Swift arrays (the others read as their text).
+    static let arrayElements: Set<String> = [
+        "bool", "bytea", "char", "name", "int2", "int4", "text", "bpchar", "varchar", "int8", "float4", "float8", "oid",
+        "timestamp", "date", "timestamptz", "json", "numeric", "uuid", "jsonb",
+    ]
+
+    /// The Swift type of a column's non-NULL values.
+    ///
+    /// - Parameter attribute: the column as the snapshot describes it.
+    /// - Returns: `Int`, `String`, `[Int]`…
+    public static func swiftType(of attribute: ModelSnapshot.Attribute) -> String {
+        swiftType(typeName: attribute.baseType ?? attribute.type)
+    }
+
+    /// The Swift type of a PostgreSQL type's values, by the catalog's type name.
+    public static func swiftType(typeName: String) -> String {
+        if let scalar = scalars[typeName] { return scalar }
+        if typeName.hasSuffix("[]") {
+            let element = String(typeName.dropLast(2))
+            if arrayElements.contains(element), let scalar = scalars[element] { return "[\(scalar)]" }
+        }
+        return "String"
+    }
+}

@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import Relate
+import RelateCodeGen
+
+struct Generate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Generate typed Swift models from a schema.",
+        discussion: """
+            Writes one file per entity and RelateModel.swift into the output directory (the same
+            bytes the RelateGenerator plugin makes from `relate inspect --format json`).
+              relate generate postgresql://me@localhost/app --schema public --output Sources/App/Model
+              relate generate --output Sources/App/Model --check    # exit 1 when out of date
+            """)
+
+    @Argument(help: "A postgresql:// URL or conninfo string; empty for the PG* environment.")
+    var url: String = ""
+
+    @Option(name: .customLong("schema"), help: "A schema to read (repeatable); default: the search_path.")
+    var schemas: [String] = []
+
+    @Option(name: .customLong("many-to-many"), help: "Helper-table rule: keyed (default), strict, any.")
+    var manyToMany: Inspect.Rule = .keyed
+
+    @Option(help: "A JSON file of overrides (foreign keys the schema lacks, renames, ignored tables).")
+    var overrides: String?
+
+    @Option(help: "The directory to write the Swift files into.")
+    var output: String
+
+    @Flag(help: "Write nothing; exit 1 when the directory differs from a fresh generation.")
+    var check = false
+
+    func run() throws {
+        let connection = try Connection(conninfo: url)
+        let catalog = try Catalog.introspect(connection, schemas: schemas.isEmpty ? nil : schemas)
+        let options = ModelOptions(manyToMany: manyToMany.manyToMany, overrides: try overrides.map(OverridesFile.read) ?? [])
+        let model = try Model(catalog: catalog, options: options)
+        let files = try Self.files(for: model)
+        let directory = URL(fileURLWithPath: output, isDirectory: true)
+        if check {
+            let differences = Self.differences(files, in: directory)
+            guard differences.isEmpty else {
+                FileHandle.standardError.write(Data(
+                    ("relate generate --check: \(output) is out of date:\n" + differences.map { "  \($0)\n" }.joined()
+                        + "run relate generate without --check to update it\n").utf8))
+                throw ExitCode(1)
+            }
+            return
+        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for file in files {
+            let url = directory.appendingPathComponent(file.name)
+            if let existing = try? Data(contentsOf: url), existing == Data(file.contents.utf8) { continue }
+            try Data(file.contents.utf8).write(to: url, options: .atomic)
+            print("wrote \(url.path)")
+        }
+        for stale in Self.generatedFiles(in: directory).subtracting(files.map(\.name)).sorted() {
+            try FileManager.default.removeItem(at: directory.appendingPathComponent(stale))
+            print("removed \(directory.appendingPathComponent(stale).path)")
+        }
+    }
+
+    /// The files for `model`: through its JSON description, exactly as the plugin reads
+    /// `relate-model.json`, so that both give the same bytes.
+    static func files(for model: Model) throws -> [Generator.File] {
+        try Generator(ModelSnapshot(json: Data(model.jsonDescription().utf8))).files()
+    }
+
+    /// The names of files in `directory` that a generation made.
+    static func generatedFiles(in directory: URL) -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return Set(names.filter { $0 == Generator.modelFileName || ($0.hasPrefix("RelateModel+") && $0.hasSuffix(".swift")) })
+    }
+
+    /// What differs between `files` and `directory`, one line each.
+    static func differences(_ files: [Generator.File], in directory: URL) -> [String] {
+        var differences: [String] = []
+        for file in files {
+            switch try? Data(contentsOf: directory.appendingPathComponent(file.name)) {
+            case nil: differences.append("missing: \(file.name)")
+            case let existing? where existing != Data(file.contents.utf8): differences.append("changed: \(file.name)")
+            default: break
+            }
+        }
+        for stale in generatedFiles(in: directory).subtracting(files.map(\.name)).sorted() {
+            differences.append("no longer generated: \(stale)")
+        }
+        return differences
+    }
+}
