@@ -16,10 +16,11 @@ final class NotificationFeed: ChangeFeed {
     private let tables: TrackedTables
     private var listener: Connection
 
-    /// More keys than this in one notice and the table is read again whole instead (what
-    /// memory holds of it): a statement may touch any number of rows, a context re-reads
-    /// at most what it has.
-    static let maxKeys = 10_000
+    /// More keys than this in one notice (new or old) and the table is read again whole
+    /// instead (what memory holds of it), so that no payload makes a context hold or look up
+    /// more than this. A NOTIFY payload, the only kind another role can send, holds at most
+    /// a few thousand; stored ones are written by the owner's triggers alone.
+    static let maxKeys = 1_000_000
 
     init(main: Connection, layout: ModelLayout) throws {
         self.main = main
@@ -153,7 +154,7 @@ final class NotificationFeed: ChangeFeed {
         let kind: Change.Kind = letter == "I" ? .insert : letter == "D" ? .delete : .update
         var keys = Self.texts(object["keys"])
         var old = Self.texts(object["old"])
-        if (keys?.count ?? 0) + (old?.count ?? 0) > Self.maxKeys {
+        if (keys?.count ?? 0) > Self.maxKeys || (old?.count ?? 0) > Self.maxKeys {
             main.logger.debug("change feed: a payload with more keys than \(Self.maxKeys); its table is read again whole")
             (keys, old) = (nil, nil)
         }
