@@ -132,4 +132,117 @@ final class TestRoles {
             #expect(error?.message.contains("now named public.honour") == true)
         }
     }
+
+    /// What each statement size costs the application's writes, tracked and not (printed).
+    struct Timing: CustomStringConvertible {
+        var rows: Int
+        var tracked: [String: Duration] = [:]
+        var untracked: [String: Duration] = [:]
+        var description: String {
+            ["insert", "update", "delete"].map { kind in
+                "\(kind) \(rows) rows: tracked \(tracked[kind].map(Self.ms) ?? "?"), untracked \(untracked[kind].map(Self.ms) ?? "?")"
+            }.joined(separator: "; ")
+        }
+        static func ms(_ duration: Duration) -> String {
+            String(format: "%.0f ms", Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15)
+        }
+    }
+
+    /// The owner of the tables runs `relate enable --grant-to reader` (the CLI); an
+    /// application role granted only its tables writes 1, 2,000 and 100,000 rows in one
+    /// statement each (insert, update, delete) and none fails; a context running as the
+    /// reader receives every row of it and agrees with the database; neither the application
+    /// nor the reader may write Relate's table.
+    @Test func writersNeedNothingAndReadersGetEveryRow() throws {
+        let roles = try TestRoles()
+        let (owner, app, reader) = (try roles.make("owner"), try roles.make("app"), try roles.make("reader"))
+        try TestDatabase.withDatabase { url in
+            let admin = try Connection(url: url)
+            let database = try admin.query("SELECT current_database()")[0].decode(String.self, at: 0)
+            try admin.executeScript(
+                """
+                GRANT CREATE ON DATABASE \(database) TO \(owner.name);
+                CREATE TABLE item (id int PRIMARY KEY, value int NOT NULL);
+                ALTER TABLE item OWNER TO \(owner.name);
+                GRANT SELECT, INSERT, UPDATE, DELETE ON item TO \(app.name);
+                GRANT SELECT ON item TO \(reader.name);
+                CREATE SCHEMA untracked;
+                CREATE TABLE untracked.item (id int PRIMARY KEY, value int NOT NULL);
+                GRANT USAGE ON SCHEMA untracked TO \(app.name);
+                GRANT SELECT, INSERT, UPDATE, DELETE ON untracked.item TO \(app.name);
+                """)
+            let enabled = try InspectCommandTests.relate(["enable", TestRoles.url(url, as: owner), "--grant-to", reader.name])
+            #expect(enabled.status == 0, "\(enabled.errors)")
+            #expect(enabled.output.contains("\(reader.name) may read changes"))
+            // The triggers' functions run as the owner, with search_path pinned.
+            let functions = try admin.query(
+                """
+                SELECT count(*) FILTER (WHERE p.prosecdef AND pg_get_userbyid(p.proowner) = $1
+                                          AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']), count(*)
+                  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                 WHERE n.nspname = 'relate_tracking' AND p.proname LIKE 'notify_%'
+                """, [owner.name])
+            #expect(try functions[0].decode(Int.self, at: 0) == 1 && functions[0].decode(Int.self, at: 1) == 1)
+            let privileges = try admin.query(
+                """
+                SELECT has_schema_privilege($1, 'relate_tracking', 'USAGE'), has_schema_privilege($2, 'relate_tracking', 'USAGE'),
+                       has_table_privilege($2, 'relate_tracking.change', 'SELECT'),
+                       has_table_privilege($2, 'relate_tracking.change', 'INSERT, UPDATE, DELETE, TRUNCATE')
+                """, [app.name, reader.name])[0]
+            #expect(try privileges.decode(Bool.self, at: 0) == false)
+            #expect(try privileges.decode(Bool.self, at: 1) == true)
+            #expect(try privileges.decode(Bool.self, at: 2) == true)
+            #expect(try privileges.decode(Bool.self, at: 3) == false)
+
+            let writer = try Connection(url: TestRoles.url(url, as: app))
+            let readerURL = TestRoles.url(url, as: reader)
+            let context = try DatabaseContext(url: readerURL, schemas: ["public"])
+            try context.startTrackingChanges(using: .triggers)
+            /// Everything the reader's context is answered until `expected` changes came.
+            func receive(_ expected: Int) throws -> [Change] {
+                var all: [Change] = []
+                while all.count < expected {
+                    let more = try context.waitForChanges(timeout: .seconds(30))
+                    if more.isEmpty { break }
+                    all += more
+                }
+                return all
+            }
+            func timed(_ sql: String) throws -> Duration {
+                let started = ContinuousClock.now
+                try writer.execute(sql)
+                return ContinuousClock.now - started
+            }
+            for rows in [1, 2_000, 100_000] {
+                var timing = Timing(rows: rows)
+                for (kind, sql) in [
+                    ("insert", "INSERT INTO %@ SELECT i, 0 FROM generate_series(1, \(rows)) i"),
+                    ("update", "UPDATE %@ SET value = value + 1"),
+                    ("delete", "DELETE FROM %@"),
+                ] {
+                    timing.untracked[kind] = try timed(sql.replacingOccurrences(of: "%@", with: "untracked.item"))
+                    timing.tracked[kind] = try timed(sql.replacingOccurrences(of: "%@", with: "item"))
+                    let changes = try receive(rows)
+                    #expect(changes.count == rows, "\(kind) of \(rows) rows")
+                    #expect(changes.allSatisfy { $0.kind.rawValue == kind && $0.entity == "item" }, "\(kind) of \(rows) rows")
+                    #expect(Set(changes.compactMap { $0.primaryKey.first as? Int }).count == rows, "\(kind) of \(rows) rows")
+                    if kind == "insert" {
+                        // The reader holds a few of them, which the update and the delete reach.
+                        _ = try context.fetch("item", where: "id <= 5")
+                    }
+                    #expect(try ObjectFixture.disagreements(of: context, with: try DatabaseContext(url: url, schemas: ["public"])) == [])
+                }
+                print("TrackingTrustTests: \(timing)")
+                context.reset()
+            }
+
+            // Only the owner writes Relate's table.
+            for (role, connection) in [("app", writer), ("reader", try Connection(url: readerURL))] {
+                let error = #expect(throws: PostgresError.self, "\(role)") {
+                    try connection.execute("INSERT INTO relate_tracking.change (payload) VALUES ('{}')")
+                }
+                #expect(error?.sqlState?.rawValue == "42501", "\(role)")
+            }
+        }
+    }
 }
