@@ -6,6 +6,12 @@ CREATE TABLE IF NOT EXISTS relate_tracking.change (
     created_at timestamptz NOT NULL DEFAULT now()
 );
 
+-- Only the owner (who ran relate enable) writes here, through the triggers' functions;
+-- readers are granted USAGE and SELECT by name (relate enable --grant-to ROLE).
+REVOKE ALL ON SCHEMA relate_tracking FROM PUBLIC;
+REVOKE ALL ON TABLE relate_tracking.change FROM PUBLIC;
+REVOKE ALL ON SEQUENCE relate_tracking.change_id_seq FROM PUBLIC;
+
 -- Installs (again) the three triggers of one table, and their function.
 CREATE OR REPLACE FUNCTION relate_tracking.track(target regclass) RETURNS void
 LANGUAGE plpgsql AS $function$
@@ -44,7 +50,9 @@ BEGIN
     IF octet_length(payload) > 7900 THEN
         DELETE FROM relate_tracking.change WHERE created_at < now() - interval '1 hour';
         INSERT INTO relate_tracking.change (payload) VALUES (payload::jsonb) RETURNING id INTO stored;
-        payload := json_build_object('x', txid_current(), 'id', stored)::text;
+        payload := json_build_object(
+            'x', txid_current(), 'r', TG_RELID::int8, 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'k', left(TG_OP, 1),
+            'id', stored)::text;
     END IF;
     PERFORM pg_notify('relate_changes', payload);
     RETURN NULL;
@@ -59,7 +67,10 @@ BEGIN
       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
      WHERE i.indrelid = target AND i.indisprimary;
     body := replace(replace(body, '@keyed@', (key_row IS NOT NULL)::text), '@key_row@', coalesce(key_row, 'NULL'));
-    EXECUTE format('CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %L', notifier, body);
+    -- Runs as its owner, whoever writes: a writer needs nothing on relate_tracking.
+    EXECUTE format('CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER '
+                   'SET search_path = pg_catalog, pg_temp AS %L', notifier, body);
+    EXECUTE format('REVOKE ALL ON FUNCTION %s() FROM PUBLIC', notifier);
     EXECUTE format('CREATE TRIGGER relate_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS relate_new_rows '
                    'FOR EACH STATEMENT EXECUTE FUNCTION %s()', target, notifier);
     EXECUTE format('CREATE TRIGGER relate_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS relate_old_rows '
@@ -78,3 +89,6 @@ BEGIN
     EXECUTE format('DROP FUNCTION IF EXISTS relate_tracking.%I()', 'notify_' || target::oid);
 END
 $function$;
+
+REVOKE ALL ON FUNCTION relate_tracking.track(regclass) FROM PUBLIC;
+REVOKE ALL ON FUNCTION relate_tracking.untrack(regclass) FROM PUBLIC;

@@ -39,6 +39,10 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         public static let invalidRequest = Kind("invalid request")
         /// A table changed (`ALTER TABLE`, …) since the model was read: reload the model.
         public static let schemaChanged = Kind("schema changed")
+        /// The connection was lost while a `write` unit's `COMMIT` was under way, and the
+        /// server could not be asked (or could not say) whether the transaction committed:
+        /// check the database before doing the work again.
+        public static let commitOutcomeUnknown = Kind("commit outcome unknown")
     }
 
     public var kind: Kind

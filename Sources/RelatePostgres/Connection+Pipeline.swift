@@ -22,6 +22,27 @@ extension Connection {
     /// takes effect.
     @discardableResult
     public func pipeline(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
+        guard learnsTransactionIDNow, !statements.isEmpty else { return try send(statements, learning: false) }
+        var results = try send(statements + [Self.transactionIDStatement], learning: true)
+        learnTransactionID(from: results.removeLast())
+        return results
+    }
+
+    /// Whether the next statement should carry ``transactionIDStatement``.
+    var learnsTransactionIDNow: Bool {
+        learnsTransactionID && transactionDepth > 0 && transactionID == nil
+    }
+
+    /// Asks for the transaction's id, when one was assigned (a statement wrote): sent with
+    /// other statements, in their pipeline.
+    static var transactionIDStatement: PostgresStatement { PostgresStatement("SELECT txid_current_if_assigned()") }
+
+    func learnTransactionID(from result: PostgresResult) {
+        if result.count == 1, let id = try? result[0].decode(Int?.self, at: 0) { transactionID = id }
+    }
+
+    /// `pipeline`, the last statement untraced when `learning` (it is Relate's, not the caller's).
+    private func send(_ statements: [PostgresStatement], learning: Bool) throws -> [PostgresResult] {
         if statements.isEmpty { return [] }
         let handle = try openHandle()
         var bound: [BoundParameters] = []
@@ -53,7 +74,7 @@ extension Connection {
         defer { leavePipeline(handle, synced: synced, statements: statements.count) }
 
         for (index, statement) in statements.enumerated() {
-            trace?(statement.sql)
+            if !learning || index < statements.count - 1 { trace?(statement.sql) }
             let parameters = bound[index]
             let sent = parameters.withPointers { types, values, lengths, formats in
                 PQsendQueryParams(

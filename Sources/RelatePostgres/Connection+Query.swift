@@ -11,6 +11,15 @@ extension Connection {
     public func query(
         _ sql: String, _ parameters: [(any PostgresEncodable)?] = [], format: PostgresFormat = .text
     ) throws -> PostgresResult {
+        if learnsTransactionIDNow, !Self.isTransactionControl(sql) {
+            // The transaction's id rides along, in one pipeline: no round trip more.
+            do {
+                return try pipeline([PostgresStatement(sql, parameters, format: format)])[0]
+            } catch var error as PostgresError {
+                error.statementIndex = nil
+                throw error
+            }
+        }
         let handle = try openHandle()
         try Self.checkSQL(sql)
         let bound = try BoundParameters(parameters)
@@ -21,6 +30,12 @@ extension Connection {
             PQexecParams(handle, sql, Int32(bound.count), types, values, lengths, formats, format.rawValue)
         }
         return try checked(result, sql: sql, parameters: bound)
+    }
+
+    /// `COMMIT`, `ROLLBACK`, savepoints: statements after which the transaction's id means
+    /// nothing more (or nothing new), so none rides along with them.
+    static func isTransactionControl(_ sql: String) -> Bool {
+        ["COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains { sql.hasPrefix($0) }
     }
 
     /// Runs one statement and returns the number of rows it changed.

@@ -11,6 +11,10 @@ extension Connection {
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         let depth = transactionDepth == 0 && isInTransaction ? 1 : transactionDepth
         let savepoint = "relate_savepoint_\(depth)"
+        if depth == 0 {
+            transactionID = nil
+            unconfirmedCommit = nil
+        }
         try execute(depth == 0 ? "BEGIN" : "SAVEPOINT \(savepoint)")
         let outer = transactionDepth
         transactionDepth = depth + 1
@@ -20,6 +24,7 @@ extension Connection {
             result = try body()
         } catch {
             rollBack(depth: depth, savepoint: savepoint)
+            if depth == 0 { transactionID = nil }
             throw error
         }
         do {
@@ -28,8 +33,14 @@ extension Connection {
             // A failed COMMIT (a deferred constraint) has already ended the transaction;
             // a failed RELEASE leaves the outer one to decide.
             if depth > 0 { rollBack(depth: depth, savepoint: savepoint) }
+            if depth == 0 {
+                // The reply was lost, not refused: the server may have committed.
+                if (error as? PostgresError)?.kind == .connectionClosed { unconfirmedCommit = transactionID }
+                transactionID = nil
+            }
             throw error
         }
+        if depth == 0 { transactionID = nil }
         return result
     }
 

@@ -24,6 +24,19 @@ public final class Connection {
     public var trace: ((String) -> Void)?
     /// Nesting depth of `transaction` calls; above 1, savepoints are in use.
     var transactionDepth = 0
+    /// Whether statements sent inside ``transaction(_:)`` learn the transaction's id
+    /// (``transactionID``): until the first statement that writes, each `query` and
+    /// `pipeline` carries `SELECT txid_current_if_assigned()` in the same pipeline, so no
+    /// round trip is added. Off by default; `Database`'s `write` units turn it on.
+    public var learnsTransactionID = false
+    /// The id (`txid_current()`) of the transaction ``transaction(_:)`` has open, once a
+    /// statement of it wrote and ``learnsTransactionID`` is on; `nil` otherwise.
+    public internal(set) var transactionID: Int?
+    /// The id of the last transaction whose `COMMIT` was sent and whose reply never came
+    /// (the connection was lost): it may have committed or not, and only the server can say
+    /// (`txid_status`). `nil` when the last commit's outcome is known, or the transaction
+    /// had written nothing. Cleared when the next transaction begins.
+    public internal(set) var unconfirmedCommit: Int?
     /// A statement sent ahead (``sendAhead(_:format:)``): in flight, or its outcome once read.
     var readAhead: ReadAhead?
     private let noticeSink: NoticeSink

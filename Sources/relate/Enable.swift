@@ -8,12 +8,15 @@ struct Enable: ParsableCommand {
             Installs the schema "relate_tracking" (a trigger function, a table for long payloads) and three
             statement-level triggers on every table of the schemas given, in one transaction.
             Running it again changes nothing but the triggers of tables added since.
+            The trigger functions run as the role that runs this (SECURITY DEFINER, search_path pinned):
+            writers need nothing on relate_tracking; --grant-to ROLE lets ROLE read long payloads.
             With --logical, nothing is installed on the tables: a publication "relate_changes" over them
             lets contexts stream the write-ahead log by logical decoding (the server needs
             wal_level=logical; the user needs the REPLICATION attribute). Tables without a primary key get
             REPLICA IDENTITY FULL, given back by `relate disable`.
               relate enable postgresql://me@localhost/app --schema public
               relate enable --logical postgresql://me@localhost/app
+              relate enable postgresql://owner@localhost/app --grant-to app_reader
               relate enable --print-sql > change_tracking.sql
             """)
 
@@ -29,6 +32,11 @@ struct Enable: ParsableCommand {
     @Flag(help: "Track changes by logical decoding (a publication) instead of triggers.")
     var logical = false
 
+    @Option(
+        name: .customLong("grant-to"),
+        help: "A role that reads changes (repeatable): granted USAGE on relate_tracking and SELECT on its table of long payloads. Writers need nothing.")
+    var readers: [String] = []
+
     func run() throws {
         if printSQL {
             print(ChangeTracking.installSQL)
@@ -39,10 +47,17 @@ struct Enable: ParsableCommand {
         if logical {
             let tables = try ChangeTracking.enable(logicalDecodingOn: connection, schemas: schemas)
             print("logical decoding enabled: publication \(ChangeTracking.publication) over \(tables.count) table\(tables.count == 1 ? "" : "s")")
+            for reader in readers {
+                print("\(reader) needs the REPLICATION attribute to stream changes: ALTER ROLE \(try connection.quoteIdentifier(reader)) REPLICATION")
+            }
             return
         }
         let tables = try ChangeTracking.enable(on: connection, schemas: schemas)
         print("change tracking enabled on \(tables.count) table\(tables.count == 1 ? "" : "s")" + (tables.isEmpty ? "" : ": " + tables.joined(separator: ", ")))
+        for reader in readers {
+            try ChangeTracking.grant(readingTo: reader, on: connection)
+            print("\(reader) may read changes (USAGE on relate_tracking, SELECT on relate_tracking.change)")
+        }
     }
 }
 

@@ -6,21 +6,17 @@ import RelatePostgres
 final class LogicalDecodingFeed: ChangeFeed {
     let mechanism = ChangeTracking.Mechanism.logicalDecoding
     private let main: Connection
-    /// The primary key's column names of a table the model has, by schema and name.
-    private let primaryKey: (String, String) -> [String]?
-    /// The columns of a table the model has, to tell a changed definition.
-    private let columns: (String, String) -> [String]?
+    private let tables: TrackedTables
     private var stream: Connection
     private var relations: [UInt32: PgOutputMessage.Relation] = [:]
     private var transaction: [ChangeNotice]?
     private var received = LSN.zero
     private var acknowledged = LSN.zero
 
-    init(main: Connection, primaryKey: @escaping (String, String) -> [String]?, columns: @escaping (String, String) -> [String]?) throws {
+    init(main: Connection, layout: ModelLayout) throws {
         self.main = main
-        self.primaryKey = primaryKey
-        self.columns = columns
         try ChangeTracking.checkLogicalDecoding(on: main)
+        tables = try TrackedTables(layout: layout, pinningOn: main)
         stream = try Self.start(like: main)
     }
 
@@ -71,11 +67,7 @@ final class LogicalDecodingFeed: ChangeFeed {
             if let notices = transaction, !notices.isEmpty { return .changes(notices) }
         case .relation(let relation):
             relations[relation.id] = relation
-            if let known = columns(relation.schema, relation.name), known != relation.columns.map(\.name) {
-                return .schemaChanged(
-                    schema: relation.schema, table: relation.name,
-                    what: "its columns are now \(relation.columns.map(\.name).joined(separator: ", "))")
-            }
+            return try schemaChange(relation)
         case .insert(let id, let new):
             note(id, .insert, keys: key(of: new, in: id), old: nil)
         case .update(let id, let old, let new):
@@ -90,6 +82,25 @@ final class LogicalDecodingFeed: ChangeFeed {
         return nil
     }
 
+    /// A relation message that disagrees with the model (another name for a table's oid,
+    /// other columns) is a hint: the catalog decides, for the model's own table, whether it
+    /// changed.
+    private func schemaChange(_ relation: PgOutputMessage.Relation) throws -> FeedEvent? {
+        let byName = tables.index(schema: relation.schema, table: relation.name)
+        let byOID = tables.index(oid: Int(relation.id))
+        var hinted = Set<Int>()
+        for index in [byName, byOID].compactMap({ $0 }) {
+            let table = tables.tables[index]
+            if table.oid != Int(relation.id) || table.schema != relation.schema || table.name != relation.name
+                || table.columns != relation.columns.map(\.name)
+            {
+                hinted.insert(index)
+            }
+        }
+        guard let (index, what) = try tables.altered(hinted, on: main).min(by: { $0.key < $1.key }) else { return nil }
+        return .schemaChanged(schema: tables.tables[index].schema, table: tables.tables[index].name, what: what)
+    }
+
     private func note(_ id: UInt32, _ kind: Change.Kind, keys: [String?]?, old: [String?]?) {
         guard let relation = relations[id] else { return }
         transaction?.append(
@@ -99,7 +110,9 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// The primary key's values in a tuple, in the key's order; `nil` when the table has
     /// none in the model or the tuple lacks one (a key never arrives unchanged-TOASTed).
     private func key(of tuple: [PgOutputMessage.TupleValue], in id: UInt32) -> [String?]? {
-        guard let relation = relations[id], let names = primaryKey(relation.schema, relation.name), !names.isEmpty else { return nil }
+        guard let relation = relations[id], let index = tables.index(schema: relation.schema, table: relation.name) else { return nil }
+        let names = tables.tables[index].primaryKey
+        guard !names.isEmpty else { return nil }
         var values: [String?] = []
         for name in names {
             guard let position = relation.columns.firstIndex(where: { $0.name == name }), position < tuple.count,

@@ -3,17 +3,29 @@ import RelatePostgres
 
 /// Change tracking by Relate's triggers: `LISTEN relate_changes` on a connection of its own.
 /// Notifications the context's own connection caused (same backend process) are skipped.
+///
+/// Any role that may connect may `NOTIFY relate_changes`, so a payload is a hint, never a
+/// fact: it names rows that may have changed, and they are read again. Whether a table's
+/// definition changed is asked of the catalog for the model's own table (``TrackedTables``),
+/// whatever oid or name the payload gives. A payload that does not parse, names a table the
+/// model lacks, or carries keys that cannot be the table's (of the wrong type or shape, or
+/// more than ``maxKeys``) costs at most a re-read of that table, logged at debug level.
 final class NotificationFeed: ChangeFeed {
     let mechanism = ChangeTracking.Mechanism.triggers
     private let main: Connection
-    /// The columns of a table the model has, to tell a changed definition.
-    private let columns: (String, String) -> [String]?
+    private let tables: TrackedTables
     private var listener: Connection
 
-    init(main: Connection, columns: @escaping (String, String) -> [String]?) throws {
+    /// More keys than this in one notice (new or old) and the table is read again whole
+    /// instead (what memory holds of it), so that no payload makes a context hold or look up
+    /// more than this. A NOTIFY payload, the only kind another role can send, holds at most
+    /// a few thousand; stored ones are written by the owner's triggers alone.
+    static let maxKeys = 1_000_000
+
+    init(main: Connection, layout: ModelLayout) throws {
         self.main = main
-        self.columns = columns
         listener = try Self.listen(like: main)
+        tables = try TrackedTables(layout: layout, pinningOn: listener)
     }
 
     private static func listen(like main: Connection) throws -> Connection {
@@ -33,40 +45,51 @@ final class NotificationFeed: ChangeFeed {
         let own = main.backendProcessID
         var payloads: [[String: Any]] = []
         for notification in notifications where notification.channel == ChangeTracking.channel && notification.processID != own {
-            if let object = try? JSONSerialization.jsonObject(with: Data(notification.payload.utf8)) as? [String: Any] { payloads.append(object) }
+            if let object = try? JSONSerialization.jsonObject(with: Data(notification.payload.utf8)) as? [String: Any] {
+                payloads.append(object)
+            } else {
+                main.logger.debug(
+                    "change feed: a notification that is not a payload of Relate's triggers; ignored",
+                    metadata: ["relate.sender": "\(notification.processID)", "relate.bytes": "\(notification.payload.utf8.count)"])
+            }
         }
+        do {
+            payloads = try resolveStored(payloads)
+            return try events(payloads)
+        } catch let error as PostgresError where error.kind == .connectionClosed || !listener.isOpen {
+            return try listenAgain(after: error)
+        }
+    }
+
+    /// Payloads too long for NOTIFY, kept in Relate's table, put back in their place (read
+    /// on the listener's connection, never the context's: a failure there cannot touch the
+    /// context's transaction). When the row cannot be read — gone, a forged id, or a reader
+    /// without `SELECT` on `relate_tracking.change` — the notification's own table, kind and
+    /// transaction stand, without keys: the table is read again.
+    private func resolveStored(_ payloads: [[String: Any]]) throws -> [[String: Any]] {
         let stored = payloads.compactMap { $0["id"] as? Int }
-        if !stored.isEmpty {
-            // Payloads too long for NOTIFY, kept in Relate's table, put back in their place.
-            let result = try main.query("SELECT id, payload::text FROM relate_tracking.change WHERE id = ANY($1)", [stored])
-            var found: [Int: [String: Any]] = [:]
+        guard !stored.isEmpty else { return payloads }
+        var found: [Int: [String: Any]] = [:]
+        do {
+            let result = try listener.query("SELECT id, payload::text FROM relate_tracking.change WHERE id = ANY($1)", [stored])
             for row in result {
                 let text = try row.decode(String.self, at: 1)
                 found[try row.decode(Int.self, at: 0)] = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
             }
-            payloads = payloads.compactMap { payload in (payload["id"] as? Int).map { found[$0] } ?? payload }
+        } catch let error as PostgresError where error.kind != .connectionClosed && listener.isOpen {
+            main.logger.warning(
+                "change feed cannot read long payloads from relate_tracking.change (grant SELECT on it: relate enable --grant-to ROLE); their tables are read again whole",
+                metadata: ["relate.error": "\(error.message)", "relate.sqlstate": "\(error.sqlState.map { "\($0)" } ?? "")"])
         }
-        let altered: [Int: String]
-        do {
-            altered = try alteredTables(payloads)
-        } catch let error as PostgresError where error.kind == .connectionClosed {
-            return try listenAgain(after: error)
+        return payloads.map { payload in
+            guard let id = payload["id"] as? Int else { return payload }
+            if let full = found[id] { return full }
+            main.logger.debug("change feed: a stored payload that cannot be read; its table is read again", metadata: ["relate.id": "\(id)"])
+            var keyless = payload
+            keyless["keys"] = nil
+            keyless["old"] = nil
+            return keyless
         }
-        // A transaction's notifications arrive together, in order, when it commits: one
-        // event per transaction.
-        var events: [FeedEvent] = []
-        var transaction: Int?
-        for payload in payloads {
-            guard let event = event(payload, altered: altered) else { continue }
-            let writer = payload["x"] as? Int
-            if case .changes(let notices) = event, let writer, writer == transaction, case .changes(let earlier) = events.last {
-                events[events.count - 1] = .changes(earlier + notices)
-            } else {
-                events.append(event)
-            }
-            transaction = writer
-        }
-        return events
     }
 
     /// What was sent while the listener was away is lost: the context reads everything again.
@@ -80,51 +103,81 @@ final class NotificationFeed: ChangeFeed {
         _ = try listener.waitForInput(timeout: timeout)
     }
 
-    /// The tables of the model, among those the payloads name, whose columns are no longer
-    /// the model's, with what they are now: one query on the listener's connection, which
-    /// does nothing else. The triggers do not send the columns: the writers would pay for it.
-    private func alteredTables(_ payloads: [[String: Any]]) throws -> [Int: String] {
-        var known: [Int: [String]] = [:]
-        for payload in payloads {
-            guard let table = payload["r"] as? Int, known[table] == nil, let schema = payload["s"] as? String,
-                let name = payload["t"] as? String, let columns = columns(schema, name)
-            else { continue }
-            known[table] = columns
+    /// The events of a batch of payloads: a table of the model that a payload points at (by
+    /// name, or by the oid it had when the feed started) and that the catalog says changed is
+    /// a schema change; the rest are notices, one event per transaction (a transaction's
+    /// notifications arrive together, in order, when it commits).
+    private func events(_ payloads: [[String: Any]]) throws -> [FeedEvent] {
+        let hints = payloads.map(hinted)
+        let altered = try tables.altered(Set(hints.joined()), on: listener)
+        var events: [FeedEvent] = []
+        var transaction: Int?
+        for (payload, hinted) in zip(payloads, hints) {
+            if let index = hinted.first(where: { altered[$0] != nil }), let what = altered[index] {
+                let table = tables.tables[index]
+                events.append(.schemaChanged(schema: table.schema, table: table.name, what: what))
+                continue
+            }
+            guard let notice = notice(payload) else { continue }
+            let writer = payload["x"] as? Int
+            if let writer, writer == transaction, case .changes(let earlier) = events.last {
+                events[events.count - 1] = .changes(earlier + [notice])
+            } else {
+                events.append(.changes([notice]))
+            }
+            transaction = writer
         }
-        guard !known.isEmpty else { return [:] }
-        var now: [Int: String] = [:]
-        for row in try listener.query(ChangeTracking.columnsSQL, [Array(known.keys)]) {
-            now[try row.decode(Int.self, at: 0)] = try row.decode(String.self, at: 1)
+        return events
+    }
+
+    /// The model's tables a payload points at: by its schema and name, and by its oid.
+    private func hinted(_ payload: [String: Any]) -> [Int] {
+        var hinted: [Int] = []
+        if let schema = payload["s"] as? String, let name = payload["t"] as? String, let index = tables.index(schema: schema, table: name) {
+            hinted.append(index)
         }
-        var altered: [Int: String] = [:]
-        for (table, columns) in known where now[table] != columns.joined(separator: ",") {
-            altered[table] = now[table].map { "its columns are now \($0.replacingOccurrences(of: ",", with: ", "))" } ?? "it no longer exists"
+        if let oid = payload["r"] as? Int, let index = tables.index(oid: oid), !hinted.contains(index) {
+            hinted.append(index)
         }
-        return altered
+        return hinted
     }
 
     /// A trigger's payload: `{"x": transaction, "r": table oid, "s": schema, "t": table,
-    /// "k": "I"|"U"|"D", "keys": […], "old": […]}`.
-    private func event(_ object: [String: Any], altered: [Int: String]) -> FeedEvent? {
-        guard let schema = object["s"] as? String, let table = object["t"] as? String, let letter = object["k"] as? String else { return nil }
-        if let oid = object["r"] as? Int, let what = altered[oid] {
-            return .schemaChanged(schema: schema, table: table, what: what)
+    /// "k": "I"|"U"|"D", "keys": […], "old": […]}`, as a notice of the model's table it names;
+    /// `nil` for a table the model lacks.
+    private func notice(_ object: [String: Any]) -> ChangeNotice? {
+        guard let schema = object["s"] as? String, let name = object["t"] as? String, tables.index(schema: schema, table: name) != nil else {
+            main.logger.debug("change feed: a payload that names no table of the model; ignored")
+            return nil
         }
+        let letter = object["k"] as? String
         let kind: Change.Kind = letter == "I" ? .insert : letter == "D" ? .delete : .update
-        return .changes([ChangeNotice(schema: schema, table: table, kind: kind, keys: Self.texts(object["keys"]), oldKeys: Self.texts(object["old"]))])
+        var keys = Self.texts(object["keys"])
+        var old = Self.texts(object["old"])
+        if (keys?.count ?? 0) > Self.maxKeys || (old?.count ?? 0) > Self.maxKeys {
+            main.logger.debug("change feed: a payload with more keys than \(Self.maxKeys); its table is read again whole")
+            (keys, old) = (nil, nil)
+        }
+        return ChangeNotice(schema: schema, table: name, kind: kind, keys: keys, oldKeys: old)
     }
 
-    /// JSON keys as the server's text forms (numbers as digits, strings as they are).
+    /// JSON keys as the server's text forms (numbers as digits, strings as they are); `nil`
+    /// (the table read again) when they are not an array of arrays of numbers and strings.
     private static func texts(_ value: Any?) -> [[String?]]? {
         guard let keys = value as? [[Any]] else { return nil }
-        return keys.map { key in
-            key.map { part in
+        var texts: [[String?]] = []
+        texts.reserveCapacity(keys.count)
+        for key in keys {
+            var parts: [String?] = []
+            for part in key {
                 switch part {
-                case let text as String: text
-                case let number as NSNumber: number.stringValue
-                default: nil
+                case let text as String: parts.append(text)
+                case let number as NSNumber: parts.append(number.stringValue)
+                default: return nil
                 }
             }
+            texts.append(parts)
         }
+        return texts
     }
 }

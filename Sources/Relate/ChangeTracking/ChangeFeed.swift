@@ -38,11 +38,6 @@ struct ChangeNotice {
 /// A feed of the mechanism asked for (`nil`: the triggers when installed, else logical
 /// decoding when its publication exists) for a model, beside `connection`.
 func makeChangeFeed(on connection: Connection, layout: ModelLayout, mechanism: ChangeTracking.Mechanism?) throws -> any ChangeFeed {
-    let columns = { (schema: String, table: String) in
-        layout.entityIndex(schema: schema, table: table).map {
-            layout.model.entities[$0].attributes.filter { !$0.isGenerated }.map(\.name)
-        }
-    }
     let installed = (
         triggers: try ChangeTracking.isEnabled(on: connection),
         logical: try ChangeTracking.isEnabled(logicalDecodingOn: connection))
@@ -55,7 +50,7 @@ func makeChangeFeed(on connection: Connection, layout: ModelLayout, mechanism: C
                     + "(or ChangeTracking.enable(on:schemas:)) once, as a user who may create triggers, "
                     + "or `relate enable --logical` for logical decoding")
         }
-        return try NotificationFeed(main: connection, columns: columns)
+        return try NotificationFeed(main: connection, layout: layout)
     case .logicalDecoding:
         guard installed.logical else {
             throw RelateError(
@@ -63,11 +58,6 @@ func makeChangeFeed(on connection: Connection, layout: ModelLayout, mechanism: C
                 message: "logical decoding is not enabled in this database: run `relate enable --logical <url> --schema <schema>` "
                     + "(or ChangeTracking.enable(logicalDecodingOn:schemas:)) once")
         }
-        return try LogicalDecodingFeed(
-            main: connection,
-            primaryKey: { schema, table in
-                layout.entityIndex(schema: schema, table: table).map { layout.model.entities[$0].primaryKey }
-            },
-            columns: columns)
+        return try LogicalDecodingFeed(main: connection, layout: layout)
     }
 }

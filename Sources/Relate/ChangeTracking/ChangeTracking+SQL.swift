@@ -11,15 +11,25 @@ extension ChangeTracking {
     /// notification per statement, naming the table (`r`: its oid), the operation, the writing
     /// transaction and the primary keys it touched (`old`: an update's keys before). A payload
     /// over NOTIFY's 8,000 bytes is stored in `relate_tracking.change` and the notification
-    /// names its row. A table without a primary key is notified without keys.
+    /// names its row (and the table, the operation and the transaction, so that a reader that
+    /// cannot read the row still knows which table to read again). A table without a primary
+    /// key is notified without keys.
+    ///
+    /// Privileges: the trigger functions run `SECURITY DEFINER` with `search_path` pinned to
+    /// `pg_catalog, pg_temp`, owned by the role that ran `track` (`relate enable`), so a writer
+    /// needs nothing on `relate_tracking` and no statement of another program fails because
+    /// the triggers are there. `PUBLIC` gets nothing on the schema, its table, sequence and
+    /// functions: only the owner writes `relate_tracking.change`; readers of long payloads
+    /// get `USAGE` and `SELECT` by name (``grant(readingTo:on:)``).
     ///
     /// What a trigger does is what every writer pays, so `track` writes each table a function
     /// of its own with the key columns in static SQL (planned once per session), and nothing
     /// in it reads the catalog: a committed single-row update costs the server about 25 µs
     /// more with it, where reading the key and the columns from the catalog at each
     /// statement cost about 165 µs (`scripts/trigger-cost`). A
-    /// context tells a table altered since it read the model by reading the columns itself
-    /// (`columnsSQL`), once per batch of notifications. A key column renamed or dropped after
+    /// context tells a table altered since it read the model by reading the catalog itself
+    /// for the tables a batch of notifications points at (a notification is a hint, never
+    /// trusted: anyone who may connect may send one). A key column renamed or dropped after
     /// `track` sends no keys (the table is read again whole) until `relate enable` runs again.
     public static let installSQL = #"""
         CREATE SCHEMA IF NOT EXISTS relate_tracking;
@@ -29,6 +39,12 @@ extension ChangeTracking {
             payload    jsonb NOT NULL,
             created_at timestamptz NOT NULL DEFAULT now()
         );
+
+        -- Only the owner (who ran relate enable) writes here, through the triggers' functions;
+        -- readers are granted USAGE and SELECT by name (relate enable --grant-to ROLE).
+        REVOKE ALL ON SCHEMA relate_tracking FROM PUBLIC;
+        REVOKE ALL ON TABLE relate_tracking.change FROM PUBLIC;
+        REVOKE ALL ON SEQUENCE relate_tracking.change_id_seq FROM PUBLIC;
 
         -- Installs (again) the three triggers of one table, and their function.
         CREATE OR REPLACE FUNCTION relate_tracking.track(target regclass) RETURNS void
@@ -68,7 +84,9 @@ extension ChangeTracking {
             IF octet_length(payload) > 7900 THEN
                 DELETE FROM relate_tracking.change WHERE created_at < now() - interval '1 hour';
                 INSERT INTO relate_tracking.change (payload) VALUES (payload::jsonb) RETURNING id INTO stored;
-                payload := json_build_object('x', txid_current(), 'id', stored)::text;
+                payload := json_build_object(
+                    'x', txid_current(), 'r', TG_RELID::int8, 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'k', left(TG_OP, 1),
+                    'id', stored)::text;
             END IF;
             PERFORM pg_notify('relate_changes', payload);
             RETURN NULL;
@@ -83,7 +101,10 @@ extension ChangeTracking {
               JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
              WHERE i.indrelid = target AND i.indisprimary;
             body := replace(replace(body, '@keyed@', (key_row IS NOT NULL)::text), '@key_row@', coalesce(key_row, 'NULL'));
-            EXECUTE format('CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %L', notifier, body);
+            -- Runs as its owner, whoever writes: a writer needs nothing on relate_tracking.
+            EXECUTE format('CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER '
+                           'SET search_path = pg_catalog, pg_temp AS %L', notifier, body);
+            EXECUTE format('REVOKE ALL ON FUNCTION %s() FROM PUBLIC', notifier);
             EXECUTE format('CREATE TRIGGER relate_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS relate_new_rows '
                            'FOR EACH STATEMENT EXECUTE FUNCTION %s()', target, notifier);
             EXECUTE format('CREATE TRIGGER relate_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS relate_old_rows '
@@ -102,16 +123,10 @@ extension ChangeTracking {
             EXECUTE format('DROP FUNCTION IF EXISTS relate_tracking.%I()', 'notify_' || target::oid);
         END
         $function$;
-        """#
 
-    /// The columns of the tables given (`$1`, their oids) as a context's model has them
-    /// (generated columns apart): a table altered since the model was read answers others,
-    /// a dropped one answers nothing.
-    static let columnsSQL = """
-        SELECT a.attrelid::int8, string_agg(a.attname, ',' ORDER BY a.attnum) FROM pg_attribute a
-         WHERE a.attrelid = ANY($1::int8[]::oid[]) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
-         GROUP BY a.attrelid
-        """
+        REVOKE ALL ON FUNCTION relate_tracking.track(regclass) FROM PUBLIC;
+        REVOKE ALL ON FUNCTION relate_tracking.untrack(regclass) FROM PUBLIC;
+        """#
 
     /// Gives the triggers to the tables of the schemas given (`$1`, a text array), in one
     /// statement, and answers their names: ordinary and partitioned tables, not partitions

@@ -31,8 +31,39 @@ public enum ChangeTracking {
         }
     }
 
-    /// Whether `enable` has run on the connection's database.
+    /// Whether `enable` has run on the connection's database. Asked of the catalog, so that
+    /// it needs no privilege on `relate_tracking`.
     public static func isEnabled(on connection: Connection) throws -> Bool {
-        try connection.query("SELECT to_regproc('relate_tracking.track') IS NOT NULL")[0].decode(Bool.self, at: 0)
+        try connection.query(
+            """
+            SELECT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                            WHERE n.nspname = 'relate_tracking' AND p.proname = 'track')
+            """)[0].decode(Bool.self, at: 0)
+    }
+
+    /// Grants `role` what a context running as it needs to read changes by triggers, and
+    /// nothing more: `USAGE` on the schema `relate_tracking` and `SELECT` on its table of long
+    /// payloads (a statement's notification over NOTIFY's 8,000 bytes is kept there). Writers
+    /// need nothing (the triggers run as the role that ran `enable`); a reader also needs
+    /// `SELECT` on the tables it reads, which this does not grant. The same as:
+    ///
+    /// ```sql
+    /// GRANT USAGE ON SCHEMA relate_tracking TO app_reader;
+    /// GRANT SELECT ON relate_tracking.change TO app_reader;
+    /// ```
+    ///
+    /// - Throws: ``RelateError`` when `enable` has not run or the role does not exist
+    ///   (the server's SQLSTATE, 42704).
+    public static func grant(readingTo role: String, on connection: Connection) throws {
+        guard try isEnabled(on: connection) else {
+            throw RelateError(kind: .invalidRequest, message: "change tracking is not enabled in this database: run `relate enable` first")
+        }
+        let name = try connection.quoteIdentifier(role)
+        try DatabaseContext.wrappingErrors {
+            try connection.transaction {
+                try connection.execute("GRANT USAGE ON SCHEMA relate_tracking TO \(name)")
+                try connection.execute("GRANT SELECT ON relate_tracking.change TO \(name)")
+            }
+        }
     }
 }

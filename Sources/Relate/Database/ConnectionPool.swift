@@ -186,6 +186,12 @@ final class ConnectionPool: Sendable {
 
     static let closedError = RelateError(kind: .invalidObject, message: "the Database was closed; make a new one")
 
+    /// A connection of its own, outside the pool, opened as the pool's are (for a question
+    /// that must not wait in line: what became of a commit whose reply was lost).
+    func openOutside() throws -> Connection {
+        try Connection(conninfo: conninfo, defaults: defaults, logger: logger)
+    }
+
     /// Closes `pooled`'s connection on a thread of the pool (libpq says goodbye to the server).
     private func closeConnection(_ pooled: PooledConnection) {
         executor.submit { pooled.connection.close() }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import RelatePostgres
 import Synchronization
@@ -112,18 +113,83 @@ public final class Database: Sendable {
 
     /// As ``read(_:)``, in one transaction: committed when `body` returns, rolled back when it
     /// throws or the task is cancelled (objects in memory roll back with it).
+    ///
+    /// The unit learns its transaction's id with its first write, in the same pipeline (no
+    /// round trip more). When the connection is lost during `COMMIT`, a new connection asks
+    /// the server `txid_status`: committed, the unit returns its result; aborted, it throws
+    /// `connectionClosed` as any lost connection does; when the server cannot be reached or
+    /// cannot say, it throws ``RelateError/Kind-swift.struct/commitOutcomeUnknown`` naming
+    /// the transaction. A unit that wrote nothing has nothing to lose: `connectionClosed`.
     @discardableResult
     public func write<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
         let layout = self.layout.withLock { $0 }
+        let pool = self.pool
         return try await withConnection { connection, cancelRequest in
             let context = DatabaseContext(connection: connection, layout: layout)
             defer { context.reset() }
-            return try context.transaction {
-                let result = try body(context)
-                // Cancelled while the body ran without a statement to fail: no commit.
-                if cancelRequest.wasSent { throw CancellationError() }
-                return result
+            connection.learnsTransactionID = true
+            defer { connection.learnsTransactionID = false }
+            let backend = connection.backendProcessID
+            var finished: Result?
+            do {
+                return try context.transaction {
+                    let result = try body(context)
+                    // Cancelled while the body ran without a statement to fail: no commit.
+                    if cancelRequest.wasSent { throw CancellationError() }
+                    finished = result
+                    return result
+                }
+            } catch {
+                guard let result = finished, let transaction = connection.unconfirmedCommit else { throw error }
+                switch Self.outcome(of: transaction, lostBy: backend, asking: pool) {
+                case .committed: return result
+                case .aborted: throw error
+                case .unknown(let reason):
+                    throw RelateError(
+                        kind: .commitOutcomeUnknown,
+                        message: "the connection was lost during COMMIT of transaction \(transaction), and whether it committed is unknown "
+                            + "(\(reason)): check the database before doing the work again",
+                        postgresError: (error as? RelateError)?.postgresError ?? (error as? PostgresError))
+                }
             }
+        }
+    }
+
+    /// What became of a transaction whose `COMMIT` reply was lost.
+    enum CommitOutcome: Equatable {
+        case committed, aborted
+        case unknown(String)
+    }
+
+    /// Asks a new connection `txid_status(transaction)`. While the lost connection's backend
+    /// still holds the transaction open ("in progress": it has not noticed its client is
+    /// gone), that backend is ended — it is this unit's own — and the question asked again.
+    static func outcome(of transaction: Int, lostBy backend: Int, asking pool: ConnectionPool) -> CommitOutcome {
+        let connection: Connection
+        do {
+            connection = try pool.openOutside()
+        } catch {
+            return .unknown("the server cannot be reached: \((error as? PostgresError)?.message ?? "\(error)")")
+        }
+        defer { connection.close() }
+        do {
+            for attempt in 0..<50 {
+                let status = try connection.query("SELECT txid_status($1)", [transaction])[0].decode(String?.self, at: 0)
+                switch status {
+                case "committed": return .committed
+                case "aborted": return .aborted
+                case "in progress":
+                    if attempt == 0 {
+                        _ = try connection.query("SELECT pg_terminate_backend($1)", [backend])
+                    }
+                    Thread.sleep(forTimeInterval: 0.02)
+                default:
+                    return .unknown("the server no longer knows the transaction")
+                }
+            }
+            return .unknown("the transaction is still in progress on the server")
+        } catch {
+            return .unknown("txid_status failed: \((error as? PostgresError)?.message ?? "\(error)")")
         }
     }
 
