@@ -3,7 +3,7 @@
 /// the names that do exist.
 ///
 /// `description` never holds row data (key values, the value a column refused): those are
-/// in ``detail`` and ``debugDescription`` only, as with ``PostgresError``.
+/// in ``detail`` and ``debugDescription`` only, as with `PostgresError`.
 public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         public let description: String

@@ -333,7 +333,9 @@ import Testing
         let busy = Task {
             try await database.read { context in
                 began.withLock { $0 = true }
-                return try context.connection.execute("SELECT pg_sleep(1)")
+                // Long enough that the waiting task is still in line when it is cancelled,
+                // however slowly a loaded machine runs it there.
+                return try context.connection.execute("SELECT pg_sleep(5)")
             }
         }
         while !began.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }

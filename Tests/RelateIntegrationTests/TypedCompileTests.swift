@@ -6,7 +6,9 @@ import Testing
 
 /// Generated code for every file of `sql/examples/` (`awkward_identifiers.sql` among them)
 /// compiles (Swift 6 mode, against the `Relate` module this test run built).
-@Suite struct TypedCompileTests {
+/// Serialized: each case runs the compiler, and several at once would starve the
+/// timing-sensitive tests that run beside them on a 2-core machine.
+@Suite(.serialized) struct TypedCompileTests {
     /// The directory SwiftPM put this run's modules in, beside the test bundle.
     static func modulesDirectory() -> URL? {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()

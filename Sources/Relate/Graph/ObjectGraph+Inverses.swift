@@ -14,6 +14,7 @@ extension ObjectGraph {
             let before = ObjectKey(oldValues)
             let after = ObjectKey(newValues)
             guard before != after else { continue }
+            noteChange(of: object.entityIndex)
             membershipsMayChange()
             guard setsAreLoaded else { continue }
             let targetIndexes = targetColumns(of: object.entityIndex, index)
@@ -56,6 +57,7 @@ extension ObjectGraph {
         guard !object.isDeleted else { return }
         object.isDeleted = true
         recordUndo { object.isDeleted = false }
+        noteChange(of: object.entityIndex)
         unregister(object)
         for (index, relationship) in object.entity.relationships.enumerated() {
             let inverse = inverse(of: object.entityIndex, index)
@@ -81,6 +83,7 @@ extension ObjectGraph {
                         var cleared = Array(dependant.values)
                         for column in targetIndexes { cleared[column] = .null }
                         dependant.refresh(cleared)
+                        noteChange(of: dependant.entityIndex)
                     case .setDefault:
                         defaults.append(dependant)
                     case .restrict, .noAction:
@@ -140,6 +143,7 @@ extension ObjectGraph {
 
     /// Both sides of a many-to-many, in memory.
     func link(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
+        noteChange(across: set.relationshipIndex, of: owner.entityIndex)
         set.add(member, times: times)
         let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
         if let other = member.sets[inverse.relationship], other !== set {
@@ -148,6 +152,7 @@ extension ObjectGraph {
     }
 
     func unlink(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
+        noteChange(across: set.relationshipIndex, of: owner.entityIndex)
         set.drop(member, times: times)
         let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
         if let other = member.sets[inverse.relationship], other !== set {

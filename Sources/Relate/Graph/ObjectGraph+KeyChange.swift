@@ -15,6 +15,7 @@ extension ObjectGraph {
         let old = Array(object.values)
         rekey(object, from: old, to: newValues)
         object.refresh(newValues)
+        noteChange(of: object.entityIndex)
         didChange(object, from: old)
         for (index, relationship) in object.entity.relationships.enumerated() where relationship.foreignKeyIn != .from {
             let referenced = object.table.fromColumns[index]

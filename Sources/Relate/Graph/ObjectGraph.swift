@@ -43,6 +43,8 @@ final class ObjectGraph {
     /// What memory learnt from the database inside each open transaction, innermost last,
     /// that undoing the transaction's memory changes would unlearn: see ``AfterRollback``.
     private var afterRollback: [[AfterRollback]] = []
+    /// The live results to tell when rows of each entity change, held weakly.
+    var watchers: [Int: [Weak<LiveResults>]] = [:]
 
 
     init(layout: ModelLayout) {
@@ -146,6 +148,7 @@ final class ObjectGraph {
         } else {
             let old = Array(object.values)
             object.refresh(values)
+            if !watchers.isEmpty, !zip(old, values).allSatisfy({ $0.isSame(as: $1) }) { noteChange(of: entity) }
             didChange(object, from: old)
             // The row's cells served only to refresh the registered object: let go of them.
             for offset in base..<base + table.columns.count { storage.cells[offset] = .null }
@@ -204,6 +207,7 @@ final class ObjectGraph {
         for registry in registries { registry.removeAll() }
         // Forgotten: a batch under way must not register its objects again.
         registeredInBatch = registeredInBatch.map { _ in [] }
+        noteChangeOfEverything()
     }
 
     // MARK: - Transactions
@@ -233,6 +237,7 @@ final class ObjectGraph {
     func rollBackTransaction() -> (registered: [DatabaseObject], learnt: [AfterRollback]) {
         membershipsMayChange()
         for undo in undoLog.removeLast().reversed() { undo() }
+        noteChangeOfEverything()
         return (registeredInTransaction.removeLast(), afterRollback.removeLast())
     }
 

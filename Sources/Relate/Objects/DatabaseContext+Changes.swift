@@ -68,6 +68,8 @@ extension DatabaseContext {
             case .changes(let more):
                 notices += more
             case .gap:
+                // Whatever was committed meanwhile is unknown: every live answer is stale.
+                graph.noteChangeOfEverything()
                 changes += try apply(notices) + changesAfterGap()
                 notices = []
             case .schemaChanged(let schema, let table, let what):
@@ -160,6 +162,10 @@ extension DatabaseContext {
     private func apply(_ notices: [ChangeNotice]) throws -> [AppliedChange] {
         guard !notices.isEmpty else { return [] }
         defer { graph.membershipsMayChange() }
+        // What another client committed: rows of these entities changed, in memory or not.
+        for notice in notices {
+            if let entity = layout.entityIndex(schema: notice.schema, table: notice.table) { graph.noteChange(of: entity) }
+        }
         let notices = notices.compactMap { notice -> (entity: Int, kind: Change.Kind, keys: [[String?]]?, oldKeys: [[String?]]?)? in
             layout.entityIndex(schema: notice.schema, table: notice.table).map { ($0, notice.kind, notice.keys, notice.oldKeys) }
         }

@@ -5,6 +5,8 @@ import RelatePostgres
 /// (``Statements``), sent, and what the database answered is handed to the graph.
 extension DatabaseContext {
     func insert(_ object: DatabaseObject, into set: RelationshipSet, owner: DatabaseObject, helperValues: [String: Any?]) throws {
+        // Membership may change whatever the outcome (a conflict corrects memory).
+        defer { graph.noteChange(across: set.relationshipIndex, of: owner.entityIndex) }
         graph.membershipsMayChange()
         let relationship = set.relationship
         _ = try relatedObject(object, for: owner.entityIndex, set.relationshipIndex, key: relationship.key)
@@ -29,6 +31,8 @@ extension DatabaseContext {
     }
 
     func remove(_ object: DatabaseObject, from set: RelationshipSet, owner: DatabaseObject) throws {
+        // Membership may change whatever the outcome (a conflict corrects memory).
+        defer { graph.noteChange(across: set.relationshipIndex, of: owner.entityIndex) }
         graph.membershipsMayChange()
         try check(object)
         guard set.contains(object) else { return }
@@ -73,6 +77,8 @@ extension DatabaseContext {
     /// so a member another client added leaves too, even when memory saw nothing to remove;
     /// memory follows the rows that changed.
     func replace(members: [DatabaseObject], of set: RelationshipSet, owner: DatabaseObject) throws {
+        // Membership may change whatever the outcome (a conflict corrects memory).
+        defer { graph.noteChange(across: set.relationshipIndex, of: owner.entityIndex) }
         graph.membershipsMayChange()
         let relationship = set.relationship
         let index = set.relationshipIndex
@@ -181,6 +187,8 @@ extension DatabaseContext {
     /// hold a pair twice or the keys have no array type that goes into the columns (then
     /// the set is loaded and the difference written).
     func replaceKeyedManyToMany(members: [DatabaseObject], relationship index: Int, owner: DatabaseObject) throws -> Bool {
+        // Membership may change whatever the outcome (a conflict corrects memory).
+        defer { graph.noteChange(across: index, of: owner.entityIndex) }
         let relationship = owner.entity.relationships[index]
         guard relationship.foreignKeyIn == .via, let helperIndex = owner.table.layout.helpers[index] else {
             return false

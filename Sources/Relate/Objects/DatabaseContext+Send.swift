@@ -1,7 +1,7 @@
 import RelatePostgres
 
 /// The object layer's only way to the connection: every ``Statement`` goes through here,
-/// and here a ``PostgresError`` becomes a ``RelateError`` (SQLSTATE, constraint and all
+/// and here a `PostgresError` becomes a ``RelateError`` (SQLSTATE, constraint and all
 /// kept, the entity named). Reading a row's cells (``read(entity:_:)``) is the other place
 /// the connection layer's errors come from, and turns them the same way.
 extension DatabaseContext {
@@ -52,7 +52,7 @@ extension DatabaseContext {
         }
     }
 
-    /// `error` as the object layer reports it: a ``PostgresError`` becomes a ``RelateError``.
+    /// `error` as the object layer reports it: a `PostgresError` becomes a ``RelateError``.
     static func relateError(_ error: any Error) -> any Error {
         if let error = error as? PostgresError { return RelateError(error) }
         return error
@@ -60,7 +60,7 @@ extension DatabaseContext {
 }
 
 /// Runs work of the connection layer (a statement sent, a row's cells read): a
-/// ``PostgresError`` it throws comes out as a ``RelateError`` naming `entity`. The one
+/// `PostgresError` it throws comes out as a ``RelateError`` naming `entity`. The one
 /// place the object layer translates them.
 func relateErrors<Result>(naming entity: String?, _ work: () throws -> Result) throws -> Result {
     do {

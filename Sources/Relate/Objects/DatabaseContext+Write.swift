@@ -44,6 +44,7 @@ extension DatabaseContext {
         let result = try send(Statements.insert(into: table.layout, columns: columns, values: parameters), entity: entity)
         guard let row = result.first else { throw RelateError.noRowReturned(table) }
         let object = try graph.materialize(entity: entity, row: row)
+        graph.noteChange(of: entity)
         graph.didChange(object, from: Array(repeating: .null, count: object.values.count))
         return object
     }

@@ -15,7 +15,7 @@ extension DatabaseObject {
     /// Inlinable, so that the cast is decided where `Value` is known: reading an `Int` is
     /// then a check of the stored case, not a dynamic cast. The common case (the key is the
     /// attribute after the one read last, the object is not deleted, the stored case is
-    /// `Value`) is inlined whole; anything else takes ``typedValue(forKey:as:)``.
+    /// `Value`) is inlined whole; anything else takes `typedValue(forKey:as:)`.
     @inlinable @inline(__always)
     public func value<Value>(forKey key: String, as type: Value.Type) throws -> Value? {
         if let index = table.guessedAttributeIndex(forKey: key), !isDeleted {

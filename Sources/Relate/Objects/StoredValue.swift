@@ -176,6 +176,19 @@ enum StoredValue {
     }
 }
 
+extension StoredValue {
+    /// Whether two values are the same value (NULL is the same as NULL here).
+    func isSame(as other: StoredValue) -> Bool {
+        switch (self, other) {
+        case (.null, .null): return true
+        case (.null, _), (_, .null): return false
+        default:
+            if let left = ObjectKey(self), let right = ObjectKey(other) { return left == right }
+            return "\(self)" == "\(other)"
+        }
+    }
+}
+
 extension StoredValue: CustomStringConvertible {
     @usableFromInline var description: String {
         value.map { "\($0)" } ?? "NULL"

@@ -21,7 +21,7 @@ public struct RelatedObjects<Element: TypedObject>: RandomAccessCollection {
     public init(_ set: RelationshipSet) throws {
         let context = try set.owner.liveContext()
         try context.check(Element.entity)
-        let target = context.model.entities[set.owner.table.layout.targets[set.relationshipIndex]].name
+        let target = context.model.entities[context.graph.target(of: set.owner.entityIndex, set.relationshipIndex)].name
         guard target == Element.entity.name else {
             throw RelateError(
                 kind: .typeMismatch,

@@ -1,0 +1,143 @@
+import Observation
+
+/// A fetch request's answer that stays current: after every write of its context and every
+/// ``DatabaseContext/processChanges()`` that touches what the request reads, ``objects``
+/// is again the request's answer — rows that come to match join, rows that stop matching
+/// leave, the order and the limit hold — and ``lastDifference`` says what changed, by index
+/// and by primary key, as `NSFetchedResultsController` does, so that a list can animate.
+///
+/// ```swift
+/// let hoppers = try context.liveFetch(FetchRequest("person", where: Key("surname") == "Hopper"))
+/// try hoppers.objects                  // [grace]
+/// try context.insert("person", values: ["firstname": "Ann", "surname": "Hopper"])
+/// try hoppers.objects                  // [grace, ann]
+/// hoppers.lastDifference.inserted      // [index 1, primary key [3]]
+/// ```
+///
+/// `LiveResults` is `Observable`: reading ``objects`` inside `withObservationTracking` (or a
+/// SwiftUI view) registers it, and the `onChange` fires when a change to the request's
+/// region (the tables its condition, joins and sort order read) makes the answer stale — a
+/// write of the context, a change another client committed once processed, a refresh, a
+/// roll-back — and for nothing outside that region.
+///
+/// The answer is brought up to date when next read: one query, however many changes came
+/// in between (they show as one difference). A change outside the region sends nothing.
+public final class LiveResults: Observable {
+    /// The request whose answer this is.
+    public let request: FetchRequest
+    private weak var context: DatabaseContext?
+    /// The answer as last read.
+    private var current: [DatabaseObject]
+    /// The region changed since the answer was read.
+    private var isStale = false
+    /// The answer is being read: changes it reveals are already in it.
+    private var isEvaluating = false
+    private var difference = Difference()
+    private let registrar = ObservationRegistrar()
+
+    init(request: FetchRequest, context: DatabaseContext, objects: [DatabaseObject]) {
+        self.request = request
+        self.context = context
+        current = objects
+    }
+
+    /// The request's answer now: read again first (one query) when something in its region
+    /// changed since it was last read.
+    ///
+    /// - Throws: ``RelateError`` when the answer cannot be read again (the connection is
+    ///   lost, the context is gone); the answer last read stays.
+    public var objects: [DatabaseObject] {
+        get throws {
+            registrar.access(self, keyPath: \.current)
+            try updateIfStale()
+            return current
+        }
+    }
+
+    /// What the last update changed: the rows that joined, left or moved, by index in the
+    /// answers before and after and by primary key. Empty until the answer first changes.
+    public var lastDifference: Difference {
+        registrar.access(self, keyPath: \.difference)
+        try? updateIfStale()
+        return difference
+    }
+
+    /// Whether the answer will be read again when next asked for.
+    public var needsUpdate: Bool { isStale }
+
+    /// Rows in the region changed: the answer is stale, and observers are told.
+    func regionChanged() {
+        guard !isStale, !isEvaluating else { return }
+        registrar.willSet(self, keyPath: \.current)
+        registrar.willSet(self, keyPath: \.difference)
+        isStale = true
+        registrar.didSet(self, keyPath: \.current)
+        registrar.didSet(self, keyPath: \.difference)
+    }
+
+    private func updateIfStale() throws {
+        guard isStale else { return }
+        guard let context else {
+            throw RelateError(kind: .invalidObject, message: "the DatabaseContext of these live results is gone", entity: request.entity)
+        }
+        isEvaluating = true
+        defer { isEvaluating = false }
+        let fresh = try context.fetch(request)
+        isStale = false
+        difference = Difference(from: current, to: fresh)
+        current = fresh
+    }
+
+    /// How one answer became the next: every row that joined, left or moved.
+    public struct Difference {
+        /// A row at `index` (in the answer after, for a row that joined; before, for one that
+        /// left), and its primary key.
+        public struct Row {
+            public var index: Int
+            public var primaryKey: [(any Sendable)?]
+        }
+
+        /// A row that stayed but moved from one index to another.
+        public struct Move {
+            public var from: Int
+            public var to: Int
+            public var primaryKey: [(any Sendable)?]
+        }
+
+        /// Rows that joined the answer, by their index in it, in increasing order.
+        public var inserted: [Row] = []
+        /// Rows that left, by their index in the answer before, in increasing order.
+        public var removed: [Row] = []
+        /// Rows that are in both answers but moved. Taking out of the old answer the rows at
+        /// `removed` and at the moves' `from` indexes, then putting in, by increasing index,
+        /// the rows at `inserted` and at the moves' `to` indexes, gives the new answer.
+        public var moved: [Move] = []
+
+        /// Nothing joined, left or moved.
+        public var isEmpty: Bool { inserted.isEmpty && removed.isEmpty && moved.isEmpty }
+
+        init() {}
+
+        init(from old: [DatabaseObject], to new: [DatabaseObject]) {
+            // The identity map gives a row one object: identities tell rows apart.
+            let steps = new.map(ObjectIdentifier.init).difference(from: old.map(ObjectIdentifier.init)).inferringMoves()
+            for step in steps {
+                switch step {
+                case .insert(let offset, _, let associated):
+                    if let from = associated {
+                        moved.append(Move(from: from, to: offset, primaryKey: new[offset].primaryKey))
+                    } else {
+                        inserted.append(Row(index: offset, primaryKey: new[offset].primaryKey))
+                    }
+                case .remove(let offset, _, let associated):
+                    if associated == nil { removed.append(Row(index: offset, primaryKey: old[offset].primaryKey)) }
+                }
+            }
+            inserted.sort { $0.index < $1.index }
+            removed.sort { $0.index < $1.index }
+        }
+    }
+}
+
+@available(*, unavailable, message: "live results belong to their DatabaseContext, which is not thread-safe")
+extension LiveResults: Sendable {}

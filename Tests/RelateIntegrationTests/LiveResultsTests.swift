@@ -1,0 +1,177 @@
+import Foundation
+import Observation
+import Testing
+
+@testable import Relate
+
+/// A live fetch stays the request's answer after the context's own writes and another
+/// client's processed commits; its differences turn one answer into the next; observers are
+/// told of changes to its region and of nothing else.
+@Suite struct LiveResultsTests {
+    /// The primary keys of `objects`, as `Int`s.
+    static func keys(_ objects: [DatabaseObject]) -> [Int] {
+        objects.compactMap { $0.primaryKey.first as? Int }
+    }
+
+    /// The live answer equals a fresh fetch of the same request by a context of its own, and
+    /// the difference turns the answer before into it.
+    static func expectCurrent(
+        _ live: LiveResults, before: [Int], _ fixture: ObjectFixture, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [Int] {
+        let now = keys(try live.objects)
+        let fresh = keys(try fixture.freshContext().fetch(live.request))
+        #expect(now == fresh, sourceLocation: sourceLocation)
+        #expect(apply(live.lastDifference, to: before) == now, sourceLocation: sourceLocation)
+        return now
+    }
+
+    /// `difference` applied to `keys` as its documentation says.
+    static func apply(_ difference: LiveResults.Difference, to keys: [Int]) -> [Int] {
+        var keys = keys
+        let out = Set(difference.removed.map(\.index) + difference.moved.map(\.from))
+        keys = keys.enumerated().filter { !out.contains($0.offset) }.map(\.element)
+        let into = (difference.inserted.map { ($0.index, $0.primaryKey) } + difference.moved.map { ($0.to, $0.primaryKey) })
+            .sorted { $0.0 < $1.0 }
+        for (index, key) in into { keys.insert(key.first as! Int, at: index) }
+        return keys
+    }
+
+    @Test func ownWritesKeepTheAnswerInOrderAndLimit() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let hoppers = try context.liveFetch(
+                FetchRequest("person", where: Key("surname") == "Hopper", orderBy: [.ascending("firstname")], limit: 2))
+            var answer = Self.keys(try hoppers.objects)
+            #expect(answer == [2])
+            // A row that comes to match joins in order.
+            let ann = try context.insert("person", values: ["firstname": "Ann", "surname": "Hopper"])
+            answer = try Self.expectCurrent(hoppers, before: answer, fixture)
+            #expect(answer == [3, 2])
+            #expect(hoppers.lastDifference.inserted.map(\.index) == [0])
+            // The limit holds: a third match beyond it shows nowhere.
+            try context.insert("person", values: ["firstname": "Zoe", "surname": "Hopper"])
+            answer = try Self.expectCurrent(hoppers, before: answer, fixture)
+            #expect(answer == [3, 2])
+            // A row that stops matching leaves; the one past the limit comes in.
+            try ann.setValue("King", forKey: "surname")
+            answer = try Self.expectCurrent(hoppers, before: answer, fixture)
+            #expect(answer == [2, 4])
+            // A change of the sort key moves a row.
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            try grace.setValue("Zz", forKey: "firstname")
+            answer = try Self.expectCurrent(hoppers, before: answer, fixture)
+            #expect(answer == [4, 2])
+            // A delete.
+            try context.delete(try #require(try context.object("person", primaryKey: 4)))
+            answer = try Self.expectCurrent(hoppers, before: answer, fixture)
+            #expect(answer == [2])
+        }
+    }
+
+    @Test func aChangeOutsideTheRegionSendsNothing() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let people = try context.liveFetch(FetchRequest("person", where: Key("surname") == "Hopper"))
+            _ = try people.objects
+            let email = try #require(try context.object("email", primaryKey: 1))
+            try email.setValue("ada@new.example", forKey: "address")
+            #expect(!people.needsUpdate)
+            #expect(try fixture.sql { _ = try people.objects }.isEmpty)
+            // Through a to-many, the members' table is in the region.
+            let sailors = try context.liveFetch(FetchRequest("person", where: Key("email").any(Key("address").hasSuffix("@navy.mil"))))
+            #expect(Self.keys(try sailors.objects) == [])
+            try email.setValue("ada@navy.mil", forKey: "address")
+            #expect(sailors.needsUpdate)
+            #expect(Self.keys(try sailors.objects) == [1])
+            // A new email of Grace's, inserted through her set.
+            let graces = try #require(try context.object("person", primaryKey: 2)).objects(forKey: "email")
+            try graces.insert(try context.insert("email", values: ["address": "grace@navy.mil"]))
+            #expect(Self.keys(try sailors.objects) == [1, 2])
+        }
+    }
+
+    @Test func manyToManyThroughAHelperKeepsTheAnswer() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            let doctors = try context.liveFetch(FetchRequest("person", where: Key("title").any(Key("name") == "Doctor")))
+            var answer = Self.keys(try doctors.objects)
+            #expect(answer == [2])
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            try ada.objects(forKey: "title").insert(doctor)
+            answer = try Self.expectCurrent(doctors, before: answer, fixture)
+            #expect(Set(answer) == [1, 2])
+            try ada.setValue([DatabaseObject](), forKey: "title")
+            answer = try Self.expectCurrent(doctors, before: answer, fixture)
+            #expect(answer == [2])
+        }
+    }
+
+    @Test func aRolledBackWriteLeavesTheAnswerAsTheDatabaseHasIt() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let hoppers = try context.liveFetch(FetchRequest("person", where: Key("surname") == "Hopper"))
+            let answer = Self.keys(try hoppers.objects)
+            struct Abandon: Error {}
+            #expect(throws: Abandon.self) {
+                try context.transaction {
+                    try context.insert("person", values: ["firstname": "Ann", "surname": "Hopper"])
+                    #expect(Self.keys(try hoppers.objects) == [2, 3])
+                    throw Abandon()
+                }
+            }
+            _ = try Self.expectCurrent(hoppers, before: [2, 3], fixture)
+            #expect(Self.keys(try hoppers.objects) == answer)
+        }
+    }
+
+    /// `withObservationTracking` on the answer: a write in the region fires once, one
+    /// outside it never; another live result's observer is not told of this one's change.
+    @Test func observersAreToldOfTheirRegionOnly() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            let hoppers = try context.liveFetch(FetchRequest("person", where: Key("surname") == "Hopper"))
+            let titles = try context.liveFetch(FetchRequest("title", orderBy: [.ascending("name")]))
+            let peopleFired = Locked(0)
+            let titlesFired = Locked(0)
+            func observe(_ live: LiveResults, _ fired: Locked<Int>) {
+                withObservationTracking { _ = try? live.objects } onChange: { fired.withLock { $0 += 1 } }
+            }
+            observe(hoppers, peopleFired)
+            observe(titles, titlesFired)
+            try context.insert("title", values: ["name": "Admiral"])
+            #expect(peopleFired.withLock { $0 } == 0)
+            #expect(titlesFired.withLock { $0 } == 1)
+            #expect(try titles.objects.count == 4)
+            observe(titles, titlesFired)
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            try ada.setValue("Hopper", forKey: "surname")
+            #expect(peopleFired.withLock { $0 } == 1)
+            #expect(titlesFired.withLock { $0 } == 1)
+            #expect(Set(Self.keys(try hoppers.objects)) == [1, 2])
+        }
+    }
+
+    /// Another client's commits, once processed, keep the answer, for both mechanisms.
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func anotherClientsCommitsKeepTheAnswer(_ mechanism: ChangeTracking.Mechanism) throws {
+        try ChangeTrackingTests.withTrackedDatabase(mechanism) { url, setup, observer in
+            let context = observer.context
+            let request = FetchRequest("person", where: Key("email").any(Key("address").hasSuffix("@navy.mil")), orderBy: [.ascending("id")])
+            let sailors = try context.liveFetch(request)
+            #expect(Self.keys(try sailors.objects) == [])
+            let fired = Locked(0)
+            withObservationTracking { _ = try? sailors.objects } onChange: { fired.withLock { $0 += 1 } }
+            try setup.execute("INSERT INTO person (firstname, surname) VALUES ('Ann', 'Sailor')")
+            try setup.execute("INSERT INTO email (address, person_id) VALUES ('ann@navy.mil', 4), ('grace@navy.mil', 2)")
+            _ = try observer.settle()
+            #expect(fired.withLock { $0 } == 1)
+            #expect(Self.keys(try sailors.objects) == [2, 4])
+            try setup.execute("DELETE FROM email WHERE address = 'grace@navy.mil'")
+            _ = try observer.settle()
+            #expect(Self.keys(try sailors.objects) == [4])
+            let fresh = try DatabaseContext(url: url)
+            #expect(Self.keys(try sailors.objects) == Self.keys(try fresh.fetch(request)))
+        }
+    }
+}
