@@ -7,23 +7,12 @@ struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Generate typed Swift models from a schema.",
         discussion: """
-            Writes one file per entity and RelateModel.swift into the output directory (the same
-            bytes the RelateGenerator plugin makes from `relate inspect --format json`).
-              relate generate postgresql://me@localhost/app --schema public --output Sources/App/Model
-              relate generate --output Sources/App/Model --check    # exit 1 when out of date
+            One file per entity and RelateModel.swift, the bytes the RelateGenerator plugin makes from `relate inspect --format json`.
+              relate generate postgresql://me@localhost/app --output Sources/App/Model
+              relate generate --output Sources/App/Model --check   # exit 1: out of date
             """)
 
-    @Argument(help: "A postgresql:// URL or conninfo string; empty for the PG* environment.")
-    var url: String = ""
-
-    @Option(name: .customLong("schema"), help: "A schema to read (repeatable); default: the search_path.")
-    var schemas: [String] = []
-
-    @Option(name: .customLong("many-to-many"), help: "Helper-table rule: keyed (default), strict, any.")
-    var manyToMany: Inspect.Rule = .keyed
-
-    @Option(help: "A JSON file of overrides (foreign keys the schema lacks, renames, ignored tables).")
-    var overrides: String?
+    @OptionGroup var source: ModelSource
 
     @Option(help: "The directory to write the Swift files into.")
     var output: String
@@ -32,10 +21,7 @@ struct Generate: ParsableCommand {
     var check = false
 
     func run() throws {
-        let connection = try Connection(conninfo: url)
-        let catalog = try Catalog.introspect(connection, schemas: schemas.isEmpty ? nil : schemas)
-        let options = ModelOptions(manyToMany: manyToMany.manyToMany, overrides: try overrides.map(OverridesFile.read) ?? [])
-        let model = try Model(catalog: catalog, options: options)
+        let model = try source.model()
         let files = try Self.files(for: model)
         let directory = URL(fileURLWithPath: output, isDirectory: true)
         if check {

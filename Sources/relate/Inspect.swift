@@ -26,22 +26,13 @@ struct Inspect: ParsableCommand {
         }
     }
 
-    @Argument(help: "A postgresql:// URL or conninfo string; empty for the PG* environment.")
-    var url: String = ""
-
-    @Option(name: .customLong("schema"), help: "A schema to read (repeatable); default: the search_path.")
-    var schemas: [String] = []
+    @OptionGroup var source: ModelSource
 
     @Option(help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
     var format: Format = .text
 
-    @Option(name: .customLong("many-to-many"), help: "Helper-table rule: keyed (default), strict, any.")
-    var manyToMany: Rule = .keyed
-
     func run() throws {
-        let connection = try Connection(conninfo: url)
-        let catalog = try Catalog.introspect(connection, schemas: schemas.isEmpty ? nil : schemas)
-        let model = try Model(catalog: catalog, options: ModelOptions(manyToMany: manyToMany.manyToMany))
+        let model = try source.model()
         switch format {
         case .text: print(model.textDescription(), terminator: "")
         case .json: print(try model.jsonDescription())

@@ -58,11 +58,18 @@ import Testing
             #expect(toNull.count == 1)
             #expect(try ada.firstname == nil)
             #expect(try fixture.disagreements().isEmpty)
-            // A key column is refused before anything is sent.
+            // A key column may change: one UPDATE, the object keeps its identity under its
+            // new key; a foreign key that refers to the old key may refuse it.
             let refused = fixture.sql {
                 #expect(throws: RelateError.self) { try ada.update { $0.id = 42 } }
             }
-            #expect(refused.isEmpty)
+            #expect(refused.count == 1)
+            #expect(try ada.id == 1)
+            let lone = try fixture.context.insert(Person.self) { $0.firstname = "Lone" }
+            let rekeyed = try fixture.sql { try lone.update { $0.id = 42; $0.surname = "Key" } }
+            #expect(rekeyed.count == 1)
+            #expect(try lone.id == 42 && lone.surname == "Key")
+            #expect(try fixture.context.object(Person.self, primaryKey: 42) == lone)
         }
     }
 

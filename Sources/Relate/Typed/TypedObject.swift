@@ -76,8 +76,11 @@ extension TypedObject {
     /// ```
     ///
     /// - Parameter body: changes the values it is given.
-    /// - Throws: what `body` throws (nothing is sent then); `RelateError` for a primary-key
-    ///   column changed, a value the column refuses, or a row gone.
+    /// A primary-key column may change too: the object keeps its identity under its new
+    /// key, as with `setValue(_:forKey:)`.
+    ///
+    /// - Throws: what `body` throws (nothing is sent then); `RelateError` for a value the
+    ///   column refuses, a key change a foreign key refuses, or a row gone.
     public func update(_ body: (inout Values) throws -> Void) throws {
         let old = try values
         var new = old
@@ -102,12 +105,6 @@ extension DatabaseObject {
                     entity: entity.name)
             }
             let attribute = entity.attributes[change.index]
-            if table.primaryKey.contains(change.index) {
-                throw RelateError(
-                    kind: .invalidWrite,
-                    message: "\"\(attribute.key)\" is part of the primary key of \"\(entity.name)\"; objects keep their key (insert a new row instead)",
-                    entity: entity.name, key: attribute.key)
-            }
             columns.append(change.index)
             parameters.append(try AttributeValue.encodable(change.value, for: attribute, entity: entity))
         }
