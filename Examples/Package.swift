@@ -20,7 +20,9 @@ let package = Package(
             dependencies: [
                 .product(name: "Relate", package: relate),
                 .product(name: "Hummingbird", package: "hummingbird"),
-            ]
+            ],
+            // Person, Email, Title and PersonTitleRel, from relate-model.json at build time.
+            plugins: [.plugin(name: "RelateGenerator", package: relate)]
         ),
     ],
     swiftLanguageModes: [.v6]
