@@ -123,7 +123,7 @@ import Testing
                 } else {
                     let error = failure as? RelateError
                     #expect(error?.postgresError?.kind == .connectionClosed, "\(unit.name), \(fault): \(String(describing: failure))")
-                    #expect(error?.kind != .commitOutcomeUnknown, "\(unit.name), \(fault)")
+                    #expect(error?.kind != .commitOutcomeUnknown, "\(unit.name), \(fault): \(String(describing: failure))")
                 }
             }
         }

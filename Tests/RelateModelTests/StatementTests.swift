@@ -77,7 +77,7 @@ import Testing
 
     @Test func updateSetsThenFindsByKeyThenChecksWhatItExpects() {
         let statement = Statements.update(
-            email, setting: [2], to: [nil], key: [.integer(7)], expecting: [(column: 2, value: .integer(1))])
+            email, setting: [2], to: [nil], key: [7], expecting: [(column: 2, value: .integer(1))])
         #expect(
             statement.sql
                 == #"UPDATE "public"."email" SET "person_id" = $1 WHERE "id" = $2 AND "person_id" = $3 RETURNING "id", "address", "person_id""#)
@@ -86,7 +86,7 @@ import Testing
 
     @Test func updateOfACompositeKeyNumbersEveryPart() {
         let shelf = Self.entity("shelf")
-        let statement = Statements.update(shelf, setting: [1], to: [3], key: [.string("attic"), .integer(2)])
+        let statement = Statements.update(shelf, setting: [1], to: [3], key: ["attic", 2])
         #expect(
             statement.sql
                 == #"UPDATE "public"."shelf" SET "number" = $1 WHERE "room" = $2 AND "number" = $3 RETURNING "room", "number""#)
@@ -103,9 +103,12 @@ import Testing
     }
 
     @Test func deleteFindsTheRowByKey() {
-        let statement = Statements.delete(from: person, key: [.integer(4)])
+        let statement = Statements.delete(from: person, key: [4])
         #expect(statement.sql == #"DELETE FROM "public"."person" WHERE "id" = $1"#)
         #expect(Self.values(statement) == ["4"])
+        #expect(
+            Statements.delete(from: person, key: [4], returning: true).sql
+                == #"DELETE FROM "public"."person" WHERE "id" = $1 RETURNING "id", "firstname", "surname""#)
     }
 
     @Test func rowsByKeyAreOneValueOrOneList() {

@@ -85,9 +85,10 @@ let benchmarks: @Sendable () -> Void = {
         ])
 
     // One attribute updated by primary key, 100 keys one after another, each to a value
-    // it did not hold. Relate and Fluent read the object first (2 round trips a key: the
-    // object must be in memory to be written); raw libpq and postgres-nio send the UPDATE
-    // alone (1). Each side's answer is the number of rows holding what it wrote.
+    // it did not hold. Fluent reads the object first (2 round trips a key); Relate writes by
+    // key (`context.update(_:primaryKey:values:)`, one `UPDATE … RETURNING`), raw libpq and
+    // postgres-nio send the UPDATE alone (1). Each side's answer is the number of rows
+    // holding what it wrote.
     interleaved(
         "peers update by key 100", metric: "update", iterations: 30, maxDuration: .seconds(60),
         setup: { try await PeerFixture.update() },

@@ -31,7 +31,7 @@ let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
     "objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
-    "pool-read", "pool-read-preferring", "pool-empty",
+    "pool-read", "pool-read-preferring", "pool-empty", "update-by-key",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 // Change tracking and the catalog have reports of their own: `changes [updates]`
@@ -105,6 +105,23 @@ func sides(of task: String) throws -> Sides {
         }
         let once = KeyedFixture.fetchKeys
         return Sides(relate: { keep(try ObjectsByKey.rows(state.context, keys: once)) }, raw: { keep(try state.raw.rows(keys: once)) })
+    case "update-by-key":
+        // 100 updates of one attribute by primary key: Relate's by-key write against raw
+        // libpq's UPDATE; each run writes new values (a stamp per run).
+        let connection = try KeyedFixture.prepareUpdate()
+        let context = try DatabaseContext(connection: connection, schemas: [KeyedFixture.updateSchema])
+        let raw = try RawConnection(url: try Fixture.url())
+        final class Stamp { var value = 0 }
+        let stamp = Stamp()
+        return Sides(
+            relate: {
+                stamp.value += 1_000
+                keep(try ObjectsByKey.updateHits(context, keys: KeyedFixture.keys, stamp: stamp.value))
+            },
+            raw: {
+                stamp.value += 1_000
+                keep(try raw.updateHits(keys: KeyedFixture.keys, stamp: stamp.value))
+            })
     case "pool-read", "pool-read-preferring", "pool-empty":
         let state = try PoolState()
         let empty = task == "pool-empty"

@@ -175,15 +175,20 @@ public final class Database: Sendable {
         }
         defer { connection.close() }
         do {
-            for attempt in 0..<50 {
+            // A busy server may take a while to end the backend: asked again for up to 10 s
+            // (the backend told again every second), then the answer is "unknown".
+            let deadline = ContinuousClock.now + .seconds(10)
+            var attempt = 0
+            while ContinuousClock.now < deadline {
                 let status = try connection.query("SELECT txid_status($1)", [transaction])[0].decode(String?.self, at: 0)
                 switch status {
                 case "committed": return .committed
                 case "aborted": return .aborted
                 case "in progress":
-                    if attempt == 0 {
-                        _ = try connection.query("SELECT pg_terminate_backend($1)", [backend])
+                    if attempt % 50 == 0 {
+                        _ = try connection.query("SELECT pg_terminate_backend($1::int4)", [backend])
                     }
+                    attempt += 1
                     Thread.sleep(forTimeInterval: 0.02)
                 default:
                     return .unknown("the server no longer knows the transaction")
@@ -246,6 +251,11 @@ public final class Database: Sendable {
     /// A pooled connection the server had closed while it was idle; `work` did not run.
     private struct StaleConnection: Error {}
 
+    /// Set when a unit's work is over, so that a cancel request is no longer sent again.
+    private final class UnitEnded: Sendable {
+        let flag = Atomic<Bool>(false)
+    }
+
     /// Runs `work` with `pooled` on a thread of the pool and gives it back.
     private func withConnection<Result: Sendable>(
         _ pooled: PooledConnection, probing: Bool, _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
@@ -255,6 +265,8 @@ public final class Database: Sendable {
             throw CancellationError()
         }
         let cancel = pooled.cancelRequest
+        let unitEnded = UnitEnded()
+        defer { unitEnded.flag.store(true, ordering: .releasing) }
         // One job answers both what the unit gave and whether its connection may serve again.
         let ran: Swift.Result<(outcome: Swift.Result<Result, any Error>, reusable: Bool), any Error> = await withTaskCancellationHandler {
             do {
@@ -270,7 +282,17 @@ public final class Database: Sendable {
             }
         } onCancel: {
             cancel.sendInBackground()
+            // A request that reaches the server between the unit's check and its statement
+            // is ignored: while the unit runs, it is sent again (every 200 ms, 10 s at most).
+            Thread.detachNewThread {
+                for _ in 0..<50 {
+                    Thread.sleep(forTimeInterval: 0.2)
+                    if unitEnded.flag.load(ordering: .acquiring) { return }
+                    try? cancel.send()
+                }
+            }
         }
+        unitEnded.flag.store(true, ordering: .releasing)
         switch ran {
         case .failure(let error):
             // The connection was found closed before the unit ran.

@@ -22,10 +22,21 @@ extension DatabaseContext {
     public func object(_ entityName: String, primaryKey: Any) throws -> DatabaseObject? {
         let entity = try entityIndex(named: entityName)
         let table = graph.tables[entity]
+        let parameters = try keyParameters(primaryKey, of: entity, for: "use fetch(_:where:)")
+        if let key = ObjectKey(parameters: parameters), let registered = graph.registries[entity][key] {
+            return registered
+        }
+        let result = try send(Statement(sql: table.layout.selectByPrimaryKey, parameters: parameters), entity: entity)
+        return try result.first.map { try graph.materialize(entity: entity, row: $0) }
+    }
+
+    /// `primaryKey` (an array for a composite key) as the key's parameters, each checked
+    /// against its column. `advice` says what to do instead for a table without a key.
+    func keyParameters(_ primaryKey: Any, of entity: Int, for advice: String) throws -> [(any PostgresEncodable)?] {
+        let table = graph.tables[entity]
         guard !table.primaryKey.isEmpty else {
             throw RelateError(
-                kind: .invalidRequest, message: "\"\(table.entity.name)\" has no primary key; use fetch(_:where:)",
-                entity: table.entity.name)
+                kind: .invalidRequest, message: "\"\(table.entity.name)\" has no primary key; \(advice)", entity: table.entity.name)
         }
         // A composite key comes as an array; a single one as its value or a one-element array.
         let list = (primaryKey as? [Any?]) ?? (primaryKey as? [Any])?.map { $0 as Any? }
@@ -38,14 +49,9 @@ extension DatabaseContext {
                 message: "the primary key of \"\(table.entity.name)\" has \(table.primaryKey.count) columns (\(table.entity.primaryKey.joined(separator: ", "))); \(given.count) values given",
                 entity: table.entity.name)
         }
-        let parameters = try zip(table.primaryKey, given).map { index, value in
+        return try zip(table.primaryKey, given).map { index, value in
             try AttributeValue.encodable(value, for: table.entity.attributes[index], entity: table.entity)
         }
-        if let key = ObjectKey(parameters: parameters), let registered = graph.registries[entity][key] {
-            return registered
-        }
-        let result = try send(Statement(sql: table.layout.selectByPrimaryKey, parameters: parameters), entity: entity)
-        return try result.first.map { try graph.materialize(entity: entity, row: $0) }
     }
 
     /// Loads `keyPaths` (`"email"`, `"email.person"`) for all `objects`, which are of one

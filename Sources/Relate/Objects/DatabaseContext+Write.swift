@@ -18,29 +18,7 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let entity = try entityIndex(named: entityName)
         let table = graph.tables[entity]
-        var columns: [Int] = []
-        var parameters: [(any PostgresEncodable)?] = []
-        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-            switch try resolve(key, in: entity) {
-            case .attribute(let index):
-                columns.append(index)
-                parameters.append(try AttributeValue.encodable(value, for: table.entity.attributes[index], entity: table.entity))
-            case .relationship(let index):
-                let relationship = table.entity.relationships[index]
-                guard relationship.foreignKeyIn == .from else {
-                    throw RelateError(
-                        kind: .invalidWrite,
-                        message: "key \"\(key)\" of \"\(table.entity.name)\" is not held by this table; insert first, then set it",
-                        entity: table.entity.name, key: key)
-                }
-                let target = try relatedObject(AttributeValue.unwrap(value), for: entity, index, key: key)
-                let referenced = graph.targetColumns(of: entity, index)
-                for (offset, column) in table.fromColumns[index].enumerated() {
-                    columns.append(column)
-                    parameters.append(target.map { $0.values[referenced[offset]].parameter } ?? nil)
-                }
-            }
-        }
+        let (columns, parameters) = try columnValues(values, of: entity, for: "insert first, then set it")
         let result = try send(Statements.insert(into: table.layout, columns: columns, values: parameters), entity: entity)
         guard let row = result.first else { throw RelateError.noRowReturned(table) }
         let object = try graph.materialize(entity: entity, row: row)
@@ -61,17 +39,17 @@ extension DatabaseContext {
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
         let deleted: Int
         do {
-            deleted = try send(Statements.delete(from: table.layout, key: object.primaryKeyValues), entity: object.entityIndex).affectedRows ?? 0
-        } catch let relateError as RelateError
-            where relateError.postgresError?.sqlState == .foreignKeyViolation || relateError.postgresError?.sqlState == .restrictViolation
-        {
-            let error = relateError.postgresError!
-            throw RelateError(
-                kind: .deleteDenied,
-                message: "this \(table.entity.name) object cannot be deleted: rows of table \"\(error.table ?? "?")\" still refer to it "
-                    + "through constraint \"\(error.constraint ?? "?")\"",
-                entity: table.entity.name, postgresError: error, detail: "\(object)")
+            deleted = try send(Statements.delete(from: table.layout, key: object.primaryKeyValues.map(\.parameter)), entity: object.entityIndex).affectedRows ?? 0
+        } catch let error as RelateError {
+            throw RelateError.deleteDenied(error, entity: table.entity.name, detail: "\(object)") ?? error
         }
+        rowDeleted(object)
+        if deleted == 0 { throw markVanished(object) }
+    }
+
+    /// The object's row was deleted: memory marks it deleted, and its dependants in memory
+    /// follow the foreign keys' `ON DELETE` rules as the database applied them.
+    func rowDeleted(_ object: DatabaseObject) {
         var defaults: [DatabaseObject] = []
         graph.forget(object, settingDefaults: &defaults)
         do {
@@ -84,7 +62,37 @@ extension DatabaseContext {
                 graph.forget(dependant, applyingDeleteRules: false, settingDefaults: &ignored)
             }
         }
-        if deleted == 0 { throw markVanished(object) }
+    }
+
+    /// `values` by key as the columns and parameters a statement writes: attributes, and
+    /// to-one relationships whose key this table holds, given an object. `advice` says what
+    /// to do for a key this table does not hold.
+    func columnValues(
+        _ values: [String: Any?], of entity: Int, for advice: String
+    ) throws -> (columns: [Int], parameters: [(any PostgresEncodable)?]) {
+        let table = graph.tables[entity]
+        var columns: [Int] = []
+        var parameters: [(any PostgresEncodable)?] = []
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            switch try resolve(key, in: entity) {
+            case .attribute(let index):
+                columns.append(index)
+                parameters.append(try AttributeValue.encodable(value, for: table.entity.attributes[index], entity: table.entity))
+            case .relationship(let index):
+                guard table.entity.relationships[index].foreignKeyIn == .from else {
+                    throw RelateError(
+                        kind: .invalidWrite, message: "key \"\(key)\" of \"\(table.entity.name)\" is not held by this table; \(advice)",
+                        entity: table.entity.name, key: key)
+                }
+                let target = try relatedObject(AttributeValue.unwrap(value), for: entity, index, key: key)
+                let referenced = graph.targetColumns(of: entity, index)
+                for (offset, column) in table.fromColumns[index].enumerated() {
+                    columns.append(column)
+                    parameters.append(target.map { $0.values[referenced[offset]].parameter } ?? nil)
+                }
+            }
+        }
+        return (columns, parameters)
     }
 
     // MARK: - Attributes and to-one keys
@@ -112,7 +120,7 @@ extension DatabaseContext {
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
         let writesKey = columns.contains(where: table.primaryKey.contains)
-        let statement = Statements.update(table.layout, setting: columns, to: values, key: object.primaryKeyValues, expecting: expected)
+        let statement = Statements.update(table.layout, setting: columns, to: values, key: object.primaryKeyValues.map(\.parameter), expecting: expected)
         let result: PostgresResult
         do {
             result = try send(statement, entity: object.entityIndex)

@@ -23,6 +23,19 @@ extension RelateError {
             entity: table.entity.name)
     }
 
+    /// A delete that a `RESTRICT` / `NO ACTION` foreign key refused, naming the constraint and
+    /// the table that still refers to the row; `nil` for any other error.
+    static func deleteDenied(_ error: RelateError, entity: String, detail: String) -> RelateError? {
+        guard let postgres = error.postgresError,
+            postgres.sqlState == .foreignKeyViolation || postgres.sqlState == .restrictViolation
+        else { return nil }
+        return RelateError(
+            kind: .deleteDenied,
+            message: "this \(entity) object cannot be deleted: rows of table \"\(postgres.table ?? "?")\" still refer to it "
+                + "through constraint \"\(postgres.constraint ?? "?")\"",
+            entity: entity, postgresError: postgres, detail: detail)
+    }
+
     /// The object's row no longer holds what memory believed (`what` says how).
     static func conflict(_ object: DatabaseObject, _ what: String) -> RelateError {
         RelateError(

@@ -20,12 +20,12 @@ extension Statements {
     /// the row holds and the write depends on: a row that no longer holds them is not
     /// written (and answers no row).
     static func update(
-        _ table: EntityLayout, setting columns: [Int], to values: [(any PostgresEncodable)?], key: [StoredValue],
+        _ table: EntityLayout, setting columns: [Int], to values: [(any PostgresEncodable)?], key: [(any PostgresEncodable)?],
         expecting expected: [(column: Int, value: StoredValue)] = []
     ) -> Statement {
         var sql = SQLBuilder("UPDATE \(table.table) SET ")
         let assignments = zip(columns, sql.bind(values)).map { "\(table.columns[$0]) = \($1)" }.joined(separator: ", ")
-        let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key.map(\.parameter))
+        let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key)
         sql += "\(assignments) WHERE \(row)"
         for (column, value) in expected {
             let placeholder = sql.bind(value.parameter)
@@ -51,12 +51,15 @@ extension Statements {
         return sql.statement
     }
 
-    /// `DELETE FROM <table> WHERE <primary key>`: how many rows it deleted says whether the
-    /// row was still there; the database applies the foreign keys' rules, memory mirrors them.
-    static func delete(from table: EntityLayout, key: [StoredValue]) -> Statement {
+    /// `DELETE FROM <table> WHERE <primary key> [RETURNING …]`: how many rows it deleted
+    /// says whether the row was still there; the database applies the foreign keys' rules,
+    /// memory mirrors them. `returning`: the row deleted comes back (a delete by key, for a
+    /// row memory may not hold).
+    static func delete(from table: EntityLayout, key: [(any PostgresEncodable)?], returning: Bool = false) -> Statement {
         var sql = SQLBuilder()
-        let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key.map(\.parameter))
+        let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key)
         sql += "DELETE FROM \(table.table) WHERE \(row)"
+        if returning { sql += " RETURNING \(table.selectList())" }
         return sql.statement
     }
 

@@ -83,6 +83,45 @@ extension DatabaseContext {
         return Object(unchecked: try insert(Object.entity.name, values: draft.assignments.values))
     }
 
+    /// Updates the row of a generated type whose primary key is `primaryKey` without reading
+    /// it first: one `UPDATE … RETURNING` of what `body` sets, whose row becomes the object.
+    ///
+    /// ```swift
+    /// let ada = try context.update(Person.self, primaryKey: 1) { $0.surname = "King" }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the generated type.
+    ///   - primaryKey: the row's key.
+    ///   - body: sets the values to write; only those are sent.
+    /// - Returns: the object as stored, or `nil` when there is no such row.
+    /// - Throws: what `body` throws (nothing is sent then); `RelateError` when the database
+    ///   refuses the write or the type no longer matches the model.
+    @inlinable @discardableResult
+    public func update<Object: TypedObject>(
+        _ type: Object.Type, primaryKey: Object.PrimaryKey, _ body: (inout Object.Draft) throws -> Void
+    ) throws -> Object? {
+        try check(Object.entity)
+        var draft = Object.Draft()
+        try body(&draft)
+        return try update(Object.entity.name, primaryKey: primaryKey, values: draft.assignments.values).map(Object.init(unchecked:))
+    }
+
+    /// Deletes the row of a generated type whose primary key is `primaryKey` without reading
+    /// it first (see ``delete(_:primaryKey:)``).
+    ///
+    /// - Parameters:
+    ///   - type: the generated type.
+    ///   - primaryKey: the row's key.
+    /// - Returns: whether there was such a row.
+    /// - Throws: `RelateError`: `.deleteDenied` when rows still refer to it, or the type no
+    ///   longer matches the model.
+    @inlinable @discardableResult
+    public func delete<Object: TypedObject>(_ type: Object.Type, primaryKey: Object.PrimaryKey) throws -> Bool {
+        try check(Object.entity)
+        return try delete(Object.entity.name, primaryKey: primaryKey)
+    }
+
     /// Checks a generated type against this context's model: done on the type's first use
     /// in a context of the model, then remembered for the model.
     ///
