@@ -3,7 +3,9 @@ import Foundation
 
 /// A `NOTIFY` the server delivered: sent by a transaction that committed.
 public struct PostgresNotification: Sendable, Hashable {
+    /// The channel named in `NOTIFY channel` (and in this connection's `LISTEN channel`).
     public var channel: String
+    /// The payload string of `NOTIFY channel, 'payload'`; empty when none was given.
     public var payload: String
     /// The backend that sent it (``Connection/backendProcessID`` of the sender).
     public var processID: Int

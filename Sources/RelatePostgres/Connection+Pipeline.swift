@@ -2,10 +2,26 @@ import CLibPQ
 
 /// One statement of a pipeline: SQL, its parameters, and the form its rows come in.
 public struct PostgresStatement {
+    /// The statement's SQL, with `$1`, `$2`… where its parameters go.
     public var sql: String
+    /// The values bound to `$1`, `$2`…, in order; `nil` binds NULL.
     public var parameters: [(any PostgresEncodable)?]
+    /// The form the statement's rows come back in.
     public var format: PostgresFormat
 
+    /// Creates a statement of a pipeline.
+    ///
+    /// ```swift
+    /// let results = try connection.pipeline([
+    ///     PostgresStatement("UPDATE account SET balance = balance - $1 WHERE id = $2", [100, 1]),
+    ///     PostgresStatement("UPDATE account SET balance = balance + $1 WHERE id = $2", [100, 2]),
+    /// ])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - sql: The statement's SQL, with `$1`, `$2`… where its parameters go.
+    ///   - parameters: The values bound to the placeholders, in order; `nil` binds NULL.
+    ///   - format: The form the rows come back in: `.text` (the default) or `.binary`.
     public init(_ sql: String, _ parameters: [(any PostgresEncodable)?] = [], format: PostgresFormat = .text) {
         self.sql = sql
         self.parameters = parameters

@@ -15,6 +15,9 @@ import Logging
 public final class Connection {
     /// `PGconn *`; `nil` once closed.
     var handle: OpaquePointer?
+    /// The logger the connection writes to: each statement, script and pipeline's SQL (never
+    /// its parameter values) and the opening at `debug` level, server notices, a lost
+    /// connection and a failed rollback at `warning` or `error`.
     public let logger: Logger
     /// Statements and pipelines sent to the server since the connection opened: each
     /// `query`/`execute` counts one, each `pipeline` counts one however many statements it holds.

@@ -1,8 +1,11 @@
 /// A position in the server's write-ahead log (`pg_lsn`), written `16/B374D848`.
 public struct LSN: RawRepresentable, Comparable, Hashable, Sendable, CustomStringConvertible {
+    /// The position as one 64-bit number: the high half before the slash, the low half after.
     public var rawValue: UInt64
+    /// Creates the position from its 64-bit number.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
+    /// The position `0/0`: before any WAL, as in "start from where the slot is".
     public static let zero = LSN(rawValue: 0)
 
     /// Reads the server's text form, two hexadecimal halves around a slash.
@@ -12,9 +15,11 @@ public struct LSN: RawRepresentable, Comparable, Hashable, Sendable, CustomStrin
         rawValue = UInt64(high) << 32 | UInt64(low)
     }
 
+    /// The server's text form, `16/B374D848`.
     public var description: String {
         String(rawValue >> 32, radix: 16, uppercase: true) + "/" + String(rawValue & 0xFFFF_FFFF, radix: 16, uppercase: true)
     }
 
+    /// Whether `left` comes before `right` in the log.
     public static func < (left: LSN, right: LSN) -> Bool { left.rawValue < right.rawValue }
 }

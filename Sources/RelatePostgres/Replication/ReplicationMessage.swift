@@ -9,6 +9,11 @@ public enum ReplicationMessage: Sendable, Equatable {
     /// the server ends the connection after `wal_sender_timeout`.
     case keepalive(end: LSN, replyRequested: Bool)
 
+    /// Parses one message of the `COPY BOTH` stream.
+    ///
+    /// - Parameter bytes: The message's bytes, as `PQgetCopyData` returned them.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind/decoding`` when the bytes are truncated, malformed or of an
+    ///   unknown type.
     public init(_ bytes: [UInt8]) throws {
         var reader = WireReader(bytes, subject: "replication message")
         switch try reader.byte("message type") {

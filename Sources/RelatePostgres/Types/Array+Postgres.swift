@@ -3,9 +3,11 @@
 /// key list of 1,000 integers costs a tenth of the work), otherwise in text form
 /// (`{"a","b"}`); read from either form.
 public protocol PostgresArrayMember {
+    /// The array type a Swift array of this element is sent as.
     static var arrayType: PostgresType { get }
     /// The element's type and form inside the array.
     static var arrayElementType: PostgresType { get }
+    /// The form of each element inside the array, which is the array's own form.
     static var arrayElementFormat: PostgresFormat { get }
     /// Appends the element's text form, or returns `false` for NULL.
     func appendArrayElementText(into buffer: inout [UInt8]) -> Bool
@@ -18,20 +20,27 @@ public protocol PostgresArrayMember {
 }
 
 extension PostgresArrayElement {
+    /// The element's ``PostgresArrayElement/postgresArrayType``.
     public static var arrayType: PostgresType { postgresArrayType }
+    /// The element's ``PostgresEncodable/postgresType``.
     public static var arrayElementType: PostgresType { postgresType }
+    /// The element's ``PostgresEncodable/postgresFormat``.
     public static var arrayElementFormat: PostgresFormat { postgresFormat }
 
+    /// Appends the element's binary form; never NULL, so always returns `true`.
     public func appendArrayElementBinary(into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool {
         try encode(into: &buffer)
         return true
     }
 
+    /// Appends the element's text form; never NULL, so always returns `true`.
     public func appendArrayElementText(into buffer: inout [UInt8]) -> Bool {
         encodeText(into: &buffer)
         return true
     }
 
+    /// Reads one element; a NULL element throws, with a reason that says to read the array
+    /// as `[T?]`.
     public static func decodeArrayElement(
         _ bytes: UnsafeRawBufferPointer?, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Self {
@@ -43,22 +52,28 @@ extension PostgresArrayElement {
 }
 
 extension Optional: PostgresArrayMember where Wrapped: PostgresArrayElement {
+    /// The array type of `Wrapped`: an optional element is sent in the same array type.
     public static var arrayType: PostgresType { Wrapped.postgresArrayType }
+    /// The type of `Wrapped`.
     public static var arrayElementType: PostgresType { Wrapped.postgresType }
+    /// The form of `Wrapped`.
     public static var arrayElementFormat: PostgresFormat { Wrapped.postgresFormat }
 
+    /// Appends the wrapped value's binary form, or returns `false` for `nil` (a NULL element).
     public func appendArrayElementBinary(into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool {
         guard let self else { return false }
         try self.encode(into: &buffer)
         return true
     }
 
+    /// Appends the wrapped value's text form, or returns `false` for `nil` (a NULL element).
     public func appendArrayElementText(into buffer: inout [UInt8]) -> Bool {
         guard let self else { return false }
         self.encodeText(into: &buffer)
         return true
     }
 
+    /// Reads one element, NULL as `nil`.
     public static func decodeArrayElement(
         _ bytes: UnsafeRawBufferPointer?, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Wrapped? {
@@ -68,9 +83,12 @@ extension Optional: PostgresArrayMember where Wrapped: PostgresArrayElement {
 }
 
 extension Array: PostgresEncodable where Element: PostgresArrayMember {
+    /// The array type of `Element` (`int8[]` for `[Int]`).
     public static var postgresType: PostgresType { Element.arrayType }
+    /// Binary when the elements are sent in binary, text otherwise.
     public static var postgresFormat: PostgresFormat { Element.arrayElementFormat }
 
+    /// Appends the array as a one-dimensional array, NULL elements included.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         switch Element.arrayElementFormat {
         case .binary: try encodeBinary(into: &buffer)
@@ -132,6 +150,8 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
 }
 
 extension Array: PostgresDecodable where Element: PostgresArrayMember {
+    /// Reads a one-dimensional array in either form; a NULL element needs `[T?]`, and an
+    /// array of more than one dimension throws.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> [Element] {

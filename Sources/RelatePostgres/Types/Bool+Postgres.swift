@@ -1,16 +1,22 @@
 extension Bool: PostgresArrayElement {
+    /// `Bool` is sent as `bool`.
     public static var postgresType: PostgresType { .bool }
+    /// `Bool` is sent in binary form.
     public static var postgresFormat: PostgresFormat { .binary }
+    /// `[Bool]` is sent as `bool[]`.
     public static var postgresArrayType: PostgresType { .boolArray }
 
+    /// Appends one byte, 1 for `true` and 0 for `false`.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.append(self ? 1 : 0)
     }
 
+    /// Appends `t` or `f`, as the server prints a `bool`.
     public func encodeText(into buffer: inout [UInt8]) {
         buffer.append(self ? UInt8(ascii: "t") : UInt8(ascii: "f"))
     }
 
+    /// Reads a `bool` cell in either form; a cell of another type throws.
     @inlinable @inline(__always)
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat

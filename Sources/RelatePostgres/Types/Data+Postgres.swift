@@ -4,14 +4,19 @@ import Foundation
 /// `bytea`. The text form (hex, or the older escape format) is read by libpq's own
 /// `PQunescapeBytea`.
 extension Data: PostgresArrayElement {
+    /// `Data` is sent as `bytea`.
     public static var postgresType: PostgresType { .bytea }
+    /// `Data` is sent in binary form.
     public static var postgresFormat: PostgresFormat { .binary }
+    /// `[Data]` is sent as `bytea[]`.
     public static var postgresArrayType: PostgresType { .byteaArray }
 
+    /// Appends the bytes as they are.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.append(contentsOf: self)
     }
 
+    /// Appends the bytes in `bytea`'s hex text form, `\\x` then two hexadecimal digits a byte.
     public func encodeText(into buffer: inout [UInt8]) {
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         buffer.append(UInt8(ascii: "\\"))
@@ -22,6 +27,8 @@ extension Data: PostgresArrayElement {
         }
     }
 
+    /// Reads a `bytea` cell: its bytes in binary form, unescaped in text form; a cell of
+    /// another type throws.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Data {

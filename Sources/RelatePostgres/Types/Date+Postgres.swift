@@ -5,13 +5,18 @@ import Foundation
 /// the UTC wall-clock time of the instant. `infinity` reads as an infinite `Date`, which
 /// is sent back as `infinity`.
 extension Date: PostgresArrayElement {
+    /// `Date` is sent as `timestamptz`.
     public static var postgresType: PostgresType { .timestamptz }
+    /// `Date` is sent in binary form.
     public static var postgresFormat: PostgresFormat { .binary }
+    /// `[Date]` is sent as `timestamptz[]`.
     public static var postgresArrayType: PostgresType { .timestamptzArray }
 
     /// 2000-01-01 00:00:00 UTC, PostgreSQL's epoch, in seconds since 1970.
     static let postgresEpoch: Double = 946_684_800
 
+    /// Appends the microseconds since 2000-01-01 UTC (rounded), as a `timestamptz`; infinite
+    /// dates are `infinity` and `-infinity`.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         let seconds = timeIntervalSince1970
         if seconds.isNaN { throw PostgresEncodingError("the date is not a number") }
@@ -27,6 +32,7 @@ extension Date: PostgresArrayElement {
         buffer.appendBigEndian(value)
     }
 
+    /// Appends the ISO 8601 text form of the instant in UTC.
     public func encodeText(into buffer: inout [UInt8]) {
         let seconds = timeIntervalSince1970
         if seconds.isInfinite {
@@ -55,6 +61,8 @@ extension Date: PostgresArrayElement {
         buffer.append(contentsOf: text.utf8)
     }
 
+    /// Reads a `timestamptz`, `timestamp` (taken as UTC) or `date` (midnight UTC) cell in
+    /// either form; `infinity` reads as an infinite time interval. A cell of another type throws.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Date {

@@ -3,18 +3,25 @@ import Foundation
 /// `numeric`, sent and read in its exact text form. The binary form (base-10000 digits) is
 /// read too, for results fetched in binary.
 extension Decimal: PostgresArrayElement {
+    /// `Decimal` is sent as `numeric`.
     public static var postgresType: PostgresType { .numeric }
+    /// `Decimal` is sent in text form.
     public static var postgresFormat: PostgresFormat { .text }
+    /// `[Decimal]` is sent as `numeric[]`.
     public static var postgresArrayType: PostgresType { .numericArray }
 
+    /// Appends the number's text form, which the server parses exactly.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         encodeText(into: &buffer)
     }
 
+    /// Appends the number's text form.
     public func encodeText(into buffer: inout [UInt8]) {
         buffer.append(contentsOf: (isNaN ? "NaN" : description).utf8)
     }
 
+    /// Reads a `numeric` or integer cell in either form; `NaN` reads as `Decimal.nan`. A value
+    /// with more digits than `Decimal` holds (38) throws rather than rounding.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Decimal {

@@ -1,19 +1,25 @@
 import Foundation
 
 extension Double: PostgresArrayElement {
+    /// `Double` is sent as `float8`.
     public static var postgresType: PostgresType { .float8 }
+    /// `Double` is sent in binary form.
     public static var postgresFormat: PostgresFormat { .binary }
+    /// `[Double]` is sent as `float8[]`.
     public static var postgresArrayType: PostgresType { .float8Array }
 
+    /// Appends the IEEE 754 bits in network byte order.
     @inlinable
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.appendBigEndian(bitPattern)
     }
 
+    /// Appends the shortest text that reads back as the same `Double` (`NaN`, `Infinity`).
     public func encodeText(into buffer: inout [UInt8]) {
         buffer.append(contentsOf: postgresText(isNaN: isNaN, infinite: isInfinite, negative: self < 0, finite: "\(self)").utf8)
     }
 
+    /// Reads a `float8` or `float4` cell in either form; a cell of another type throws.
     @inlinable @inline(__always)
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
@@ -31,18 +37,24 @@ extension Double: PostgresArrayElement {
 }
 
 extension Float: PostgresArrayElement {
+    /// `Float` is sent as `float4`.
     public static var postgresType: PostgresType { .float4 }
+    /// `Float` is sent in binary form.
     public static var postgresFormat: PostgresFormat { .binary }
+    /// `[Float]` is sent as `float4[]`.
     public static var postgresArrayType: PostgresType { .float4Array }
 
+    /// Appends the IEEE 754 bits in network byte order.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.appendBigEndian(bitPattern)
     }
 
+    /// Appends the shortest text that reads back as the same `Float` (`NaN`, `Infinity`).
     public func encodeText(into buffer: inout [UInt8]) {
         buffer.append(contentsOf: postgresText(isNaN: isNaN, infinite: isInfinite, negative: self < 0, finite: "\(self)").utf8)
     }
 
+    /// Reads a `float4` cell in either form; a cell of another type throws.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Float {

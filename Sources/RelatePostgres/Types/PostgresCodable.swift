@@ -4,7 +4,10 @@
 /// writes its bytes. `String` is sent untyped, so the server reads it as whatever the
 /// context needs (`uuid`, `date`, an enum label…).
 public protocol PostgresEncodable {
+    /// The PostgreSQL type the value is sent as; ``PostgresType/unspecified`` lets the server
+    /// infer it from the statement (as for `String`).
     static var postgresType: PostgresType { get }
+    /// The form ``encode(into:)`` writes: text or binary.
     static var postgresFormat: PostgresFormat { get }
     /// Appends the value's bytes, in `postgresFormat`, to `buffer`.
     func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError)
@@ -19,10 +22,13 @@ public protocol PostgresDecodable {
     ) throws(PostgresDecodingError) -> Self
 }
 
+/// A type that can be both bound as a parameter and read from a cell: `Int`, `String`,
+/// `Date`, `UUID`, arrays of them and the other types listed in ``PostgresValueMapping``.
 public typealias PostgresCodable = PostgresEncodable & PostgresDecodable
 
 /// A type that can be an element of a PostgreSQL array, sent as that array type.
 public protocol PostgresArrayElement: PostgresCodable, PostgresArrayMember {
+    /// The array type an array of this type is sent as (`int8[]` for `Int`).
     static var postgresArrayType: PostgresType { get }
     /// Appends the value's text form, as it appears inside an array literal before quoting.
     func encodeText(into buffer: inout [UInt8])
@@ -31,14 +37,18 @@ public protocol PostgresArrayElement: PostgresCodable, PostgresArrayMember {
 /// Why a value could not be bound; the connection turns it into a ``PostgresError`` that
 /// names the parameter.
 public struct PostgresEncodingError: Error, Sendable {
+    /// Why: the text the ``PostgresError`` that reports it quotes.
     public var reason: String
+    /// Creates the error with the reason it gives.
     public init(_ reason: String) { self.reason = reason }
 }
 
 /// Why a cell could not be read; the row turns it into a ``PostgresError`` that names the
 /// column, its type and the Swift type asked for.
 public struct PostgresDecodingError: Error, Sendable {
+    /// Why: the text the ``PostgresError`` that reports it quotes.
     public var reason: String
+    /// Creates the error with the reason it gives.
     public init(_ reason: String) { self.reason = reason }
 
     @usableFromInline
