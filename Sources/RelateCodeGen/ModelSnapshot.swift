@@ -1,7 +1,6 @@
 import Foundation
 
-/// The model as `relate inspect --format json` prints it (DESIGN "`relate inspect --format
-/// json`"), decoded without the `Relate` library: what the generator reads, from the
+/// The model as `relate inspect --format json` prints it, decoded without the `Relate` library: what the generator reads, from the
 /// database (`relate generate`) or from a checked-in `relate-model.json` (the
 /// `RelateGenerator` plugin). Fields added to the format after its first version are
 /// optional here, so that an older snapshot still decodes.
@@ -32,6 +31,8 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         /// snapshots (see ``ModelSnapshot/entityName(schema:table:)``).
         public var modelName: String?
 
+        /// Creates an entity by hand (tests of the generator); decoding a snapshot makes them otherwise.
+        /// The parameters are the properties of the same names.
         public init(
             schema: String, name: String, kind: String = "table", primaryKey: [String], attributes: [Attribute], modelName: String? = nil
         ) {
@@ -61,6 +62,7 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         /// For an enum type: its labels, in order.
         public var enumLabels: [String]?
 
+        /// Creates an attribute by hand; the parameters are the properties of the same names.
         public init(name: String, type: String, nullable: Bool, key: String? = nil, baseType: String? = nil, enumLabels: [String]? = nil) {
             self.name = name
             self.type = type
@@ -82,6 +84,7 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
             /// The columns joined on, in foreign-key order.
             public var columns: [String]
 
+            /// Creates a relationship end by hand; the parameters are the properties of the same names.
             public init(schema: String, table: String, columns: [String]) {
                 self.schema = schema
                 self.table = table
@@ -100,6 +103,7 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
             /// The helper's columns that refer to `to`.
             public var toColumns: [String]
 
+            /// Creates a helper table description by hand; the parameters are the properties of the same names.
             public init(schema: String, table: String, fromColumns: [String], toColumns: [String]) {
                 self.schema = schema
                 self.table = table
@@ -127,6 +131,7 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         /// The inverse relationship's key on the `to` entity.
         public var inverse: String
 
+        /// Creates a relationship by hand; the parameters are the properties of the same names.
         public init(
             key: String, kind: String, from: End, to: End, via: Via? = nil, foreignKeyIn: String, constraint: String = "",
             rule: String = "foreign-key", inverse: String = ""
@@ -146,6 +151,11 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         public var isToMany: Bool { kind == "one-to-many" || kind == "many-to-many" }
     }
 
+    /// Creates a snapshot by hand (tests of the generator).
+    ///
+    /// - Parameters:
+    ///   - entities: The model's entities.
+    ///   - relationships: Its relationships, each direction on its own.
     public init(entities: [Entity], relationships: [Relationship]) {
         self.entities = entities
         self.relationships = relationships

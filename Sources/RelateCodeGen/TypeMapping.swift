@@ -1,5 +1,5 @@
-/// The Swift type a column's values read as: the table of DESIGN "Objects" (and
-/// `PostgresType+Mapping.swift`), by the catalog's type name. A domain reads as its base
+/// The Swift type a column's values read as: the table of `PostgresValueMapping` in
+/// `RelatePostgres`, by the catalog's type name. A domain reads as its base
 /// type; a type without a mapping (an enum, `interval`, `inet`…) as its text, a `String`.
 public enum TypeMapping {
     static let scalars: [String: String] = [

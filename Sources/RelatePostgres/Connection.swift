@@ -169,7 +169,7 @@ public final class Connection {
         if let handle { PQfinish(handle) }
     }
 
-    /// Closes the connection; later calls throw ``PostgresError/Kind/connectionClosed``.
+    /// Closes the connection; later calls throw ``PostgresError/Kind-swift.struct/connectionClosed``.
     public func close() {
         if let handle { PQfinish(handle) }
         handle = nil

@@ -171,7 +171,7 @@ public struct PostgresRow: Sendable {
     ///   - type: The Swift type to read the cell as.
     ///   - name: The column's name in the select list.
     /// - Returns: The cell's value.
-    /// - Throws: A `PostgresError` of kind ``PostgresError/Kind/decoding`` when there is no
+    /// - Throws: A `PostgresError` of kind ``PostgresError/Kind-swift.struct/decoding`` when there is no
     ///   such column, the cell is NULL, or its type cannot be read as `T`.
     public func decode<T: PostgresDecodable>(_ type: T.Type, column name: String) throws -> T {
         try decode(type, at: columnIndex(name))
@@ -183,7 +183,7 @@ public struct PostgresRow: Sendable {
     ///   - type: The optional Swift type to read the cell as (`String?.self`).
     ///   - name: The column's name in the select list.
     /// - Returns: The cell's value, or `nil` when it is NULL.
-    /// - Throws: A `PostgresError` of kind ``PostgresError/Kind/decoding`` when there is no
+    /// - Throws: A `PostgresError` of kind ``PostgresError/Kind-swift.struct/decoding`` when there is no
     ///   such column or the cell's type cannot be read as `T`.
     public func decode<T: PostgresDecodable>(_ type: T?.Type, column name: String) throws -> T? {
         try decode(type, at: columnIndex(name))
@@ -205,7 +205,7 @@ public struct PostgresRow: Sendable {
     ///
     /// - Parameter name: The column's name in the select list.
     /// - Returns: An `Int`, `String`, `Date`… or an array of them; `nil` for NULL.
-    /// - Throws: A `PostgresError` of kind ``PostgresError/Kind/decoding`` when there is no
+    /// - Throws: A `PostgresError` of kind ``PostgresError/Kind-swift.struct/decoding`` when there is no
     ///   such column or the cell's bytes are malformed.
     public func value(column name: String) throws -> (any Sendable)? {
         try value(at: columnIndex(name))

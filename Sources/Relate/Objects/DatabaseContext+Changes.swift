@@ -3,18 +3,27 @@ import RelatePostgres
 
 /// What another client's committed statement changed, as a context applied it.
 public struct Change: Sendable, CustomStringConvertible {
+    /// What the statement did to the row.
+    ///
+    /// - `insert`: a row was inserted.
+    /// - `update`: a row was updated; ``Change/changedKeys`` says which attributes, for an
+    ///   object the context holds.
+    /// - `delete`: a row was deleted.
     public enum Kind: String, Sendable {
+        /// An insert, an update or a delete: see ``Change/Kind-swift.enum``.
         case insert, update, delete
     }
 
     /// The entity's name in the model.
     public var entity: String
+    /// What the statement did to the row.
     public var kind: Kind
     /// The row's primary key values; empty for a table without a primary key.
     public var primaryKey: [(any Sendable)?]
     /// For an update of an object this context holds: the attribute keys whose values changed.
     public var changedKeys: [String]
 
+    /// The kind, the entity and the changed keys (`update person (surname)`); never row data.
     public var description: String {
         "\(kind) \(entity)" + (changedKeys.isEmpty ? "" : " (\(changedKeys.joined(separator: ", ")))")
     }
@@ -114,6 +123,9 @@ extension DatabaseContext {
         observers[ObjectIdentifier(object)] = (Weak(object), handler)
     }
 
+    /// Stops calling the handler ``observe(_:_:)`` gave for `object`.
+    ///
+    /// - Parameter object: The object observed.
     public func stopObserving(_ object: DatabaseObject) {
         observers[ObjectIdentifier(object)] = nil
     }

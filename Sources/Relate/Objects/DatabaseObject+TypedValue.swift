@@ -7,7 +7,7 @@ extension DatabaseObject {
     /// let id = try ada.value(forKey: "id", as: Int.self)               // every integer column is Int
     /// ```
     ///
-    /// `Value` is the Swift type DESIGN maps the column's type to (or a protocol it conforms
+    /// `Value` is the Swift type the column's type maps to (`PostgresValueMapping`; or a protocol it conforms
     /// to, or `Any`); another type throws ``RelateError/Kind-swift.struct/typeMismatch``
     /// naming the key, the column's type and `Value`. A relationship key answers as
     /// ``value(forKey:)`` does, cast to `Value`.

@@ -74,6 +74,7 @@ public final class DatabaseObject {
     /// The objects in memory of that context, `nil` once it is gone.
     var graph: ObjectGraph? { table.graph }
 
+    /// The entity the object is a row of: its attributes and relationships.
     public var entity: Entity { table.entity }
 
     var entityIndex: Int { table.index }
@@ -251,6 +252,8 @@ public final class DatabaseObject {
 }
 
 extension DatabaseObject: CustomStringConvertible {
+    /// The entity and the primary key (`<person id=2>`, `deleted` once deleted), for
+    /// debugging. It holds the primary key values, so keep it out of logs that must hold no data.
     public var description: String {
         // The identity map's placeholder for a removed object holds no values; a
         // debugger or a test's report reflecting on the map may still describe it.

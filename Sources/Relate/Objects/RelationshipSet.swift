@@ -41,10 +41,12 @@ public final class RelationshipSet: Sequence {
         fill(with: members, mayRepeat: mayRepeat)
     }
 
+    /// The relationship the set stands for, seen from its owner.
     public var relationship: Relationship { owner.entity.relationships[relationshipIndex] }
 
     /// The number of distinct members (as `NSCountedSet.count`).
     public var count: Int { members.count - pendingRemovals.count }
+    /// Whether the set has no member.
     public var isEmpty: Bool { count == 0 }
 
     /// Members with their repeats: the helper rows (or children) the set stands for.
@@ -59,6 +61,10 @@ public final class RelationshipSet: Sequence {
         return repeats[ObjectIdentifier(object)] ?? 1
     }
 
+    /// Whether `object` is a member; reads memory only.
+    ///
+    /// - Parameter object: An object of the relationship's target entity.
+    /// - Returns: `true` when it is a member.
     public func contains(_ object: DatabaseObject) -> Bool {
         // A short scan beats hashing for the few members most sets have.
         if members.count <= 16, pendingRemovals.isEmpty { return members.contains { $0 === object } }
@@ -72,6 +78,13 @@ public final class RelationshipSet: Sequence {
         return members
     }
 
+    /// Iterates over the distinct members, in the order they were loaded or added.
+    ///
+    /// ```swift
+    /// for email in try ada.objects(forKey: "email") {
+    ///     print(try email.value(forKey: "address", as: String.self) ?? "")
+    /// }
+    /// ```
     public func makeIterator() -> IndexingIterator<[DatabaseObject]> {
         allObjects.makeIterator()
     }
@@ -193,6 +206,8 @@ public final class RelationshipSet: Sequence {
 }
 
 extension RelationshipSet: CustomStringConvertible {
+    /// The relationship's key and the members (`email: [<email id=1>, <email id=2>]`), a member
+    /// held more than once with its count; for debugging.
     public var description: String {
         "\(relationship.key): [" + allObjects.map { object in
             let count = count(for: object)

@@ -58,6 +58,12 @@ public struct Condition: Sendable {
     /// Holds for no object.
     public static let never = Condition(.constant(false))
 
+    /// Holds where both conditions hold.
+    ///
+    /// - Parameters:
+    ///   - lhs: A condition.
+    ///   - rhs: Another condition.
+    /// - Returns: The conjunction (`AND`), flattened with any conjunction on either side.
     public static func && (lhs: Condition, rhs: Condition) -> Condition {
         switch (lhs.node, rhs.node) {
         case (.and(let left), .and(let right)): Condition(.and(left + right))
@@ -67,6 +73,12 @@ public struct Condition: Sendable {
         }
     }
 
+    /// Holds where either condition holds.
+    ///
+    /// - Parameters:
+    ///   - lhs: A condition.
+    ///   - rhs: Another condition.
+    /// - Returns: The disjunction (`OR`), flattened with any disjunction on either side.
     public static func || (lhs: Condition, rhs: Condition) -> Condition {
         switch (lhs.node, rhs.node) {
         case (.or(let left), .or(let right)): Condition(.or(left + right))
@@ -76,6 +88,10 @@ public struct Condition: Sendable {
         }
     }
 
+    /// Holds wherever `condition` does not, a missing value included (`(c) IS NOT TRUE`).
+    ///
+    /// - Parameter condition: The condition to negate.
+    /// - Returns: The negation.
     public static prefix func ! (condition: Condition) -> Condition {
         Condition(.not(condition.node))
     }
@@ -94,36 +110,86 @@ public struct Condition: Sendable {
 /// A dotted key path from an entity (`"surname"`, `"person.surname"`, `"email"`), to build
 /// ``Condition``s and sort orders from.
 public struct Key: Sendable, ExpressibleByStringLiteral {
+    /// The dotted key path, as given.
     public let path: String
 
+    /// Creates a key from a dotted key path; `"person.surname"` crosses the `person` relationship.
+    ///
+    /// - Parameter path: The key path: keys of the entity and, after a dot, of the entity a
+    ///   to-one relationship leads to.
     public init(_ path: String) {
         self.path = path
     }
 
+    /// Creates a key from a string literal, so that a `String` literal can stand where a `Key` is expected.
+    ///
+    /// - Parameter path: The dotted key path.
     public init(stringLiteral path: String) {
         self.path = path
     }
 
+    /// Holds where the value at `key` equals `value`; `key == nil` holds where it is NULL (`IS NULL`),
+    /// and for a to-one relationship where there is no related object.
+    ///
+    /// ```swift
+    /// let request = FetchRequest("person", where: Key("surname") == "Hopper")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The key path of an attribute, or of a to-one relationship compared with `nil`.
+    ///   - value: A value of the attribute's Swift type, or `nil`.
+    /// - Returns: The condition.
     public static func == (key: Key, value: (any Sendable)?) -> Condition {
         Condition(.comparison(keyPath: key.path, .equal, value: value))
     }
 
+    /// Holds where the value at `key` differs from `value`, a missing value included
+    /// (`IS DISTINCT FROM`); `key != nil` holds where there is a value.
+    ///
+    /// - Parameters:
+    ///   - key: The key path of an attribute, or of a to-one relationship compared with `nil`.
+    ///   - value: A value of the attribute's Swift type, or `nil`.
+    /// - Returns: The condition.
     public static func != (key: Key, value: (any Sendable)?) -> Condition {
         Condition(.comparison(keyPath: key.path, .notEqual, value: value))
     }
 
+    /// Holds where the value at `key` is less than `value` (never where it is NULL).
+    ///
+    /// - Parameters:
+    ///   - key: The key path of an attribute.
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func < (key: Key, value: any Sendable) -> Condition {
         Condition(.comparison(keyPath: key.path, .less, value: value))
     }
 
+    /// Holds where the value at `key` is less than or equal to `value` (never where it is NULL).
+    ///
+    /// - Parameters:
+    ///   - key: The key path of an attribute.
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func <= (key: Key, value: any Sendable) -> Condition {
         Condition(.comparison(keyPath: key.path, .lessOrEqual, value: value))
     }
 
+    /// Holds where the value at `key` is greater than `value` (never where it is NULL).
+    ///
+    /// - Parameters:
+    ///   - key: The key path of an attribute.
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func > (key: Key, value: any Sendable) -> Condition {
         Condition(.comparison(keyPath: key.path, .greater, value: value))
     }
 
+    /// Holds where the value at `key` is greater than or equal to `value` (never where it is NULL).
+    ///
+    /// - Parameters:
+    ///   - key: The key path of an attribute.
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func >= (key: Key, value: any Sendable) -> Condition {
         Condition(.comparison(keyPath: key.path, .greaterOrEqual, value: value))
     }
@@ -133,14 +199,37 @@ public struct Key: Sendable, ExpressibleByStringLiteral {
         Condition(.isIn(keyPath: path, values: values))
     }
 
+    /// Holds where the text at the key starts with `prefix`, taken literally (`%` and `_` are
+    /// not wildcards here).
+    ///
+    /// - Parameters:
+    ///   - prefix: The text the value starts with.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func hasPrefix(_ prefix: String, caseInsensitive: Bool = false) -> Condition {
         Condition(.pattern(keyPath: path, .prefix, text: prefix, caseInsensitive: caseInsensitive))
     }
 
+    /// Holds where the text at the key ends with `suffix`, taken literally.
+    ///
+    /// - Parameters:
+    ///   - suffix: The text the value ends with.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func hasSuffix(_ suffix: String, caseInsensitive: Bool = false) -> Condition {
         Condition(.pattern(keyPath: path, .suffix, text: suffix, caseInsensitive: caseInsensitive))
     }
 
+    /// Holds where the text at the key contains `text`, taken literally.
+    ///
+    /// ```swift
+    /// Key("surname").contains("opp", caseInsensitive: true)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - text: The text the value contains.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func contains(_ text: String, caseInsensitive: Bool = false) -> Condition {
         Condition(.pattern(keyPath: path, .contains, text: text, caseInsensitive: caseInsensitive))
     }

@@ -62,7 +62,7 @@ public enum PgOutputMessage: Sendable, Equatable {
     /// Parses one `pgoutput` message, the payload of ``ReplicationMessage/data(start:end:payload:)``.
     ///
     /// - Parameter bytes: The message's bytes.
-    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind/decoding`` when the bytes are truncated or malformed.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/decoding`` when the bytes are truncated or malformed.
     public init(_ bytes: [UInt8]) throws {
         var reader = WireReader(bytes, subject: "pgoutput message")
         let type = try reader.byte("message type")

@@ -12,7 +12,7 @@ public enum ReplicationMessage: Sendable, Equatable {
     /// Parses one message of the `COPY BOTH` stream.
     ///
     /// - Parameter bytes: The message's bytes, as `PQgetCopyData` returned them.
-    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind/decoding`` when the bytes are truncated, malformed or of an
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/decoding`` when the bytes are truncated, malformed or of an
     ///   unknown type.
     public init(_ bytes: [UInt8]) throws {
         var reader = WireReader(bytes, subject: "replication message")
