@@ -35,6 +35,12 @@ extension DatabaseContext {
     /// nothing committed in between is missed. `mechanism` `nil` takes the triggers when
     /// `relate enable` installed them, else logical decoding when `relate enable --logical`
     /// created its publication.
+    ///
+    /// - Parameter mechanism: ``ChangeTracking/Mechanism/triggers`` or
+    ///   ``ChangeTracking/Mechanism/logicalDecoding``; `nil` (the default) to take what the
+    ///   database has enabled.
+    /// - Throws: A ``RelateError`` when neither mechanism is enabled in the database (run
+    ///   `relate enable`), the one asked for is not, or its connection cannot be opened.
     public func startTrackingChanges(using mechanism: ChangeTracking.Mechanism? = nil) throws {
         if let changeFeed {
             guard mechanism == nil || mechanism == changeFeed.mechanism else {
@@ -64,6 +70,10 @@ extension DatabaseContext {
     /// ```swift
     /// for change in try context.processChanges() { print(change) }   // "update person (surname)"
     /// ```
+    ///
+    /// - Returns: The changes applied, in commit order; empty when there were none.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/schemaChanged`` once a
+    ///   tracked table's definition changed (and on every call after), or the database's error.
     @discardableResult
     public func processChanges() throws -> [Change] {
         try startTrackingChanges()

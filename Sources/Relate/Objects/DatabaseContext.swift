@@ -131,6 +131,18 @@ public final class DatabaseContext {
     /// Runs `body` in one transaction (a savepoint when nested, or when the connection is
     /// already in a transaction begun by other means). When it throws, the database rolls
     /// back and so do the objects in memory.
+    ///
+    /// ```swift
+    /// try context.transaction {
+    ///     try ada.setValue("King", forKey: "surname")
+    ///     try ada.objects(forKey: "email").insert(newEmail)
+    /// }                    // both, or neither (in the database and in memory)
+    /// ```
+    ///
+    /// - Parameter body: The work of the transaction, on this context.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, once the database and memory have rolled back; or a
+    ///   ``RelateError`` when `BEGIN` or `COMMIT` fails.
     @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         graph.beginTransaction()
