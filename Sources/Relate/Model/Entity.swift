@@ -56,6 +56,18 @@ public struct Entity: Sendable, Hashable {
 
     /// The attribute or relationship `key` names; an unknown key throws an error with the
     /// nearest names, an ambiguous one an error with the qualified names to use.
+    ///
+    /// ```swift
+    /// switch try model.entity("email").property(forKey: "person") {
+    /// case .attribute(let attribute): print("column", attribute.name)
+    /// case .relationship(let relationship): print("to", relationship.to.table)   // to person
+    /// }
+    /// ```
+    ///
+    /// - Parameter key: Any name the attribute or relationship answers to.
+    /// - Returns: What the key names.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/unknownKey`` or
+    ///   ``RelateError/Kind-swift.struct/ambiguousKey``.
     public func property(forKey key: String) throws(RelateError) -> Property {
         switch keys[key] {
         case .attribute(let index): return .attribute(attributes[index])
@@ -109,6 +121,9 @@ public struct Entity: Sendable, Hashable {
     }
 
     /// The attribute for a column name, whatever key it answers to.
+    ///
+    /// - Parameter column: The column's name, as in the catalog.
+    /// - Returns: The attribute, or `nil` when the entity has no such column.
     public func attribute(column: String) -> Attribute? {
         attributes.first { $0.name == column }
     }

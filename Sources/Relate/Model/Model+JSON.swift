@@ -116,6 +116,9 @@ public struct ModelDescription: Codable, Sendable, Hashable {
 
 extension Model {
     /// The model in the JSON format of `relate inspect --format json`, keys sorted.
+    ///
+    /// - Returns: The JSON text, pretty-printed.
+    /// - Throws: An `EncodingError`, which a model's values do not cause in practice.
     public func jsonDescription() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

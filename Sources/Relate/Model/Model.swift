@@ -46,6 +46,10 @@ public struct Model: Sendable, Hashable {
 
     /// The entity called `name` (`person`, or `schema.table`); an unknown name throws an
     /// error with the nearest names.
+    ///
+    /// - Parameter name: The entity's name: the table's name in the first schema, else `schema.table`.
+    /// - Returns: The entity.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/unknownEntity``.
     public func entity(_ name: String) throws(RelateError) -> Entity {
         guard let position = index[name] else {
             throw .unknownEntity(name, existing: entities.map(\.name))
@@ -62,6 +66,11 @@ public struct Model: Sendable, Hashable {
     }
 
     /// The entity of `schema.table`, if the model has it.
+    ///
+    /// - Parameters:
+    ///   - schema: The table's schema.
+    ///   - table: The table's name.
+    /// - Returns: The entity, or `nil`.
     public func entity(schema: String, table: String) -> Entity? {
         index["\(schema).\(table)"].map { entities[$0] }
     }

@@ -111,6 +111,11 @@ extension DatabaseContext {
     }
 
     /// ``processChanges()``, waiting at most `timeout` for the next change when none is there.
+    ///
+    /// - Parameter timeout: How long to wait at most.
+    /// - Returns: The changes applied, as ``processChanges()`` answers them; empty when none
+    ///   came in time.
+    /// - Throws: What ``processChanges()`` throws.
     @discardableResult
     public func waitForChanges(timeout: Duration) throws -> [Change] {
         let deadline = ContinuousClock.now + timeout
@@ -129,6 +134,11 @@ extension DatabaseContext {
     /// ```swift
     /// context.observe(ada) { change in print("Ada changed: \(change.changedKeys)") }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - object: An object of this context.
+    ///   - handler: Called, on the thread that calls ``processChanges()``, with each change to
+    ///     the object's row.
     public func observe(_ object: DatabaseObject, _ handler: @escaping (Change) -> Void) {
         observers[ObjectIdentifier(object)] = (Weak(object), handler)
     }

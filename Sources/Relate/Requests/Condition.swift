@@ -97,11 +97,17 @@ public struct Condition: Sendable {
     }
 
     /// All of `conditions` (``always`` when there are none).
+    ///
+    /// - Parameter conditions: The conditions, all of which must hold.
+    /// - Returns: Their conjunction.
     public static func all(_ conditions: [Condition]) -> Condition {
         conditions.isEmpty ? .always : Condition(.and(conditions.map(\.node)))
     }
 
     /// Any of `conditions` (``never`` when there are none).
+    ///
+    /// - Parameter conditions: The conditions, one of which must hold.
+    /// - Returns: Their disjunction.
     public static func any(_ conditions: [Condition]) -> Condition {
         conditions.isEmpty ? .never : Condition(.or(conditions.map(\.node)))
     }
@@ -195,6 +201,13 @@ public struct Key: Sendable, ExpressibleByStringLiteral {
     }
 
     /// The value is one of `values` (`nil` among them matches a missing value).
+    ///
+    /// ```swift
+    /// Key("surname").in(["Hopper", "Lovelace", nil])
+    /// ```
+    ///
+    /// - Parameter values: The values to match, of the attribute's Swift type, `nil` for NULL.
+    /// - Returns: The condition (`= ANY($1)`, the values bound as one array).
     public func `in`(_ values: [(any Sendable)?]) -> Condition {
         Condition(.isIn(keyPath: path, values: values))
     }
@@ -235,21 +248,40 @@ public struct Key: Sendable, ExpressibleByStringLiteral {
     }
 
     /// SQL's `LIKE` (or `ILIKE`) with `pattern` as given: `%` matches any text, `_` one character.
+    ///
+    /// - Parameters:
+    ///   - pattern: The `LIKE` pattern, wildcards and all.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func like(_ pattern: String, caseInsensitive: Bool = false) -> Condition {
         Condition(.pattern(keyPath: path, .like, text: pattern, caseInsensitive: caseInsensitive))
     }
 
     /// For a to-many key path: some member matches `condition` (some member at all, without one).
+    ///
+    /// ```swift
+    /// Key("email").any(Key("address").hasSuffix("@navy.mil"))   // someone with a navy address
+    /// Key("email").any()                                        // someone with an email at all
+    /// ```
+    ///
+    /// - Parameter condition: A condition on the members' entity; `nil` for "there is one".
+    /// - Returns: The condition (`EXISTS (…)`).
     public func any(_ condition: Condition? = nil) -> Condition {
         Condition(.quantified(keyPath: path, .any, condition?.node))
     }
 
     /// For a to-many key path: every member matches `condition` (true when there are none).
+    ///
+    /// - Parameter condition: A condition on the members' entity.
+    /// - Returns: The condition (`NOT EXISTS (… WHERE NOT …)`).
     public func all(_ condition: Condition) -> Condition {
         Condition(.quantified(keyPath: path, .all, condition.node))
     }
 
     /// For a to-many key path: no member matches `condition` (no member at all, without one).
+    ///
+    /// - Parameter condition: A condition on the members' entity; `nil` for "there is none".
+    /// - Returns: The condition (`NOT EXISTS (…)`).
     public func none(_ condition: Condition? = nil) -> Condition {
         Condition(.quantified(keyPath: path, .none, condition?.node))
     }
