@@ -20,6 +20,16 @@ extension Connection {
 
     /// The notifications received so far, oldest first, without waiting: reads what the
     /// server has sent (notifications also arrive with the results of other statements).
+    ///
+    /// ```swift
+    /// try connection.execute("LISTEN person_changed")
+    /// if try connection.waitForInput(timeout: .seconds(5)) {
+    ///     for notification in try connection.notifications() { print(notification.payload) }
+    /// }
+    /// ```
+    ///
+    /// - Returns: The notifications received since the last call; empty when there are none.
+    /// - Throws: A ``PostgresError`` when the connection dropped.
     public func notifications() throws -> [PostgresNotification] {
         let handle = try openHandle()
         guard PQconsumeInput(handle) == 1 else { throw connectionError(sql: nil) }
@@ -36,6 +46,11 @@ extension Connection {
 
     /// Waits until the server sends something, at most `timeout`; answers whether it did.
     /// Blocks the calling thread (as every libpq call does).
+    ///
+    /// - Parameter timeout: How long to wait at most.
+    /// - Returns: `true` when the server sent something (read it with ``notifications()`` or
+    ///   ``readReplicationMessage()``), `false` when the time ran out.
+    /// - Throws: A ``PostgresError`` when the connection is closed or waiting fails.
     public func waitForInput(timeout: Duration) throws -> Bool {
         let handle = try openHandle()
         let socket = PQsocket(handle)

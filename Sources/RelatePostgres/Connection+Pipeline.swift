@@ -36,6 +36,19 @@ extension Connection {
     /// The statements run as one implicit transaction (or inside the open one): if one
     /// fails, the error names it by ``PostgresError/statementIndex`` and none of them
     /// takes effect.
+    ///
+    /// ```swift
+    /// let results = try connection.pipeline([
+    ///     PostgresStatement("INSERT INTO email (address, person_id) VALUES ($1, $2)", ["ada@example.com", 1]),
+    ///     PostgresStatement("SELECT count(*) FROM email WHERE person_id = $1", [1], format: .binary),
+    /// ])
+    /// let count = try results[1][0].decode(Int.self, at: 0)
+    /// ```
+    ///
+    /// - Parameter statements: The statements, in order.
+    /// - Returns: Their results, in the same order.
+    /// - Throws: A ``PostgresError`` naming the failed statement by
+    ///   ``PostgresError/statementIndex``; none of the statements took effect then.
     @discardableResult
     public func pipeline(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
         guard learnsTransactionIDNow, !statements.isEmpty else { return try send(statements, learning: false) }

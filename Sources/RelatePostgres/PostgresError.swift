@@ -135,8 +135,12 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// The five characters of the code, as the server sent them.
     public var rawValue: String
     /// Creates the code from its five characters.
+    ///
+    /// - Parameter rawValue: The five characters of the code.
     public init(rawValue: String) { self.rawValue = rawValue }
     /// Creates the code from its five characters: `SQLState("23505")` is ``uniqueViolation``.
+    ///
+    /// - Parameter code: The five characters of the code.
     public init(_ code: String) { self.rawValue = code }
     /// The five characters of the code.
     public var description: String { rawValue }

@@ -89,6 +89,9 @@ public final class PostgresResult: @unchecked Sendable {
     }
 
     /// The index of the column with this exact name (no case folding), or `nil`.
+    ///
+    /// - Parameter name: The column's name in the select list.
+    /// - Returns: Its 0-based index, or `nil`.
     public func columnIndex(named name: String) -> Int? {
         columns.firstIndex { $0.name == name }
     }
@@ -100,6 +103,9 @@ extension PostgresResult: RandomAccessCollection {
     /// The index past the last row: ``rowCount``.
     public var endIndex: Int { rowCount }
     /// The row at `position`, which must be in `0..<rowCount`.
+    ///
+    /// - Parameter position: The row's 0-based index.
+    /// - Returns: The row.
     public subscript(position: Int) -> PostgresRow { PostgresRow(result: self, index: position) }
 }
 
@@ -136,6 +142,11 @@ public struct PostgresRow: Sendable {
 
     /// Reads a non-NULL cell as `T`; a NULL, a column out of range, or a type that does not
     /// match throws an error naming the column and both types.
+    ///
+    /// `column` is the 0-based column index.
+    ///
+    /// - Returns: The cell's value.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/decoding``.
     @inlinable @inline(__always)
     public func decode<T: PostgresDecodable>(_: T.Type, at column: Int) throws -> T {
         guard let bytes = try cell(at: column) else {
@@ -150,6 +161,12 @@ public struct PostgresRow: Sendable {
     }
 
     /// Reads a cell as `T`, NULL as `nil`.
+    ///
+    /// `column` is the 0-based column index.
+    ///
+    /// - Returns: The cell's value, or `nil` when it is NULL.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/decoding`` when
+    ///   the column is out of range or its type cannot be read as `T`.
     @inlinable
     public func decode<T: PostgresDecodable>(_: T?.Type, at column: Int) throws -> T? {
         guard let bytes = try cell(at: column) else { return nil }
@@ -190,6 +207,11 @@ public struct PostgresRow: Sendable {
     }
 
     /// The cell as the Swift value its PostgreSQL type maps to (see ``PostgresValue``), NULL as `nil`.
+    ///
+    /// - Parameter column: The 0-based column index.
+    /// - Returns: An `Int`, `String`, `Date`… or an array of them; `nil` for NULL.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/decoding`` when
+    ///   the column is out of range or the cell's bytes are malformed.
     public func value(at column: Int) throws -> (any Sendable)? {
         guard let bytes = try cell(at: column) else { return nil }
         do {
@@ -227,6 +249,12 @@ public struct PostgresRow: Sendable {
     /// ```swift
     /// let length = try row.withCell(at: 0) { $0?.count ?? 0 }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - column: The 0-based column index.
+    ///   - body: Code that reads the bytes; they are valid only inside it.
+    /// - Returns: What `body` returns.
+    /// - Throws: A ``PostgresError`` when the column is out of range, or what `body` throws.
     public func withCell<Result>(at column: Int, _ body: (UnsafeRawBufferPointer?) throws -> Result) throws -> Result {
         try withExtendedLifetime(result) { try body(cell(at: column)) }
     }

@@ -5,8 +5,12 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
     /// The type's OID, as in `pg_type.oid`.
     public var rawValue: UInt32
     /// Creates the type with the given OID.
+    ///
+    /// - Parameter rawValue: The type's OID.
     @inlinable public init(rawValue: UInt32) { self.rawValue = rawValue }
     /// Creates the type with the given OID: `PostgresType(16)` is ``bool``.
+    ///
+    /// - Parameter oid: The type's OID.
     @inlinable public init(_ oid: UInt32) { self.rawValue = oid }
 
     /// No type: a parameter sent as `unknown` takes the type the server infers from its use.

@@ -3,12 +3,16 @@ public struct LSN: RawRepresentable, Comparable, Hashable, Sendable, CustomStrin
     /// The position as one 64-bit number: the high half before the slash, the low half after.
     public var rawValue: UInt64
     /// Creates the position from its 64-bit number.
+    ///
+    /// - Parameter rawValue: The position as one 64-bit number.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     /// The position `0/0`: before any WAL, as in "start from where the slot is".
     public static let zero = LSN(rawValue: 0)
 
     /// Reads the server's text form, two hexadecimal halves around a slash.
+    ///
+    /// - Parameter text: The text form, `16/B374D848`; `nil` when it is not one.
     public init?(_ text: String) {
         let halves = text.split(separator: "/", omittingEmptySubsequences: false)
         guard halves.count == 2, let high = UInt32(halves[0], radix: 16), let low = UInt32(halves[1], radix: 16) else { return nil }

@@ -33,6 +33,13 @@ public enum ReplicationMessage: Sendable, Equatable {
 
     /// `r`, the standby status update: what this client received, flushed and applied
     /// (for a logical slot, `flushed` is what the server may forget).
+    ///
+    /// - Parameters:
+    ///   - received: The position up to which messages were received.
+    ///   - flushed: The position up to which changes were handled for good.
+    ///   - applied: The position up to which changes were applied.
+    ///   - replyRequested: Whether the server should answer at once with a keepalive.
+    /// - Returns: The message's bytes, for `PQputCopyData`.
     public static func statusUpdate(received: LSN, flushed: LSN, applied: LSN, replyRequested: Bool = false) -> [UInt8] {
         // Microseconds since 2000-01-01, PostgreSQL's epoch.
         let now = Int64((Date.timeIntervalSinceReferenceDate - 31_622_400) * 1_000_000)

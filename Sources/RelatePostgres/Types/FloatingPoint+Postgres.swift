@@ -9,17 +9,30 @@ extension Double: PostgresArrayElement {
     public static var postgresArrayType: PostgresType { .float8Array }
 
     /// Appends the IEEE 754 bits in network byte order.
+    ///
+    /// - Parameter buffer: The parameter's bytes so far; the value's are appended.
+    /// - Throws: Never for this type: every value can be sent.
     @inlinable
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.appendBigEndian(bitPattern)
     }
 
     /// Appends the shortest text that reads back as the same `Double` (`NaN`, `Infinity`).
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; the value's text is appended.
     public func encodeText(into buffer: inout [UInt8]) {
         buffer.append(contentsOf: postgresText(isNaN: isNaN, infinite: isInfinite, negative: self < 0, finite: "\(self)").utf8)
     }
 
     /// Reads a `float8` or `float4` cell in either form; a cell of another type throws.
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: The value.
+    /// - Throws: A ``PostgresDecodingError`` when the cell's type cannot be read as this
+    ///   type, or its bytes are malformed.
     @inlinable @inline(__always)
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
@@ -45,16 +58,29 @@ extension Float: PostgresArrayElement {
     public static var postgresArrayType: PostgresType { .float4Array }
 
     /// Appends the IEEE 754 bits in network byte order.
+    ///
+    /// - Parameter buffer: The parameter's bytes so far; the value's are appended.
+    /// - Throws: Never for this type: every value can be sent.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.appendBigEndian(bitPattern)
     }
 
     /// Appends the shortest text that reads back as the same `Float` (`NaN`, `Infinity`).
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; the value's text is appended.
     public func encodeText(into buffer: inout [UInt8]) {
         buffer.append(contentsOf: postgresText(isNaN: isNaN, infinite: isInfinite, negative: self < 0, finite: "\(self)").utf8)
     }
 
     /// Reads a `float4` cell in either form; a cell of another type throws.
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: The value.
+    /// - Throws: A ``PostgresDecodingError`` when the cell's type cannot be read as this
+    ///   type, or its bytes are malformed.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Float {

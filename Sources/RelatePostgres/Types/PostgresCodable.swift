@@ -10,6 +10,10 @@ public protocol PostgresEncodable {
     /// The form ``encode(into:)`` writes: text or binary.
     static var postgresFormat: PostgresFormat { get }
     /// Appends the value's bytes, in `postgresFormat`, to `buffer`.
+    ///
+    /// - Parameter buffer: The parameter's bytes so far; append to it.
+    /// - Throws: A ``PostgresEncodingError`` for a value PostgreSQL cannot take (a NUL byte
+    ///   in text, a date out of range).
     func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError)
 }
 
@@ -17,6 +21,14 @@ public protocol PostgresEncodable {
 public protocol PostgresDecodable {
     /// Reads a non-NULL cell. `bytes` is the cell as the server sent it: the text form
     /// without its terminating NUL, or the binary form.
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: The value.
+    /// - Throws: A ``PostgresDecodingError`` when the type cannot be read as `Self` or the
+    ///   bytes are malformed.
     static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Self
@@ -31,6 +43,8 @@ public protocol PostgresArrayElement: PostgresCodable, PostgresArrayMember {
     /// The array type an array of this type is sent as (`int8[]` for `Int`).
     static var postgresArrayType: PostgresType { get }
     /// Appends the value's text form, as it appears inside an array literal before quoting.
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; append to it.
     func encodeText(into buffer: inout [UInt8])
 }
 
@@ -40,6 +54,8 @@ public struct PostgresEncodingError: Error, Sendable {
     /// Why: the text the ``PostgresError`` that reports it quotes.
     public var reason: String
     /// Creates the error with the reason it gives.
+    ///
+    /// - Parameter reason: Why the value could not be bound.
     public init(_ reason: String) { self.reason = reason }
 }
 
@@ -49,6 +65,8 @@ public struct PostgresDecodingError: Error, Sendable {
     /// Why: the text the ``PostgresError`` that reports it quotes.
     public var reason: String
     /// Creates the error with the reason it gives.
+    ///
+    /// - Parameter reason: Why the cell could not be read.
     public init(_ reason: String) { self.reason = reason }
 
     @usableFromInline
