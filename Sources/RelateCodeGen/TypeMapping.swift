@@ -29,6 +29,9 @@ public enum TypeMapping {
     }
 
     /// The Swift type of a PostgreSQL type's values, by the catalog's type name.
+    ///
+    /// - Parameter typeName: The type's name in the catalog (`int4`, `text[]`, `interval`).
+    /// - Returns: The Swift type's name: `Int`, `[String]`, and `String` for a type without a mapping.
     public static func swiftType(typeName: String) -> String {
         if let scalar = scalars[typeName] { return scalar }
         if typeName.hasSuffix("[]") {

@@ -23,6 +23,15 @@ extension DatabaseContext {
     /// ```swift
     /// let hoppers = try context.fetch("person", where: Key("surname") == "Hopper", orderBy: [.ascending("firstname")])
     /// ```
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity's name (`person`, or `schema.table`).
+    ///   - condition: Which objects.
+    ///   - orderBy: The sort order, most significant key first.
+    ///   - limit: At most this many objects; all when `nil`.
+    ///   - offset: How many objects of the order to skip first.
+    /// - Returns: The objects, in that order.
+    /// - Throws: A ``RelateError``, as ``fetch(_:)`` throws.
     public func fetch(
         _ entityName: String, where condition: Condition, orderBy: [Ordering] = [], limit: Int? = nil, offset: Int? = nil
     ) throws -> [DatabaseObject] {

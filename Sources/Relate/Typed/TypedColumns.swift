@@ -9,6 +9,8 @@
 /// ```
 public protocol TypedColumns {
     /// Columns reached through the key path `prefix` (`""`, or `"person."`).
+    ///
+    /// - Parameter prefix: The key path from the request's entity, with a trailing dot, or `""`.
     init(prefix: String)
 }
 
@@ -97,21 +99,41 @@ extension Optional: TypedText where Wrapped == String {}
 
 extension AttributeColumn where Value: TypedText {
     /// The text starts with `prefix` (`%` and `_` in it are matched literally).
+    ///
+    /// - Parameters:
+    ///   - prefix: The text the value starts with.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func hasPrefix(_ prefix: String, caseInsensitive: Bool = false) -> Condition {
         key.hasPrefix(prefix, caseInsensitive: caseInsensitive)
     }
 
     /// The text ends with `suffix`.
+    ///
+    /// - Parameters:
+    ///   - suffix: The text the value ends with, matched literally.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func hasSuffix(_ suffix: String, caseInsensitive: Bool = false) -> Condition {
         key.hasSuffix(suffix, caseInsensitive: caseInsensitive)
     }
 
     /// The text contains `text`.
+    ///
+    /// - Parameters:
+    ///   - text: The text the value contains, matched literally.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func contains(_ text: String, caseInsensitive: Bool = false) -> Condition {
         key.contains(text, caseInsensitive: caseInsensitive)
     }
 
     /// SQL's `LIKE` (or `ILIKE`) with `pattern` as given.
+    ///
+    /// - Parameters:
+    ///   - pattern: The `LIKE` pattern: `%` matches any text, `_` one character.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func like(_ pattern: String, caseInsensitive: Bool = false) -> Condition {
         key.like(pattern, caseInsensitive: caseInsensitive)
     }

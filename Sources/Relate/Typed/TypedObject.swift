@@ -28,10 +28,17 @@ public protocol TypedObject: Hashable, CustomStringConvertible {
     /// The object beneath.
     var object: DatabaseObject { get }
     /// Wraps `object` unchecked: for objects the typed API made itself.
+    ///
+    /// - Parameter object: An object of this type's entity.
     init(unchecked object: DatabaseObject)
     /// Every attribute, read at once.
     var values: Values { get throws }
     /// The attributes that differ between two values.
+    ///
+    /// - Parameters:
+    ///   - old: The values before.
+    ///   - new: The values after.
+    /// - Returns: One change per attribute whose value differs.
     static func changes(from old: Values, to new: Values) -> [TypedChange]
 }
 
@@ -60,6 +67,8 @@ extension TypedObject {
     }
 
     /// Hashes the object's identity.
+    ///
+    /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(object))
     }
