@@ -115,6 +115,15 @@ public struct Condition: Sendable {
 
 /// A dotted key path from an entity (`"surname"`, `"person.surname"`, `"email"`), to build
 /// ``Condition``s and sort orders from.
+///
+/// ```swift
+/// let hoppers = try context.fetch("person", where: Key("surname") == "Hopper")
+/// let navy = try context.fetch("person", where: Key("email").any(Key("address").hasSuffix("@navy.mil")))
+/// let theirEmails = try context.fetch("email", where: Key("person.surname").in(["Hopper", "Lovelace"]))
+/// ```
+///
+/// A key path crosses to-one relationships with dots; a to-many relationship is crossed
+/// only by ``any(_:)``, ``all(_:)`` or ``none(_:)``.
 public struct Key: Sendable, ExpressibleByStringLiteral {
     /// The dotted key path, as given.
     public let path: String

@@ -44,11 +44,21 @@ public struct AttributeColumn<Value: Sendable>: Sendable {
 
 extension AttributeColumn where Value: Equatable {
     /// The attribute equals `value` (`== nil`: it is NULL).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func == (column: Self, value: Value) -> Condition {
         column.key == TypedValue.flattened(value)
     }
 
     /// The attribute differs from `value` (`IS DISTINCT FROM`: NULL differs from every value).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func != (column: Self, value: Value) -> Condition {
         column.key != TypedValue.flattened(value)
     }
@@ -64,29 +74,69 @@ extension AttributeColumn where Value: Equatable {
 
 extension AttributeColumn where Value: Comparable {
     /// The attribute is less than `value`.
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func < (column: Self, value: Value) -> Condition { column.key < value }
     /// The attribute is at most `value`.
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func <= (column: Self, value: Value) -> Condition { column.key <= value }
     /// The attribute is greater than `value`.
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func > (column: Self, value: Value) -> Condition { column.key > value }
     /// The attribute is at least `value`.
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func >= (column: Self, value: Value) -> Condition { column.key >= value }
 }
 
 extension AttributeColumn {
     /// For a nullable column: less than `value` (NULL is not).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func < <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key < value
     }
     /// For a nullable column: at most `value` (NULL is not).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func <= <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key <= value
     }
     /// For a nullable column: greater than `value` (NULL is not).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func > <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key > value
     }
     /// For a nullable column: at least `value` (NULL is not).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func >= <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key >= value
     }

@@ -62,6 +62,11 @@ extension TypedObject {
     }
 
     /// Whether both view the same object.
+    ///
+    /// - Parameters:
+    ///   - lhs: A typed object.
+    ///   - rhs: Another typed object.
+    /// - Returns: `true` when both wrap the same ``DatabaseObject``.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.object === rhs.object
     }

@@ -25,5 +25,10 @@ public struct LSN: RawRepresentable, Comparable, Hashable, Sendable, CustomStrin
     }
 
     /// Whether `left` comes before `right` in the log.
+    ///
+    /// - Parameters:
+    ///   - left: A position.
+    ///   - right: Another position.
+    /// - Returns: `true` when `left` is earlier.
     public static func < (left: LSN, right: LSN) -> Bool { left.rawValue < right.rawValue }
 }
