@@ -160,18 +160,133 @@ import Testing
             let request = FetchRequest("person", where: Key("email").any(Key("address").hasSuffix("@navy.mil")), orderBy: [.ascending("id")])
             let sailors = try context.liveFetch(request)
             #expect(Self.keys(try sailors.objects) == [])
+            // A row no object in memory stands for, in a table nothing loaded refers to.
+            let byName = try context.liveFetch(FetchRequest("person", where: Key("surname") == "Sailor"))
+            #expect(Self.keys(try byName.objects) == [])
             let fired = Locked(0)
             withObservationTracking { _ = try? sailors.objects } onChange: { fired.withLock { $0 += 1 } }
             try setup.execute("INSERT INTO person (firstname, surname) VALUES ('Ann', 'Sailor')")
             try setup.execute("INSERT INTO email (address, person_id) VALUES ('ann@navy.mil', 4), ('grace@navy.mil', 2)")
             _ = try observer.settle()
             #expect(fired.withLock { $0 } == 1)
+            #expect(Self.keys(try byName.objects) == [4])
             #expect(Self.keys(try sailors.objects) == [2, 4])
             try setup.execute("DELETE FROM email WHERE address = 'grace@navy.mil'")
             _ = try observer.settle()
             #expect(Self.keys(try sailors.objects) == [4])
             let fresh = try DatabaseContext(url: url)
             #expect(Self.keys(try sailors.objects) == Self.keys(try fresh.fetch(request)))
+        }
+    }
+}
+
+/// 50 live requests of varied shape — through to-ones, `EXISTS` through helpers, `isEmpty`,
+/// sorted, limited, offset — against a random workload of another client, for both
+/// mechanisms: after the feed settles every answer equals a fresh fetch, and the
+/// differences read along the way, applied to the first answer, give the last.
+@Suite struct LiveWorkloadTests {
+    static func requests() -> [FetchRequest] {
+        var requests: [FetchRequest] = []
+        for digit in 0..<10 {
+            requests.append(FetchRequest("person", where: Key("surname").hasPrefix("S\(digit)"), orderBy: [.ascending("id")]))
+        }
+        for suffix in ["0@x", "1@x", "5@x", "@x", "7@x"] {
+            requests.append(FetchRequest("person", where: Key("email").any(Key("address").hasSuffix(suffix)), orderBy: [.descending("id")]))
+        }
+        for name in ["Countess", "Rear Admiral", "Doctor"] {
+            requests.append(FetchRequest("person", where: Key("title").any(Key("name") == name), orderBy: [.ascending("id")]))
+            requests.append(FetchRequest("title", where: Key("person").any(Key("surname").hasPrefix("S")), orderBy: [.ascending("name")]))
+            requests.append(FetchRequest("person", where: !Key("title").any(Key("name") == name), orderBy: [.ascending("surname"), .ascending("id")], limit: 4))
+        }
+        requests.append(FetchRequest("person", where: Key("email").isEmpty, orderBy: [.ascending("id")]))
+        requests.append(FetchRequest("person", where: Key("title").isEmpty, orderBy: [.ascending("id")]))
+        requests.append(FetchRequest("person", where: Key("email").all(Key("address").hasSuffix("@x")), orderBy: [.ascending("id")]))
+        for offset in 0..<5 {
+            requests.append(FetchRequest("person", orderBy: [.descending("id")], limit: 3, offset: offset))
+            requests.append(FetchRequest("email", where: Key("person.surname").hasPrefix("S\(offset)"), orderBy: [.ascending("id")]))
+            requests.append(FetchRequest("email", orderBy: [.ascending("person.surname", nulls: .last), .ascending("id")], limit: 5, offset: offset))
+        }
+        for person in 1...4 {
+            requests.append(FetchRequest("person_title_rel", where: Key("person.id") == person, orderBy: [.ascending("title_id")]))
+        }
+        requests.append(FetchRequest("email", where: Key("person") == nil, orderBy: [.ascending("id")]))
+        requests.append(FetchRequest("person", where: Key("surname") == "Hopper" || Key("email").any(), orderBy: [.ascending("id")]))
+        requests.append(FetchRequest("title", orderBy: [.descending("id")]))
+        requests.append(FetchRequest("email", where: Key("address").in(["e1@x", "e2@x", "e3@x", "e40@x"]), orderBy: [.ascending("id")]))
+        return requests
+    }
+
+    /// An answer's rows, by primary key.
+    static func keys(_ objects: [DatabaseObject]) -> [String] {
+        objects.map { "\($0.primaryKey)" }
+    }
+
+    static func apply(_ difference: LiveResults.Difference, to keys: [String]) -> [String] {
+        let out = Set(difference.removed.map(\.index) + difference.moved.map(\.from))
+        var keys = keys.enumerated().filter { !out.contains($0.offset) }.map(\.element)
+        let into = (difference.inserted.map { ($0.index, $0.primaryKey) } + difference.moved.map { ($0.to, $0.primaryKey) })
+            .sorted { $0.0 < $1.0 }
+        for (index, key) in into { keys.insert("\(key)", at: index) }
+        return keys
+    }
+
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func fiftyLiveRequestsStayTheirAnswers(_ mechanism: ChangeTracking.Mechanism) throws {
+        try ChangeTrackingTests.withTrackedDatabase(mechanism) { url, setup, observer in
+            let context = observer.context
+            let requests = Self.requests()
+            #expect(requests.count == 50)
+            let lives = try requests.map { try context.liveFetch($0) }
+            var answers = try lives.map { Self.keys(try $0.objects) }
+            var composed = answers
+            /// Reads every answer, checking that its difference turns the last into it.
+            func readAll() throws {
+                for (position, live) in lives.enumerated() {
+                    let now = Self.keys(try live.objects)
+                    if now != answers[position] {
+                        composed[position] = Self.apply(live.lastDifference, to: composed[position])
+                        #expect(composed[position] == now, "\(live.request.entity) #\(position)")
+                        answers[position] = now
+                    }
+                }
+            }
+            let other = try Connection(url: url)
+            var random = ConditionPropertyTests.Generator(state: 29)
+            var operations = 0
+            while operations < 400 {
+                let statements = Int.random(in: 1...10, using: &random)
+                let rollBack = Int.random(in: 0..<5, using: &random) == 0
+                try? other.transaction {
+                    for _ in 0..<statements {
+                        let person = Int.random(in: 1...6, using: &random)
+                        let sql: String
+                        switch Int.random(in: 0..<8, using: &random) {
+                        case 0: sql = "INSERT INTO person (firstname, surname) VALUES ('P', 'S\(operations % 10)')"
+                        case 1: sql = "UPDATE person SET surname = 'S\(operations % 10)' WHERE id = \(person)"
+                        case 2: sql = "INSERT INTO email (address, person_id) SELECT 'e\(operations)@x', id FROM person WHERE id = \(person)"
+                        case 3: sql = "UPDATE email SET person_id = (SELECT id FROM person WHERE id = \(person)) WHERE id = (SELECT min(id) FROM email WHERE id % 5 = \(operations % 5))"
+                        case 4: sql = "DELETE FROM email WHERE id = (SELECT max(id) FROM email WHERE id % 3 = \(operations % 3))"
+                        case 5: sql = "INSERT INTO person_title_rel SELECT \(person), \(Int.random(in: 1...3, using: &random)) FROM person WHERE id = \(person) ON CONFLICT DO NOTHING"
+                        case 6: sql = "DELETE FROM person_title_rel WHERE person_id = \(person)"
+                        default: sql = "DELETE FROM person WHERE id = (SELECT max(id) FROM person) AND id > 6"
+                        }
+                        try other.execute(sql)
+                        operations += 1
+                    }
+                    if rollBack { throw CancellationError() }
+                }
+                // Now and then the context catches up and the answers are read mid-workload.
+                if Int.random(in: 0..<10, using: &random) == 0 {
+                    _ = try context.processChanges()
+                    try readAll()
+                }
+            }
+            _ = try observer.settle()
+            try readAll()
+            let fresh = try DatabaseContext(url: url)
+            for (position, live) in lives.enumerated() {
+                #expect(Self.keys(try live.objects) == Self.keys(try fresh.fetch(live.request)), "\(live.request.entity) #\(position)")
+            }
         }
     }
 }

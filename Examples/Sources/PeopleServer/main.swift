@@ -26,6 +26,11 @@ struct TitleRequest: Decodable {
 func person(_ id: Int, in context: DatabaseContext) throws -> PersonResponse? {
     guard let person = try context.object(Person.self, primaryKey: id) else { return nil }
     try context.prefetch(["email", "title"], for: [person.object])
+    return try response(for: person)
+}
+
+/// The person as the API shows her, from her loaded emails and titles.
+func response(for person: Person) throws -> PersonResponse {
     let values = try person.values
     return PersonResponse(
         id: values.id, firstname: values.firstname, surname: values.surname,
@@ -38,7 +43,65 @@ let database = try Database(url: url, maxConnections: 4)
 // Schema drift is an error at start-up, naming the table and column, not a wrong value later.
 try await database.read { try RelateModel.check($0) }
 
+/// Everyone with their emails and titles, in id order: what the page shows (three queries).
+func everyone(in context: DatabaseContext) throws -> [PersonResponse] {
+    let people = try context.fetch(Person.self, orderBy: { [$0.id.ascending] })
+    try context.prefetch(["email", "title"], for: people.map(\.object))
+    return try people.map(response(for:))
+}
+
+/// The page: a list of people with their titles, kept current by server-sent events.
+let page = """
+    <!doctype html>
+    <html><head><meta charset="utf-8"><title>People</title>
+    <style>body{font:16px system-ui,sans-serif;margin:2em}li{margin:.3em 0}.titles{color:#666}</style></head>
+    <body><h1>People</h1><ul id="people"><li>…</li></ul>
+    <script>
+    const list = document.getElementById('people');
+    new EventSource('/events').onmessage = (event) => {
+      list.replaceChildren(...JSON.parse(event.data).map((p) => {
+        const item = document.createElement('li');
+        item.textContent = `${p.firstname ?? ''} ${p.surname ?? ''}`;
+        const titles = document.createElement('span');
+        titles.className = 'titles';
+        titles.textContent = p.title.length ? ' — ' + p.title.map((t) => t.name).join(', ') : '';
+        item.append(titles);
+        return item;
+      }));
+    };
+    </script></body></html>
+    """
+
 let router = Router()
+router.get("/") { _, _ -> Response in
+    Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
+}
+// Server-sent events: the list now, then again whenever a commit (of any client) changes
+// people, their titles or the titles' names, from `database.observe`'s one shared feed.
+router.get("events") { _, _ -> Response in
+    let streams = [
+        try await database.observe(FetchRequest("person", orderBy: [.ascending("id")])),
+        try await database.observe(FetchRequest("person_title_rel")),
+        try await database.observe(FetchRequest("title")),
+    ]
+    return Response(
+        status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+        body: ResponseBody { writer in
+            let (changed, change) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for stream in streams {
+                    group.addTask { for try await _ in stream { change.yield() } }
+                }
+                for await _ in changed {
+                    let people = try await database.read { try everyone(in: $0) }
+                    let json = String(decoding: try JSONEncoder().encode(people), as: UTF8.self)
+                    try await writer.write(ByteBuffer(string: "data: \(json)\n\n"))
+                }
+                group.cancelAll()
+            }
+            try await writer.finish(nil)
+        })
+}
 router.get("people/:id") { _, context -> PersonResponse in
     let id = try context.parameters.require("id", as: Int.self)
     guard let found = try await database.read({ try person(id, in: $0) }) else {

@@ -28,6 +28,8 @@ public final class Database: Sendable {
     let layout: Locked<ModelLayout>
     let conninfo: String
     let logger: Logger
+    /// The live queries observed on this database (``observe(_:)``), sharing one feed.
+    let observation = ObservationHub()
 
     /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
     /// the configuration's schemas (default: the search path) and builds the model; that

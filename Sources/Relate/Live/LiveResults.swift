@@ -89,10 +89,10 @@ public final class LiveResults: Observable {
     }
 
     /// How one answer became the next: every row that joined, left or moved.
-    public struct Difference {
+    public struct Difference: Sendable {
         /// A row at `index` (in the answer after, for a row that joined; before, for one that
         /// left), and its primary key.
-        public struct Row {
+        public struct Row: Sendable {
             /// The row's index: in the answer after, for a row that joined; before, for one that left.
             public var index: Int
             /// The row's primary key values.
@@ -100,7 +100,7 @@ public final class LiveResults: Observable {
         }
 
         /// A row that stayed but moved from one index to another.
-        public struct Move {
+        public struct Move: Sendable {
             /// The row's index in the answer before.
             public var from: Int
             /// The row's index in the answer after.
@@ -125,7 +125,14 @@ public final class LiveResults: Observable {
 
         init(from old: [DatabaseObject], to new: [DatabaseObject]) {
             // The identity map gives a row one object: identities tell rows apart.
-            let steps = new.map(ObjectIdentifier.init).difference(from: old.map(ObjectIdentifier.init)).inferringMoves()
+            self.init(
+                from: old.map { (AnyHashable(ObjectIdentifier($0)), $0.primaryKey) },
+                to: new.map { (AnyHashable(ObjectIdentifier($0)), $0.primaryKey) })
+        }
+
+        /// The difference between two answers whose rows `identity` tells apart.
+        init(from old: [(identity: AnyHashable, primaryKey: [(any Sendable)?])], to new: [(identity: AnyHashable, primaryKey: [(any Sendable)?])]) {
+            let steps = new.map(\.identity).difference(from: old.map(\.identity)).inferringMoves()
             for step in steps {
                 switch step {
                 case .insert(let offset, _, let associated):

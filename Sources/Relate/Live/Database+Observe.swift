@@ -1,0 +1,57 @@
+/// One row of a live query's answer, as values that may leave a unit of work.
+public struct LiveRow: Sendable {
+    /// The row's primary key values, in key order (empty for a table without one).
+    public var primaryKey: [(any Sendable)?]
+    /// The row's attributes by key; a NULL column is absent.
+    public var values: [String: any Sendable]
+}
+
+/// A live query's answer at one moment, as ``Database/observe(_:)`` streams it.
+public struct LiveSnapshot: Sendable {
+    /// The request's rows, in its order.
+    public var rows: [LiveRow]
+    /// How the answer before became this one; for the first snapshot a subscriber gets,
+    /// every row is inserted.
+    public var difference: LiveResults.Difference
+    /// Counts the answers of this request since it was first observed. A consumer that
+    /// fell behind sees a gap (the stream keeps only the newest snapshot): its `difference`
+    /// then follows an answer the consumer never saw, and `rows` is what to show.
+    public var version: Int
+}
+
+extension Database {
+    /// The request's answer now and after every commit that changes it, as an
+    /// `AsyncThrowingStream` of ``LiveSnapshot``s: for a server that pushes a list to its
+    /// clients (server-sent events, WebSocket).
+    ///
+    /// ```swift
+    /// for try await snapshot in try await database.observe(FetchRequest("person", orderBy: [.ascending("surname")])) {
+    ///     push(snapshot.rows, snapshot.difference)
+    /// }
+    /// ```
+    ///
+    /// One change feed per `Database` serves every observer (``changes(using:)``, which
+    /// needs `relate enable`); identical requests are read once per change for all their
+    /// observers; a commit outside the request's region (the tables its condition, joins
+    /// and sort order read) sends no query, and commits that arrive while the answer is
+    /// being read are answered together by the next read. The stream keeps only the newest
+    /// snapshot: a slow consumer never holds the feed up, and skips to the newest answer
+    /// (see ``LiveSnapshot/version``). It ends when the consumer stops iterating, and throws
+    /// when the feed fails (a table's definition changed: reload the model) or the answer
+    /// cannot be read.
+    ///
+    /// - Parameter request: what to observe.
+    /// - Returns: the stream; its first element is the answer now.
+    /// - Throws: ``RelateError`` when change tracking is not enabled, or the request names
+    ///   an unknown entity or key.
+    public func observe(_ request: FetchRequest) async throws -> AsyncThrowingStream<LiveSnapshot, any Error> {
+        try await observation.subscribe(to: request, on: self)
+    }
+
+    /// The rows of `request`, read on a pooled connection, as values.
+    func liveRows(_ request: FetchRequest) async throws -> [LiveRow] {
+        try await read { context in
+            try context.fetch(request).map { LiveRow(primaryKey: $0.primaryKey, values: try $0.snapshot()) }
+        }
+    }
+}
