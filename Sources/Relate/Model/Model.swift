@@ -11,7 +11,7 @@ public struct Model: Sendable, Hashable {
     public let schemas: [String]
     /// The rule the model recognised many-to-many helper tables by (``ModelOptions/manyToMany``).
     public let manyToManyRule: ManyToManyRule
-    /// Sorted by name.
+    /// The model's entities, one per table or view, sorted by name.
     public let entities: [Entity]
     private let index: [String: Int]
 
