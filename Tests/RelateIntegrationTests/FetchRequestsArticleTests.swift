@@ -9,8 +9,10 @@ import Testing
 /// quotes checked against what is sent. Change the two together.
 @Suite struct FetchRequestsArticleTests {
     @Test func theArticlesExampleRuns() throws {
-        try TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
+        try TestDatabase.withSchema { setup, schema in
+            let url = try GettingStartedArticleTests.url(searchPath: schema)
+            // The article's SQL names the schema `public`; here it is the test's own.
+            func quoted(_ sql: String) -> String { sql.replacingOccurrences(of: #""public"."#, with: "\"\(schema)\".") }
             let seeds = TestDatabase.repository.appendingPathComponent("sql/examples")
             try setup.executeScript(String(contentsOf: seeds.appendingPathComponent("seed_person_title.sql"), encoding: .utf8))
             try setup.executeScript("""
@@ -35,13 +37,13 @@ import Testing
             // SELECT t0."id", t0."firstname", t0."surname" FROM "public"."person" t0
             //   WHERE EXISTS (SELECT 1 FROM "public"."email" t1 WHERE t1."person_id" = t0."id" AND t1."address" LIKE $1)   -- $1 = '%@navy.mil'
             #expect(try sailors.map { try $0.value(forKey: "firstname", as: String.self) } == ["Grace"])
-            #expect(sent.last?.contains(#"WHERE EXISTS (SELECT 1 FROM "public"."email" t1 WHERE t1."person_id" = t0."id" AND t1."address" LIKE $1)"#) == true)
+            #expect(sent.last?.contains(quoted(#"WHERE EXISTS (SELECT 1 FROM "public"."email" t1 WHERE t1."person_id" = t0."id" AND t1."address" LIKE $1)"#)) == true)
 
             // Titles held by nobody: NOT EXISTS through the helper table
             let vacant = try context.fetch("title", where: Key("person").isEmpty)
             // … WHERE NOT EXISTS (SELECT 1 FROM "public"."person_title_rel" t1 WHERE t1."title_id" = t0."id")
             #expect(try vacant.map { try $0.value(forKey: "name", as: String.self) } == ["Doctor"])
-            #expect(sent.last?.contains(#"WHERE NOT EXISTS (SELECT 1 FROM "public"."person_title_rel" t1 WHERE t1."title_id" = t0."id")"#) == true)
+            #expect(sent.last?.contains(quoted(#"WHERE NOT EXISTS (SELECT 1 FROM "public"."person_title_rel" t1 WHERE t1."title_id" = t0."id")"#)) == true)
 
             // Through to-ones (one LEFT JOIN per path), sorted, a page of them
             let request = FetchRequest("email", where: Key("person.surname") == "Hopper" || Key("person.firstname").hasPrefix("A"),

@@ -5,13 +5,13 @@ import Testing
 
 /// The four steps of Relate's "Getting started" article
 /// (`Sources/Relate/Relate.docc/GettingStarted.md`), as the article prints them, on a
-/// database of their own holding the seed schema (person, email, title and the
+/// schema of their own holding the seed tables (person, email, title and the
 /// person_title_rel helper): an example that stops compiling or working fails here.
 /// Change the two together.
 @Suite struct GettingStartedArticleTests {
     @Test func theFourStepsRun() throws {
-        try TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
+        try TestDatabase.withSchema { setup, schema in
+            let url = try Self.url(searchPath: schema)       // the article's database, in a schema of the test's own
             let seeds = TestDatabase.repository.appendingPathComponent("sql/examples")
             try setup.executeScript(String(contentsOf: seeds.appendingPathComponent("seed_person_title.sql"), encoding: .utf8))
             try setup.executeScript("""
@@ -53,10 +53,23 @@ import Testing
             }
 
             // What the database holds now.
-            let check = try Connection(url: url)
+            let check = setup
             #expect(try check.query("SELECT surname FROM person WHERE id = 1")[0].decode(String.self, at: 0) == "Lovelace")
             #expect(try check.query("SELECT count(*) FROM email WHERE person_id = 1")[0].decode(Int.self, at: 0) == 2)
             #expect(try check.query("SELECT count(*) FROM person_title_rel WHERE person_id = 1")[0].decode(Int.self, at: 0) == 1)
         }
+    }
+
+    /// The test server's URL with `search_path` set to `schema`: a context opened from it
+    /// reads that schema, as the article's reads `public`.
+    static func url(searchPath schema: String) throws -> String {
+        let base = try TestDatabase.url()
+        if var components = URLComponents(string: base), components.scheme?.hasPrefix("postgres") == true {
+            // libpq takes one `=` per URI parameter: the option's own is percent-encoded.
+            let option = URLQueryItem(name: "options", value: "-c%20search_path%3D\(schema)")
+            components.percentEncodedQueryItems = (components.percentEncodedQueryItems ?? []) + [option]
+            return components.string ?? base
+        }
+        return base + " options='-c search_path=\(schema)'"
     }
 }
