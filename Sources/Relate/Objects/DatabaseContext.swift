@@ -168,8 +168,9 @@ public final class DatabaseContext {
     ///
     /// - Parameter body: The work of the transaction, on this context.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws, once the database and memory have rolled back; or a
-    ///   ``RelateError`` when `BEGIN` or `COMMIT` fails.
+    /// - Throws: What `body` throws, once the database and memory have rolled back (a
+    ///   `PostgresError` comes out as a ``RelateError`` that holds it); or a ``RelateError``
+    ///   when `BEGIN` or `COMMIT` fails.
     @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         graph.beginTransaction()

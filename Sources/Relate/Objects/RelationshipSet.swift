@@ -133,7 +133,7 @@ public final class RelationshipSet: Sequence {
 
     /// Removes every member, in one statement.
     ///
-    /// - Throws: A ``RelateError`` as ``remove(_:)`` does; nothing is removed then.
+    /// - Throws: A ``RelateError``, as ``remove(_:)`` throws.
     public func removeAll() throws {
         try owner.liveContext().replace(members: [], of: self, owner: owner)
     }
