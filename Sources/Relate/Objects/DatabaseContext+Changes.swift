@@ -40,7 +40,8 @@ extension DatabaseContext {
     ///   ``ChangeTracking/Mechanism/logicalDecoding``; `nil` (the default) to take what the
     ///   database has enabled.
     /// - Throws: A ``RelateError`` when neither mechanism is enabled in the database (run
-    ///   `relate enable`), the one asked for is not, or its connection cannot be opened.
+    ///   `relate enable`), the one asked for is not, the context already tracks changes by
+    ///   the other one, or the feed's connection cannot be opened.
     public func startTrackingChanges(using mechanism: ChangeTracking.Mechanism? = nil) throws {
         if let changeFeed {
             guard mechanism == nil || mechanism == changeFeed.mechanism else {
