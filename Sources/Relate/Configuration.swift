@@ -35,6 +35,15 @@ public struct Configuration: Sendable {
     public var logger: Logger
 
     /// A configuration with every option at its default, but those given.
+    ///
+    /// - Parameters:
+    ///   - schemas: The schemas whose tables become entities; `nil` for the `search_path`.
+    ///   - manyToMany: The many-to-many rule; ``ManyToManyRule/keyed`` by default.
+    ///   - overrides: Corrections to the catalog; none by default.
+    ///   - maxConnections: The most connections a ``Database`` keeps open; 4 by default.
+    ///   - connectTimeout: How long opening a connection may take; 10 seconds by default.
+    ///   - statementTimeout: How long a statement may run; no limit by default.
+    ///   - logger: Where Relate logs.
     public init(
         schemas: [String]? = nil, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], maxConnections: Int = 4,
         connectTimeout: Duration? = .seconds(10), statementTimeout: Duration? = nil, logger: Logger = Logger(label: "relate")

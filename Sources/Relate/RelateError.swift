@@ -5,14 +5,32 @@
 /// `description` never holds row data (key values, the value a column refused): those are
 /// in ``detail`` and ``debugDescription`` only, as with `PostgresError`.
 public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// What went wrong, as an open set: new kinds never break a `switch` with a `default`.
+    ///
+    /// ```swift
+    /// do {
+    ///     let person = try context.object("person", primaryKey: 42)
+    /// } catch let error as RelateError where error.kind == .database {
+    ///     print(error.postgresError?.sqlState ?? "?")
+    /// }
+    /// ```
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, which ``RelateError/description`` prints first: `"unknown key"`.
         public let description: String
         private init(_ description: String) { self.description = description }
 
+        /// A schema the server does not have.
         public static let unknownSchema = Kind("unknown schema")
+        /// An entity (table or view) the model does not have; the error lists the nearest names.
         public static let unknownEntity = Kind("unknown entity")
+        /// A key the entity does not answer to (or an attribute asked for as a relationship, or the
+        /// reverse); the error lists the nearest names.
         public static let unknownKey = Kind("unknown key")
+        /// A key several relationships answer to; ``RelateError/candidates`` lists the qualified
+        /// names to use instead.
         public static let ambiguousKey = Kind("ambiguous key")
+        /// An ``Override`` that names a table, column or key the catalog does not have, or
+        /// contradicts it.
         public static let invalidOverride = Kind("invalid override")
         /// A value of a Swift type the column cannot take, or out of the column's range.
         public static let typeMismatch = Kind("type mismatch")
@@ -45,7 +63,9 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         public static let commitOutcomeUnknown = Kind("commit outcome unknown")
     }
 
+    /// What went wrong.
     public var kind: Kind
+    /// What went wrong, in words: what was asked for and what exists. Holds no row data.
     public var message: String
     /// The entity concerned, by its name in the model.
     public var entity: String?
@@ -60,6 +80,16 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
     /// out of ``description`` so that logs of errors hold no data.
     public var detail: String?
 
+    /// Creates an error; the library makes these, tests and wrappers may too.
+    ///
+    /// - Parameters:
+    ///   - kind: What went wrong.
+    ///   - message: The message, without row data.
+    ///   - entity: The entity concerned.
+    ///   - key: The key or name asked for.
+    ///   - candidates: The nearest existing names.
+    ///   - postgresError: The database's error, when it refused a statement.
+    ///   - detail: Row data that explains the error, kept out of ``description``.
     public init(
         kind: Kind, message: String, entity: String? = nil, key: String? = nil, candidates: [String] = [],
         postgresError: PostgresError? = nil, detail: String? = nil
@@ -73,8 +103,10 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         self.detail = detail
     }
 
+    /// The kind and the message; never row data.
     public var description: String { "\(kind): \(message)" }
 
+    /// The kind, the message and the ``detail`` (row data): for logs that may hold data.
     public var debugDescription: String {
         var text = description
         if let detail { text += " (\(detail))" }

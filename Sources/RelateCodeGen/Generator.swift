@@ -178,6 +178,9 @@ public struct Generator {
     }
 
     /// The fingerprint of the whole model: of every entity's canonical text.
+    ///
+    /// - Returns: Sixteen hexadecimal digits, which the generated code holds (`RelateModel.fingerprint`):
+    ///   they change when an entity, attribute or relationship does.
     public func modelFingerprint() -> String {
         Self.fingerprint(entities.map { canonical(name: $0.name, entity: $0.entity) }.joined(separator: "\n\n"))
     }

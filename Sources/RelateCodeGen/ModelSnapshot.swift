@@ -1,7 +1,6 @@
 import Foundation
 
-/// The model as `relate inspect --format json` prints it (DESIGN "`relate inspect --format
-/// json`"), decoded without the `Relate` library: what the generator reads, from the
+/// The model as `relate inspect --format json` prints it, decoded without the `Relate` library: what the generator reads, from the
 /// database (`relate generate`) or from a checked-in `relate-model.json` (the
 /// `RelateGenerator` plugin). Fields added to the format after its first version are
 /// optional here, so that an older snapshot still decodes.
@@ -32,6 +31,15 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         /// snapshots (see ``ModelSnapshot/entityName(schema:table:)``).
         public var modelName: String?
 
+        /// Creates an entity by hand (tests of the generator); decoding a snapshot makes them otherwise.
+        ///
+        /// - Parameters:
+        ///   - schema: The table's schema.
+        ///   - name: The table's name.
+        ///   - kind: `table`, `view`, `materialized-view`…
+        ///   - primaryKey: The primary key's columns.
+        ///   - attributes: The columns.
+        ///   - modelName: The entity's name in the model, when known.
         public init(
             schema: String, name: String, kind: String = "table", primaryKey: [String], attributes: [Attribute], modelName: String? = nil
         ) {
@@ -61,6 +69,15 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         /// For an enum type: its labels, in order.
         public var enumLabels: [String]?
 
+        /// Creates an attribute by hand.
+        ///
+        /// - Parameters:
+        ///   - name: The column's name.
+        ///   - type: Its type's name.
+        ///   - nullable: Whether it accepts NULL.
+        ///   - key: The key it answers to, when not its name.
+        ///   - baseType: A domain's base type.
+        ///   - enumLabels: An enum type's labels.
         public init(name: String, type: String, nullable: Bool, key: String? = nil, baseType: String? = nil, enumLabels: [String]? = nil) {
             self.name = name
             self.type = type
@@ -82,6 +99,12 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
             /// The columns joined on, in foreign-key order.
             public var columns: [String]
 
+            /// Creates a relationship end by hand.
+            ///
+            /// - Parameters:
+            ///   - schema: The table's schema.
+            ///   - table: The table's name.
+            ///   - columns: The columns joined on.
             public init(schema: String, table: String, columns: [String]) {
                 self.schema = schema
                 self.table = table
@@ -100,6 +123,13 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
             /// The helper's columns that refer to `to`.
             public var toColumns: [String]
 
+            /// Creates a helper table description by hand.
+            ///
+            /// - Parameters:
+            ///   - schema: The helper table's schema.
+            ///   - table: Its name.
+            ///   - fromColumns: Its columns that refer to `from`.
+            ///   - toColumns: Its columns that refer to `to`.
             public init(schema: String, table: String, fromColumns: [String], toColumns: [String]) {
                 self.schema = schema
                 self.table = table
@@ -127,6 +157,18 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         /// The inverse relationship's key on the `to` entity.
         public var inverse: String
 
+        /// Creates a relationship by hand.
+        ///
+        /// - Parameters:
+        ///   - key: The name it answers to.
+        ///   - kind: `many-to-one`, `one-to-many`, `one-to-one` or `many-to-many`.
+        ///   - from: The end at its entity.
+        ///   - to: The end it leads to.
+        ///   - via: The helper table, for many-to-many.
+        ///   - foreignKeyIn: `from`, `to` or `via`.
+        ///   - constraint: The foreign key's name.
+        ///   - rule: What made it.
+        ///   - inverse: The inverse's key on the `to` entity.
         public init(
             key: String, kind: String, from: End, to: End, via: Via? = nil, foreignKeyIn: String, constraint: String = "",
             rule: String = "foreign-key", inverse: String = ""
@@ -146,6 +188,11 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         public var isToMany: Bool { kind == "one-to-many" || kind == "many-to-many" }
     }
 
+    /// Creates a snapshot by hand (tests of the generator).
+    ///
+    /// - Parameters:
+    ///   - entities: The model's entities.
+    ///   - relationships: Its relationships, each direction on its own.
     public init(entities: [Entity], relationships: [Relationship]) {
         self.entities = entities
         self.relationships = relationships
@@ -170,6 +217,11 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
 
     /// The name the model gives the entity of `schema.table`: as the snapshot says, else its
     /// table's name in the first schema and `schema.table` in others.
+    ///
+    /// - Parameters:
+    ///   - schema: The table's schema.
+    ///   - table: The table's name.
+    /// - Returns: The entity's name in the model.
     public func entityName(schema: String, table: String) -> String {
         if let entity = entities.first(where: { $0.schema == schema && $0.name == table }), let name = entity.modelName {
             return name

@@ -12,7 +12,8 @@
 /// 2. A name that would start with a digit gets a leading `_` (`2fa` → `_2fa`); a name
 ///    with no letter or digit at all is `_` followed by the hexadecimal code points of its
 ///    characters (`?` → `_3F`).
-/// 3. Swift keywords are written in backticks (`` `default` ``, `` `class` ``).
+/// 3. Swift keywords are written in backticks (a column `default` is the property written
+///    with backticks around `default`; likewise `class`).
 /// 4. Names the generated code itself uses are qualified: a type named like one of them
 ///    takes the suffix `Entity` (`Values` → `ValuesEntity`), a property the suffix `Column`
 ///    (an attribute) or `Relationship` (`object` → `objectColumn`).
@@ -77,13 +78,19 @@ public enum SwiftNames {
     }
 
     /// A type name: `person_title_rel` → `PersonTitleRel`, `schema.table` → `SchemaTable`,
-    /// without keyword escaping or qualification (see ``typeNames(for:reserved:)``).
+    /// without keyword escaping or qualification (see ``uniqueNames(for:reserved:suffix:camel:)``).
+    ///
+    /// - Parameter name: A table or key name as the model has it.
+    /// - Returns: The type name.
     public static func upperCamel(_ name: String) -> String {
         finish(words(name).map(capitalized).joined(), raw: name)
     }
 
     /// A property name: `person_id` → `personId`, `book_by_authorId` → `bookByAuthorId`,
     /// without keyword escaping or qualification.
+    ///
+    /// - Parameter name: A column or key name as the model has it.
+    /// - Returns: The property name.
     public static func lowerCamel(_ name: String) -> String {
         let parts = words(name)
         guard let first = parts.first else { return finish("", raw: name) }
@@ -111,8 +118,8 @@ public enum SwiftNames {
     ///
     /// - Parameters:
     ///   - names: the database names to name; duplicates are named once.
-    ///   - reserved: Swift names the generated code uses itself, with the suffix that
-    ///     qualifies a name that would be one of them.
+    ///   - reserved: Swift names the generated code uses itself.
+    ///   - suffix: What qualifies a name that would be one of `reserved` (`Entity`, `Column`).
     ///   - camel: ``upperCamel(_:)`` or ``lowerCamel(_:)``.
     /// - Returns: the Swift name of each database name.
     public static func uniqueNames(
@@ -171,16 +178,25 @@ public enum SwiftNames {
     ]
 
     /// `name` as written in source: in backticks when it is a keyword.
+    ///
+    /// - Parameter name: An identifier.
+    /// - Returns: The identifier, in backticks when it is a Swift keyword.
     public static func escaped(_ name: String) -> String {
         keywords.contains(name) ? "`\(name)`" : name
     }
 
     /// `name` as an argument label at a call: a keyword is one without backticks.
+    ///
+    /// - Parameter name: An identifier.
+    /// - Returns: The identifier as it is: a keyword needs no backticks as a label.
     public static func label(_ name: String) -> String {
         name
     }
 
     /// A string literal of `text`, escaped for Swift source.
+    ///
+    /// - Parameter text: Any text.
+    /// - Returns: A Swift string literal, quotes included, whose value is `text`.
     public static func literal(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {

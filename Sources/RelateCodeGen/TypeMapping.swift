@@ -1,5 +1,5 @@
-/// The Swift type a column's values read as: the table of DESIGN "Objects" (and
-/// `PostgresType+Mapping.swift`), by the catalog's type name. A domain reads as its base
+/// The Swift type a column's values read as: the table of `PostgresValueMapping` in
+/// `RelatePostgres`, by the catalog's type name. A domain reads as its base
 /// type; a type without a mapping (an enum, `interval`, `inet`…) as its text, a `String`.
 public enum TypeMapping {
     static let scalars: [String: String] = [
@@ -29,6 +29,9 @@ public enum TypeMapping {
     }
 
     /// The Swift type of a PostgreSQL type's values, by the catalog's type name.
+    ///
+    /// - Parameter typeName: The type's name in the catalog (`int4`, `text[]`, `interval`).
+    /// - Returns: The Swift type's name: `Int`, `[String]`, and `String` for a type without a mapping.
     public static func swiftType(typeName: String) -> String {
         if let scalar = scalars[typeName] { return scalar }
         if typeName.hasSuffix("[]") {

@@ -38,6 +38,9 @@ public final class CancelRequest: Sendable {
 
     /// Sends the request and waits until it is delivered; throws when it could not be (the
     /// server is gone).
+    ///
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/client`` with
+    ///   libpq's reason.
     public func send() throws {
         sent.store(true, ordering: .releasing)
         var buffer = [CChar](repeating: 0, count: 256)
@@ -50,6 +53,10 @@ public final class CancelRequest: Sendable {
 
 extension Connection {
     /// A request that cancels what this connection runs, to send from another thread.
+    ///
+    /// - Returns: The request; send it with ``CancelRequest/send()`` or
+    ///   ``CancelRequest/sendInBackground()``.
+    /// - Throws: A ``PostgresError`` when the connection is closed or libpq cannot make one.
     public func makeCancelRequest() throws -> CancelRequest {
         let handle = try openHandle()
         guard let cancel = PQgetCancel(handle) else {

@@ -3,7 +3,9 @@ import Foundation
 
 /// A `NOTIFY` the server delivered: sent by a transaction that committed.
 public struct PostgresNotification: Sendable, Hashable {
+    /// The channel named in `NOTIFY channel` (and in this connection's `LISTEN channel`).
     public var channel: String
+    /// The payload string of `NOTIFY channel, 'payload'`; empty when none was given.
     public var payload: String
     /// The backend that sent it (``Connection/backendProcessID`` of the sender).
     public var processID: Int
@@ -18,6 +20,16 @@ extension Connection {
 
     /// The notifications received so far, oldest first, without waiting: reads what the
     /// server has sent (notifications also arrive with the results of other statements).
+    ///
+    /// ```swift
+    /// try connection.execute("LISTEN person_changed")
+    /// if try connection.waitForInput(timeout: .seconds(5)) {
+    ///     for notification in try connection.notifications() { print(notification.payload) }
+    /// }
+    /// ```
+    ///
+    /// - Returns: The notifications received since the last call; empty when there are none.
+    /// - Throws: A ``PostgresError`` when the connection dropped.
     public func notifications() throws -> [PostgresNotification] {
         let handle = try openHandle()
         guard PQconsumeInput(handle) == 1 else { throw connectionError(sql: nil) }
@@ -34,6 +46,11 @@ extension Connection {
 
     /// Waits until the server sends something, at most `timeout`; answers whether it did.
     /// Blocks the calling thread (as every libpq call does).
+    ///
+    /// - Parameter timeout: How long to wait at most.
+    /// - Returns: `true` when the server sent something (read it with ``notifications()`` or
+    ///   ``readReplicationMessage()``), `false` when the time ran out.
+    /// - Throws: A ``PostgresError`` when the connection is closed or waiting fails.
     public func waitForInput(timeout: Duration) throws -> Bool {
         let handle = try openHandle()
         let socket = PQsocket(handle)

@@ -2,10 +2,26 @@ import CLibPQ
 
 /// One statement of a pipeline: SQL, its parameters, and the form its rows come in.
 public struct PostgresStatement {
+    /// The statement's SQL, with `$1`, `$2`… where its parameters go.
     public var sql: String
+    /// The values bound to `$1`, `$2`…, in order; `nil` binds NULL.
     public var parameters: [(any PostgresEncodable)?]
+    /// The form the statement's rows come back in.
     public var format: PostgresFormat
 
+    /// Creates a statement of a pipeline.
+    ///
+    /// ```swift
+    /// let results = try connection.pipeline([
+    ///     PostgresStatement("UPDATE account SET balance = balance - $1 WHERE id = $2", [100, 1]),
+    ///     PostgresStatement("UPDATE account SET balance = balance + $1 WHERE id = $2", [100, 2]),
+    /// ])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - sql: The statement's SQL, with `$1`, `$2`… where its parameters go.
+    ///   - parameters: The values bound to the placeholders, in order; `nil` binds NULL.
+    ///   - format: The form the rows come back in: `.text` (the default) or `.binary`.
     public init(_ sql: String, _ parameters: [(any PostgresEncodable)?] = [], format: PostgresFormat = .text) {
         self.sql = sql
         self.parameters = parameters
@@ -20,6 +36,19 @@ extension Connection {
     /// The statements run as one implicit transaction (or inside the open one): if one
     /// fails, the error names it by ``PostgresError/statementIndex`` and none of them
     /// takes effect.
+    ///
+    /// ```swift
+    /// let results = try connection.pipeline([
+    ///     PostgresStatement("INSERT INTO email (address, person_id) VALUES ($1, $2)", ["ada@example.com", 1]),
+    ///     PostgresStatement("SELECT count(*) FROM email WHERE person_id = $1", [1], format: .binary),
+    /// ])
+    /// let count = try results[1][0].decode(Int.self, at: 0)
+    /// ```
+    ///
+    /// - Parameter statements: The statements, in order.
+    /// - Returns: Their results, in the same order.
+    /// - Throws: A ``PostgresError`` naming the failed statement by
+    ///   ``PostgresError/statementIndex``; none of the statements took effect then.
     @discardableResult
     public func pipeline(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
         guard learnsTransactionIDNow, !statements.isEmpty else { return try send(statements, learning: false) }

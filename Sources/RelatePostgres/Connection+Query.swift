@@ -7,6 +7,20 @@ extension Connection {
     /// `format` chooses how the server sends every column: `.text` reads any type
     /// (a type this library does not know reads as its text form); `.binary` is faster
     /// for numbers, dates and UUIDs when the columns' types are ones ``PostgresValue`` lists.
+    ///
+    /// ```swift
+    /// let result = try connection.query("SELECT id, name FROM person WHERE name = $1", ["Ada"], format: .binary)
+    /// let id = try result[0].decode(Int.self, at: 0)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - sql: One statement, with `$1`, `$2`… where its parameters go.
+    ///   - parameters: The values bound to the placeholders, in order; `nil` binds NULL.
+    ///   - format: The form every column comes back in: `.text` (the default) or `.binary`.
+    /// - Returns: The statement's rows.
+    /// - Throws: A ``PostgresError``: the server's error with its ``PostgresError/sqlState``, a
+    ///   lost connection (``PostgresError/Kind-swift.struct/connectionClosed``), or a parameter
+    ///   that cannot be sent (``PostgresError/Kind-swift.struct/invalidInput``).
     @discardableResult
     public func query(
         _ sql: String, _ parameters: [(any PostgresEncodable)?] = [], format: PostgresFormat = .text
@@ -39,6 +53,17 @@ extension Connection {
     }
 
     /// Runs one statement and returns the number of rows it changed.
+    ///
+    /// ```swift
+    /// let changed = try connection.execute("UPDATE person SET name = $1 WHERE id = $2", ["Ada", 1])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - sql: One statement, with `$1`, `$2`… where its parameters go.
+    ///   - parameters: The values bound to the placeholders, in order; `nil` binds NULL.
+    /// - Returns: The number of rows the statement inserted, updated or deleted; 0 for a
+    ///   statement that reports none.
+    /// - Throws: A ``PostgresError``, as ``query(_:_:format:)`` throws.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> Int {
         try query(sql, parameters).affectedRows ?? 0
@@ -46,6 +71,10 @@ extension Connection {
 
     /// Runs a script of several statements with no parameters (a schema file, say), in
     /// one round trip. Outside a transaction, the server runs the script as one.
+    ///
+    /// - Parameter sql: Statements separated by semicolons, without parameters.
+    /// - Throws: A ``PostgresError`` for the first statement that fails; outside a transaction,
+    ///   none of the script takes effect then.
     public func executeScript(_ sql: String) throws {
         let handle = try openHandle()
         try Self.checkSQL(sql)
@@ -57,6 +86,10 @@ extension Connection {
 
     /// `name` as a quoted SQL identifier, by libpq's `PQescapeIdentifier`. Names the
     /// server would cut short (over 63 bytes), empty names and NUL bytes are errors.
+    ///
+    /// - Parameter name: The identifier, as it is (case kept).
+    /// - Returns: The name in double quotes, with any double quote doubled.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/invalidInput``.
     public func quoteIdentifier(_ name: String) throws -> String {
         let handle = try openHandle()
         try Self.checkIdentifier(name)
@@ -68,6 +101,12 @@ extension Connection {
     }
 
     /// `"schema"."name"`, each part quoted by ``quoteIdentifier(_:)``.
+    ///
+    /// - Parameters:
+    ///   - schema: The schema's name.
+    ///   - name: The table's (or other object's) name.
+    /// - Returns: `"schema"."name"`.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/invalidInput``.
     public func quoteQualifiedName(schema: String, _ name: String) throws -> String {
         try quoteIdentifier(schema) + "." + quoteIdentifier(name)
     }

@@ -18,6 +18,12 @@ extension Connection {
     /// …                                        // other work, other statements
     /// let rows = try connection.resultSentAhead()
     /// ```
+    ///
+    /// - Parameters:
+    ///   - sql: One statement, without parameters.
+    ///   - format: The form its rows come back in; text by default.
+    /// - Throws: A ``PostgresError`` when the statement cannot be sent (a closed connection, a
+    ///   NUL byte); its own failure is thrown by ``resultSentAhead()``.
     public func sendAhead(_ sql: String, format: PostgresFormat = .text) throws {
         let handle = try openHandle()
         try Self.checkSQL(sql)
@@ -33,6 +39,10 @@ extension Connection {
 
     /// The result of the statement ``sendAhead(_:format:)`` sent, waiting for it if need be;
     /// its error, if it failed.
+    ///
+    /// - Returns: The statement's rows.
+    /// - Throws: The statement's ``PostgresError``, or one of kind
+    ///   ``PostgresError/Kind-swift.struct/invalidInput`` when nothing was sent ahead.
     public func resultSentAhead() throws -> PostgresResult {
         if case .inFlight = readAhead { collectReadAhead() }
         guard case .done(let outcome) = readAhead else {

@@ -4,10 +4,30 @@ extension Connection {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws
     /// (the error is rethrown). A nested call runs in a savepoint, so an inner failure
     /// that the outer body catches undoes only the inner work.
-    @discardableResult
     ///
     /// A transaction begun by other means (`execute("BEGIN")`) counts as the outer one: the
     /// body runs in a savepoint of it, and whoever began it commits or rolls it back.
+    ///
+    /// ```swift
+    /// try connection.transaction {
+    ///     try connection.execute("UPDATE account SET balance = balance - 100 WHERE id = $1", [1])
+    ///     do {
+    ///         try connection.transaction {          // a savepoint
+    ///             try connection.execute("INSERT INTO audit (note) VALUES ($1)", ["debit"])
+    ///         }
+    ///     } catch {
+    ///         // only the audit row is undone
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameter body: The work of the transaction, run on this connection.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, after the rollback; or a ``PostgresError`` when `BEGIN`,
+    ///   `COMMIT` or a savepoint fails. When the connection is lost during `COMMIT`, the
+    ///   outcome is unknown and ``unconfirmedCommit`` names the transaction (with
+    ///   ``learnsTransactionID`` on).
+    @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         let depth = transactionDepth == 0 && isInTransaction ? 1 : transactionDepth
         let savepoint = "relate_savepoint_\(depth)"

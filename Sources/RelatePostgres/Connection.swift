@@ -15,6 +15,9 @@ import Logging
 public final class Connection {
     /// `PGconn *`; `nil` once closed.
     var handle: OpaquePointer?
+    /// The logger the connection writes to: each statement, script and pipeline's SQL (never
+    /// its parameter values) and the opening at `debug` level, server notices, a lost
+    /// connection and a failed rollback at `warning` or `error`.
     public let logger: Logger
     /// Statements and pipelines sent to the server since the connection opened: each
     /// `query`/`execute` counts one, each `pipeline` counts one however many statements it holds.
@@ -45,12 +48,31 @@ public final class Connection {
 
     /// Opens a connection from a `postgresql://` URL. libpq fills in what the URL leaves out
     /// from the PG* environment variables, `~/.pgpass` and the service file.
+    ///
+    /// ```swift
+    /// let connection = try Connection(url: "postgresql://app@db.example.com/app?sslmode=verify-full")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - url: A `postgresql://` (or `postgres://`) URL, as libpq reads it.
+    ///   - logger: Where the connection logs; a logger labelled `relate.postgres` by default.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/connectionFailed``
+    ///   with libpq's message (any password taken out), or
+    ///   ``PostgresError/Kind-swift.struct/invalidInput`` for a NUL byte.
     public convenience init(url: String, logger: Logger = Logger(label: "relate.postgres")) throws {
         try self.init(conninfo: url, logger: logger)
     }
 
     /// Opens a connection from a conninfo string (`host=… dbname=…`) or a URL; the empty
     /// string means "everything from the environment", as with `psql`.
+    ///
+    /// - Parameters:
+    ///   - conninfo: `key=value` pairs (`host=/var/run/postgresql dbname=app`), a URL, or the
+    ///     empty string.
+    ///   - logger: Where the connection logs; a logger labelled `relate.postgres` by default.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/connectionFailed``
+    ///   with libpq's message (any password taken out), or
+    ///   ``PostgresError/Kind-swift.struct/invalidInput`` for a NUL byte.
     public convenience init(conninfo: String, logger: Logger = Logger(label: "relate.postgres")) throws {
         let secrets = ConnectionString.secrets(in: conninfo)
         guard !conninfo.utf8.contains(0) else {
@@ -66,6 +88,19 @@ public final class Connection {
     /// nor the environment gives (`["connect_timeout": "10"]`): libpq reads the string
     /// after the defaults, so the string's own values win; a default whose PG* variable is
     /// set is left to the variable.
+    ///
+    /// ```swift
+    /// let connection = try Connection(conninfo: "", defaults: ["connect_timeout": "10"])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - conninfo: `key=value` pairs, a URL, or the empty string.
+    ///   - defaults: libpq parameters by keyword, used where neither `conninfo` nor the
+    ///     environment gives one.
+    ///   - logger: Where the connection logs; a logger labelled `relate.postgres` by default.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/connectionFailed``
+    ///   with libpq's message (any password taken out), or
+    ///   ``PostgresError/Kind-swift.struct/invalidInput`` for a NUL byte.
     public convenience init(conninfo: String, defaults: [String: String], logger: Logger = Logger(label: "relate.postgres")) throws {
         let secrets = ConnectionString.secrets(in: conninfo)
         guard !conninfo.utf8.contains(0), !defaults.contains(where: { $0.key.utf8.contains(0) || $0.value.utf8.contains(0) }) else {
@@ -111,6 +146,11 @@ public final class Connection {
     /// Opens another connection to the server `other` is connected to, with the same
     /// parameters as libpq holds them (host list, user, password, TLS, …) and `options`
     /// added or replaced: `["replication": "database"]` for a replication connection.
+    ///
+    /// - Parameters:
+    ///   - other: An open connection whose parameters are copied.
+    ///   - options: libpq parameters by keyword that are added or replace the copied ones.
+    /// - Throws: A ``PostgresError`` when `other` is closed or the new connection cannot be opened.
     public convenience init(sameAs other: Connection, adding options: [String: String] = [:]) throws {
         let handle = try other.openHandle()
         guard let given = PQconninfo(handle) else {
@@ -166,7 +206,7 @@ public final class Connection {
         if let handle { PQfinish(handle) }
     }
 
-    /// Closes the connection; later calls throw ``PostgresError/Kind/connectionClosed``.
+    /// Closes the connection; later calls throw ``PostgresError/Kind-swift.struct/connectionClosed``.
     public func close() {
         if let handle { PQfinish(handle) }
         handle = nil
@@ -182,6 +222,8 @@ public final class Connection {
     /// Whether the server still holds this idle connection: reads what it sent meanwhile
     /// (libpq's `PQconsumeInput`, which never waits), so that a connection the server closed
     /// (a restart, a failover, `pg_terminate_backend`) shows as closed before it is used.
+    ///
+    /// - Returns: `true` when the connection is open and the server has not closed it.
     public func probe() -> Bool {
         guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
         return PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
@@ -194,6 +236,10 @@ public final class Connection {
     }
 
     /// A session setting as the server reported it (`TimeZone`, `server_encoding`, …).
+    ///
+    /// - Parameter name: The setting's name, as the server reports it (`server_version`,
+    ///   `TimeZone`, `application_name`…).
+    /// - Returns: Its value, or `nil` when the server reported none by that name.
     public func parameterStatus(_ name: String) -> String? {
         guard let handle, let value = PQparameterStatus(handle, name) else { return nil }
         return String(cString: value)
@@ -202,6 +248,10 @@ public final class Connection {
     /// Runs `body` with libpq's `PGconn` of this connection, for what Relate does not wrap
     /// (as GRDB lends its `sqlite3` handle). Leave it as you found it: open, not in a
     /// statement, in the transaction state it was in; do not `PQfinish` it.
+    ///
+    /// - Parameter body: Code that uses libpq's `PGconn *`.
+    /// - Returns: What `body` returns.
+    /// - Throws: A ``PostgresError`` when the connection is closed, or what `body` throws.
     public func withUnsafeHandle<Result>(_ body: (OpaquePointer) throws -> Result) throws -> Result {
         try body(try openHandle())
     }

@@ -13,7 +13,9 @@ import CLibPQ
 /// result is `Sendable`.
 public final class PostgresResult: @unchecked Sendable {
     @usableFromInline let handle: OpaquePointer
+    /// The number of rows; `0` for a statement that returns none (an `UPDATE` without `RETURNING`).
     public let rowCount: Int
+    /// The result's columns in select-list order: name, type and form of each.
     public let columns: [PostgresColumn]
     /// Each column's type and form, apart from `columns` so that decoding a cell reads
     /// 5 bytes and no `String`.
@@ -87,14 +89,23 @@ public final class PostgresResult: @unchecked Sendable {
     }
 
     /// The index of the column with this exact name (no case folding), or `nil`.
+    ///
+    /// - Parameter name: The column's name in the select list.
+    /// - Returns: Its 0-based index, or `nil`.
     public func columnIndex(named name: String) -> Int? {
         columns.firstIndex { $0.name == name }
     }
 }
 
 extension PostgresResult: RandomAccessCollection {
+    /// The index of the first row, always `0`.
     public var startIndex: Int { 0 }
+    /// The index past the last row: ``rowCount``.
     public var endIndex: Int { rowCount }
+    /// The row at `position`, which must be in `0..<rowCount`.
+    ///
+    /// - Parameter position: The row's 0-based index.
+    /// - Returns: The row.
     public subscript(position: Int) -> PostgresRow { PostgresRow(result: self, index: position) }
 }
 
@@ -108,9 +119,13 @@ struct CellKind: Sendable {
     }
 }
 
+/// A column of a ``PostgresResult``: its name, PostgreSQL type and the form its values came in.
 public struct PostgresColumn: Sendable, Hashable {
+    /// The column's name in the select list (its alias when it has one).
     public var name: String
+    /// The column's PostgreSQL type.
     public var type: PostgresType
+    /// The form the server sent the column's values in: the one the statement asked for.
     public var format: PostgresFormat
     /// The table the column comes from, when it is a plain table column (0 otherwise).
     public var tableOID: UInt32
@@ -120,11 +135,18 @@ public struct PostgresColumn: Sendable, Hashable {
 
 /// One row of a ``PostgresResult``.
 public struct PostgresRow: Sendable {
+    /// The result the row belongs to; the row keeps it alive.
     public let result: PostgresResult
+    /// The row's 0-based index in ``result``.
     public let index: Int
 
     /// Reads a non-NULL cell as `T`; a NULL, a column out of range, or a type that does not
     /// match throws an error naming the column and both types.
+    ///
+    /// `column` is the 0-based column index.
+    ///
+    /// - Returns: The cell's value.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/decoding``.
     @inlinable @inline(__always)
     public func decode<T: PostgresDecodable>(_: T.Type, at column: Int) throws -> T {
         guard let bytes = try cell(at: column) else {
@@ -139,6 +161,12 @@ public struct PostgresRow: Sendable {
     }
 
     /// Reads a cell as `T`, NULL as `nil`.
+    ///
+    /// `column` is the 0-based column index.
+    ///
+    /// - Returns: The cell's value, or `nil` when it is NULL.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/decoding`` when
+    ///   the column is out of range or its type cannot be read as `T`.
     @inlinable
     public func decode<T: PostgresDecodable>(_: T?.Type, at column: Int) throws -> T? {
         guard let bytes = try cell(at: column) else { return nil }
@@ -150,15 +178,40 @@ public struct PostgresRow: Sendable {
         }
     }
 
+    /// Reads the non-NULL cell of the column named `name` as `T`.
+    ///
+    /// ```swift
+    /// let email = try row.decode(String.self, column: "email")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: The Swift type to read the cell as.
+    ///   - name: The column's name in the select list.
+    /// - Returns: The cell's value.
+    /// - Throws: A `PostgresError` of kind ``PostgresError/Kind-swift.struct/decoding`` when there is no
+    ///   such column, the cell is NULL, or its type cannot be read as `T`.
     public func decode<T: PostgresDecodable>(_ type: T.Type, column name: String) throws -> T {
         try decode(type, at: columnIndex(name))
     }
 
+    /// Reads the cell of the column named `name` as `T`, NULL as `nil`.
+    ///
+    /// - Parameters:
+    ///   - type: The optional Swift type to read the cell as (`String?.self`).
+    ///   - name: The column's name in the select list.
+    /// - Returns: The cell's value, or `nil` when it is NULL.
+    /// - Throws: A `PostgresError` of kind ``PostgresError/Kind-swift.struct/decoding`` when there is no
+    ///   such column or the cell's type cannot be read as `T`.
     public func decode<T: PostgresDecodable>(_ type: T?.Type, column name: String) throws -> T? {
         try decode(type, at: columnIndex(name))
     }
 
     /// The cell as the Swift value its PostgreSQL type maps to (see ``PostgresValue``), NULL as `nil`.
+    ///
+    /// - Parameter column: The 0-based column index.
+    /// - Returns: An `Int`, `String`, `Date`… or an array of them; `nil` for NULL.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/decoding`` when
+    ///   the column is out of range or the cell's bytes are malformed.
     public func value(at column: Int) throws -> (any Sendable)? {
         guard let bytes = try cell(at: column) else { return nil }
         do {
@@ -169,10 +222,22 @@ public struct PostgresRow: Sendable {
         }
     }
 
+    /// The cell of the column named `name` as the Swift value its PostgreSQL type maps to (see
+    /// ``PostgresValueMapping``), NULL as `nil`.
+    ///
+    /// - Parameter name: The column's name in the select list.
+    /// - Returns: An `Int`, `String`, `Date`… or an array of them; `nil` for NULL.
+    /// - Throws: A `PostgresError` of kind ``PostgresError/Kind-swift.struct/decoding`` when there is no
+    ///   such column or the cell's bytes are malformed.
     public func value(column name: String) throws -> (any Sendable)? {
         try value(at: columnIndex(name))
     }
 
+    /// Whether the cell at `column` is NULL.
+    ///
+    /// - Parameter column: The 0-based column index.
+    /// - Returns: `true` when the cell is NULL.
+    /// - Throws: A `PostgresError` when `column` is out of range.
     public func isNull(at column: Int) throws -> Bool {
         try cell(at: column) == nil
     }
@@ -184,6 +249,12 @@ public struct PostgresRow: Sendable {
     /// ```swift
     /// let length = try row.withCell(at: 0) { $0?.count ?? 0 }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - column: The 0-based column index.
+    ///   - body: Code that reads the bytes; they are valid only inside it.
+    /// - Returns: What `body` returns.
+    /// - Throws: A ``PostgresError`` when the column is out of range, or what `body` throws.
     public func withCell<Result>(at column: Int, _ body: (UnsafeRawBufferPointer?) throws -> Result) throws -> Result {
         try withExtendedLifetime(result) { try body(cell(at: column)) }
     }

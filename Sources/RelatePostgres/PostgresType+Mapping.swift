@@ -15,15 +15,25 @@
 /// | arrays of these | `[T]`, or `[T?]` when an element is NULL |
 /// | anything else | its text form as `String` |
 public enum PostgresValueMapping: Sendable, Hashable {
+    /// `Int`: int2, int4, int8 and oid.
     case integer
+    /// `Float`: float4.
     case float
+    /// `Double`: float8.
     case double
+    /// `Decimal`: numeric.
     case decimal
+    /// `Bool`: bool.
     case bool
+    /// `String`: text, varchar, char, name, json, jsonb and xml.
     case string
+    /// `Date`: date, timestamp and timestamptz.
     case date
+    /// `UUID`: uuid.
     case uuid
+    /// `Data`: bytea.
     case data
+    /// An array whose elements map as `element` does: `[T]`, or `[T?]` when an element is NULL.
     indirect case array(element: PostgresValueMapping)
     /// No Swift mapping: the value is read and written in its text form, as a `String`.
     case textForm

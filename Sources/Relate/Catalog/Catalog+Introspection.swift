@@ -14,6 +14,18 @@ extension Catalog {
     /// declared on the leaf or on a partition above it (a partitioned table without
     /// partitions is no leaf); one that references a partition refers to its root. Needs
     /// PostgreSQL 12 or later.
+    ///
+    /// ```swift
+    /// let catalog = try Catalog.introspect(connection, schemas: ["public", "billing"])
+    /// let model = try Model(catalog: catalog)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - connection: A connection to the database, as a role that can see the tables.
+    ///   - schemas: The schemas to read, in search order; `nil` for the connection's `search_path`.
+    /// - Returns: The tables of those schemas, and the tables their foreign keys reference.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/unknownSchema`` for a
+    ///   schema the server does not have; a `PostgresError` when the catalog cannot be read.
     public static func introspect(_ connection: Connection, schemas: [String]? = nil) throws -> Catalog {
         let parameter: [(any PostgresEncodable)?] = [schemas]
         var statements = [

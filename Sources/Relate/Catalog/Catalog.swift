@@ -5,25 +5,60 @@
 public struct Catalog: Sendable, Codable, Hashable {
     /// The schemas read, in search order; the first one's tables are named without schema.
     public var schemas: [String]
+    /// The tables, views, materialized views and foreign tables of those schemas.
     public var tables: [Table]
 
+    /// Creates a catalog by hand: for tests of inference and naming without a server.
+    ///
+    /// ```swift
+    /// let catalog = Catalog(schemas: ["public"], tables: [
+    ///     .init(name: "author", columns: [.init(name: "id", type: "int4", isNullable: false)],
+    ///           primaryKey: ["id"]),
+    ///     .init(name: "book", columns: [.init(name: "id", type: "int4", isNullable: false),
+    ///                                   .init(name: "author_id", type: "int4")],
+    ///           primaryKey: ["id"],
+    ///           foreignKeys: [.init(name: "book_author_id_fkey", columns: ["author_id"],
+    ///                               referencedTable: "author", referencedColumns: ["id"])]),
+    /// ])
+    /// let model = try Model(catalog: catalog)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - schemas: The schemas read, in search order.
+    ///   - tables: Their tables.
     public init(schemas: [String], tables: [Table]) {
         self.schemas = schemas
         self.tables = tables
     }
 
+    /// A table, view, materialized view or foreign table: its columns and keys.
     public struct Table: Sendable, Codable, Hashable {
+        /// The schema that holds the table.
         public var schema: String
+        /// The table's name, as in the catalog (unquoted, case kept).
         public var name: String
+        /// Whether it is a table, a view, a materialized view…
         public var kind: Kind
+        /// The columns, in their order in the table (dropped columns left out).
         public var columns: [Column]
         /// Primary key columns in key order; empty when there is none.
         public var primaryKey: [String]
         /// Unique constraints and unique indexes that are neither partial nor on expressions
         /// (the primary key is not repeated here).
         public var uniqueKeys: [UniqueKey]
+        /// The foreign keys this table holds, each referencing another (or the same) table.
         public var foreignKeys: [ForeignKey]
 
+        /// Creates a table by hand.
+        ///
+        /// - Parameters:
+        ///   - schema: The schema that holds it; `public` by default.
+        ///   - name: The table's name.
+        ///   - kind: What kind of relation it is; a table by default.
+        ///   - columns: Its columns, in order.
+        ///   - primaryKey: The primary key's columns, in key order; none by default.
+        ///   - uniqueKeys: Its unique keys other than the primary key.
+        ///   - foreignKeys: The foreign keys it holds.
         public init(
             schema: String = "public", name: String, kind: Kind = .table, columns: [Column],
             primaryKey: [String] = [], uniqueKeys: [UniqueKey] = [], foreignKeys: [ForeignKey] = []
@@ -37,8 +72,18 @@ public struct Catalog: Sendable, Codable, Hashable {
             self.foreignKeys = foreignKeys
         }
 
+        /// What kind of relation a ``Catalog/Table`` is (`pg_class.relkind`); the raw value is how
+        /// `relate inspect --format json` writes it.
+        ///
+        /// - `table`: an ordinary table.
+        /// - `partitionedTable`: a partitioned table, read and written through its parent.
+        /// - `view`: a view; written only when the server can update it.
+        /// - `materializedView`: a materialized view, read-only.
+        /// - `foreignTable`: a foreign table.
         public enum Kind: String, Sendable, Codable, Hashable {
+            /// A table, a partitioned table, a view or a materialized view: see ``Catalog/Table/Kind``.
             case table, partitionedTable = "partitioned-table", view, materializedView = "materialized-view"
+            /// A foreign table (a foreign data wrapper's table).
             case foreignTable = "foreign-table"
         }
 
@@ -47,24 +92,47 @@ public struct Catalog: Sendable, Codable, Hashable {
             (primaryKey.isEmpty ? [] : [primaryKey]) + uniqueKeys.map(\.columns)
         }
 
+        /// The column named `name`, if the table has one.
+        ///
+        /// - Parameter name: The column's name, case-sensitive as in the catalog.
+        /// - Returns: The column, or `nil`.
         public func column(named name: String) -> Column? {
             columns.first { $0.name == name }
         }
     }
 
+    /// A column of a ``Catalog/Table``.
     public struct Column: Sendable, Codable, Hashable {
+        /// The column's name, as in the catalog.
         public var name: String
         /// The type's name: `int4`, `varchar`, `text[]`, or a user type's name.
         public var type: String
         /// The OID results report for this column (a domain's base type).
         public var typeOID: UInt32
+        /// Whether the column accepts NULL (no `NOT NULL` constraint).
         public var isNullable: Bool
+        /// The column's default expression as the server prints it (`nextval('person_id_seq'::regclass)`),
+        /// or `nil` when it has none.
         public var defaultValue: String?
+        /// Whether the column is an identity column (`GENERATED … AS IDENTITY`).
         public var isIdentity: Bool
+        /// Whether the column is a stored generated column (`GENERATED ALWAYS AS (…) STORED`),
+        /// which is never written.
         public var isGenerated: Bool
         /// For an enum type (or a domain over one): its labels, in order.
         public var enumLabels: [String]? = nil
 
+        /// Creates a column by hand.
+        ///
+        /// - Parameters:
+        ///   - name: The column's name.
+        ///   - type: Its type's name (`int4`, `text`, `text[]`).
+        ///   - typeOID: The OID results report for it; `0` when unknown.
+        ///   - isNullable: Whether it accepts NULL; `true` by default.
+        ///   - defaultValue: Its default expression, if any.
+        ///   - isIdentity: Whether it is an identity column.
+        ///   - isGenerated: Whether it is a generated column.
+        ///   - enumLabels: For an enum type, its labels in order.
         public init(
             name: String, type: String, typeOID: UInt32 = 0, isNullable: Bool = true,
             defaultValue: String? = nil, isIdentity: Bool = false, isGenerated: Bool = false, enumLabels: [String]? = nil
@@ -83,31 +151,61 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var hasDefault: Bool { defaultValue != nil || isIdentity || isGenerated }
     }
 
+    /// A unique constraint, or a unique index that is neither partial nor on expressions.
     public struct UniqueKey: Sendable, Codable, Hashable {
+        /// The constraint's (or index's) name.
         public var name: String
+        /// The key's columns, in key order.
         public var columns: [String]
+        /// Creates a unique key by hand.
+        ///
+        /// - Parameters:
+        ///   - name: The constraint's name.
+        ///   - columns: The key's columns, in key order.
         public init(name: String, columns: [String]) {
             self.name = name
             self.columns = columns
         }
     }
 
+    /// A foreign key constraint, as the table that holds it declares it.
     public struct ForeignKey: Sendable, Codable, Hashable {
+        /// The constraint's name, which relationship overrides and error messages use.
         public var name: String
         /// Columns of the table that holds the key, paired in order with `referencedColumns`.
         public var columns: [String]
+        /// The schema of the referenced table.
         public var referencedSchema: String
+        /// The referenced table.
         public var referencedTable: String
+        /// The referenced columns (a primary or unique key), paired in order with ``columns``.
         public var referencedColumns: [String]
+        /// What deleting a referenced row does to the rows that refer to it.
         public var onDelete: Action
+        /// What changing a referenced key does to the rows that refer to it.
         public var onUpdate: Action
+        /// Whether the constraint is `DEFERRABLE`.
         public var isDeferrable: Bool
+        /// Whether the constraint is `INITIALLY DEFERRED`: checked at commit, not per statement.
         public var isInitiallyDeferred: Bool
         /// A partitioned table's key declared on its partitions with differing `ON DELETE`
         /// actions: what deleting a referenced row does depends on the partition a
         /// referencing row is in (`onDelete` is the first declaration's).
         public var onDeleteVaries: Bool
 
+        /// Creates a foreign key by hand.
+        ///
+        /// - Parameters:
+        ///   - name: The constraint's name.
+        ///   - columns: The columns of the table that holds the key.
+        ///   - referencedSchema: The referenced table's schema; `public` by default.
+        ///   - referencedTable: The referenced table.
+        ///   - referencedColumns: The referenced columns, paired in order with `columns`.
+        ///   - onDelete: The `ON DELETE` action; `NO ACTION` by default.
+        ///   - onUpdate: The `ON UPDATE` action; `NO ACTION` by default.
+        ///   - isDeferrable: Whether the constraint is deferrable.
+        ///   - isInitiallyDeferred: Whether it is initially deferred.
+        ///   - onDeleteVaries: Whether a partitioned table's partitions declare differing `ON DELETE` actions.
         public init(
             name: String, columns: [String], referencedSchema: String = "public", referencedTable: String,
             referencedColumns: [String], onDelete: Action = .noAction, onUpdate: Action = .noAction,
@@ -125,7 +223,16 @@ public struct Catalog: Sendable, Codable, Hashable {
             self.isInitiallyDeferred = isInitiallyDeferred
         }
 
+        /// A foreign key's `ON DELETE` or `ON UPDATE` action; the raw value is the SQL spelling.
+        ///
+        /// - `noAction`: `NO ACTION`, the default: the statement fails if rows still refer
+        ///   (checked at the end of the statement, or at commit when deferred).
+        /// - `restrict`: `RESTRICT`: the statement fails at once if rows still refer.
+        /// - `cascade`: `CASCADE`: the referring rows are deleted (or their key updated) too.
+        /// - `setNull`: `SET NULL`: the referring columns are set to NULL.
+        /// - `setDefault`: `SET DEFAULT`: the referring columns are set to their defaults.
         public enum Action: String, Sendable, Codable, Hashable {
+            /// `NO ACTION`, `RESTRICT`, `CASCADE`, `SET NULL` or `SET DEFAULT`: see ``Catalog/ForeignKey/Action``.
             case noAction = "no action", restrict, cascade, setNull = "set null", setDefault = "set default"
         }
     }

@@ -20,6 +20,14 @@ extension ChangeTracking {
     /// without a primary key gets `REPLICA IDENTITY FULL`, without which the server would
     /// refuse its updates and deletes once published; the tables so changed are remembered in
     /// the publication's comment and given back by `disable`. Answers the tables published.
+    ///
+    /// - Parameters:
+    ///   - connection: A connection as a role that may create publications and alter the tables.
+    ///   - schemas: The schemas whose tables are published; `public` by default.
+    /// - Returns: The names of the tables published.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/invalidRequest``
+    ///   when the server does not run with `wal_level=logical` (it says how to set it); a
+    ///   `PostgresError` from the server (a missing privilege, say). Nothing is changed then.
     @discardableResult
     public static func enable(logicalDecodingOn connection: Connection, schemas: [String] = ["public"]) throws -> [String] {
         try checkLogicalDecoding(on: connection)
@@ -48,6 +56,9 @@ extension ChangeTracking {
 
     /// Drops the publication and gives the tables `enable(logicalDecodingOn:)` set to
     /// `REPLICA IDENTITY FULL` their default back, in one transaction.
+    ///
+    /// - Parameter connection: A connection as a role that may drop the publication.
+    /// - Throws: A `PostgresError` from the server; nothing is changed then.
     public static func disable(logicalDecodingOn connection: Connection) throws {
         try connection.transaction {
             for table in try fullIdentityTables(on: connection) {
@@ -62,6 +73,10 @@ extension ChangeTracking {
     }
 
     /// Whether `enable(logicalDecodingOn:)` has run on the connection's database.
+    ///
+    /// - Parameter connection: A connection to the database.
+    /// - Returns: `true` when the publication `relate_changes` exists.
+    /// - Throws: A `PostgresError` when the catalog cannot be read.
     public static func isEnabled(logicalDecodingOn connection: Connection) throws -> Bool {
         try connection.query("SELECT count(*) FROM pg_publication WHERE pubname = $1", [publication])[0].decode(Int.self, at: 0) == 1
     }

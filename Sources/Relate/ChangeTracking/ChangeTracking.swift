@@ -11,6 +11,13 @@ public enum ChangeTracking {
     /// Installs Relate's schema (`relate_tracking`) and a trigger per table and operation on every table of
     /// `schemas` (default: `public`), in one transaction. Running it again changes nothing
     /// but the triggers of tables added since. Answers the tables now tracked.
+    ///
+    /// - Parameters:
+    ///   - connection: A connection as a role that may create schemas and triggers.
+    ///   - schemas: The schemas whose tables are tracked; `public` by default.
+    /// - Returns: The names of the tables now tracked.
+    /// - Throws: A `PostgresError` from the server (a missing privilege, say); nothing is
+    ///   installed then.
     @discardableResult
     public static func enable(on connection: Connection, schemas: [String] = ["public"]) throws -> [String] {
         try connection.transaction {
@@ -21,6 +28,10 @@ public enum ChangeTracking {
 
     /// Removes every trigger `enable` installed, in any schema, and Relate's schema, in one
     /// transaction: the database is as it was before. Answers the tables that were tracked.
+    ///
+    /// - Parameter connection: A connection as a role that may drop the triggers and the schema.
+    /// - Returns: The names of the tables that were tracked.
+    /// - Throws: A `PostgresError` from the server; nothing is removed then.
     @discardableResult
     public static func disable(on connection: Connection) throws -> [String] {
         try connection.transaction {
@@ -33,6 +44,10 @@ public enum ChangeTracking {
 
     /// Whether `enable` has run on the connection's database. Asked of the catalog, so that
     /// it needs no privilege on `relate_tracking`.
+    ///
+    /// - Parameter connection: A connection to the database.
+    /// - Returns: `true` when Relate's schema and triggers are installed.
+    /// - Throws: A `PostgresError` when the catalog cannot be read.
     public static func isEnabled(on connection: Connection) throws -> Bool {
         try connection.query(
             """
@@ -54,6 +69,10 @@ public enum ChangeTracking {
     ///
     /// - Throws: ``RelateError`` when `enable` has not run or the role does not exist
     ///   (the server's SQLSTATE, 42704).
+    ///
+    /// - Parameters:
+    ///   - role: The role that reads changes.
+    ///   - connection: A connection as a role that may grant on `relate_tracking`.
     public static func grant(readingTo role: String, on connection: Connection) throws {
         guard try isEnabled(on: connection) else {
             throw RelateError(kind: .invalidRequest, message: "change tracking is not enabled in this database: run `relate enable` first")

@@ -25,6 +25,13 @@ extension Database {
     ///     for change in committed.changes { print(change) }        // "update person"
     /// }
     /// ```
+    ///
+    /// - Parameter mechanism: ``ChangeTracking/Mechanism/triggers`` or
+    ///   ``ChangeTracking/Mechanism/logicalDecoding``; `nil` (the default) to take what the
+    ///   database has enabled.
+    /// - Returns: The committed transactions, each with its changes, as they commit.
+    /// - Throws: A ``RelateError`` when no mechanism is enabled in the database or the feed's
+    ///   connection cannot be opened; the stream throws when the feed fails later.
     public func changes(using mechanism: ChangeTracking.Mechanism? = nil) async throws -> AsyncThrowingStream<CommittedChanges, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: CommittedChanges.self)
         let stopped = Arc(Atomic<Bool>(false))

@@ -72,6 +72,18 @@ public final class Database: Sendable {
     /// ```swift
     /// let database = try Database(url: "postgresql://me@localhost/app", maxConnections: 8)
     /// ```
+    ///
+    /// - Parameters:
+    ///   - url: A `postgresql://` URL or a conninfo string.
+    ///   - manyToMany: The many-to-many rule; ``ManyToManyRule/keyed`` by default.
+    ///   - overrides: Corrections to the catalog; none by default.
+    ///   - schemas: The schemas whose tables become entities; `nil` for the `search_path`.
+    ///   - maxConnections: The most connections the pool keeps open; 4 by default.
+    ///   - statementTimeout: How long a statement may run; no limit by default.
+    ///   - connectTimeout: How long opening a connection may take; 10 seconds by default.
+    ///   - logger: Where Relate logs.
+    /// - Throws: ``RelateError`` when the server cannot be reached, the catalog cannot be
+    ///   read, an override does not fit the schema, or `maxConnections` is below 1.
     public convenience init(
         url: String, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil,
         maxConnections: Int = 4, statementTimeout: Duration? = nil, connectTimeout: Duration? = .seconds(10),
@@ -93,6 +105,9 @@ public final class Database: Sendable {
 
     /// Reads the catalog again (after the schema changed) and builds a new model; units of
     /// work that start afterwards use it.
+    ///
+    /// - Throws: A ``RelateError`` when the catalog cannot be read or an override no longer
+    ///   fits the schema; the model in use stays.
     public func reloadModel() async throws {
         let (options, schemas) = (self.options, self.schemas)
         let fresh = try await withConnection { connection, _ in
@@ -104,6 +119,19 @@ public final class Database: Sendable {
     /// Runs `body` with a fresh context on a pooled connection and returns what it returns.
     /// Cancelling the task cancels the statement running on the server (libpq's cancel
     /// request), and the unit throws `CancellationError`.
+    ///
+    /// ```swift
+    /// let names = try await database.read { context in
+    ///     try context.fetch("person", where: Key("surname") == "Hopper").map {
+    ///         try $0.value(forKey: "firstname", as: String.self)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameter body: The unit of work, given a context of its own; objects stay inside it.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws; `CancellationError` when the task is cancelled; a
+    ///   ``RelateError`` when no connection can be opened.
     public func read<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
         let layout = self.layout.withLock { $0 }
         return try await withConnection { connection, _ in
@@ -122,6 +150,12 @@ public final class Database: Sendable {
     /// `connectionClosed` as any lost connection does; when the server cannot be reached or
     /// cannot say, it throws ``RelateError/Kind-swift.struct/commitOutcomeUnknown`` naming
     /// the transaction. A unit that wrote nothing has nothing to lose: `connectionClosed`.
+    ///
+    /// - Parameter body: The unit of work, given a context of its own, in a transaction.
+    /// - Returns: What `body` returns, once the transaction committed.
+    /// - Throws: What `body` throws, after the rollback; `CancellationError` when the task is
+    ///   cancelled; a ``RelateError`` when the commit fails, or of kind
+    ///   ``RelateError/Kind-swift.struct/commitOutcomeUnknown`` when its outcome cannot be known.
     @discardableResult
     public func write<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
         let layout = self.layout.withLock { $0 }

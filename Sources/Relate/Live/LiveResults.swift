@@ -93,14 +93,19 @@ public final class LiveResults: Observable {
         /// A row at `index` (in the answer after, for a row that joined; before, for one that
         /// left), and its primary key.
         public struct Row: Sendable {
+            /// The row's index: in the answer after, for a row that joined; before, for one that left.
             public var index: Int
+            /// The row's primary key values.
             public var primaryKey: [(any Sendable)?]
         }
 
         /// A row that stayed but moved from one index to another.
         public struct Move: Sendable {
+            /// The row's index in the answer before.
             public var from: Int
+            /// The row's index in the answer after.
             public var to: Int
+            /// The row's primary key values.
             public var primaryKey: [(any Sendable)?]
         }
 

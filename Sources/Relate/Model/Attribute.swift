@@ -5,11 +5,17 @@ public struct Attribute: Sendable, Hashable {
     /// The name it answers to: the column's name, unless a relationship claims the same
     /// name (then `<column>_column`, and the bare name is ambiguous).
     public internal(set) var key: String
+    /// The column's type name: `int4`, `varchar`, `text[]`, or a user type's name.
     public let type: String
+    /// The OID results report for the column (a domain's base type); `0` when unknown.
     public let typeOID: UInt32
+    /// Whether the column accepts NULL, so the value may be `nil`.
     public let isNullable: Bool
+    /// The column's default expression as the server prints it, or `nil` when it has none.
     public let defaultValue: String?
+    /// Whether the column is an identity column: the server numbers it when an insert leaves it out.
     public let isIdentity: Bool
+    /// Whether the column is a generated column, which is never written.
     public let isGenerated: Bool
     /// For an enum type (or a domain over one): its labels, in order.
     public let enumLabels: [String]?

@@ -1,16 +1,22 @@
 /// A table or view as the model presents it: attributes and relationships by key.
 public struct Entity: Sendable, Hashable {
+    /// The schema that holds the table.
     public let schema: String
+    /// The table's (or view's) name in the catalog.
     public let table: String
     /// The name the model uses: the table's name in the first schema searched, else
     /// `schema.table`.
     public let name: String
+    /// Whether the entity is a table, a view, a materialized view…
     public let kind: Catalog.Table.Kind
     /// Primary key columns; empty for views and tables without one.
     public let primaryKey: [String]
     /// Columns of the other unique keys.
     public let uniqueKeys: [[String]]
+    /// The entity's columns as attributes, in table order.
     public internal(set) var attributes: [Attribute]
+    /// The relationships from this entity to others (and to itself), each with an inverse on
+    /// the entity it leads to.
     public internal(set) var relationships: [Relationship]
     /// Every name a key answers to, and what it names.
     var keys: [String: KeyTarget] = [:]
@@ -23,7 +29,9 @@ public struct Entity: Sendable, Hashable {
 
     /// What a key names.
     public enum Property: Sendable, Hashable {
+        /// The key names a column.
         case attribute(Attribute)
+        /// The key names a relationship.
         case relationship(Relationship)
     }
 
@@ -48,6 +56,18 @@ public struct Entity: Sendable, Hashable {
 
     /// The attribute or relationship `key` names; an unknown key throws an error with the
     /// nearest names, an ambiguous one an error with the qualified names to use.
+    ///
+    /// ```swift
+    /// switch try model.entity("email").property(forKey: "person") {
+    /// case .attribute(let attribute): print("column", attribute.name)
+    /// case .relationship(let relationship): print("to", relationship.to.table)   // to person
+    /// }
+    /// ```
+    ///
+    /// - Parameter key: Any name the attribute or relationship answers to.
+    /// - Returns: What the key names.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/unknownKey`` or
+    ///   ``RelateError/Kind-swift.struct/ambiguousKey``.
     public func property(forKey key: String) throws(RelateError) -> Property {
         switch keys[key] {
         case .attribute(let index): return .attribute(attributes[index])
@@ -57,6 +77,19 @@ public struct Entity: Sendable, Hashable {
         }
     }
 
+    /// The relationship `key` names.
+    ///
+    /// ```swift
+    /// let emails = try model.entity("person").relationship(forKey: "email")
+    /// print(emails.kind, emails.to.table)   // oneToMany email
+    /// ```
+    ///
+    /// - Parameter key: Any name the relationship answers to: its key, name, qualified name
+    ///   or an alias.
+    /// - Returns: The relationship.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/unknownKey`` when the key is
+    ///   unknown or names an attribute, ``RelateError/Kind-swift.struct/ambiguousKey`` when several
+    ///   relationships share it (the error lists their qualified names).
     public func relationship(forKey key: String) throws(RelateError) -> Relationship {
         switch try property(forKey: key) {
         case .relationship(let relationship): return relationship
@@ -69,6 +102,13 @@ public struct Entity: Sendable, Hashable {
         }
     }
 
+    /// The attribute `key` names.
+    ///
+    /// - Parameter key: The attribute's key: its column's name, or `<column>_column` when a
+    ///   relationship has the same name.
+    /// - Returns: The attribute.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/unknownKey`` when the key is
+    ///   unknown or names a relationship, ``RelateError/Kind-swift.struct/ambiguousKey`` when it is ambiguous.
     public func attribute(forKey key: String) throws(RelateError) -> Attribute {
         switch try property(forKey: key) {
         case .attribute(let attribute): return attribute
@@ -81,6 +121,9 @@ public struct Entity: Sendable, Hashable {
     }
 
     /// The attribute for a column name, whatever key it answers to.
+    ///
+    /// - Parameter column: The column's name, as in the catalog.
+    /// - Returns: The attribute, or `nil` when the entity has no such column.
     public func attribute(column: String) -> Attribute? {
         attributes.first { $0.name == column }
     }

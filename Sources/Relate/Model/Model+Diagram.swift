@@ -24,6 +24,8 @@ extension Model {
     }
 
     /// A Mermaid `erDiagram`.
+    ///
+    /// - Returns: The diagram's source, as `relate inspect --format mermaid` prints it.
     public func mermaidDescription() -> String {
         func identifier(_ name: String) -> String {
             String(name.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" ? $0 : "_" })
@@ -58,6 +60,8 @@ extension Model {
     }
 
     /// A Graphviz digraph: `relate inspect --format dot | dot -Tpng -o schema.png`.
+    ///
+    /// - Returns: The graph's source, for Graphviz's `dot`.
     public func dotDescription() -> String {
         func quoted(_ text: String) -> String {
             "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""

@@ -2,25 +2,38 @@ import Foundation
 import RelatePostgres
 
 /// The stable, machine-readable description of a model that `relate inspect --format json`
-/// prints (DESIGN "`relate inspect --format json`"). Other tools decode it with these types.
+/// prints (see <doc:CommandLine>). Other tools decode it with these types.
 public struct ModelDescription: Codable, Sendable, Hashable {
+    /// Every entity of the model, sorted by name.
     public var entities: [EntityDescription]
+    /// Every relationship of the model, each direction on its own (a relationship and its
+    /// inverse are two entries).
     public var relationships: [RelationshipDescription]
 
+    /// An entity: its table, kind, primary key and attributes.
     public struct EntityDescription: Codable, Sendable, Hashable {
+        /// The table's schema.
         public var schema: String
+        /// The table's name in the catalog.
         public var name: String
+        /// The ``Catalog/Table/Kind`` raw value: `table`, `view`, `materialized-view`…
         public var kind: String
+        /// The primary key's columns in key order; empty when there is none.
         public var primaryKey: [String]
+        /// The columns, in table order.
         public var attributes: [AttributeDescription]
         /// The entity's name in the model (`person`, or `schema.table` outside the first
         /// schema), for the typed-model generator; absent in older files.
         public var modelName: String? = nil
     }
 
+    /// A column of an entity.
     public struct AttributeDescription: Codable, Sendable, Hashable {
+        /// The column's name.
         public var name: String
+        /// The column's type name (`int4`, `text[]`, a user type's name).
         public var type: String
+        /// Whether the column accepts NULL.
         public var nullable: Bool
         /// The key the attribute answers to, when it is not the column's name.
         public var key: String? = nil
@@ -30,30 +43,51 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         public var enumLabels: [String]? = nil
     }
 
+    /// A relationship from one entity to another: the JSON form of ``Relationship``.
     public struct RelationshipDescription: Codable, Sendable, Hashable {
+        /// One end: a table and the columns joined on there.
         public struct End: Codable, Sendable, Hashable {
+            /// The table's schema.
             public var schema: String
+            /// The table's name.
             public var table: String
+            /// The columns joined on at this end.
             public var columns: [String]
         }
+        /// The helper table of a many-to-many relationship.
         public struct Via: Codable, Sendable, Hashable {
+            /// The helper table's schema.
             public var schema: String
+            /// The helper table's name.
             public var table: String
+            /// The helper's columns that refer to `from`.
             public var fromColumns: [String]
+            /// The helper's columns that refer to `to`.
             public var toColumns: [String]
         }
+        /// The name the relationship answers to on the `from` entity.
         public var key: String
+        /// The ``Relationship/Kind`` raw value: `many-to-one`, `one-to-many`, `one-to-one`, `many-to-many`.
         public var kind: String
+        /// The end at the relationship's entity.
         public var from: End
+        /// The end at the entity it leads to.
         public var to: End
+        /// The helper table, for many-to-many; absent otherwise.
         public var via: Via?
+        /// The ``Relationship/Side`` raw value: `from`, `to` or `via`.
         public var foreignKeyIn: String
+        /// The foreign key constraint's name (for many-to-many, the helper's key that refers to `to`).
         public var constraint: String
+        /// The ``Relationship/Rule`` raw value: what made the relationship.
         public var rule: String
         /// The inverse relationship's key on the `to` entity.
         public var inverse: String
     }
 
+    /// Describes a model, as `relate inspect --format json` prints it.
+    ///
+    /// - Parameter model: The model to describe.
     public init(_ model: Model) {
         entities = model.entities.map { entity in
             EntityDescription(
@@ -82,6 +116,9 @@ public struct ModelDescription: Codable, Sendable, Hashable {
 
 extension Model {
     /// The model in the JSON format of `relate inspect --format json`, keys sorted.
+    ///
+    /// - Returns: The JSON text, pretty-printed.
+    /// - Throws: An `EncodingError`, which a model's values do not cause in practice.
     public func jsonDescription() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -1,6 +1,12 @@
 extension Model {
     /// A readable listing, one block per entity: its columns, then every key that leads
     /// elsewhere, with the ambiguous bare names and what to use instead.
+    ///
+    /// ```swift
+    /// print(context.model.textDescription())
+    /// ```
+    ///
+    /// - Returns: The listing, as `relate inspect` prints it.
     public func textDescription() -> String {
         var lines: [String] = []
         for entity in entities {

@@ -1,5 +1,5 @@
 /// How many-to-many relationships are recognised in helper tables with exactly two
-/// foreign keys (see DESIGN "Relationship inference").
+/// foreign keys (see <doc:Relationships>).
 public enum ManyToManyRule: String, Sendable, Codable, Hashable, CaseIterable {
     /// BaseTen's documented rule: any two foreign keys make a helper, keyed or not.
     case anyTwoForeignKeys = "any-two-foreign-keys"
@@ -11,9 +11,16 @@ public enum ManyToManyRule: String, Sendable, Codable, Hashable, CaseIterable {
 
 /// What the model is built from besides the catalog.
 public struct ModelOptions: Sendable, Hashable {
+    /// How helper tables with two foreign keys are recognised as many-to-many; ``ManyToManyRule/keyed`` by default.
     public var manyToMany: ManyToManyRule
+    /// Corrections to the catalog, applied in order after inference.
     public var overrides: [Override]
 
+    /// Creates the options a ``Model`` is built with.
+    ///
+    /// - Parameters:
+    ///   - manyToMany: The many-to-many rule; ``ManyToManyRule/keyed`` by default.
+    ///   - overrides: Corrections to the catalog; none by default.
     public init(manyToMany: ManyToManyRule = .keyed, overrides: [Override] = []) {
         self.manyToMany = manyToMany
         self.overrides = overrides
@@ -41,6 +48,17 @@ public enum Override: Sendable, Hashable {
     /// `table` is left out of the model, with every relationship to it.
     case ignore(table: String)
 
+    /// A relationship the schema declares no foreign key for: `columns` of `table` refer to
+    /// `referencedColumns` of `referencedTable`.
+    ///
+    /// - Parameters:
+    ///   - table: The table that holds the columns, as the model names it.
+    ///   - columns: Its columns that refer to the other table.
+    ///   - referencedTable: The table they refer to.
+    ///   - referencedColumns: The columns they refer to; its primary key when `nil`.
+    ///   - name: The constraint name the relationship takes (errors, qualified names); made
+    ///     from the table and columns when `nil`.
+    /// - Returns: The override.
     public static func foreignKey(
         _ table: String, _ columns: [String], references referencedTable: String, _ referencedColumns: [String]? = nil,
         name: String? = nil
@@ -48,10 +66,21 @@ public enum Override: Sendable, Hashable {
         .foreignKey(table: table, columns: columns, referencedTable: referencedTable, referencedColumns: referencedColumns, name: name)
     }
 
+    /// Gives the key `key` of `table` the name `newName`.
+    ///
+    /// - Parameters:
+    ///   - table: The entity, as the model names it.
+    ///   - key: Any name the attribute or relationship answers to.
+    ///   - newName: The name it answers to instead.
+    /// - Returns: The override.
     public static func rename(_ table: String, key: String, to newName: String) -> Override {
         .rename(table: table, key: key, newName: newName)
     }
 
+    /// Leaves `table` out of the model, with every relationship to it.
+    ///
+    /// - Parameter table: The table, as the model names it.
+    /// - Returns: The override.
     public static func ignore(_ table: String) -> Override {
         .ignore(table: table)
     }

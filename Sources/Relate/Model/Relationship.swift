@@ -2,29 +2,56 @@
 /// the rule that made it. Every relationship has an inverse on the other entity, with the
 /// ends swapped.
 public struct Relationship: Sendable, Hashable {
+    /// How many objects are at each end; the raw value is how `relate inspect` writes it.
+    ///
+    /// - `manyToOne`: the foreign key is in this entity; one object at the other end.
+    /// - `oneToMany`: the foreign key is in the other entity; a set of objects.
+    /// - `oneToOne`: a unique foreign key; one object at either end.
+    /// - `manyToMany`: through a helper table with two foreign keys; a set of objects.
     public enum Kind: String, Sendable, Codable, Hashable {
+        /// Many-to-one, one-to-many, one-to-one, many-to-many: see ``Relationship/Kind``.
         case manyToOne = "many-to-one", oneToMany = "one-to-many", oneToOne = "one-to-one", manyToMany = "many-to-many"
     }
 
-    /// What made the relationship.
+    /// What made the relationship; the raw value is how `relate inspect` writes it.
+    ///
+    /// - `foreignKey`: a foreign key (many-to-one here, one-to-many on the inverse).
+    /// - `uniqueForeignKey`: a foreign key whose columns are a unique key: one-to-one.
+    /// - `anyTwoForeignKeys`, `keyed`, `strict`: a many-to-many helper table, recognised
+    ///   by that ``ManyToManyRule``.
+    /// - `override`: an ``Override/foreignKey(_:_:references:_:name:)`` of the ``ModelOptions``.
     public enum Rule: String, Sendable, Codable, Hashable {
+        /// A foreign key, or a unique one: see ``Relationship/Rule``.
         case foreignKey = "foreign-key", uniqueForeignKey = "unique-foreign-key"
+        /// A many-to-many rule, or an override: see ``Relationship/Rule``.
         case anyTwoForeignKeys = "any-two-foreign-keys", keyed, strict, override
     }
 
     /// Which side holds the foreign key.
+    ///
+    /// - `from`: this relationship's entity (many-to-one, or the holding side of a one-to-one).
+    /// - `to`: the entity it leads to (one-to-many, or the other side of a one-to-one).
+    /// - `via`: the helper table of a many-to-many relationship.
     public enum Side: String, Sendable, Codable, Hashable {
+        /// This entity, the other one, or a helper table: see ``Relationship/Side``.
         case from, to, via
     }
 
+    /// One end of a relationship: a table and the columns the join uses there.
     public struct End: Sendable, Codable, Hashable {
+        /// The table's schema.
         public var schema: String
+        /// The table's name.
         public var table: String
+        /// The columns joined on at this end: the foreign key's columns, or the key it refers to.
         public var columns: [String]
     }
 
+    /// The helper table of a many-to-many relationship.
     public struct Via: Sendable, Codable, Hashable {
+        /// The helper table's schema.
         public var schema: String
+        /// The helper table's name.
         public var table: String
         /// The helper's columns that refer to `from`.
         public var fromColumns: [String]
@@ -43,13 +70,21 @@ public struct Relationship: Sendable, Hashable {
     public internal(set) var qualifiedName: String
     /// Other names it answers to (a to-one's constraint name and derived name).
     public internal(set) var aliases: [String]
+    /// How many objects are at each end.
     public let kind: Kind
+    /// The end at this relationship's entity.
     public let from: End
+    /// The end at the entity the relationship leads to.
     public let to: End
+    /// The helper table, for a many-to-many relationship; `nil` otherwise.
     public let via: Via?
+    /// Which side holds the foreign key: `from` (many-to-one, or the holding side of a
+    /// one-to-one), `to` (one-to-many) or `via` (many-to-many).
     public let foreignKeyIn: Side
     /// The foreign key constraint: for many-to-many, the helper's key that refers to `to`.
     public let constraint: String
+    /// What made the relationship: a foreign key, a unique foreign key, one of the
+    /// many-to-many rules, or an override.
     public let rule: Rule
     /// The foreign key's `ON DELETE` action: for many-to-many, of the helper's key that
     /// refers to `from`.
@@ -69,6 +104,8 @@ public struct Relationship: Sendable, Hashable {
     /// builder sets it for every relationship it makes (they come in pairs).
     var inverseIndex: Int?
 
+    /// Whether `to` can be many rows for each `from` row: one-to-many and many-to-many, read
+    /// as a ``RelationshipSet``.
     public var isToMany: Bool { kind == .oneToMany || kind == .manyToMany }
 
     /// Whether `to` is at most one row for each `from` row.

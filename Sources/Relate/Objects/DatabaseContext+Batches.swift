@@ -22,6 +22,16 @@ extension DatabaseContext {
     /// cursor lives in a transaction: the walk runs in one (a savepoint of the transaction
     /// already open), and what the body writes commits with it, or rolls back with it
     /// when the body or the walk throws.
+    ///
+    /// - Parameters:
+    ///   - request: The objects to walk, in the request's order (give one, or batches follow
+    ///     no order).
+    ///   - batchSize: How many objects each call of `body` gets (the last may get fewer); 1,000
+    ///     by default.
+    ///   - body: Called with each batch, in order.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/invalidRequest`` for a
+    ///   batch size below 1, one of the request's own errors (an unknown key), the database's
+    ///   error, or what `body` throws; the transaction of the walk is rolled back then.
     public func fetch(_ request: FetchRequest, batchSize: Int = 1_000, _ body: (_ batch: [DatabaseObject]) throws -> Void) throws {
         guard batchSize > 0 else {
             throw RelateError(kind: .invalidRequest, message: "a batch size of \(batchSize); give 1 or more", key: "batchSize")

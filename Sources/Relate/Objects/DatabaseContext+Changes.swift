@@ -3,18 +3,27 @@ import RelatePostgres
 
 /// What another client's committed statement changed, as a context applied it.
 public struct Change: Sendable, CustomStringConvertible {
+    /// What the statement did to the row.
+    ///
+    /// - `insert`: a row was inserted.
+    /// - `update`: a row was updated; ``Change/changedKeys`` says which attributes, for an
+    ///   object the context holds.
+    /// - `delete`: a row was deleted.
     public enum Kind: String, Sendable {
+        /// An insert, an update or a delete: see ``Change/Kind-swift.enum``.
         case insert, update, delete
     }
 
     /// The entity's name in the model.
     public var entity: String
+    /// What the statement did to the row.
     public var kind: Kind
     /// The row's primary key values; empty for a table without a primary key.
     public var primaryKey: [(any Sendable)?]
     /// For an update of an object this context holds: the attribute keys whose values changed.
     public var changedKeys: [String]
 
+    /// The kind, the entity and the changed keys (`update person (surname)`); never row data.
     public var description: String {
         "\(kind) \(entity)" + (changedKeys.isEmpty ? "" : " (\(changedKeys.joined(separator: ", ")))")
     }
@@ -26,6 +35,13 @@ extension DatabaseContext {
     /// nothing committed in between is missed. `mechanism` `nil` takes the triggers when
     /// `relate enable` installed them, else logical decoding when `relate enable --logical`
     /// created its publication.
+    ///
+    /// - Parameter mechanism: ``ChangeTracking/Mechanism/triggers`` or
+    ///   ``ChangeTracking/Mechanism/logicalDecoding``; `nil` (the default) to take what the
+    ///   database has enabled.
+    /// - Throws: A ``RelateError`` when neither mechanism is enabled in the database (run
+    ///   `relate enable`), the one asked for is not, the context already tracks changes by
+    ///   the other one, or the feed's connection cannot be opened.
     public func startTrackingChanges(using mechanism: ChangeTracking.Mechanism? = nil) throws {
         if let changeFeed {
             guard mechanism == nil || mechanism == changeFeed.mechanism else {
@@ -55,6 +71,10 @@ extension DatabaseContext {
     /// ```swift
     /// for change in try context.processChanges() { print(change) }   // "update person (surname)"
     /// ```
+    ///
+    /// - Returns: The changes applied, in commit order; empty when there were none.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/schemaChanged`` once a
+    ///   tracked table's definition changed (and on every call after), or the database's error.
     @discardableResult
     public func processChanges() throws -> [Change] {
         try startTrackingChanges()
@@ -92,6 +112,11 @@ extension DatabaseContext {
     }
 
     /// ``processChanges()``, waiting at most `timeout` for the next change when none is there.
+    ///
+    /// - Parameter timeout: How long to wait at most.
+    /// - Returns: The changes applied, as ``processChanges()`` answers them; empty when none
+    ///   came in time.
+    /// - Throws: What ``processChanges()`` throws.
     @discardableResult
     public func waitForChanges(timeout: Duration) throws -> [Change] {
         let deadline = ContinuousClock.now + timeout
@@ -110,10 +135,18 @@ extension DatabaseContext {
     /// ```swift
     /// context.observe(ada) { change in print("Ada changed: \(change.changedKeys)") }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - object: An object of this context.
+    ///   - handler: Called, on the thread that calls ``processChanges()``, with each change to
+    ///     the object's row.
     public func observe(_ object: DatabaseObject, _ handler: @escaping (Change) -> Void) {
         observers[ObjectIdentifier(object)] = (Weak(object), handler)
     }
 
+    /// Stops calling the handler ``observe(_:_:)`` gave for `object`.
+    ///
+    /// - Parameter object: The object observed.
     public func stopObserving(_ object: DatabaseObject) {
         observers[ObjectIdentifier(object)] = nil
     }

@@ -16,6 +16,10 @@ extension DatabaseObject {
     /// ```swift
     /// let emails = try ada.count(forKey: "email")
     /// ```
+    ///
+    /// - Parameter key: A to-many relationship key of the object's entity.
+    /// - Returns: The number of members, repeats of a helper table without a unique key included.
+    /// - Throws: A ``RelateError`` when `key` is unknown or not to-many, or the database's error.
     public func count(forKey key: String) throws -> Int {
         // The common case, a kept count or a loaded set, with one lookup of the key.
         if case .relationship(let index)? = table.layout.keys[key], table.isToMany[index], !isDeleted, let context,
@@ -48,6 +52,12 @@ extension DatabaseContext {
     /// ```swift
     /// try context.prefetchCounts(["email"], for: people)   // SELECT person_id, count(*) … GROUP BY person_id
     /// ```
+    ///
+    /// - Parameters:
+    ///   - keys: To-many relationship keys of the objects' entity.
+    ///   - objects: Objects of one entity, of this context.
+    /// - Throws: A ``RelateError`` when a key is unknown or not to-many, the objects are of
+    ///   several entities or another context, or the database's error.
     public func prefetchCounts(_ keys: [String], for objects: [DatabaseObject]) throws {
         guard let first = try checkOneEntity(objects, for: "prefetchCounts") else { return }
         let indexes = try keys.map { key in try first.relationshipIndex(key, toMany: true) }

@@ -7,6 +7,15 @@ extension DatabaseContext {
     /// ```swift
     /// let smiths = try context.fetch("person", where: "surname = $1", ["Smith"], orderBy: "firstname", limit: 10)
     /// ```
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity's name (`person`, or `schema.table`).
+    ///   - condition: A SQL condition on the entity's table, or `nil` for every row.
+    ///   - arguments: The values bound to `$1`, `$2`… in `condition`.
+    ///   - orderBy: A SQL `ORDER BY` list, or `nil` for the server's order.
+    ///   - limit: At most this many objects; all when `nil`.
+    /// - Returns: The objects, each row's one instance in this context.
+    /// - Throws: A ``RelateError`` when the entity is unknown or the database refuses the query.
     public func fetch(
         _ entityName: String, where condition: String? = nil, _ arguments: [(any PostgresEncodable)?] = [],
         orderBy: String? = nil, limit: Int? = nil
@@ -19,6 +28,15 @@ extension DatabaseContext {
 
     /// The object whose primary key is `primaryKey` (an array for a composite key), from
     /// memory when it is there, else by one query; `nil` when there is no such row.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity's name (`person`, or `schema.table`).
+    ///   - primaryKey: The primary key's value, or an array of values in key order for a
+    ///     composite key.
+    /// - Returns: The object, or `nil` when there is no such row.
+    /// - Throws: A ``RelateError`` when the entity is unknown or has no primary key
+    ///   (``RelateError/Kind-swift.struct/invalidRequest``), the values do not fit the key
+    ///   (``RelateError/Kind-swift.struct/typeMismatch``), or the database refuses the query.
     public func object(_ entityName: String, primaryKey: Any) throws -> DatabaseObject? {
         let entity = try entityIndex(named: entityName)
         let table = graph.tables[entity]
@@ -57,6 +75,17 @@ extension DatabaseContext {
     /// Loads `keyPaths` (`"email"`, `"email.person"`) for all `objects`, which are of one
     /// entity: one query per relationship and level, however many objects. Every key path
     /// is checked against the model before anything is sent.
+    ///
+    /// ```swift
+    /// let people = try context.fetch("person")
+    /// try context.prefetch(["email", "title"], for: people)   // two queries, then no more
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPaths: Dotted paths of relationships from the objects' entity.
+    ///   - objects: Objects of one entity, of this context.
+    /// - Throws: A ``RelateError`` when a key path is unknown or not a relationship, the
+    ///   objects are of several entities or another context, or the database's error.
     public func prefetch(_ keyPaths: [String], for objects: [DatabaseObject]) throws {
         guard let first = try checkOneEntity(objects, for: "prefetch") else { return }
         let paths = try keyPaths.map { try relationshipPath($0, from: first.entityIndex) }

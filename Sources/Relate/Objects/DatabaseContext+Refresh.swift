@@ -29,6 +29,9 @@ extension DatabaseContext {
     /// ```swift
     /// try context.refresh(ada)       // after another program changed her row or her emails
     /// ```
+    ///
+    /// - Parameter object: An object of this context.
+    /// - Throws: A ``RelateError`` when the object is another context's, or the database's error.
     public func refresh(_ object: DatabaseObject) throws {
         try check(object)
         try reread([object], because: .refresh)
@@ -36,6 +39,8 @@ extension DatabaseContext {
 
     /// ``refresh(_:)`` for every object the context holds: one query per entity for the
     /// rows, one per loaded relationship for the sets, however many objects.
+    ///
+    /// - Throws: A ``RelateError`` wrapping the database's error.
     public func refreshAll() throws {
         try reread(graph.registries.flatMap(\.all), because: .refresh)
     }

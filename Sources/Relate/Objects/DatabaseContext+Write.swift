@@ -13,6 +13,16 @@ extension DatabaseContext {
     /// ```swift
     /// let email = try context.insert("email", values: ["address": "ada@example.com", "person": ada])
     /// ```
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity's name (`person`, or `schema.table`).
+    ///   - values: Values by key: attributes as Swift values (`nil` for NULL), to-one
+    ///     relationships as objects; columns left out take their defaults.
+    /// - Returns: The new row's object, holding the row as stored.
+    /// - Throws: A ``RelateError`` when a key is unknown or to-many, a value does not fit its
+    ///   column (``RelateError/Kind-swift.struct/typeMismatch``), or the database refuses the row
+    ///   (``RelateError/Kind-swift.struct/database``, with its `PostgresError`); nothing is
+    ///   written then.
     @discardableResult
     public func insert(_ entityName: String, values: [String: Any?] = [:]) throws -> DatabaseObject {
         graph.membershipsMayChange()
@@ -32,6 +42,12 @@ extension DatabaseContext {
     /// RESTRICT / NO ACTION refuses with an error naming the constraint and the table.
     /// A row already gone (another client deleted it) is a conflict; the object is marked
     /// deleted all the same.
+    ///
+    /// - Parameter object: An object of this context, not yet deleted.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/deleteDenied`` when a
+    ///   `RESTRICT` or `NO ACTION` foreign key refuses, ``RelateError/Kind-swift.struct/conflict``
+    ///   when the row was already gone, or the database's error; memory changes only when the
+    ///   database accepted.
     public func delete(_ object: DatabaseObject) throws {
         graph.membershipsMayChange()
         try check(object)

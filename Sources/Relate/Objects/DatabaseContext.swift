@@ -65,6 +65,11 @@ public final class DatabaseContext {
     ///
     /// - Throws: ``RelateError`` when the catalog cannot be read or an override does not
     ///   fit the schema.
+    ///
+    /// - Parameters:
+    ///   - connection: An open connection; the context uses it from now on.
+    ///   - configuration: The schemas, the many-to-many rule and the overrides (its timeouts
+    ///     and pool size do not apply to a connection handed over).
     public convenience init(connection: Connection, configuration: Configuration) throws {
         let catalog = try Self.wrappingErrors { try Catalog.introspect(connection, schemas: configuration.schemas) }
         try self.init(connection: connection, model: try Model(catalog: catalog, options: configuration.modelOptions))
@@ -76,6 +81,15 @@ public final class DatabaseContext {
     /// ```swift
     /// let loose = try DatabaseContext(url: "postgresql://me@localhost/app", manyToMany: .anyTwoForeignKeys)
     /// ```
+    ///
+    /// - Parameters:
+    ///   - url: A `postgresql://` URL or a conninfo string.
+    ///   - manyToMany: The many-to-many rule; ``ManyToManyRule/keyed`` by default.
+    ///   - overrides: Corrections to the catalog; none by default.
+    ///   - schemas: The schemas whose tables become entities; `nil` for the `search_path`.
+    ///   - logger: Where Relate logs.
+    /// - Throws: ``RelateError`` when the server cannot be reached, the catalog cannot be read,
+    ///   or an override does not fit the schema.
     public convenience init(
         url: String, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil,
         logger: Logger = Logger(label: "relate")
@@ -85,6 +99,14 @@ public final class DatabaseContext {
     }
 
     /// ``init(connection:configuration:)`` with the options most often given.
+    ///
+    /// - Parameters:
+    ///   - connection: An open connection; the context uses it from now on.
+    ///   - manyToMany: The many-to-many rule; ``ManyToManyRule/keyed`` by default.
+    ///   - overrides: Corrections to the catalog; none by default.
+    ///   - schemas: The schemas whose tables become entities; `nil` for the `search_path`.
+    /// - Throws: ``RelateError`` when the catalog cannot be read or an override does not fit
+    ///   the schema.
     public convenience init(
         connection: Connection, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], schemas: [String]? = nil
     ) throws {
@@ -97,6 +119,11 @@ public final class DatabaseContext {
     /// ```swift
     /// let context = try DatabaseContext(connection: connection, model: database.model)
     /// ```
+    ///
+    /// - Parameters:
+    ///   - connection: An open connection to the database the model was read from.
+    ///   - model: The model, as ``Database/model`` or another context's ``model`` holds it.
+    /// - Throws: ``RelateError`` when a name of the model cannot be quoted on this connection.
     public convenience init(connection: Connection, model: Model) throws {
         let layout = try Self.wrappingErrors { try ModelLayout(model: model, quote: connection.quoteIdentifier) }
         self.init(connection: connection, layout: layout)
@@ -131,6 +158,19 @@ public final class DatabaseContext {
     /// Runs `body` in one transaction (a savepoint when nested, or when the connection is
     /// already in a transaction begun by other means). When it throws, the database rolls
     /// back and so do the objects in memory.
+    ///
+    /// ```swift
+    /// try context.transaction {
+    ///     try ada.setValue("King", forKey: "surname")
+    ///     try ada.objects(forKey: "email").insert(newEmail)
+    /// }                    // both, or neither (in the database and in memory)
+    /// ```
+    ///
+    /// - Parameter body: The work of the transaction, on this context.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, once the database and memory have rolled back (a
+    ///   `PostgresError` comes out as a ``RelateError`` that holds it); or a ``RelateError``
+    ///   when `BEGIN` or `COMMIT` fails.
     @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         graph.beginTransaction()

@@ -28,6 +28,14 @@ extension DatabaseObject {
     /// decode nested when they are in memory (loaded, prefetched, or a to-one whose target
     /// is registered); decoding never queries, so one that is not in memory is an error
     /// naming the key (``RelateError/Kind-swift.struct/notLoaded``).
+    ///
+    /// - Parameters:
+    ///   - type: The `Decodable` type to decode.
+    ///   - keyDecodingStrategy: How coding keys map to the model's keys; the keys as they are
+    ///     by default.
+    /// - Returns: The value.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/notLoaded`` for a
+    ///   relationship not in memory, or a `DecodingError` when a value does not fit.
     public func decode<Value: Decodable>(
         _ type: Value.Type, keyDecodingStrategy: KeyDecodingStrategy = .useDefaultKeys
     ) throws -> Value {
@@ -36,6 +44,10 @@ extension DatabaseObject {
     }
 
     /// The attributes as plain values, by key; NULL attributes are left out.
+    ///
+    /// - Returns: The attributes by key.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/invalidObject`` when
+    ///   the object is deleted or its context is gone.
     public func snapshot() throws -> [String: any Sendable] {
         _ = try liveContext()
         var values: [String: any Sendable] = [:]

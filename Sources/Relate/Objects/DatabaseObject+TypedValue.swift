@@ -7,7 +7,7 @@ extension DatabaseObject {
     /// let id = try ada.value(forKey: "id", as: Int.self)               // every integer column is Int
     /// ```
     ///
-    /// `Value` is the Swift type DESIGN maps the column's type to (or a protocol it conforms
+    /// `Value` is the Swift type the column's type maps to (`PostgresValueMapping`; or a protocol it conforms
     /// to, or `Any`); another type throws ``RelateError/Kind-swift.struct/typeMismatch``
     /// naming the key, the column's type and `Value`. A relationship key answers as
     /// ``value(forKey:)`` does, cast to `Value`.
@@ -16,6 +16,13 @@ extension DatabaseObject {
     /// then a check of the stored case, not a dynamic cast. The common case (the key is the
     /// attribute after the one read last, the object is not deleted, the stored case is
     /// `Value`) is inlined whole; anything else takes `typedValue(forKey:as:)`.
+    ///
+    /// - Parameters:
+    ///   - key: Any name an attribute or relationship of the entity answers to.
+    ///   - type: The Swift type to read the value as.
+    /// - Returns: The value, or `nil` for NULL (or an empty to-one).
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/typeMismatch`` when
+    ///   the value is not a `Value`, or what ``value(forKey:)`` throws.
     @inlinable @inline(__always)
     public func value<Value>(forKey key: String, as type: Value.Type) throws -> Value? {
         if let index = table.guessedAttributeIndex(forKey: key), !isDeleted {

@@ -5,6 +5,21 @@ extension DatabaseObject {
     ///
     /// A value the column cannot take (wrong type, out of range) throws an error naming the
     /// key, the column type and the value's type, and nothing is written.
+    ///
+    /// ```swift
+    /// try ada.setValue("King", forKey: "surname")        // UPDATE person SET surname = $1 …
+    /// try email.setValue(grace, forKey: "person")        // moves the email to Grace's set
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - value: The attribute's new value (`nil` for NULL), a to-one's new object (`nil` to
+    ///     empty it), or a to-many's new members (`[DatabaseObject]` or a ``RelationshipSet``;
+    ///     `nil` for none).
+    ///   - key: Any name an attribute or relationship of the entity answers to.
+    /// - Throws: A ``RelateError``: ``RelateError/Kind-swift.struct/typeMismatch`` for a value
+    ///   the column cannot take, ``RelateError/Kind-swift.struct/invalidWrite`` for a write the
+    ///   schema cannot take, ``RelateError/Kind-swift.struct/conflict`` when the row changed
+    ///   meanwhile, or the database's error. Nothing changes in memory then.
     public func setValue(_ value: Any?, forKey key: String) throws {
         let context = try liveContext()
         switch try context.resolve(key, in: entityIndex) {

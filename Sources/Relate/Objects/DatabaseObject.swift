@@ -74,6 +74,7 @@ public final class DatabaseObject {
     /// The objects in memory of that context, `nil` once it is gone.
     var graph: ObjectGraph? { table.graph }
 
+    /// The entity the object is a row of: its attributes and relationships.
     public var entity: Entity { table.entity }
 
     var entityIndex: Int { table.index }
@@ -111,6 +112,14 @@ public final class DatabaseObject {
     /// Inlinable in its common case (the attribute after the one read last, of an object
     /// not deleted), so that a cast of the answer (`as? String`) can be decided where the
     /// stored case is known.
+    ///
+    /// - Parameter key: Any name an attribute or relationship of the entity answers to.
+    /// - Returns: The attribute's value (`nil` for NULL), the to-one's object (`nil` for none)
+    ///   or the to-many's set.
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/unknownKey`` or
+    ///   ``RelateError/Kind-swift.struct/ambiguousKey``, one for a deleted object
+    ///   (``RelateError/Kind-swift.struct/invalidObject``), or the database's error when a
+    ///   relationship is loaded.
     @inlinable @inline(__always)
     public func value(forKey key: String) throws -> Any? {
         if let index = table.guessedAttributeIndex(forKey: key), !isDeleted {
@@ -152,6 +161,17 @@ public final class DatabaseObject {
     /// Follows a dotted path: `email.address` is every email's address (an array, from a
     /// to-many), `person.surname` the person's surname. The whole path is checked against
     /// the model first: an unknown key anywhere is an error, even past a missing value.
+    ///
+    /// ```swift
+    /// let addresses = try ada.value(forKeyPath: "email.address") as? [String?]
+    /// let surname = try email.value(forKeyPath: "person.surname") as? String
+    /// ```
+    ///
+    /// - Parameter keyPath: Keys separated by dots, each of the entity the previous one leads to.
+    /// - Returns: The value at the end of the path: one value through to-one keys, an array of
+    ///   values once a to-many key is crossed; `nil` when a to-one on the way is empty.
+    /// - Throws: A ``RelateError`` when a key on the path is unknown or ambiguous, or the
+    ///   database's error when a relationship is loaded.
     public func value(forKeyPath keyPath: String) throws -> Any? {
         guard keyPath.contains(".") else { return try value(forKey: keyPath) }
         let context = try liveContext()
@@ -176,12 +196,31 @@ public final class DatabaseObject {
     }
 
     /// The object a to-one key leads to, or `nil`.
+    ///
+    /// ```swift
+    /// let owner = try email.object(forKey: "person")
+    /// ```
+    ///
+    /// - Parameter key: A to-one relationship key.
+    /// - Returns: The related object, or `nil` when there is none.
+    /// - Throws: A ``RelateError`` when the key is unknown or not to-one, or the database's
+    ///   error when the object is loaded.
     public func object(forKey key: String) throws -> DatabaseObject? {
         try toOneObject(relationshipIndex(key, toMany: false))
     }
 
     /// The counted-set proxy of a to-many key; its members are loaded (one query) when it
     /// is first asked for.
+    ///
+    /// ```swift
+    /// let emails = try ada.objects(forKey: "email")
+    /// print(emails.count)
+    /// ```
+    ///
+    /// - Parameter key: A to-many relationship key (one-to-many or many-to-many).
+    /// - Returns: The live set of related objects; the same instance each time.
+    /// - Throws: A ``RelateError`` when the key is unknown or not to-many, or the database's
+    ///   error when the members are loaded.
     public func objects(forKey key: String) throws -> RelationshipSet {
         try relationshipSet(relationshipIndex(key, toMany: true))
     }
@@ -251,6 +290,8 @@ public final class DatabaseObject {
 }
 
 extension DatabaseObject: CustomStringConvertible {
+    /// The entity and the primary key (`<person id=2>`, `deleted` once deleted), for
+    /// debugging. It holds the primary key values, so keep it out of logs that must hold no data.
     public var description: String {
         // The identity map's placeholder for a removed object holds no values; a
         // debugger or a test's report reflecting on the map may still describe it.

@@ -41,10 +41,12 @@ public final class RelationshipSet: Sequence {
         fill(with: members, mayRepeat: mayRepeat)
     }
 
+    /// The relationship the set stands for, seen from its owner.
     public var relationship: Relationship { owner.entity.relationships[relationshipIndex] }
 
     /// The number of distinct members (as `NSCountedSet.count`).
     public var count: Int { members.count - pendingRemovals.count }
+    /// Whether the set has no member.
     public var isEmpty: Bool { count == 0 }
 
     /// Members with their repeats: the helper rows (or children) the set stands for.
@@ -54,11 +56,18 @@ public final class RelationshipSet: Sequence {
 
     /// How many times `object` is a member: 0, 1, or more where a helper table without a
     /// unique key holds the same pair more than once.
+    ///
+    /// - Parameter object: An object of the relationship's target entity.
+    /// - Returns: How many times it is a member; 0 when it is not one.
     public func count(for object: DatabaseObject) -> Int {
         guard contains(object) else { return 0 }
         return repeats[ObjectIdentifier(object)] ?? 1
     }
 
+    /// Whether `object` is a member; reads memory only.
+    ///
+    /// - Parameter object: An object of the relationship's target entity.
+    /// - Returns: `true` when it is a member.
     public func contains(_ object: DatabaseObject) -> Bool {
         // A short scan beats hashing for the few members most sets have.
         if members.count <= 16, pendingRemovals.isEmpty { return members.contains { $0 === object } }
@@ -72,6 +81,15 @@ public final class RelationshipSet: Sequence {
         return members
     }
 
+    /// Iterates over the distinct members, in the order they were loaded or added.
+    ///
+    /// ```swift
+    /// for email in try ada.objects(forKey: "email") {
+    ///     print(try email.value(forKey: "address", as: String.self) ?? "")
+    /// }
+    /// ```
+    ///
+    /// - Returns: An iterator over the distinct members.
     public func makeIterator() -> IndexingIterator<[DatabaseObject]> {
         allObjects.makeIterator()
     }
@@ -81,6 +99,19 @@ public final class RelationshipSet: Sequence {
     /// Adds `object`: an `UPDATE` of its foreign key (one-to-many), or an `INSERT` into the
     /// helper table (many-to-many) with `helperValues` for the helper's other columns.
     /// Adding a member of a keyed many-to-many again changes nothing.
+    ///
+    /// ```swift
+    /// try ada.objects(forKey: "email").insert(email)       // UPDATE email SET person_id = …
+    /// try ada.objects(forKey: "title").insert(countess)    // INSERT INTO person_title_rel …
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - object: An object of the relationship's target entity, of the same context.
+    ///   - helperValues: For a many-to-many, values of the helper table's other columns, by
+    ///     column name; ignored otherwise.
+    /// - Throws: A ``RelateError`` when the object is of another entity or context, a value
+    ///   does not fit, or the database refuses (a one-to-one already taken, say); memory is
+    ///   left as it was.
     public func insert(_ object: DatabaseObject, helperValues: [String: Any?] = [:]) throws {
         try owner.liveContext().insert(object, into: self, owner: owner, helperValues: helperValues)
     }
@@ -90,11 +121,19 @@ public final class RelationshipSet: Sequence {
     /// changes nothing; a member the database no longer links to the owner (another client
     /// moved it) is a ``RelateError/Kind-swift.struct/conflict`` error, and memory takes
     /// the database's state.
+    ///
+    /// - Parameter object: A member of the set.
+    /// - Throws: A ``RelateError``: ``RelateError/Kind-swift.struct/invalidWrite`` when the
+    ///   foreign key is `NOT NULL`, ``RelateError/Kind-swift.struct/conflict`` when the database
+    ///   no longer links it, or the database's error; memory is left as it was then, except
+    ///   after a conflict.
     public func remove(_ object: DatabaseObject) throws {
         try owner.liveContext().remove(object, from: self, owner: owner)
     }
 
     /// Removes every member, in one statement.
+    ///
+    /// - Throws: A ``RelateError``, as ``remove(_:)`` throws.
     public func removeAll() throws {
         try owner.liveContext().replace(members: [], of: self, owner: owner)
     }
@@ -193,6 +232,8 @@ public final class RelationshipSet: Sequence {
 }
 
 extension RelationshipSet: CustomStringConvertible {
+    /// The relationship's key and the members (`email: [<email id=1>, <email id=2>]`), a member
+    /// held more than once with its count; for debugging.
     public var description: String {
         "\(relationship.key): [" + allObjects.map { object in
             let count = count(for: object)

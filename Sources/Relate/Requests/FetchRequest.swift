@@ -11,11 +11,28 @@
 public struct FetchRequest: Sendable {
     /// The entity's name (`person`, or `schema.table`).
     public var entity: String
+    /// Which objects: those that meet the condition; every object when `nil`.
     public var condition: Condition?
+    /// The sort order, most significant key first; the server's order (none) when empty.
     public var orderBy: [Ordering]
+    /// At most this many objects; all when `nil`. A negative limit throws when the request runs.
     public var limit: Int?
+    /// Skips this many objects of the order first; none when `nil`.
     public var offset: Int?
 
+    /// Creates a request for the objects of an entity.
+    ///
+    /// ```swift
+    /// let page = FetchRequest("person", where: Key("surname").hasPrefix("Ho"),
+    ///                         orderBy: [.ascending("surname")], limit: 20, offset: 40)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - entity: The entity's name (`person`, or `schema.table`).
+    ///   - condition: Which objects; every object when `nil`.
+    ///   - orderBy: The sort order, most significant key first.
+    ///   - limit: At most this many objects; all when `nil`.
+    ///   - offset: How many objects of the order to skip first.
     public init(
         _ entity: String, where condition: Condition? = nil, orderBy: [Ordering] = [], limit: Int? = nil, offset: Int? = nil
     ) {
@@ -30,27 +47,51 @@ public struct FetchRequest: Sendable {
 /// One key of a sort order: a key path to an attribute, through to-one relationships only
 /// (`"surname"`, `"person.surname"`).
 public struct Ordering: Sendable {
+    /// Where objects whose sort key is NULL go.
     public enum Nulls: Sendable {
         /// Where PostgreSQL puts them: after every value going up, before going down.
         case `default`
+        /// Before every value (`NULLS FIRST`).
         case first
+        /// After every value (`NULLS LAST`).
         case last
     }
 
+    /// The key path of the attribute sorted on, through to-one relationships only.
     public var keyPath: String
+    /// Whether values go up (`ASC`) rather than down (`DESC`).
     public var isAscending: Bool
+    /// Where NULLs go.
     public var nulls: Nulls
 
+    /// Creates a sort key.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The attribute's key path (`"surname"`, `"person.surname"`).
+    ///   - ascending: Whether values go up; `true` by default.
+    ///   - nulls: Where NULLs go; where PostgreSQL puts them by default.
     public init(_ keyPath: String, ascending: Bool = true, nulls: Nulls = .default) {
         self.keyPath = keyPath
         isAscending = ascending
         self.nulls = nulls
     }
 
+    /// A sort key with values going up.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The attribute's key path.
+    ///   - nulls: Where NULLs go; where PostgreSQL puts them by default.
+    /// - Returns: The sort key.
     public static func ascending(_ keyPath: String, nulls: Nulls = .default) -> Ordering {
         Ordering(keyPath, ascending: true, nulls: nulls)
     }
 
+    /// A sort key with values going down.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The attribute's key path.
+    ///   - nulls: Where NULLs go; where PostgreSQL puts them by default.
+    /// - Returns: The sort key.
     public static func descending(_ keyPath: String, nulls: Nulls = .default) -> Ordering {
         Ordering(keyPath, ascending: false, nulls: nulls)
     }

@@ -37,6 +37,9 @@ public struct RelatedObjects<Element: TypedObject>: RandomAccessCollection {
     public var endIndex: Int { relationshipSet.count }
 
     /// The member at `position`, in the order the members were loaded or added.
+    ///
+    /// - Parameter position: A position in `0..<count`.
+    /// - Returns: The member, typed.
     public subscript(position: Int) -> Element {
         Element(unchecked: relationshipSet.allObjects[position])
     }
@@ -51,23 +54,33 @@ public struct RelatedObjects<Element: TypedObject>: RandomAccessCollection {
         var base: IndexingIterator<[DatabaseObject]>
 
         /// The next member, or `nil` after the last.
+        ///
+        /// - Returns: The next member, or `nil`.
         public mutating func next() -> Element? {
             base.next().map(Element.init(unchecked:))
         }
     }
 
     /// An iterator over the members as they are now.
+    ///
+    /// - Returns: The iterator.
     public func makeIterator() -> Iterator {
         Iterator(base: relationshipSet.allObjects.makeIterator())
     }
 
     /// Whether `element` is a member.
+    ///
+    /// - Parameter element: An object of the relationship's target type.
+    /// - Returns: `true` when it is a member; reads memory only.
     public func contains(_ element: Element) -> Bool {
         relationshipSet.contains(element.object)
     }
 
     /// How many times `element` is a member: 0, 1, or more where a helper table without a
     /// unique key holds the pair more than once.
+    ///
+    /// - Parameter element: An object of the relationship's target type.
+    /// - Returns: How many times it is a member; 0 when it is not one.
     public func count(for element: Element) -> Int {
         relationshipSet.count(for: element.object)
     }

@@ -9,6 +9,8 @@
 /// ```
 public protocol TypedColumns {
     /// Columns reached through the key path `prefix` (`""`, or `"person."`).
+    ///
+    /// - Parameter prefix: The key path from the request's entity, with a trailing dot, or `""`.
     init(prefix: String)
 }
 
@@ -42,11 +44,21 @@ public struct AttributeColumn<Value: Sendable>: Sendable {
 
 extension AttributeColumn where Value: Equatable {
     /// The attribute equals `value` (`== nil`: it is NULL).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func == (column: Self, value: Value) -> Condition {
         column.key == TypedValue.flattened(value)
     }
 
     /// The attribute differs from `value` (`IS DISTINCT FROM`: NULL differs from every value).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func != (column: Self, value: Value) -> Condition {
         column.key != TypedValue.flattened(value)
     }
@@ -62,29 +74,69 @@ extension AttributeColumn where Value: Equatable {
 
 extension AttributeColumn where Value: Comparable {
     /// The attribute is less than `value`.
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func < (column: Self, value: Value) -> Condition { column.key < value }
     /// The attribute is at most `value`.
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func <= (column: Self, value: Value) -> Condition { column.key <= value }
     /// The attribute is greater than `value`.
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func > (column: Self, value: Value) -> Condition { column.key > value }
     /// The attribute is at least `value`.
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func >= (column: Self, value: Value) -> Condition { column.key >= value }
 }
 
 extension AttributeColumn {
     /// For a nullable column: less than `value` (NULL is not).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func < <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key < value
     }
     /// For a nullable column: at most `value` (NULL is not).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func <= <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key <= value
     }
     /// For a nullable column: greater than `value` (NULL is not).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func > <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key > value
     }
     /// For a nullable column: at least `value` (NULL is not).
+    ///
+    /// - Parameters:
+    ///   - column: The attribute, from the request's closure (`$0.surname`).
+    ///   - value: A value of the attribute's Swift type.
+    /// - Returns: The condition.
     public static func >= <Wrapped: Comparable & Sendable>(column: Self, value: Wrapped) -> Condition where Value == Wrapped? {
         column.key >= value
     }
@@ -97,21 +149,41 @@ extension Optional: TypedText where Wrapped == String {}
 
 extension AttributeColumn where Value: TypedText {
     /// The text starts with `prefix` (`%` and `_` in it are matched literally).
+    ///
+    /// - Parameters:
+    ///   - prefix: The text the value starts with.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func hasPrefix(_ prefix: String, caseInsensitive: Bool = false) -> Condition {
         key.hasPrefix(prefix, caseInsensitive: caseInsensitive)
     }
 
     /// The text ends with `suffix`.
+    ///
+    /// - Parameters:
+    ///   - suffix: The text the value ends with, matched literally.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func hasSuffix(_ suffix: String, caseInsensitive: Bool = false) -> Condition {
         key.hasSuffix(suffix, caseInsensitive: caseInsensitive)
     }
 
     /// The text contains `text`.
+    ///
+    /// - Parameters:
+    ///   - text: The text the value contains, matched literally.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func contains(_ text: String, caseInsensitive: Bool = false) -> Condition {
         key.contains(text, caseInsensitive: caseInsensitive)
     }
 
     /// SQL's `LIKE` (or `ILIKE`) with `pattern` as given.
+    ///
+    /// - Parameters:
+    ///   - pattern: The `LIKE` pattern: `%` matches any text, `_` one character.
+    ///   - caseInsensitive: Whether case is ignored (`ILIKE`); `false` by default.
+    /// - Returns: The condition.
     public func like(_ pattern: String, caseInsensitive: Bool = false) -> Condition {
         key.like(pattern, caseInsensitive: caseInsensitive)
     }

@@ -28,10 +28,17 @@ public protocol TypedObject: Hashable, CustomStringConvertible {
     /// The object beneath.
     var object: DatabaseObject { get }
     /// Wraps `object` unchecked: for objects the typed API made itself.
+    ///
+    /// - Parameter object: An object of this type's entity.
     init(unchecked object: DatabaseObject)
     /// Every attribute, read at once.
     var values: Values { get throws }
     /// The attributes that differ between two values.
+    ///
+    /// - Parameters:
+    ///   - old: The values before.
+    ///   - new: The values after.
+    /// - Returns: One change per attribute whose value differs.
     static func changes(from old: Values, to new: Values) -> [TypedChange]
 }
 
@@ -55,11 +62,18 @@ extension TypedObject {
     }
 
     /// Whether both view the same object.
+    ///
+    /// - Parameters:
+    ///   - lhs: A typed object.
+    ///   - rhs: Another typed object.
+    /// - Returns: `true` when both wrap the same ``DatabaseObject``.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.object === rhs.object
     }
 
     /// Hashes the object's identity.
+    ///
+    /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(object))
     }

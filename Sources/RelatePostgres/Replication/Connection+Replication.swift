@@ -9,6 +9,29 @@ extension Connection {
     /// sends ``sendStandbyStatus(received:flushed:)``.
     ///
     /// Slot names are lowercase letters, digits and underscores (the server's rule).
+    ///
+    /// ```swift
+    /// let stream = try Connection(sameAs: connection, adding: ["replication": "database"])
+    /// try stream.startLogicalReplication(slot: "relate_feed", publications: ["relate_changes"])
+    /// while true {
+    ///     guard let message = try stream.readReplicationMessage() else {
+    ///         _ = try stream.waitForInput(timeout: .seconds(10))
+    ///         continue
+    ///     }
+    ///     if case .data(_, let end, let payload) = message {
+    ///         print(try PgOutputMessage(payload))
+    ///         try stream.sendStandbyStatus(received: end, flushed: end)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - slot: The temporary slot's name.
+    ///   - publications: The publications whose tables' changes are streamed; at least one.
+    /// - Returns: The position the stream starts from: the slot's consistent point.
+    /// - Throws: A ``PostgresError``: ``PostgresError/Kind-swift.struct/invalidInput`` for a bad
+    ///   slot name or no publication, the server's error (no `REPLICATION` attribute, a
+    ///   `wal_level` below `logical`, a missing publication), or a lost connection.
     @discardableResult
     public func startLogicalReplication(slot: String, publications: [String]) throws -> LSN {
         guard !slot.isEmpty, slot.utf8.count <= 63,
@@ -43,6 +66,10 @@ extension Connection {
     /// The next message of the replication stream, without waiting: `nil` when none has
     /// arrived yet (``waitForInput(timeout:)`` waits for one). The end of the stream or a
     /// dropped connection is an error.
+    ///
+    /// - Returns: The next message, or `nil` when none has arrived.
+    /// - Throws: A ``PostgresError`` when the stream ended, the connection dropped, or a
+    ///   message is malformed.
     public func readReplicationMessage() throws -> ReplicationMessage? {
         let handle = try openHandle()
         guard PQconsumeInput(handle) == 1 else { throw connectionError(sql: nil) }
@@ -68,6 +95,12 @@ extension Connection {
 
     /// Tells the server how far this client has read and handled the stream: what it may
     /// forget, and the answer a keepalive that asks for one waits for.
+    ///
+    /// - Parameters:
+    ///   - received: The position up to which messages were received.
+    ///   - flushed: The position up to which their changes were handled for good: the slot may
+    ///     forget what comes before.
+    /// - Throws: A ``PostgresError`` when the connection dropped.
     public func sendStandbyStatus(received: LSN, flushed: LSN) throws {
         let handle = try openHandle()
         let message = ReplicationMessage.statusUpdate(received: received, flushed: flushed, applied: flushed)
@@ -78,6 +111,11 @@ extension Connection {
     }
 
     /// `text` as a quoted SQL string literal, by libpq's `PQescapeLiteral`.
+    ///
+    /// - Parameter text: The text to quote.
+    /// - Returns: The literal, quotes and escapes included (`'it''s'`).
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/invalidInput``
+    ///   when the text holds a NUL byte or libpq cannot quote it.
     public func quoteLiteral(_ text: String) throws -> String {
         let handle = try openHandle()
         guard !text.utf8.contains(0) else {

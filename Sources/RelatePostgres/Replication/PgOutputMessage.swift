@@ -2,30 +2,46 @@
 /// version 1), as carried by ``ReplicationMessage/data(start:end:payload:)``. Only
 /// committed transactions are sent, each whole between `begin` and `commit`.
 public enum PgOutputMessage: Sendable, Equatable {
+    /// `B`: a committed transaction starts; `finalLSN` is where its commit record ends and
+    /// `transaction` its id (xid).
     case begin(finalLSN: LSN, transaction: UInt32)
+    /// `C`: the transaction's changes are complete; `endLSN` is the position to confirm once
+    /// they are applied.
     case commit(endLSN: LSN)
     /// Sent before the first change to a table in a stream, and again after its definition
     /// changed: what the following tuples' columns are.
     case relation(Relation)
+    /// `I`: a row inserted into the table ``Relation/id`` `relation`, with its new values.
     case insert(relation: UInt32, new: [TupleValue])
     /// `old`: the key before (`K`, when the replica identity key changed) or the whole row
     /// before (`O`, with `REPLICA IDENTITY FULL`).
     case update(relation: UInt32, old: [TupleValue]?, new: [TupleValue])
+    /// `D`: a row deleted from the table `relation`; `old` holds its key (or the whole row
+    /// with `REPLICA IDENTITY FULL`).
     case delete(relation: UInt32, old: [TupleValue])
+    /// `T`: the tables `relations` were truncated.
     case truncate(relations: [UInt32])
     /// Origin, type and logical messages: nothing a change feed needs.
     case other(type: UInt8)
 
+    /// A table as a `relation` message describes it; the tuples that follow refer to it by ``id``.
     public struct Relation: Sendable, Equatable {
+        /// The table's OID, by which `insert`, `update` and `delete` name it.
         public var id: UInt32
+        /// The table's schema.
         public var schema: String
+        /// The table's name.
         public var name: String
+        /// The table's published columns, in the order of the values of each tuple.
         public var columns: [Column]
 
+        /// A published column of a ``Relation``.
         public struct Column: Sendable, Equatable {
+            /// The column's name.
             public var name: String
             /// Part of the replica identity (the primary key, by default).
             public var isKey: Bool
+            /// The OID of the column's type (see `PostgresType`).
             public var type: UInt32
         }
     }
@@ -33,12 +49,20 @@ public enum PgOutputMessage: Sendable, Equatable {
     /// One column of a row: the server's text form unless null, or `unchanged` for a
     /// TOASTed value the update did not touch.
     public enum TupleValue: Sendable, Equatable {
+        /// The column is NULL.
         case null
+        /// A TOASTed value the update did not change: the server does not send it again.
         case unchanged
+        /// The value in its text form.
         case text(String)
+        /// The value in its binary form (sent only when the subscription asks for binary).
         case binary([UInt8])
     }
 
+    /// Parses one `pgoutput` message, the payload of ``ReplicationMessage/data(start:end:payload:)``.
+    ///
+    /// - Parameter bytes: The message's bytes.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/decoding`` when the bytes are truncated or malformed.
     public init(_ bytes: [UInt8]) throws {
         var reader = WireReader(bytes, subject: "pgoutput message")
         let type = try reader.byte("message type")

@@ -9,6 +9,11 @@ public enum ReplicationMessage: Sendable, Equatable {
     /// the server ends the connection after `wal_sender_timeout`.
     case keepalive(end: LSN, replyRequested: Bool)
 
+    /// Parses one message of the `COPY BOTH` stream.
+    ///
+    /// - Parameter bytes: The message's bytes, as `PQgetCopyData` returned them.
+    /// - Throws: A ``PostgresError`` of kind ``PostgresError/Kind-swift.struct/decoding`` when the bytes are truncated, malformed or of an
+    ///   unknown type.
     public init(_ bytes: [UInt8]) throws {
         var reader = WireReader(bytes, subject: "replication message")
         switch try reader.byte("message type") {
@@ -28,6 +33,13 @@ public enum ReplicationMessage: Sendable, Equatable {
 
     /// `r`, the standby status update: what this client received, flushed and applied
     /// (for a logical slot, `flushed` is what the server may forget).
+    ///
+    /// - Parameters:
+    ///   - received: The position up to which messages were received.
+    ///   - flushed: The position up to which changes were handled for good.
+    ///   - applied: The position up to which changes were applied.
+    ///   - replyRequested: Whether the server should answer at once with a keepalive.
+    /// - Returns: The message's bytes, for `PQputCopyData`.
     public static func statusUpdate(received: LSN, flushed: LSN, applied: LSN, replyRequested: Bool = false) -> [UInt8] {
         // Microseconds since 2000-01-01, PostgreSQL's epoch.
         let now = Int64((Date.timeIntervalSinceReferenceDate - 31_622_400) * 1_000_000)

@@ -3,35 +3,72 @@
 /// key list of 1,000 integers costs a tenth of the work), otherwise in text form
 /// (`{"a","b"}`); read from either form.
 public protocol PostgresArrayMember {
+    /// The array type a Swift array of this element is sent as.
     static var arrayType: PostgresType { get }
     /// The element's type and form inside the array.
     static var arrayElementType: PostgresType { get }
+    /// The form of each element inside the array, which is the array's own form.
     static var arrayElementFormat: PostgresFormat { get }
     /// Appends the element's text form, or returns `false` for NULL.
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; the element's text is appended.
+    /// - Returns: `false` for a NULL element, whose text is not written.
     func appendArrayElementText(into buffer: inout [UInt8]) -> Bool
     /// Appends the element's binary form, or returns `false` for NULL.
+    ///
+    /// - Parameter buffer: The array's bytes so far; the element's are appended.
+    /// - Returns: `false` for a NULL element, whose bytes are not written.
+    /// - Throws: A ``PostgresEncodingError`` when PostgreSQL cannot take the element.
     func appendArrayElementBinary(into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool
     /// Reads one element; `bytes` is `nil` for NULL.
+    ///
+    /// - Parameters:
+    ///   - bytes: The element's bytes, `nil` for NULL; valid only during the call.
+    ///   - type: The element's PostgreSQL type.
+    ///   - format: The form the element came in.
+    /// - Returns: The element.
+    /// - Throws: A ``PostgresDecodingError`` when the element cannot be read as this type.
     static func decodeArrayElement(
         _ bytes: UnsafeRawBufferPointer?, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Self
 }
 
 extension PostgresArrayElement {
+    /// The element's ``PostgresArrayElement/postgresArrayType``.
     public static var arrayType: PostgresType { postgresArrayType }
+    /// The element's ``PostgresEncodable/postgresType``.
     public static var arrayElementType: PostgresType { postgresType }
+    /// The element's ``PostgresEncodable/postgresFormat``.
     public static var arrayElementFormat: PostgresFormat { postgresFormat }
 
+    /// Appends the element's binary form; never NULL, so always returns `true`.
+    ///
+    /// - Parameter buffer: The array's bytes so far; the element's are appended.
+    /// - Returns: `false` for a NULL element, whose bytes are not written.
+    /// - Throws: A ``PostgresEncodingError`` when PostgreSQL cannot take the element.
     public func appendArrayElementBinary(into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool {
         try encode(into: &buffer)
         return true
     }
 
+    /// Appends the element's text form; never NULL, so always returns `true`.
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; the element's text is appended.
+    /// - Returns: `false` for a NULL element, whose text is not written.
     public func appendArrayElementText(into buffer: inout [UInt8]) -> Bool {
         encodeText(into: &buffer)
         return true
     }
 
+    /// Reads one element; a NULL element throws, with a reason that says to read the array
+    /// as `[T?]`.
+    ///
+    /// - Parameters:
+    ///   - bytes: The element's bytes, `nil` for NULL; valid only during the call.
+    ///   - type: The element's PostgreSQL type.
+    ///   - format: The form the element came in.
+    /// - Returns: The element.
+    /// - Throws: A ``PostgresDecodingError`` when the element cannot be read as this type.
     public static func decodeArrayElement(
         _ bytes: UnsafeRawBufferPointer?, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Self {
@@ -43,22 +80,42 @@ extension PostgresArrayElement {
 }
 
 extension Optional: PostgresArrayMember where Wrapped: PostgresArrayElement {
+    /// The array type of `Wrapped`: an optional element is sent in the same array type.
     public static var arrayType: PostgresType { Wrapped.postgresArrayType }
+    /// The type of `Wrapped`.
     public static var arrayElementType: PostgresType { Wrapped.postgresType }
+    /// The form of `Wrapped`.
     public static var arrayElementFormat: PostgresFormat { Wrapped.postgresFormat }
 
+    /// Appends the wrapped value's binary form, or returns `false` for `nil` (a NULL element).
+    ///
+    /// - Parameter buffer: The array's bytes so far; the element's are appended.
+    /// - Returns: `false` for a NULL element, whose bytes are not written.
+    /// - Throws: A ``PostgresEncodingError`` when PostgreSQL cannot take the element.
     public func appendArrayElementBinary(into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool {
         guard let self else { return false }
         try self.encode(into: &buffer)
         return true
     }
 
+    /// Appends the wrapped value's text form, or returns `false` for `nil` (a NULL element).
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; the element's text is appended.
+    /// - Returns: `false` for a NULL element, whose text is not written.
     public func appendArrayElementText(into buffer: inout [UInt8]) -> Bool {
         guard let self else { return false }
         self.encodeText(into: &buffer)
         return true
     }
 
+    /// Reads one element, NULL as `nil`.
+    ///
+    /// - Parameters:
+    ///   - bytes: The element's bytes, `nil` for NULL; valid only during the call.
+    ///   - type: The element's PostgreSQL type.
+    ///   - format: The form the element came in.
+    /// - Returns: The element.
+    /// - Throws: A ``PostgresDecodingError`` when the element cannot be read as this type.
     public static func decodeArrayElement(
         _ bytes: UnsafeRawBufferPointer?, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Wrapped? {
@@ -68,9 +125,15 @@ extension Optional: PostgresArrayMember where Wrapped: PostgresArrayElement {
 }
 
 extension Array: PostgresEncodable where Element: PostgresArrayMember {
+    /// The array type of `Element` (`int8[]` for `[Int]`).
     public static var postgresType: PostgresType { Element.arrayType }
+    /// Binary when the elements are sent in binary, text otherwise.
     public static var postgresFormat: PostgresFormat { Element.arrayElementFormat }
 
+    /// Appends the array as a one-dimensional array, NULL elements included.
+    ///
+    /// - Parameter buffer: The parameter's bytes so far; the value's are appended.
+    /// - Throws: A ``PostgresEncodingError`` when PostgreSQL cannot take the value.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         switch Element.arrayElementFormat {
         case .binary: try encodeBinary(into: &buffer)
@@ -132,6 +195,16 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
 }
 
 extension Array: PostgresDecodable where Element: PostgresArrayMember {
+    /// Reads a one-dimensional array in either form; a NULL element needs `[T?]`, and an
+    /// array of more than one dimension throws.
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: The value.
+    /// - Throws: A ``PostgresDecodingError`` when the cell's type cannot be read as this
+    ///   type, or its bytes are malformed.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> [Element] {

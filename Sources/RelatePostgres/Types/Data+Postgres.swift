@@ -4,14 +4,24 @@ import Foundation
 /// `bytea`. The text form (hex, or the older escape format) is read by libpq's own
 /// `PQunescapeBytea`.
 extension Data: PostgresArrayElement {
+    /// `Data` is sent as `bytea`.
     public static var postgresType: PostgresType { .bytea }
+    /// `Data` is sent in binary form.
     public static var postgresFormat: PostgresFormat { .binary }
+    /// `[Data]` is sent as `bytea[]`.
     public static var postgresArrayType: PostgresType { .byteaArray }
 
+    /// Appends the bytes as they are.
+    ///
+    /// - Parameter buffer: The parameter's bytes so far; the value's are appended.
+    /// - Throws: Never for this type: every value can be sent.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.append(contentsOf: self)
     }
 
+    /// Appends the bytes in `bytea`'s hex text form, `\\x` then two hexadecimal digits a byte.
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; the value's text is appended.
     public func encodeText(into buffer: inout [UInt8]) {
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         buffer.append(UInt8(ascii: "\\"))
@@ -22,6 +32,16 @@ extension Data: PostgresArrayElement {
         }
     }
 
+    /// Reads a `bytea` cell: its bytes in binary form, unescaped in text form; a cell of
+    /// another type throws.
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: The value.
+    /// - Throws: A ``PostgresDecodingError`` when the cell's type cannot be read as this
+    ///   type, or its bytes are malformed.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Data {

@@ -5,13 +5,21 @@ import Foundation
 /// the UTC wall-clock time of the instant. `infinity` reads as an infinite `Date`, which
 /// is sent back as `infinity`.
 extension Date: PostgresArrayElement {
+    /// `Date` is sent as `timestamptz`.
     public static var postgresType: PostgresType { .timestamptz }
+    /// `Date` is sent in binary form.
     public static var postgresFormat: PostgresFormat { .binary }
+    /// `[Date]` is sent as `timestamptz[]`.
     public static var postgresArrayType: PostgresType { .timestamptzArray }
 
     /// 2000-01-01 00:00:00 UTC, PostgreSQL's epoch, in seconds since 1970.
     static let postgresEpoch: Double = 946_684_800
 
+    /// Appends the microseconds since 2000-01-01 UTC (rounded), as a `timestamptz`; infinite
+    /// dates are `infinity` and `-infinity`.
+    ///
+    /// - Parameter buffer: The parameter's bytes so far; the value's are appended.
+    /// - Throws: A ``PostgresEncodingError`` when PostgreSQL cannot take the value.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         let seconds = timeIntervalSince1970
         if seconds.isNaN { throw PostgresEncodingError("the date is not a number") }
@@ -27,6 +35,9 @@ extension Date: PostgresArrayElement {
         buffer.appendBigEndian(value)
     }
 
+    /// Appends the ISO 8601 text form of the instant in UTC.
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; the value's text is appended.
     public func encodeText(into buffer: inout [UInt8]) {
         let seconds = timeIntervalSince1970
         if seconds.isInfinite {
@@ -55,6 +66,16 @@ extension Date: PostgresArrayElement {
         buffer.append(contentsOf: text.utf8)
     }
 
+    /// Reads a `timestamptz`, `timestamp` (taken as UTC) or `date` (midnight UTC) cell in
+    /// either form; `infinity` reads as an infinite time interval. A cell of another type throws.
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: The value.
+    /// - Throws: A ``PostgresDecodingError`` when the cell's type cannot be read as this
+    ///   type, or its bytes are malformed.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Date {

@@ -3,18 +3,38 @@ import Foundation
 /// `numeric`, sent and read in its exact text form. The binary form (base-10000 digits) is
 /// read too, for results fetched in binary.
 extension Decimal: PostgresArrayElement {
+    /// `Decimal` is sent as `numeric`.
     public static var postgresType: PostgresType { .numeric }
+    /// `Decimal` is sent in text form.
     public static var postgresFormat: PostgresFormat { .text }
+    /// `[Decimal]` is sent as `numeric[]`.
     public static var postgresArrayType: PostgresType { .numericArray }
 
+    /// Appends the number's text form, which the server parses exactly.
+    ///
+    /// - Parameter buffer: The parameter's bytes so far; the value's are appended.
+    /// - Throws: Never for this type: every value can be sent.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         encodeText(into: &buffer)
     }
 
+    /// Appends the number's text form.
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; the value's text is appended.
     public func encodeText(into buffer: inout [UInt8]) {
         buffer.append(contentsOf: (isNaN ? "NaN" : description).utf8)
     }
 
+    /// Reads a `numeric` or integer cell in either form; `NaN` reads as `Decimal.nan`. A value
+    /// with more digits than `Decimal` holds (38) throws rather than rounding.
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: The value.
+    /// - Throws: A ``PostgresDecodingError`` when the cell's type cannot be read as this
+    ///   type, or its bytes are malformed.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Decimal {

@@ -1,19 +1,38 @@
 import Foundation
 
 extension Double: PostgresArrayElement {
+    /// `Double` is sent as `float8`.
     public static var postgresType: PostgresType { .float8 }
+    /// `Double` is sent in binary form.
     public static var postgresFormat: PostgresFormat { .binary }
+    /// `[Double]` is sent as `float8[]`.
     public static var postgresArrayType: PostgresType { .float8Array }
 
+    /// Appends the IEEE 754 bits in network byte order.
+    ///
+    /// - Parameter buffer: The parameter's bytes so far; the value's are appended.
+    /// - Throws: Never for this type: every value can be sent.
     @inlinable
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.appendBigEndian(bitPattern)
     }
 
+    /// Appends the shortest text that reads back as the same `Double` (`NaN`, `Infinity`).
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; the value's text is appended.
     public func encodeText(into buffer: inout [UInt8]) {
         buffer.append(contentsOf: postgresText(isNaN: isNaN, infinite: isInfinite, negative: self < 0, finite: "\(self)").utf8)
     }
 
+    /// Reads a `float8` or `float4` cell in either form; a cell of another type throws.
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: The value.
+    /// - Throws: A ``PostgresDecodingError`` when the cell's type cannot be read as this
+    ///   type, or its bytes are malformed.
     @inlinable @inline(__always)
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
@@ -31,18 +50,37 @@ extension Double: PostgresArrayElement {
 }
 
 extension Float: PostgresArrayElement {
+    /// `Float` is sent as `float4`.
     public static var postgresType: PostgresType { .float4 }
+    /// `Float` is sent in binary form.
     public static var postgresFormat: PostgresFormat { .binary }
+    /// `[Float]` is sent as `float4[]`.
     public static var postgresArrayType: PostgresType { .float4Array }
 
+    /// Appends the IEEE 754 bits in network byte order.
+    ///
+    /// - Parameter buffer: The parameter's bytes so far; the value's are appended.
+    /// - Throws: Never for this type: every value can be sent.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.appendBigEndian(bitPattern)
     }
 
+    /// Appends the shortest text that reads back as the same `Float` (`NaN`, `Infinity`).
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; the value's text is appended.
     public func encodeText(into buffer: inout [UInt8]) {
         buffer.append(contentsOf: postgresText(isNaN: isNaN, infinite: isInfinite, negative: self < 0, finite: "\(self)").utf8)
     }
 
+    /// Reads a `float4` cell in either form; a cell of another type throws.
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: The value.
+    /// - Throws: A ``PostgresDecodingError`` when the cell's type cannot be read as this
+    ///   type, or its bytes are malformed.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Float {

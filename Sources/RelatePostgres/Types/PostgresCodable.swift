@@ -4,9 +4,16 @@
 /// writes its bytes. `String` is sent untyped, so the server reads it as whatever the
 /// context needs (`uuid`, `date`, an enum label…).
 public protocol PostgresEncodable {
+    /// The PostgreSQL type the value is sent as; ``PostgresType/unspecified`` lets the server
+    /// infer it from the statement (as for `String`).
     static var postgresType: PostgresType { get }
+    /// The form ``encode(into:)`` writes: text or binary.
     static var postgresFormat: PostgresFormat { get }
     /// Appends the value's bytes, in `postgresFormat`, to `buffer`.
+    ///
+    /// - Parameter buffer: The parameter's bytes so far; append to it.
+    /// - Throws: A ``PostgresEncodingError`` for a value PostgreSQL cannot take (a NUL byte
+    ///   in text, a date out of range).
     func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError)
 }
 
@@ -14,31 +21,52 @@ public protocol PostgresEncodable {
 public protocol PostgresDecodable {
     /// Reads a non-NULL cell. `bytes` is the cell as the server sent it: the text form
     /// without its terminating NUL, or the binary form.
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: The value.
+    /// - Throws: A ``PostgresDecodingError`` when the type cannot be read as `Self` or the
+    ///   bytes are malformed.
     static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> Self
 }
 
+/// A type that can be both bound as a parameter and read from a cell: `Int`, `String`,
+/// `Date`, `UUID`, arrays of them and the other types listed in ``PostgresValueMapping``.
 public typealias PostgresCodable = PostgresEncodable & PostgresDecodable
 
 /// A type that can be an element of a PostgreSQL array, sent as that array type.
 public protocol PostgresArrayElement: PostgresCodable, PostgresArrayMember {
+    /// The array type an array of this type is sent as (`int8[]` for `Int`).
     static var postgresArrayType: PostgresType { get }
     /// Appends the value's text form, as it appears inside an array literal before quoting.
+    ///
+    /// - Parameter buffer: The array literal's bytes so far; append to it.
     func encodeText(into buffer: inout [UInt8])
 }
 
 /// Why a value could not be bound; the connection turns it into a ``PostgresError`` that
 /// names the parameter.
 public struct PostgresEncodingError: Error, Sendable {
+    /// Why: the text the ``PostgresError`` that reports it quotes.
     public var reason: String
+    /// Creates the error with the reason it gives.
+    ///
+    /// - Parameter reason: Why the value could not be bound.
     public init(_ reason: String) { self.reason = reason }
 }
 
 /// Why a cell could not be read; the row turns it into a ``PostgresError`` that names the
 /// column, its type and the Swift type asked for.
 public struct PostgresDecodingError: Error, Sendable {
+    /// Why: the text the ``PostgresError`` that reports it quotes.
     public var reason: String
+    /// Creates the error with the reason it gives.
+    ///
+    /// - Parameter reason: Why the cell could not be read.
     public init(_ reason: String) { self.reason = reason }
 
     @usableFromInline

@@ -4,6 +4,15 @@ import Foundation
 /// type, as ``PostgresType/mapping`` says (in binary form, a type without a mapping reads
 /// as its bytes, `Data`).
 public enum PostgresValue {
+    /// Reads a non-NULL cell as the Swift value its type maps to (``PostgresType/mapping``).
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell as the server sent it.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    /// - Returns: An `Int`, `Double`, `String`, `Date`… or an array of them; in binary form, a
+    ///   type without a mapping reads as `Data`.
+    /// - Throws: A ``PostgresDecodingError`` when the bytes are malformed for the type.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
     ) throws(PostgresDecodingError) -> any Sendable {
