@@ -231,6 +231,35 @@ import Testing
                 == #"DELETE FROM "public"."person_title_rel" WHERE "person_id" = $1 RETURNING "person_id", "title_id""#)
     }
 
+    // MARK: - Key paths
+
+    /// A key that holds a dot (a table of another schema is named `schema.table`) is
+    /// followed whole: the longest run of a path's parts that names a key is that key.
+    @Test func aKeyWithADotIsFollowedWhole() throws {
+        func column(_ name: String, _ type: String) -> Catalog.Column {
+            Catalog.Column(name: name, type: type, typeOID: type == "int4" ? 23 : 25, isNullable: name != "id")
+        }
+        let tables = [
+            Catalog.Table(
+                schema: "public", name: "person", kind: .table, columns: [column("id", "int4"), column("name", "text")],
+                primaryKey: ["id"], uniqueKeys: [], foreignKeys: []),
+            Catalog.Table(
+                schema: "x", name: "badge", kind: .table, columns: [column("id", "int4"), column("label", "text"), column("person_id", "int4")],
+                primaryKey: ["id"], uniqueKeys: [], foreignKeys: [fk("badge_person_id_fkey", ["person_id"], "person")]),
+        ]
+        let model = try Model(catalog: Catalog(schemas: ["public", "x"], tables: tables), options: ModelOptions())
+        let layout = try ModelLayout(model: model) { "\"" + $0 + "\"" }
+        #expect(model.entities.first { $0.name == "person" }?.relationships.map(\.key) == ["x.badge"])
+        let (_, statement) = try FetchRequest("person", where: Key("x.badge").any(Key("label") == "gold")).selectStatement(layout)
+        #expect(
+            statement.sql
+                == #"SELECT t0."id", t0."name" FROM "public"."person" t0 WHERE EXISTS (SELECT 1 FROM "x"."badge" t1 WHERE t1."person_id" = t0."id" AND t1."label" = $1)"#)
+        let (_, through) = try FetchRequest("x.badge", where: Key("person.name") == "Ada").selectStatement(layout)
+        #expect(through.sql.contains(#"LEFT JOIN "public"."person""#))
+        let error = #expect(throws: RelateError.self) { try FetchRequest("person", where: Key("x.badge.label") == "gold").selectStatement(layout) }
+        #expect(error?.message.contains(#"Key("x.badge").any(…)"#) == true)
+    }
+
     // MARK: - Cursors
 
     @Test func aWalkDeclaresFetchesAndClosesItsCursor() {

@@ -317,12 +317,15 @@ public final class Database: Sendable {
         } onCancel: {
             cancel.sendInBackground()
             // A request that reaches the server between the unit's check and its statement
-            // is ignored: while the unit runs, it is sent again (every 200 ms, 10 s at most).
+            // (a busy machine may put seconds between them) is ignored: while the unit runs,
+            // it is sent again, every 200 ms, then every second.
             Thread.detachNewThread {
-                for _ in 0..<50 {
-                    Thread.sleep(forTimeInterval: 0.2)
+                var pause = 0.2
+                while true {
+                    Thread.sleep(forTimeInterval: pause)
                     if unitEnded.flag.load(ordering: .acquiring) { return }
                     try? cancel.send()
+                    pause = min(1, pause * 1.5)
                 }
             }
         }

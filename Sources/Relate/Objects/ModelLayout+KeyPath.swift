@@ -22,9 +22,20 @@ extension ModelLayout {
     func steps(of keyPath: String, from entity: Int, use: String? = nil) throws(RelateError) -> [KeyStep] {
         var steps: [KeyStep] = []
         var current = entity
-        let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        for (position, key) in keys.enumerated() {
+        let parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var position = 0
+        while position < parts.count {
             let here = entities[current]
+            // A key may hold a dot itself (a table of another schema is named `schema.table`):
+            // the longest run of parts that names a key is that key.
+            var length = 1
+            for candidate in stride(from: parts.count - position, to: 1, by: -1)
+            where here.keys[parts[position..<position + candidate].joined(separator: ".")] != nil {
+                length = candidate
+                break
+            }
+            let key = parts[position..<position + length].joined(separator: ".")
+            position += length
             guard !key.isEmpty else {
                 let names = here.entity.keyNames
                 throw keyPathError(
@@ -37,7 +48,7 @@ extension ModelLayout {
             }
             switch here.keys[key] {
             case .attribute(let index)?:
-                guard position == keys.count - 1 else {
+                guard position == parts.count else {
                     throw keyPathError(
                         keyPath, use: use,
                         RelateError(

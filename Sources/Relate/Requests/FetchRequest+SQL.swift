@@ -132,13 +132,19 @@ struct RequestSQL {
                 if position == steps.count - 1 { return ResolvedPath(hops: hops, entity: entity, last: .relationship(index)) }
                 let here = layout.entities[entity]
                 guard !here.isToMany[index] else {
-                    let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false)
+                    // The path up to here, by the keys as the model names them.
+                    let prefix = steps[...position].map { step -> String in
+                        switch step {
+                        case .attribute(let entity, let index): layout.entities[entity].attributeKeys[index]
+                        case .relationship(let entity, let index): layout.entities[entity].entity.relationships[index].key
+                        }
+                    }
                     throw layout.keyPathError(
                         keyPath, use: use,
                         RelateError(
                             kind: .unknownKey,
-                            message: "\"\(keys[position])\" of \"\(here.entity.name)\" is to-many, where one value is expected; "
-                                + "say how many members must match: Key(\"\(keys[...position].joined(separator: "."))\").any(…), .all(…) or .none(…)",
+                            message: "\"\(prefix.last ?? "")\" of \"\(here.entity.name)\" is to-many, where one value is expected; "
+                                + "say how many members must match: Key(\"\(prefix.joined(separator: "."))\").any(…), .all(…) or .none(…)",
                             entity: here.entity.name))
                 }
                 hops.append(index)
