@@ -251,12 +251,14 @@ import Testing
     @Test func aQueryOfACancelledTaskIsCancelledOnTheServer() async throws {
         try await Self.with { database, _, application in
             let start = ContinuousClock.now
-            let sleeper = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(60)") } }
+            let sleeper = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(120)") } }
             try await Task.sleep(for: .milliseconds(300))
             sleeper.cancel()
             await #expect(throws: CancellationError.self) { try await sleeper.value }
-            // Long before the 60 s the statement asked for (a loose bound: CI is busy).
-            #expect(ContinuousClock.now - start < .seconds(30))
+            // Long before the 120 s the statement asked for. The bound is loose: the whole
+            // suite runs at once on 2 cores, and its synchronous tests hold the cooperative
+            // threads this test needs to resume (35 s seen), however fast the cancel was.
+            #expect(ContinuousClock.now - start < .seconds(90))
             let monitor = try TestDatabase.connect()
             let sleeping = try monitor.query(
                 "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'",
