@@ -290,3 +290,20 @@ import Testing
         }
     }
 }
+
+/// Live results of a generated type.
+@Suite struct TypedLiveResultsTests {
+    @Test func aTypedLiveFetchStaysItsAnswer() throws {
+        try TypedSeeds.with { fixture in
+            let context = fixture.context
+            let hoppers = try context.liveFetch(Person.self, where: { $0.surname == "Hopper" }, orderBy: { [$0.firstname.ascending] })
+            #expect(try hoppers.objects.map { try $0.firstname } == ["Grace"])
+            let fired = Locked(0)
+            withObservationTracking { _ = try? hoppers.objects } onChange: { fired.withLock { $0 += 1 } }
+            try context.insert(Person.self) { $0.firstname = "Ann"; $0.surname = "Hopper" }
+            #expect(fired.withLock { $0 } == 1)
+            #expect(try hoppers.objects.map { try $0.firstname } == ["Ann", "Grace"])
+            #expect(hoppers.lastDifference.inserted.map(\.index) == [0])
+        }
+    }
+}
