@@ -33,12 +33,45 @@ public struct Configuration: Sendable {
     public var statementTimeout: Duration?
     /// Where Relate logs. Default: a logger labelled `relate`.
     public var logger: Logger
+    /// Streaming replicas of the server (URLs or conninfo strings, as the ``Database``'s
+    /// own) that `read` units run on; `write` units always run on the primary. A read runs
+    /// on a replica only once it has replayed the last write unit's commit, so it sees what
+    /// the ``Database``'s units wrote (see ``replicaWait``). Default none: every unit runs on
+    /// the primary. A context ignores it.
+    ///
+    /// ```swift
+    /// var configuration = Configuration()
+    /// configuration.replicas = ["postgresql://me@replica1/app", "postgresql://me@replica2/app"]
+    /// ```
+    public var replicas: [String]
+    /// How long a `read` unit waits for a replica to replay the last write unit's commit;
+    /// then it reads on the primary. Default 500 milliseconds.
+    public var replicaWait: Duration
+    /// How long a replica that stopped answering (it refused a connection, lost one, or is
+    /// shutting down) is left out before reads try it again. Default 5 seconds.
+    public var replicaRetry: Duration
 
     /// A configuration with every option at its default, but those given.
+    ///
+    /// - Parameters:
+    ///   - schemas: ``schemas``.
+    ///   - manyToMany: ``manyToMany``.
+    ///   - overrides: ``overrides``.
+    ///   - maxConnections: ``maxConnections``.
+    ///   - connectTimeout: ``connectTimeout``.
+    ///   - statementTimeout: ``statementTimeout``.
+    ///   - logger: ``logger``.
+    ///   - replicas: ``replicas``.
+    ///   - replicaWait: ``replicaWait``.
+    ///   - replicaRetry: ``replicaRetry``.
     public init(
         schemas: [String]? = nil, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], maxConnections: Int = 4,
-        connectTimeout: Duration? = .seconds(10), statementTimeout: Duration? = nil, logger: Logger = Logger(label: "relate")
+        connectTimeout: Duration? = .seconds(10), statementTimeout: Duration? = nil, logger: Logger = Logger(label: "relate"),
+        replicas: [String] = [], replicaWait: Duration = .milliseconds(500), replicaRetry: Duration = .seconds(5)
     ) {
+        self.replicas = replicas
+        self.replicaWait = replicaWait
+        self.replicaRetry = replicaRetry
         self.schemas = schemas
         self.manyToMany = manyToMany
         self.overrides = overrides

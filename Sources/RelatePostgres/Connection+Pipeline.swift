@@ -41,6 +41,12 @@ extension Connection {
         if result.count == 1, let id = try? result[0].decode(Int?.self, at: 0) { transactionID = id }
     }
 
+    /// `pipeline`, its last statement untraced (it is Relate's, not the caller's), and no
+    /// transaction id learned.
+    func sendWithoutTrace(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
+        try send(statements, learning: true)
+    }
+
     /// `pipeline`, the last statement untraced when `learning` (it is Relate's, not the caller's).
     private func send(_ statements: [PostgresStatement], learning: Bool) throws -> [PostgresResult] {
         if statements.isEmpty { return [] }

@@ -58,9 +58,12 @@ final class ConnectionPool: Sendable {
         case fail(any Error)
     }
 
+    /// Whether ``close()`` shuts ``executor`` down (a replica's pool shares the primary's).
+    private let ownsExecutor: Bool
+
     init(
         conninfo: String, defaults: [String: String], maxConnections: Int, logger: Logger,
-        setUp: @escaping @Sendable (Connection) throws -> Void
+        executor: PoolExecutor? = nil, extraThreads: Int = 0, setUp: @escaping @Sendable (Connection) throws -> Void
     ) {
         self.conninfo = conninfo
         self.defaults = defaults
@@ -70,7 +73,8 @@ final class ConnectionPool: Sendable {
         // One thread per connection for what blocks (a unit holds its connection, an opening
         // its place), and two more, so that tasks in line always find a thread to run on
         // (to leave when cancelled, to start when served) while every connection is busy.
-        executor = PoolExecutor(name: "relate.pool", maxThreads: min(maxConnections, Int.max - 2) + 2)
+        self.executor = executor ?? PoolExecutor(name: "relate.pool", maxThreads: min(maxConnections + extraThreads, Int.max - 2) + 2)
+        ownsExecutor = executor == nil
     }
 
     /// Takes `connection` (already set up) into the pool, idle.
@@ -181,7 +185,7 @@ final class ConnectionPool: Sendable {
         }
         for pooled in idle { closeConnection(pooled) }
         for waiter in waiters { waiter.resume(throwing: Self.closedError) }
-        executor.shutDown()
+        if ownsExecutor { executor.shutDown() }
     }
 
     static let closedError = RelateError(kind: .invalidObject, message: "the Database was closed; make a new one")
