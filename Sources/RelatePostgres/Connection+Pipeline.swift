@@ -74,6 +74,8 @@ extension Connection {
             throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
         }
         roundTrips += 1
+        let started = statementTimer.map { _ in ContinuousClock.now }
+        defer { if let started { statementTimer?(ContinuousClock.now - started) } }
         var synced = false
         // Every way out, thrown or returned, reads up to the sync point and leaves pipeline
         // mode, so the connection answers the next call as usual.

@@ -22,6 +22,11 @@ public final class Connection {
     /// Called with the SQL of every statement sent, in order (pipelines: each statement),
     /// before it is sent. Never given parameter values.
     public var trace: ((String) -> Void)?
+    /// Called after every statement, pipeline or script the server answered (or failed)
+    /// (not those sent ahead),
+    /// with how long it took from sending to the last result; `nil` (the default) reads
+    /// no clock. `Database` sets it for its statement metrics.
+    public var statementTimer: ((Duration) -> Void)?
     /// Nesting depth of `transaction` calls; above 1, savepoints are in use.
     var transactionDepth = 0
     /// Whether statements sent inside ``transaction(_:)`` learn the transaction's id

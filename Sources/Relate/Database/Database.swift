@@ -57,25 +57,40 @@ public final class Database: Sendable {
         schemas = configuration.schemas
         // Replica pools run on the primary pool's threads, one more per replica connection.
         let replicaURLs = configuration.replicas
+        let primaryOptions = configuration.poolOptions(pool: "primary")
+        let primarySetUp = Self.setUp(setUp, metrics: primaryOptions.metrics)
         let pool = ConnectionPool(
             conninfo: url, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger,
-            extraThreads: configuration.maxConnections * replicaURLs.count, setUp: setUp)
+            extraThreads: configuration.maxConnections * replicaURLs.count, options: primaryOptions, setUp: primarySetUp)
         self.pool = pool
         replicaSet = replicaURLs.isEmpty ? nil : ReplicaSet(
             replicas: replicaURLs.enumerated().map { index, replicaURL in
-                ReplicaSet.Replica(
+                let options = configuration.poolOptions(pool: "replica\(index)")
+                return ReplicaSet.Replica(
                     index: index,
                     pool: ConnectionPool(
                         conninfo: replicaURL, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger,
-                        executor: pool.executor, setUp: setUp))
+                        executor: pool.executor, options: options, setUp: Self.setUp(setUp, metrics: options.metrics)))
             },
             wait: configuration.replicaWait, retry: configuration.replicaRetry, logger: logger)
         let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: url, defaults: defaults, logger: logger) }
         let layout = try Self.readLayout(connection, options: configuration.modelOptions, schemas: configuration.schemas)
         self.layout = Locked(layout)
         try DatabaseContext.wrappingErrors {
-            try setUp(connection)
+            try primarySetUp(connection)
             try pool.adopt(connection)
+        }
+        for replica in replicaSet?.replicas ?? [] { replica.pool.openAhead() }
+    }
+
+    /// `setUp`, and the statement timer when there are metrics.
+    private static func setUp(
+        _ setUp: @escaping @Sendable (Connection) throws -> Void, metrics: PoolMetrics?
+    ) -> @Sendable (Connection) throws -> Void {
+        guard let metrics else { return setUp }
+        return { connection in
+            try setUp(connection)
+            connection.statementTimer = { metrics.recordStatement($0) }
         }
     }
 
@@ -311,8 +326,12 @@ public final class Database: Sendable {
         pool.close()
     }
 
-    /// How many connections the pool holds open now (at most `maxConnections`).
+    /// How many connections the pool holds open now (at most `maxConnections`), on the
+    /// primary.
     public var openConnections: Int { pool.openConnections }
+
+    /// How many of the primary's open connections are idle now (none is lent to a unit).
+    public var idleConnections: Int { pool.idleConnections }
 
     /// The threads units of work run on (libpq blocks them; Swift's cooperative threads
     /// never). A unit called from a task that does not prefer them hops there and back;
