@@ -205,7 +205,8 @@ final class ConnectionPool: Sendable {
         let next = state.withLock { state -> Next in
             if reusable, !state.isClosed {
                 guard !state.waiters.isEmpty else {
-                    state.idle.append((pooled, .now))
+                    // The clock is read only for an idle timeout.
+                    state.idle.append((pooled, options.idleTimeout == nil ? Self.never : .now))
                     return .idle
                 }
                 return .give(state.waiters.removeFirst().continuation)
@@ -248,6 +249,9 @@ final class ConnectionPool: Sendable {
         for waiter in waiters { waiter.resume(throwing: Self.closedError) }
         if ownsExecutor { executor.shutDown() }
     }
+
+    /// When an idle connection was given back, for a pool without an idle timeout.
+    private static let never = ContinuousClock.now
 
     static let closedError = RelateError(kind: .invalidObject, message: "the Database was closed; make a new one")
 
