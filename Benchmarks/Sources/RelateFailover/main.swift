@@ -127,17 +127,19 @@ func run() async throws -> Int32 {
     let successes = units.filter { if case .returned = $0.outcome { return true } else { return false } }.map(\.ended).sorted()
     print("units: \(units.count), returned \(returned), threw \(failed), commit outcome unknown \(unknown) (\(unknownCommitted) of them committed)")
     print("longest unit: \(String(format: "%.2f", longest)) s (bound \(bound) s)")
-    for (time, name) in events {
-        // The write outage: the longest stretch without a successful write in the minute
-        // after the event (from the event to the first success, or between two).
-        let window = [time] + successes.filter { $0 > time && $0 < time + 60 }
+    for (index, (time, name)) in events.enumerated() {
+        // The write outage: the longest stretch without a successful write after the event,
+        // until the next event (at most a minute): from the event to the first success, or
+        // between two.
+        let end = min(time + 60, index + 1 < events.count ? events[index + 1].0 : .infinity)
+        let window = [time] + successes.filter { $0 > time && $0 < end }
         guard window.count > 1 else {
             problems.append("\(name): no write succeeded in the minute after it")
             continue
         }
         let gaps = zip(window, window.dropFirst()).map { $1 - $0 }
-        let threw = units.filter { $0.ended >= time && $0.ended < time + 60 }.filter { if case .returned = $0.outcome { return false } else { return true } }
-        print("\(name): writes stopped for at most \(String(format: "%.2f", gaps.max()!)) s; \(threw.count) units threw in the minute after it")
+        let threw = units.filter { $0.ended >= time && $0.ended < end }.filter { if case .returned = $0.outcome { return false } else { return true } }
+        print("\(name): writes stopped for at most \(String(format: "%.2f", gaps.max()!)) s; \(threw.count) units threw meanwhile")
     }
     var kinds: [String: Int] = [:]
     for unit in units { if case .failed(let message) = unit.outcome { kinds[String(message.prefix(90)), default: 0] += 1 } }
