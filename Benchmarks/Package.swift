@@ -97,6 +97,11 @@ let package = Package(
             name: "RelateFailover",
             dependencies: [.product(name: "Relate", package: relate), .product(name: "RelatePostgres", package: relate)]
         ),
+        // Change feeds of each mechanism, 1 to 64 of them, under pgbench (scripts/feed-scaling).
+        .executableTarget(
+            name: "RelateFeedScaling",
+            dependencies: [.product(name: "Relate", package: relate), .product(name: "RelatePostgres", package: relate)]
+        ),
         // One task, one side, in a loop: for perf and valgrind (see README.md).
         .executableTarget(
             name: "RelateProfile",
