@@ -65,6 +65,35 @@ import Testing
         }
     }
 
+    /// A `write` whose `COMMIT` (sent with the position question, in one pipeline) loses its
+    /// reply: the unit asks the server as without replicas, returns, and the position is
+    /// still learnt (on the connection that asked), so reads wait for it. The "replica" here
+    /// is the server itself, not in recovery: reads find it no replica and run on the primary.
+    @Test func aLostCommitReplyWithReplicasStillCounts() async throws {
+        let servers = try TestServers("single")
+        let port = servers.ports[0]
+        let setup = try Connection(url: servers.url(port: port))
+        try setup.execute("CREATE TABLE item (id int PRIMARY KEY)")
+        let proxy = try DroppingProxy(target: port)
+        var configuration = Configuration(schemas: ["public"], maxConnections: 2)
+        configuration.replicas = [servers.url(port: port)]
+        let database = try Database(url: proxy.url(), configuration: configuration)
+        defer { database.close() }
+
+        proxy.arm(.afterCommitReply)
+        let answer = try await database.write { context in
+            _ = try context.insert("item", values: ["id": 1])
+            return 7
+        }
+        #expect(answer == 7)
+        #expect(proxy.drops == 1)
+        let position = try #require(database.replicaSet?.lastWrite)
+        let now = try #require(LSN(try setup.query("SELECT pg_current_wal_insert_lsn()::text")[0].decode(String.self, at: 0)))
+        #expect(position <= now)
+        let count = try await database.read { try $0.count("item") }
+        #expect(count == 1)
+    }
+
     /// One set of servers for every case: each set costs an `initdb` and two base backups.
     @Test func readsOnReplicas() async throws {
         let servers = try Self.servers(rows: 8)
