@@ -13,6 +13,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        // Pool and statement metrics; nothing is recorded (or timed) without a backend.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         // `swift package generate-documentation`: the DocC catalogs (no code of the library depends on it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -34,6 +36,7 @@ let package = Package(
             dependencies: [
                 "RelatePostgres",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // Swift source from `relate inspect --format json`: plain text, no Relate, no libpq,
@@ -56,7 +59,10 @@ let package = Package(
         .testTarget(
             name: "RelateIntegrationTests",
             // `relate` is listed so the CLI tests find the binary built beside them.
-            dependencies: ["Relate", "RelatePostgres", "RelateCodeGen", "relate", "relate-generate-tool"]
+            dependencies: [
+                "Relate", "RelatePostgres", "RelateCodeGen", "relate", "relate-generate-tool",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
         ),
         // Types generated from sql/examples/awkward_identifiers.sql, used against the server:
         // a module of their own, beside the seeds' types of RelateIntegrationTests.

@@ -92,6 +92,16 @@ let package = Package(
             path: "Benchmarks/PeerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The load scripts/patroni-failover drives through a Patroni cluster (see README.md).
+        .executableTarget(
+            name: "RelateFailover",
+            dependencies: [.product(name: "Relate", package: relate), .product(name: "RelatePostgres", package: relate)]
+        ),
+        // Change feeds of each mechanism, 1 to 64 of them, under pgbench (scripts/feed-scaling).
+        .executableTarget(
+            name: "RelateFeedScaling",
+            dependencies: [.product(name: "Relate", package: relate), .product(name: "RelatePostgres", package: relate)]
+        ),
         // One task, one side, in a loop: for perf and valgrind (see README.md).
         .executableTarget(
             name: "RelateProfile",

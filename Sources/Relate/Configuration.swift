@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 
 /// How a ``Database`` or a ``DatabaseContext`` reads its model and talks to the server:
@@ -33,21 +34,81 @@ public struct Configuration: Sendable {
     public var statementTimeout: Duration?
     /// Where Relate logs. Default: a logger labelled `relate`.
     public var logger: Logger
+    /// How many idle connections a ``Database`` keeps open ahead of need (within
+    /// ``maxConnections``), on the primary and on each replica: opened when the `Database` is
+    /// made, and again whenever a unit takes one or one closes. Default 0: connections open
+    /// when a unit needs one.
+    public var minIdleConnections: Int
+    /// When given, a connection idle longer is closed (down to ``minIdleConnections``).
+    /// Default `nil`: idle connections stay open.
+    public var idleTimeout: Duration?
+    /// When given, a unit of work that waits longer for a connection throws
+    /// ``RelateError/Kind-swift.struct/checkoutTimeout``, whose message says how many
+    /// connections were busy and how many other tasks waited. Default `nil`: it waits as
+    /// long as it takes (or until its task is cancelled).
+    public var checkoutTimeout: Duration?
+    /// Where a ``Database`` reports its pools and statements through swift-metrics:
+    /// connections in use and idle and tasks waiting (gauges `relate.pool.connections.in_use`,
+    /// `relate.pool.connections.idle`, `relate.pool.waiting`), the time each checkout and each
+    /// statement took (timers `relate.pool.checkout.duration`, `relate.statement.duration`),
+    /// each with the dimension `pool` (`primary`, `replica0`, …) and ``metricsDimensions``.
+    /// Default `nil`: the factory `MetricsSystem.bootstrap` set; when none was set, nothing is
+    /// recorded and no clock is read.
+    public var metricsFactory: (any MetricsFactory)?
+    /// Dimensions added to every metric (`[("database", "orders")]`), to tell several
+    /// `Database`s apart. Default none.
+    public var metricsDimensions: [(String, String)]
+    /// Streaming replicas of the server (URLs or conninfo strings, as the ``Database``'s
+    /// own) that `read` units run on; `write` units always run on the primary. A read runs
+    /// on a replica only once it has replayed the last write unit's commit, so it sees what
+    /// the ``Database``'s units wrote (see ``replicaWait``). Default none: every unit runs on
+    /// the primary. A context ignores it.
+    ///
+    /// ```swift
+    /// var configuration = Configuration()
+    /// configuration.replicas = ["postgresql://me@replica1/app", "postgresql://me@replica2/app"]
+    /// ```
+    public var replicas: [String]
+    /// How long a `read` unit waits for a replica to replay the last write unit's commit;
+    /// then it reads on the primary. Default 500 milliseconds.
+    public var replicaWait: Duration
+    /// How long a replica that stopped answering (it refused a connection, lost one, or is
+    /// shutting down) is left out before reads try it again. Default 5 seconds.
+    public var replicaRetry: Duration
 
     /// A configuration with every option at its default, but those given.
     ///
     /// - Parameters:
-    ///   - schemas: The schemas whose tables become entities; `nil` for the `search_path`.
-    ///   - manyToMany: The many-to-many rule; ``ManyToManyRule/keyed`` by default.
-    ///   - overrides: Corrections to the catalog; none by default.
-    ///   - maxConnections: The most connections a ``Database`` keeps open; 4 by default.
-    ///   - connectTimeout: How long opening a connection may take; 10 seconds by default.
-    ///   - statementTimeout: How long a statement may run; no limit by default.
-    ///   - logger: Where Relate logs.
+    ///   - schemas: ``schemas``.
+    ///   - manyToMany: ``manyToMany``.
+    ///   - overrides: ``overrides``.
+    ///   - maxConnections: ``maxConnections``.
+    ///   - connectTimeout: ``connectTimeout``.
+    ///   - statementTimeout: ``statementTimeout``.
+    ///   - logger: ``logger``.
+    ///   - replicas: ``replicas``.
+    ///   - replicaWait: ``replicaWait``.
+    ///   - replicaRetry: ``replicaRetry``.
+    ///   - minIdleConnections: ``minIdleConnections``.
+    ///   - idleTimeout: ``idleTimeout``.
+    ///   - checkoutTimeout: ``checkoutTimeout``.
+    ///   - metricsFactory: ``metricsFactory``.
+    ///   - metricsDimensions: ``metricsDimensions``.
     public init(
         schemas: [String]? = nil, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], maxConnections: Int = 4,
-        connectTimeout: Duration? = .seconds(10), statementTimeout: Duration? = nil, logger: Logger = Logger(label: "relate")
+        connectTimeout: Duration? = .seconds(10), statementTimeout: Duration? = nil, logger: Logger = Logger(label: "relate"),
+        replicas: [String] = [], replicaWait: Duration = .milliseconds(500), replicaRetry: Duration = .seconds(5),
+        minIdleConnections: Int = 0, idleTimeout: Duration? = nil, checkoutTimeout: Duration? = nil,
+        metricsFactory: (any MetricsFactory)? = nil, metricsDimensions: [(String, String)] = []
     ) {
+        self.minIdleConnections = minIdleConnections
+        self.idleTimeout = idleTimeout
+        self.checkoutTimeout = checkoutTimeout
+        self.metricsFactory = metricsFactory
+        self.metricsDimensions = metricsDimensions
+        self.replicas = replicas
+        self.replicaWait = replicaWait
+        self.replicaRetry = replicaRetry
         self.schemas = schemas
         self.manyToMany = manyToMany
         self.overrides = overrides
@@ -55,6 +116,14 @@ public struct Configuration: Sendable {
         self.connectTimeout = connectTimeout
         self.statementTimeout = statementTimeout
         self.logger = logger
+    }
+
+    /// The pool options for the pool named `pool` (`primary`, `replica0`, …).
+    func poolOptions(pool: String) -> PoolOptions {
+        PoolOptions(
+            minIdleConnections: min(max(0, minIdleConnections), maxConnections), idleTimeout: idleTimeout,
+            checkoutTimeout: checkoutTimeout,
+            metrics: PoolMetrics.make(pool: pool, dimensions: metricsDimensions, factory: metricsFactory))
     }
 
     /// What the model is built from besides the catalog.

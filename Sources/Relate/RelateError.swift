@@ -55,6 +55,10 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         /// A request that cannot be run as given: a fetch request's negative limit, a batch
         /// size of 0, a pool of no connections, a lookup by key in a table without one.
         public static let invalidRequest = Kind("invalid request")
+        /// No connection of a `Database`'s pool came free within
+        /// ``Configuration/checkoutTimeout``; the message says how many were busy and how
+        /// many tasks waited.
+        public static let checkoutTimeout = Kind("checkout timeout")
         /// A table changed (`ALTER TABLE`, …) since the model was read: reload the model.
         public static let schemaChanged = Kind("schema changed")
         /// The connection was lost while a `write` unit's `COMMIT` was under way, and the

@@ -70,6 +70,12 @@ extension Connection {
         if result.count == 1, let id = try? result[0].decode(Int?.self, at: 0) { transactionID = id }
     }
 
+    /// `pipeline`, its last statement untraced (it is Relate's, not the caller's), and no
+    /// transaction id learned.
+    func sendWithoutTrace(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
+        try send(statements, learning: true)
+    }
+
     /// `pipeline`, the last statement untraced when `learning` (it is Relate's, not the caller's).
     private func send(_ statements: [PostgresStatement], learning: Bool) throws -> [PostgresResult] {
         if statements.isEmpty { return [] }
@@ -97,6 +103,8 @@ extension Connection {
             throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
         }
         roundTrips += 1
+        let started = statementTimer.map { _ in ContinuousClock.now }
+        defer { if let started { statementTimer?(ContinuousClock.now - started) } }
         var synced = false
         // Every way out, thrown or returned, reads up to the sync point and leaves pipeline
         // mode, so the connection answers the next call as usual.

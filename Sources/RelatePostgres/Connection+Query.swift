@@ -40,9 +40,11 @@ extension Connection {
         logger.debug("query", metadata: ["relate.sql": "\(sql)", "relate.parameter_count": "\(bound.count)"])
         trace?(sql)
         roundTrips += 1
+        let started = statementTimer.map { _ in ContinuousClock.now }
         let result = bound.withPointers { types, values, lengths, formats in
             PQexecParams(handle, sql, Int32(bound.count), types, values, lengths, formats, format.rawValue)
         }
+        if let started { statementTimer?(ContinuousClock.now - started) }
         return try checked(result, sql: sql, parameters: bound)
     }
 
@@ -81,7 +83,10 @@ extension Connection {
         logger.debug("script", metadata: ["relate.sql": "\(sql.prefix(200))"])
         trace?(sql)
         roundTrips += 1
-        _ = try checked(PQexec(handle, sql), sql: sql, parameters: nil)
+        let started = statementTimer.map { _ in ContinuousClock.now }
+        let result = PQexec(handle, sql)
+        if let started { statementTimer?(ContinuousClock.now - started) }
+        _ = try checked(result, sql: sql, parameters: nil)
     }
 
     /// `name` as a quoted SQL identifier, by libpq's `PQescapeIdentifier`. Names the

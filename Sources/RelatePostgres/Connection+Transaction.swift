@@ -48,7 +48,11 @@ extension Connection {
             throw error
         }
         do {
-            try execute(depth == 0 ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
+            if depth == 0, learnsCommitPosition {
+                try commitLearningPosition()
+            } else {
+                try execute(depth == 0 ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
+            }
         } catch {
             // A failed COMMIT (a deferred constraint) has already ended the transaction;
             // a failed RELEASE leaves the outer one to decide.

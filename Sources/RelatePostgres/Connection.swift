@@ -25,6 +25,11 @@ public final class Connection {
     /// Called with the SQL of every statement sent, in order (pipelines: each statement),
     /// before it is sent. Never given parameter values.
     public var trace: ((String) -> Void)?
+    /// Called after every statement, pipeline or script the server answered (or failed)
+    /// (not those sent ahead),
+    /// with how long it took from sending to the last result; `nil` (the default) reads
+    /// no clock. `Database` sets it for its statement metrics.
+    public var statementTimer: ((Duration) -> Void)?
     /// Nesting depth of `transaction` calls; above 1, savepoints are in use.
     var transactionDepth = 0
     /// Whether statements sent inside ``transaction(_:)`` learn the transaction's id
@@ -40,6 +45,15 @@ public final class Connection {
     /// (`txid_status`). `nil` when the last commit's outcome is known, or the transaction
     /// had written nothing. Cleared when the next transaction begins.
     public internal(set) var unconfirmedCommit: Int?
+    /// Whether ``transaction(_:)`` sends its `COMMIT` with `SELECT pg_current_wal_insert_lsn()`
+    /// in one pipeline, to learn where the commit ended in the log (``lastCommitPosition``)
+    /// with no round trip more. Off by default; `Database`'s `write` units turn it on when
+    /// it has replicas.
+    public var learnsCommitPosition = false
+    /// Where in the log the last transaction committed by ``transaction(_:)`` ended (at or
+    /// past its commit record), when ``learnsCommitPosition`` was on; `nil` otherwise, or
+    /// when the server could not say.
+    public internal(set) var lastCommitPosition: LSN?
     /// A statement sent ahead (``sendAhead(_:format:)``): in flight, or its outcome once read.
     var readAhead: ReadAhead?
     private let noticeSink: NoticeSink

@@ -23,6 +23,8 @@ import Synchronization
 /// ``DatabaseObject/snapshot()``).
 public final class Database: Sendable {
     private let pool: ConnectionPool
+    /// The replicas `read` units run on; `nil` without any.
+    let replicaSet: ReplicaSet?
     private let options: ModelOptions
     private let schemas: [String]?
     let layout: Locked<ModelLayout>
@@ -55,14 +57,42 @@ public final class Database: Sendable {
         conninfo = url
         self.logger = logger
         schemas = configuration.schemas
-        pool = ConnectionPool(
-            conninfo: url, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger, setUp: setUp)
+        // Replica pools run on the primary pool's threads, one more per replica connection.
+        let replicaURLs = configuration.replicas
+        let primaryOptions = configuration.poolOptions(pool: "primary")
+        let primarySetUp = Self.setUp(setUp, metrics: primaryOptions.metrics)
+        let pool = ConnectionPool(
+            conninfo: url, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger,
+            extraThreads: configuration.maxConnections * replicaURLs.count, options: primaryOptions, setUp: primarySetUp)
+        self.pool = pool
+        replicaSet = replicaURLs.isEmpty ? nil : ReplicaSet(
+            replicas: replicaURLs.enumerated().map { index, replicaURL in
+                let options = configuration.poolOptions(pool: "replica\(index)")
+                return ReplicaSet.Replica(
+                    index: index,
+                    pool: ConnectionPool(
+                        conninfo: replicaURL, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger,
+                        executor: pool.executor, options: options, setUp: Self.setUp(setUp, metrics: options.metrics)))
+            },
+            wait: configuration.replicaWait, retry: configuration.replicaRetry, logger: logger)
         let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: url, defaults: defaults, logger: logger) }
         let layout = try Self.readLayout(connection, options: configuration.modelOptions, schemas: configuration.schemas)
         self.layout = Locked(layout)
         try DatabaseContext.wrappingErrors {
-            try setUp(connection)
+            try primarySetUp(connection)
             try pool.adopt(connection)
+        }
+        for replica in replicaSet?.replicas ?? [] { replica.pool.openAhead() }
+    }
+
+    /// `setUp`, and the statement timer when there are metrics.
+    private static func setUp(
+        _ setUp: @escaping @Sendable (Connection) throws -> Void, metrics: PoolMetrics?
+    ) -> @Sendable (Connection) throws -> Void {
+        guard let metrics else { return setUp }
+        return { connection in
+            try setUp(connection)
+            connection.statementTimer = { metrics.recordStatement($0) }
         }
     }
 
@@ -97,6 +127,7 @@ public final class Database: Sendable {
     }
 
     deinit {
+        replicaSet?.close()
         pool.close()
     }
 
@@ -128,16 +159,84 @@ public final class Database: Sendable {
     /// }
     /// ```
     ///
-    /// - Parameter body: The unit of work, given a context of its own; objects stay inside it.
-    /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws; `CancellationError` when the task is cancelled; a
-    ///   ``RelateError`` when no connection can be opened.
+    /// With ``Configuration/replicas``, the unit runs on a replica that has replayed the
+    /// last ``write(_:)`` unit's commit (of any task of this `Database`), so it sees what
+    /// that unit wrote: one already known to be there, else the next in turn, waited on for
+    /// at most ``Configuration/replicaWait``; then, or when no replica answers, on the
+    /// primary (a replica that kept a read waiting so is not waited on again for
+    /// ``Configuration/replicaRetry``). A replica that fails to connect or loses the connection while `body`
+    /// runs is left out for ``Configuration/replicaRetry``, and `body` runs again elsewhere:
+    /// keep a read's `body` free of effects outside its context.
+    ///
+    /// - Parameter body: the unit's work, given a fresh context; it may run more than once
+    ///   when a replica is lost under it.
+    /// - Returns: what `body` returned.
+    /// - Throws: what `body` threw, as a ``RelateError``; `CancellationError` when the task
+    ///   was cancelled.
     public func read<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
         let layout = self.layout.withLock { $0 }
+        if let replicaSet {
+            let needed = replicaSet.lastWrite
+            var tried: [ReplicaSet.Replica] = []
+            replicas: while let choice = replicaSet.choose(for: needed, excluding: tried) {
+                tried.append(choice.replica)
+                do {
+                    let after = choice.mayWait ? needed : nil
+                    switch try await read(on: choice.replica, of: replicaSet, after: after, layout: layout, body) {
+                    case .done(let result): return result
+                    case .notCaughtUp:
+                        // Waited enough: the primary.
+                        replicaSet.markLagging(choice.replica)
+                        break replicas
+                    }
+                } catch where ReplicaSet.isUnavailable(error) {
+                    replicaSet.markDown(choice.replica, because: error)
+                }
+            }
+        }
         return try await withConnection { connection, _ in
             let context = DatabaseContext(connection: connection, layout: layout)
             defer { context.reset() }
             return try body(context)
+        }
+    }
+
+    /// What a read on a replica came to.
+    private enum ReplicaRead<Result: Sendable>: Sendable {
+        case done(Result)
+        /// The replica had not replayed the last write within ``Configuration/replicaWait``.
+        case notCaughtUp
+    }
+
+    /// Runs a read on `replica`, once it has replayed `position` (when given; polled, at
+    /// most the set's `wait`).
+    private func read<Result: Sendable>(
+        on replica: ReplicaSet.Replica, of replicaSet: ReplicaSet, after position: LSN?, layout: ModelLayout,
+        _ body: @escaping @Sendable (DatabaseContext) throws -> Result
+    ) async throws -> ReplicaRead<Result> {
+        let wait = replicaSet.wait
+        return try await withConnection(pool: replica.pool) { connection, cancel in
+            if let position {
+                let deadline = ContinuousClock.now + wait
+                var pause = Duration.microseconds(200)
+                while true {
+                    guard let replayed = try connection.replayedPosition() else {
+                        // Not in recovery: promoted, no replica any more.
+                        throw RelateError(
+                            kind: .invalidRequest, message: "replica \(replica.index) is not in recovery (promoted?)",
+                            postgresError: PostgresError(kind: .connectionFailed, message: "not a replica"))
+                    }
+                    replica.noteReplayed(replayed)
+                    if replayed >= position { break }
+                    if cancel.wasSent { throw CancellationError() }
+                    if ContinuousClock.now + pause > deadline { return .notCaughtUp }
+                    Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18)
+                    pause = min(pause * 2, .milliseconds(5))
+                }
+            }
+            let context = DatabaseContext(connection: connection, layout: layout)
+            defer { context.reset() }
+            return .done(try body(context))
         }
     }
 
@@ -159,25 +258,31 @@ public final class Database: Sendable {
     @discardableResult
     public func write<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
         let layout = self.layout.withLock { $0 }
-        let pool = self.pool
+        let (pool, replicaSet) = (self.pool, self.replicaSet)
         return try await withConnection { connection, cancelRequest in
             let context = DatabaseContext(connection: connection, layout: layout)
             defer { context.reset() }
             connection.learnsTransactionID = true
-            defer { connection.learnsTransactionID = false }
+            connection.learnsCommitPosition = replicaSet != nil
+            defer {
+                connection.learnsTransactionID = false
+                connection.learnsCommitPosition = false
+            }
             let backend = connection.backendProcessID
             var finished: Result?
             do {
-                return try context.transaction {
+                let result = try context.transaction {
                     let result = try body(context)
                     // Cancelled while the body ran without a statement to fail: no commit.
                     if cancelRequest.wasSent { throw CancellationError() }
                     finished = result
                     return result
                 }
+                if let replicaSet { Self.noteCommit(on: connection, in: replicaSet) }
+                return result
             } catch {
                 guard let result = finished, let transaction = connection.unconfirmedCommit else { throw error }
-                switch Self.outcome(of: transaction, lostBy: backend, asking: pool) {
+                switch Self.outcome(of: transaction, lostBy: backend, asking: pool, learnsPosition: replicaSet) {
                 case .committed: return result
                 case .aborted: throw error
                 case .unknown(let reason):
@@ -191,6 +296,18 @@ public final class Database: Sendable {
         }
     }
 
+    /// Tells the replicas where the commit just made on `connection` ended; when the server
+    /// could not say with the commit, asks it (one round trip, a rare case).
+    private static func noteCommit(on connection: Connection, in replicaSet: ReplicaSet) {
+        if let position = connection.lastCommitPosition {
+            replicaSet.noteCommit(at: position)
+        } else if let text = try? connection.query("SELECT pg_current_wal_insert_lsn()::text")[0].decode(String.self, at: 0),
+            let position = LSN(text)
+        {
+            replicaSet.noteCommit(at: position)
+        }
+    }
+
     /// What became of a transaction whose `COMMIT` reply was lost.
     enum CommitOutcome: Equatable {
         case committed, aborted
@@ -200,7 +317,9 @@ public final class Database: Sendable {
     /// Asks a new connection `txid_status(transaction)`. While the lost connection's backend
     /// still holds the transaction open ("in progress": it has not noticed its client is
     /// gone), that backend is ended — it is this unit's own — and the question asked again.
-    static func outcome(of transaction: Int, lostBy backend: Int, asking pool: ConnectionPool) -> CommitOutcome {
+    static func outcome(
+        of transaction: Int, lostBy backend: Int, asking pool: ConnectionPool, learnsPosition replicaSet: ReplicaSet? = nil
+    ) -> CommitOutcome {
         let connection: Connection
         do {
             connection = try pool.openOutside()
@@ -216,7 +335,10 @@ public final class Database: Sendable {
             while ContinuousClock.now < deadline {
                 let status = try connection.query("SELECT txid_status($1)", [transaction])[0].decode(String?.self, at: 0)
                 switch status {
-                case "committed": return .committed
+                case "committed":
+                    // Replicas serve later reads only once they have replayed this far.
+                    if let replicaSet { noteCommit(on: connection, in: replicaSet) }
+                    return .committed
                 case "aborted": return .aborted
                 case "in progress":
                     if attempt % 50 == 0 {
@@ -236,11 +358,16 @@ public final class Database: Sendable {
 
     /// Closes idle connections now and the others when their units end; later units throw.
     public func close() {
+        replicaSet?.close()
         pool.close()
     }
 
-    /// How many connections the pool holds open now (at most `maxConnections`).
+    /// How many connections the pool holds open now (at most `maxConnections`), on the
+    /// primary.
     public var openConnections: Int { pool.openConnections }
+
+    /// How many of the primary's open connections are idle now (none is lent to a unit).
+    public var idleConnections: Int { pool.idleConnections }
 
     /// The threads units of work run on (libpq blocks them; Swift's cooperative threads
     /// never). A unit called from a task that does not prefer them hops there and back;
@@ -264,21 +391,22 @@ public final class Database: Sendable {
     /// connection the server closed meanwhile (a restart, a failover) is replaced before
     /// `work` sees it.
     private func withConnection<Result: Sendable>(
-        _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
+        pool: ConnectionPool? = nil, _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
     ) async throws -> Result {
+        let pool = pool ?? self.pool
         // The whole unit runs its task on the pool's threads: checkout, `work` and the
         // release on one thread, with no hop between them.
-        try await withTaskExecutorPreference(pool.executor) {
+        return try await withTaskExecutorPreference(pool.executor) {
             // Every connection of the pool may have died at once (the server restarted):
             // each is found so and replaced, then a new one serves.
             for _ in 0..<pool.maxConnections {
                 do {
-                    return try await withConnection(try await pool.checkout(), probing: true, work)
+                    return try await withConnection(try await pool.checkout(), of: pool, probing: true, work)
                 } catch is StaleConnection {
                     continue
                 }
             }
-            return try await withConnection(try await pool.checkout(), probing: false, work)
+            return try await withConnection(try await pool.checkout(), of: pool, probing: false, work)
         }
     }
 
@@ -292,7 +420,7 @@ public final class Database: Sendable {
 
     /// Runs `work` with `pooled` on a thread of the pool and gives it back.
     private func withConnection<Result: Sendable>(
-        _ pooled: PooledConnection, probing: Bool, _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
+        _ pooled: PooledConnection, of pool: ConnectionPool, probing: Bool, _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
     ) async throws -> Result {
         if Task.isCancelled {
             pool.release(pooled, reusable: true)
