@@ -116,36 +116,48 @@ import Testing
     @Test(arguments: ChangeTracking.Mechanism.allCases)
     func aRandomWorkloadOfAnotherClientLeavesNoDisagreement(_ mechanism: ChangeTracking.Mechanism) throws {
         try Self.withTrackedDatabase(mechanism) { url, setup, observer in
-            let other = try Connection(url: url)
-            var random = ConditionPropertyTests.Generator(state: 11)
-            var operations = 0
-            while operations < 1_000 {
-                let statements = Int.random(in: 1...10, using: &random)
-                let rollBack = Int.random(in: 0..<5, using: &random) == 0
-                try? other.transaction {
-                    for _ in 0..<statements {
-                        let person = Int.random(in: 1...6, using: &random)
-                        let sql: String
-                        switch Int.random(in: 0..<8, using: &random) {
-                        case 0: sql = "INSERT INTO person (firstname, surname) VALUES ('P', 'S\(operations)')"
-                        case 1: sql = "UPDATE person SET surname = 'S\(operations)' WHERE id = \(person)"
-                        case 2: sql = "INSERT INTO email (address, person_id) SELECT 'e\(operations)@x', id FROM person WHERE id = \(person)"
-                        case 3: sql = "UPDATE email SET person_id = (SELECT id FROM person WHERE id = \(person)) WHERE id = (SELECT min(id) FROM email WHERE id % 5 = \(operations % 5))"
-                        case 4: sql = "DELETE FROM email WHERE id = (SELECT max(id) FROM email WHERE id % 3 = \(operations % 3))"
-                        case 5: sql = "INSERT INTO person_title_rel SELECT \(person), \(Int.random(in: 1...3, using: &random)) FROM person WHERE id = \(person) ON CONFLICT DO NOTHING"
-                        case 6: sql = "DELETE FROM person_title_rel WHERE person_id = \(person)"
-                        default: sql = "DELETE FROM person WHERE id = (SELECT max(id) FROM person) AND id > 6"
-                        }
-                        try other.execute(sql)
-                        operations += 1
-                    }
-                    if rollBack { throw CancellationError() }
-                }
-                // Now and then the observer catches up in the middle of the workload.
-                if Int.random(in: 0..<20, using: &random) == 0 { _ = try observer.context.processChanges() }
+            try Self.randomWorkload(on: try Connection(url: url), seed: 11, operations: 1_000, surname: { "S\($0)" }, catchUpOneIn: 20) {
+                _ = try observer.context.processChanges()
             }
             _ = try observer.settle()
             #expect(try observer.disagreements() == [])
+        }
+    }
+
+    /// Another client's random workload on the schema: transactions of 1–10 statements
+    /// (updates, inserts, deletes, foreign keys moved, helper rows added and removed), a
+    /// fifth of them rolled back; `catchUp` runs after one transaction in `catchUpOneIn`.
+    /// `surname(n)` names the surname the n-th operation writes.
+    static func randomWorkload(
+        on other: Connection, seed: UInt64, operations total: Int, surname: (Int) -> String, catchUpOneIn: Int,
+        _ catchUp: () throws -> Void
+    ) throws {
+        var random = ConditionPropertyTests.Generator(state: seed)
+        var operations = 0
+        while operations < total {
+            let statements = Int.random(in: 1...10, using: &random)
+            let rollBack = Int.random(in: 0..<5, using: &random) == 0
+            try? other.transaction {
+                for _ in 0..<statements {
+                    let person = Int.random(in: 1...6, using: &random)
+                    let sql: String
+                    switch Int.random(in: 0..<8, using: &random) {
+                    case 0: sql = "INSERT INTO person (firstname, surname) VALUES ('P', '\(surname(operations))')"
+                    case 1: sql = "UPDATE person SET surname = '\(surname(operations))' WHERE id = \(person)"
+                    case 2: sql = "INSERT INTO email (address, person_id) SELECT 'e\(operations)@x', id FROM person WHERE id = \(person)"
+                    case 3: sql = "UPDATE email SET person_id = (SELECT id FROM person WHERE id = \(person)) WHERE id = (SELECT min(id) FROM email WHERE id % 5 = \(operations % 5))"
+                    case 4: sql = "DELETE FROM email WHERE id = (SELECT max(id) FROM email WHERE id % 3 = \(operations % 3))"
+                    case 5: sql = "INSERT INTO person_title_rel SELECT \(person), \(Int.random(in: 1...3, using: &random)) FROM person WHERE id = \(person) ON CONFLICT DO NOTHING"
+                    case 6: sql = "DELETE FROM person_title_rel WHERE person_id = \(person)"
+                    default: sql = "DELETE FROM person WHERE id = (SELECT max(id) FROM person) AND id > 6"
+                    }
+                    try other.execute(sql)
+                    operations += 1
+                }
+                if rollBack { throw CancellationError() }
+            }
+            // Now and then the observer catches up in the middle of the workload.
+            if Int.random(in: 0..<catchUpOneIn, using: &random) == 0 { try catchUp() }
         }
     }
 

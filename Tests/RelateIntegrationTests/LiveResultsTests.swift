@@ -250,36 +250,12 @@ import Testing
                     }
                 }
             }
-            let other = try Connection(url: url)
-            var random = ConditionPropertyTests.Generator(state: 29)
-            var operations = 0
-            while operations < 400 {
-                let statements = Int.random(in: 1...10, using: &random)
-                let rollBack = Int.random(in: 0..<5, using: &random) == 0
-                try? other.transaction {
-                    for _ in 0..<statements {
-                        let person = Int.random(in: 1...6, using: &random)
-                        let sql: String
-                        switch Int.random(in: 0..<8, using: &random) {
-                        case 0: sql = "INSERT INTO person (firstname, surname) VALUES ('P', 'S\(operations % 10)')"
-                        case 1: sql = "UPDATE person SET surname = 'S\(operations % 10)' WHERE id = \(person)"
-                        case 2: sql = "INSERT INTO email (address, person_id) SELECT 'e\(operations)@x', id FROM person WHERE id = \(person)"
-                        case 3: sql = "UPDATE email SET person_id = (SELECT id FROM person WHERE id = \(person)) WHERE id = (SELECT min(id) FROM email WHERE id % 5 = \(operations % 5))"
-                        case 4: sql = "DELETE FROM email WHERE id = (SELECT max(id) FROM email WHERE id % 3 = \(operations % 3))"
-                        case 5: sql = "INSERT INTO person_title_rel SELECT \(person), \(Int.random(in: 1...3, using: &random)) FROM person WHERE id = \(person) ON CONFLICT DO NOTHING"
-                        case 6: sql = "DELETE FROM person_title_rel WHERE person_id = \(person)"
-                        default: sql = "DELETE FROM person WHERE id = (SELECT max(id) FROM person) AND id > 6"
-                        }
-                        try other.execute(sql)
-                        operations += 1
-                    }
-                    if rollBack { throw CancellationError() }
-                }
-                // Now and then the context catches up and the answers are read mid-workload.
-                if Int.random(in: 0..<10, using: &random) == 0 {
-                    _ = try context.processChanges()
-                    try readAll()
-                }
+            // Now and then the context catches up and the answers are read mid-workload.
+            try ChangeTrackingTests.randomWorkload(
+                on: try Connection(url: url), seed: 29, operations: 400, surname: { "S\($0 % 10)" }, catchUpOneIn: 10
+            ) {
+                _ = try context.processChanges()
+                try readAll()
             }
             _ = try observer.settle()
             try readAll()
