@@ -25,20 +25,8 @@ extension DatabaseObject {
     ///   the value is not a `Value`, or what ``value(forKey:)`` throws.
     @inlinable @inline(__always)
     public func value<Value>(forKey key: String, as type: Value.Type) throws -> Value? {
-        if let index = table.guessedAttributeIndex(forKey: key), !isDeleted {
-            switch storedValue(at: index) {
-            case .null: return nil
-            case .integer(let value): if let value = value as? Value { return value }
-            case .double(let value): if let value = value as? Value { return value }
-            case .float(let value): if let value = value as? Value { return value }
-            case .bool(let value): if let value = value as? Value { return value }
-            case .string(let value): if let value = value as? Value { return value }
-            case .date(let value): if let value = value as? Value { return value }
-            case .uuid(let value): if let value = value as? Value { return value }
-            case .data(let value): if let value = value as? Value { return value }
-            case .decimal(let value): if let value = value as? Value { return value }
-            case .other: break
-            }
+        if let index = table.guessedAttributeIndex(forKey: key), !isDeleted, let value = storedValue(at: index).unboxed(as: type) {
+            return value
         }
         return try typedValue(forKey: key, as: type)
     }

@@ -177,6 +177,28 @@ enum StoredValue {
 }
 
 extension StoredValue {
+    /// The value as a `Value` without boxing it, when the stored case holds one: `.some(nil)`
+    /// for NULL, `.some(value)` for a match, `nil` when the value must take the slow path (a
+    /// boxed value, or another type). Inlined into the typed reads, so that where `Value` is
+    /// known the cast is a check of the stored case.
+    @inlinable @inline(__always)
+    func unboxed<Value>(as type: Value.Type) -> Value?? {
+        switch self {
+        case .null: return .some(nil)
+        case .integer(let value): if let value = value as? Value { return .some(value) }
+        case .double(let value): if let value = value as? Value { return .some(value) }
+        case .float(let value): if let value = value as? Value { return .some(value) }
+        case .bool(let value): if let value = value as? Value { return .some(value) }
+        case .string(let value): if let value = value as? Value { return .some(value) }
+        case .date(let value): if let value = value as? Value { return .some(value) }
+        case .uuid(let value): if let value = value as? Value { return .some(value) }
+        case .data(let value): if let value = value as? Value { return .some(value) }
+        case .decimal(let value): if let value = value as? Value { return .some(value) }
+        case .other: break
+        }
+        return nil
+    }
+
     /// Whether two values are the same value (NULL is the same as NULL here).
     func isSame(as other: StoredValue) -> Bool {
         switch (self, other) {

@@ -14,20 +14,8 @@ extension DatabaseObject {
     ///   of another type.
     @inlinable @inline(__always)
     public func generatedOptionalValue<Value>(at index: Int, as type: Value.Type) throws -> Value? {
-        if !isDeleted, index >= 0, index < table.attributeKeys.count {
-            switch storedValue(at: index) {
-            case .null: return nil
-            case .integer(let value): if let value = value as? Value { return value }
-            case .double(let value): if let value = value as? Value { return value }
-            case .float(let value): if let value = value as? Value { return value }
-            case .bool(let value): if let value = value as? Value { return value }
-            case .string(let value): if let value = value as? Value { return value }
-            case .date(let value): if let value = value as? Value { return value }
-            case .uuid(let value): if let value = value as? Value { return value }
-            case .data(let value): if let value = value as? Value { return value }
-            case .decimal(let value): if let value = value as? Value { return value }
-            case .other: break
-            }
+        if !isDeleted, index >= 0, index < table.attributeKeys.count, let value = storedValue(at: index).unboxed(as: type) {
+            return value
         }
         return try generatedValueInFull(at: index, as: type)
     }
