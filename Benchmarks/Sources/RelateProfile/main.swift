@@ -36,13 +36,19 @@ let tasks = [
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 // Change tracking and the catalog have reports of their own: `changes [updates]`
 // (latency percentiles, rates, writer cost), `live [commits]` (live queries' latency and
-// the statements commits outside their region cost) and `catalog [runs]`.
+// the statements commits outside their region cost), `live-soak [seconds]` (1,000 observed
+// requests under 100 commits a second) and `catalog [runs]`.
 let reports: [String: (count: Int, run: (Int) throws -> [String])] = [
     "changes": (2_000, { try ChangeTrackingBenchmark.run(updates: $0) }),
     "catalog": (20, { try CatalogBenchmark.run(runs: $0) }),
     "live": (500, { commits in
         nonisolated(unsafe) var lines: [String] = []
         try waitFor { lines = try await LiveLatencyBenchmark.run(commits: commits) }
+        return lines
+    }),
+    "live-soak": (120, { seconds in
+        nonisolated(unsafe) var lines: [String] = []
+        try waitFor { lines = try await LiveSoakBenchmark.run(seconds: seconds) }
         return lines
     }),
     "pool-hops": (2_000, { reads in
