@@ -22,6 +22,10 @@ import Observation
 ///
 /// The answer is brought up to date when next read: one query, however many changes came
 /// in between (they show as one difference). A change outside the region sends nothing.
+///
+/// Observation tells of a change as it is made (`willSet`), while the context is changing
+/// memory: an `onChange` handler must not use the context itself. Schedule the work that
+/// reads the new answer (as SwiftUI does when it re-renders) instead of doing it there.
 public final class LiveResults: Observable {
     /// The request whose answer this is.
     public let request: FetchRequest
