@@ -12,12 +12,9 @@ package struct ChangeTrackingBenchmark {
     package static let rows = 10_000
 
     package static func run(updates: Int) throws -> [String] {
-        let admin = try Connection(url: try Fixture.url())
-        let name = "bench_changes_\(ProcessInfo.processInfo.processIdentifier)"
-        try admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-        try admin.execute("CREATE DATABASE \(name)")
-        defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
-        let writer = try Connection(sameAs: admin, adding: ["dbname": name])
+        let database = try Fixture.ownDatabase("bench_changes")
+        defer { database.drop() }
+        let writer = database.connection
         try writer.executeScript("""
             CREATE TABLE item (id int PRIMARY KEY, value int NOT NULL, label text NOT NULL);
             INSERT INTO item SELECT i, 0, 'item ' || i FROM generate_series(1, \(rows)) i;

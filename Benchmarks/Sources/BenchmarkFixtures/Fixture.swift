@@ -37,6 +37,35 @@ package enum Fixture {
         return url
     }
 
+    /// A database of a benchmark's own (for what is installed once per database, such as
+    /// change tracking), made now: a connection to it, its URL, and `drop()` to remove it.
+    package struct OwnDatabase {
+        package let connection: Connection
+        package let url: String
+        let admin: Connection
+        let name: String
+
+        package func drop() {
+            _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        }
+    }
+
+    /// A new database named `prefix` and this process's id, on the server of `url()`.
+    package static func ownDatabase(_ prefix: String) throws -> OwnDatabase {
+        let admin = try Connection(url: try url())
+        let name = "\(prefix)_\(ProcessInfo.processInfo.processIdentifier)"
+        try admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        try admin.execute("CREATE DATABASE \(name)")
+        var databaseURL = try url()
+        if var components = URLComponents(string: databaseURL), components.scheme?.hasPrefix("postgres") == true {
+            components.path = "/" + name
+            databaseURL = components.string ?? databaseURL
+        } else {
+            databaseURL += " dbname=\(name)"
+        }
+        return OwnDatabase(connection: try Connection(sameAs: admin, adding: ["dbname": name]), url: databaseURL, admin: admin, name: name)
+    }
+
     /// A connection once a fixture's tables are there and filled: `create` (idempotent)
     /// runs every time; `fill`, then `VACUUM ANALYZE` of `analyzed` (default: the counted
     /// tables), only when a table of `counts` does not hold its number of rows. So a later

@@ -13,12 +13,9 @@ package enum LiveLatencyBenchmark {
     static let request = FetchRequest("item", where: Key("value") >= 0, orderBy: [.ascending("id")], limit: 50)
 
     package static func run(commits: Int) async throws -> [String] {
-        let admin = try Connection(url: try Fixture.url())
-        let name = "bench_live_\(ProcessInfo.processInfo.processIdentifier)"
-        try admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-        try admin.execute("CREATE DATABASE \(name)")
-        defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
-        let writer = try Connection(sameAs: admin, adding: ["dbname": name])
+        let own = try Fixture.ownDatabase("bench_live")
+        defer { own.drop() }
+        let writer = own.connection
         try writer.executeScript("""
             CREATE TABLE item (id int PRIMARY KEY, value int NOT NULL, label text NOT NULL);
             INSERT INTO item SELECT i, 0, 'item ' || i FROM generate_series(1, \(rows)) i;
@@ -33,7 +30,7 @@ package enum LiveLatencyBenchmark {
             case .logicalDecoding: try ChangeTracking.enable(logicalDecodingOn: writer)
             }
             let inContext = try contextLatency(writer: writer, mechanism: mechanism, commits: commits)
-            let inServer = try await observeLatency(writer: writer, commits: commits)
+            let inServer = try await observeLatency(url: own.url, writer: writer, commits: commits)
             lines.append(String(
                 format: "%@: commit → LiveResults median %.2f ms, p99 %.2f ms; commit → observe snapshot median %.2f ms, p99 %.2f ms "
                     + "(%d single-row updates in the answer); %d commits outside the region: %d statements for the live answer",
@@ -80,12 +77,7 @@ package enum LiveLatencyBenchmark {
     }
 
     /// Milliseconds from each commit to the next snapshot of `database.observe`.
-    static func observeLatency(writer: Connection, commits: Int) async throws -> (median: Double, p99: Double) {
-        var url = try Fixture.url()
-        if var components = URLComponents(string: url), components.scheme?.hasPrefix("postgres") == true {
-            components.path = "/" + (try writer.query("SELECT current_database()")[0].decode(String.self, at: 0))
-            url = components.string ?? url
-        }
+    static func observeLatency(url: String, writer: Connection, commits: Int) async throws -> (median: Double, p99: Double) {
         let database = try Database(url: url, maxConnections: 2)
         defer { database.close() }
         var snapshots = try await database.observe(request).makeAsyncIterator()

@@ -19,12 +19,12 @@ package enum LiveSoakBenchmark {
     }
 
     static func run(_ mechanism: ChangeTracking.Mechanism, seconds: Int, commitsPerSecond: Int) async throws -> String {
-        let admin = try Connection(url: try Fixture.url())
-        let name = "bench_soak_\(ProcessInfo.processInfo.processIdentifier)"
-        try admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-        try admin.execute("CREATE DATABASE \(name)")
-        defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
-        let writer = try Connection(sameAs: admin, adding: ["dbname": name])
+        let own = try Fixture.ownDatabase("bench_soak")
+        defer { own.drop() }
+        let writer = own.connection
+        let name = own.name
+        // Counted from the server's default database, so that counting adds nothing to them.
+        let counter = try Connection(url: try Fixture.url())
         try writer.executeScript("""
             CREATE TABLE item (id int PRIMARY KEY, value int NOT NULL);
             INSERT INTO item SELECT i, 0 FROM generate_series(1, 1000) i;
@@ -36,12 +36,7 @@ package enum LiveSoakBenchmark {
         case .triggers: try ChangeTracking.enable(on: writer)
         case .logicalDecoding: try ChangeTracking.enable(logicalDecodingOn: writer)
         }
-        var url = try Fixture.url()
-        if var components = URLComponents(string: url), components.scheme?.hasPrefix("postgres") == true {
-            components.path = "/" + name
-            url = components.string ?? url
-        }
-        let database = try Database(url: url, maxConnections: 4)
+        let database = try Database(url: own.url, maxConnections: 4)
         defer { database.close() }
         var consumers: [Task<Void, Never>] = []
         for subscriber in 0..<1_000 {
@@ -53,7 +48,7 @@ package enum LiveSoakBenchmark {
         defer { for consumer in consumers { consumer.cancel() } }
         let startMemory = residentMegabytes()
         let startCPU = cpuSeconds()
-        let commitsBefore = try transactions(admin, name)
+        let commitsBefore = try transactions(counter, name)
         let interval = 1.0 / Double(commitsPerSecond)
         let start = ContinuousClock.now
         var commits = 0
@@ -66,14 +61,14 @@ package enum LiveSoakBenchmark {
             let due = start + .milliseconds(Int(Double(commits) * interval * 1000))
             if due > ContinuousClock.now { try await Task.sleep(until: due) }
         }
-        let statements = try await settled(admin, name) - commitsBefore - commits
+        let statements = try await settled(counter, name) - commitsBefore - commits
         // Then commits outside every region alone: what they cost the observers.
-        let outsideBefore = try await settled(admin, name)
+        let outsideBefore = try await settled(counter, name)
         let outsideCommits = commitsPerSecond * 5
         for commit in 0..<outsideCommits {
             try writer.execute("UPDATE other SET value = value + 1 WHERE id = $1", [commit % 1000 + 1])
         }
-        let outside = try await settled(admin, name) - outsideBefore - outsideCommits
+        let outside = try await settled(counter, name) - outsideBefore - outsideCommits
         return String(
             format: "%d observed requests (100 distinct) for %d s, %d commits (%d touching them): %.2f statements a commit in "
                 + "their region besides the writer's; CPU %.1f s; resident memory %.0f MB at the start, %.0f MB at the end; "

@@ -281,9 +281,7 @@ final class ConnectionPool: Sendable {
         for _ in 0..<count {
             executor.submit { [self] in
                 do {
-                    let connection = try Connection(conninfo: conninfo, defaults: defaults, logger: logger)
-                    try setUp(connection)
-                    let pooled = PooledConnection(connection: connection, cancelRequest: try connection.makeCancelRequest())
+                    let pooled = try openPooled()
                     state.withLock { $0.openingAhead -= 1 }
                     release(pooled, reusable: true)
                 } catch {
@@ -348,6 +346,14 @@ final class ConnectionPool: Sendable {
         executor.submit { pooled.connection.close() }
     }
 
+    /// A new connection, set up, with its cancel request: what every pooled connection is.
+    /// Blocks (libpq connects): only on the pool's threads.
+    private func openPooled() throws -> PooledConnection {
+        let connection = try Connection(conninfo: conninfo, defaults: defaults, logger: logger)
+        try setUp(connection)
+        return PooledConnection(connection: connection, cancelRequest: try connection.makeCancelRequest())
+    }
+
     /// Opens a connection on a thread of the pool for the task `waiter` (listed in `opening`). When
     /// that task was cancelled meanwhile, the connection is given back as any other is. When
     /// it cannot be opened, the error goes to the task, and the next task in line (if any)
@@ -355,9 +361,7 @@ final class ConnectionPool: Sendable {
     private func open(for waiter: Int) {
         executor.submit { [self] in
             do {
-                let connection = try Connection(conninfo: conninfo, defaults: defaults, logger: logger)
-                try setUp(connection)
-                let pooled = PooledConnection(connection: connection, cancelRequest: try connection.makeCancelRequest())
+                let pooled = try openPooled()
                 if let continuation = state.withLock({ $0.opening.removeValue(forKey: waiter) }) {
                     continuation.resume(returning: pooled)
                 } else {

@@ -53,10 +53,6 @@ extension DatabaseContext {
         orderBy: ((Object.Columns) -> [Ordering])? = nil, limit: Int? = nil, offset: Int? = nil
     ) throws -> TypedLiveResults<Object> {
         try check(Object.entity)
-        let columns = Object.Columns(prefix: "")
-        let request = FetchRequest(
-            Object.entity.name, where: condition.map { $0(columns) }, orderBy: orderBy.map { $0(columns) } ?? [], limit: limit,
-            offset: offset)
-        return TypedLiveResults(try liveFetch(request))
+        return TypedLiveResults(try liveFetch(FetchRequest(Object.self, where: condition, orderBy: orderBy, limit: limit, offset: offset)))
     }
 }

@@ -45,11 +45,7 @@ extension DatabaseContext {
     /// Errors of the connection layer as ``RelateError``s, for work that names no entity
     /// (opening a connection, reading the catalog, a change feed).
     static func wrappingErrors<Result>(_ work: () throws -> Result) throws -> Result {
-        do {
-            return try work()
-        } catch {
-            throw relateError(error)
-        }
+        try relateErrors(naming: nil, work)
     }
 
     /// `error` as the object layer reports it: a `PostgresError` becomes a ``RelateError``.

@@ -19,12 +19,9 @@ extension DatabaseContext {
         _ type: Object.Type, where condition: ((Object.Columns) -> Condition)? = nil,
         orderBy: ((Object.Columns) -> [Ordering])? = nil, limit: Int? = nil, offset: Int? = nil
     ) throws -> [Object] {
-        let columns = Object.Columns(prefix: "")
-        let request = FetchRequest(
-            Object.entity.name, where: condition.map { $0(columns) }, orderBy: orderBy.map { $0(columns) } ?? [], limit: limit,
-            offset: offset)
         try check(Object.entity)
-        return try fetch(request).map(Object.init(unchecked:))
+        return try fetch(FetchRequest(Object.self, where: condition, orderBy: orderBy, limit: limit, offset: offset))
+            .map(Object.init(unchecked:))
     }
 
     /// How many objects of a generated type meet a condition, counted by the database.
@@ -40,7 +37,7 @@ extension DatabaseContext {
     /// - Throws: `RelateError` (`.schemaChanged` when the type no longer matches the model).
     public func count<Object: TypedObject>(_ type: Object.Type, where condition: ((Object.Columns) -> Condition)? = nil) throws -> Int {
         try check(Object.entity)
-        return try count(FetchRequest(Object.entity.name, where: condition.map { $0(Object.Columns(prefix: "")) }))
+        return try count(FetchRequest(Object.self, where: condition))
     }
 
     /// The object of a generated type whose primary key is `primaryKey`, from memory when
