@@ -45,8 +45,8 @@ extension ObjectGraph {
 
     private func setCachedToOne(_ object: DatabaseObject, _ index: Int, _ value: DatabaseObject?) {
         let previous = object.toOne[index]
-        object.relations.toOne[index] = .some(value)
-        recordUndo { object.relations.toOne[index] = previous }
+        object.setToOne(index, .some(value))
+        recordUndo { object.setToOne(index, previous) }
     }
 
     /// The object's row is gone: it is marked deleted and leaves every collection. With
@@ -55,8 +55,8 @@ extension ObjectGraph {
     /// be read again. Without (a row that vanished in a roll-back), dependants stay as they are.
     func forget(_ object: DatabaseObject, applyingDeleteRules: Bool = true, settingDefaults defaults: inout [DatabaseObject]) {
         guard !object.isDeleted else { return }
-        object.isDeleted = true
-        recordUndo { object.isDeleted = false }
+        object.setDeleted(true)
+        recordUndo { object.setDeleted(false) }
         noteChange(of: object.entityIndex)
         unregister(object)
         for (index, relationship) in object.entity.relationships.enumerated() {

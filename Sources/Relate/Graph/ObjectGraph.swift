@@ -292,8 +292,8 @@ final class ObjectGraph {
                 }
             } else {
                 let previous = owner.toOne[index]
-                owner.relations.toOne[index] = .some(related.first)
-                if isRecordingUndo { recordUndo { [weak owner] in owner?.relations.toOne[index] = previous } }
+                owner.setToOne(index, .some(related.first))
+                if isRecordingUndo { recordUndo { [weak owner] in owner?.setToOne(index, previous) } }
             }
         }
     }

@@ -52,6 +52,7 @@ extension DatabaseObject {
         _ = try liveContext()
         var values: [String: any Sendable] = [:]
         for (index, key) in table.attributeKeys.enumerated() {
+            observeRead(attribute: index)
             if let value = storedValue(at: index).value { values[key] = value }
         }
         return values
@@ -63,12 +64,14 @@ extension DatabaseObject {
         guard let context else { throw RelateError(kind: .invalidObject, message: "the DatabaseContext of this object is gone") }
         switch table.keys[key] {
         case .attribute(let index)?:
+            observeRead(attribute: index)
             return .attribute(storedValue(at: index).value)
         case .relationship(let index)?:
             if table.isToMany[index] {
                 guard let set = sets[index] else { throw notLoaded(key) }
                 return .members(set.allObjects)
             }
+            observeRead(relationship: index)
             if let cached = toOne[index] { return .object(cached) }
             if entity.relationships[index].foreignKeyIn == .from {
                 let values = table.fromColumns[index].map { self.values[$0] }

@@ -39,6 +39,7 @@ extension DatabaseObject {
             if let value = value as? Value { return value }
             throw typeMismatch(reading: key, as: Value.self, found: Swift.type(of: value))
         }
+        observeRead(attribute: index)
         if let value = storedValue(at: index).value {
             if let value = value as? Value { return value }
             throw typeMismatch(reading: key, as: Value.self, found: nil)

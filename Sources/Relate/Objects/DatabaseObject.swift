@@ -132,11 +132,13 @@ public final class DatabaseObject {
     @usableFromInline @inline(never)
     func anyValue(forKey key: String) throws -> Any? {
         if let index = try attributeIndex(forReading: key) {
+            observeRead(attribute: index)
             return storedValue(at: index).value
         }
         let context = try liveContext()
         switch try context.resolve(key, in: entityIndex) {
         case .attribute(let index):
+            observeRead(attribute: index)
             return storedValue(at: index).value
         case .relationship(let index):
             let relationship = entity.relationships[index]
@@ -182,7 +184,9 @@ public final class DatabaseObject {
         if isDeleted { throw deletedError() }
         let value: Any?
         switch steps.first {
-        case .attribute(_, let index)?: return storedValue(at: index).value
+        case .attribute(_, let index)?:
+            observeRead(attribute: index)
+            return storedValue(at: index).value
         case .relationship(_, let index)?: value = table.isToMany[index] ? try relationshipSet(index) : try toOneObject(index)
         case nil: return self
         }
@@ -246,6 +250,7 @@ public final class DatabaseObject {
     }
 
     func toOneObject(_ index: Int) throws -> DatabaseObject? {
+        observeRead(relationship: index)
         if let found = toOne[index] { return found }
         let context = try liveContext()
         let relationship = entity.relationships[index]
@@ -282,8 +287,17 @@ public final class DatabaseObject {
     private func replaceValues<Values: Collection<StoredValue>>(
         _ old: [StoredValue], with newValues: Values, telling graph: ObjectGraph?
     ) {
-        for (offset, value) in zip(base..., newValues) {
-            storage.cells[offset] = value
+        let write = {
+            for (offset, value) in zip(self.base..., newValues) {
+                self.storage.cells[offset] = value
+            }
+        }
+        if let observation = table.observation {
+            var changed: [Int] = []
+            for (index, (before, after)) in zip(old, newValues).enumerated() where !before.isSame(as: after) { changed.append(index) }
+            observation.change(attributes: changed, of: self, write)
+        } else {
+            write()
         }
         graph?.registries[entityIndex].valuesChanged(of: self, from: old)
     }

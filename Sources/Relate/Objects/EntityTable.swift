@@ -15,9 +15,17 @@ final class EntityTable {
     /// scan of these short strings is cheaper than hashing the key.
     @usableFromInline let attributeKeys: [String]
 
+    /// What Observation is told of this entity's objects; `nil` unless the context
+    /// ``DatabaseContext/isObservable``.
+    var observation: ObjectObservation?
+    /// How many attributes the inlined read paths of generated getters may read without
+    /// telling anyone: all of them, or none while the context is observable.
+    @exclusivity(unchecked) @usableFromInline var directlyReadable: Int
+
     init(layout: EntityLayout) {
         self.layout = layout
         attributeKeys = layout.attributeKeys
+        directlyReadable = layout.attributeKeys.count
     }
 
     var entity: Entity { layout.entity }
@@ -52,7 +60,8 @@ final class EntityTable {
     func searchAttributeIndex(forKey key: String) -> Int? {
         if attributeKeys.count <= 16 {
             guard let index = attributeKeys.firstIndex(of: key) else { return nil }
-            nextGuess = index + 1 < attributeKeys.count ? index + 1 : 0
+            // Observed, every read must miss the guess (see `setObservable(_:)`).
+            if observation == nil { nextGuess = index + 1 < attributeKeys.count ? index + 1 : 0 }
             return index
         }
         if case .attribute(let index)? = layout.keys[key] { return index }

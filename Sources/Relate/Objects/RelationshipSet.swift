@@ -1,3 +1,4 @@
+import Observation
 /// The to-many side of a relationship: a counted set of objects whose every mutation is
 /// written to the database at once (BaseTen's `NSCountedSet` proxy).
 ///
@@ -30,6 +31,8 @@ public final class RelationshipSet: Sequence {
     /// Members removed from a large set but still in `members`: taken out all at once when
     /// the members are next read, so that removing many costs one pass, not one each.
     private var pendingRemovals: Set<ObjectIdentifier> = []
+    /// The set's observers; made on its first observed read (see ``observeMembersRead()``).
+    var observation: ObservationRegistrar?
 
     /// `members` may name an object more than once only when `mayRepeat` (a join through
     /// a helper table); otherwise they are taken as they are.
@@ -45,7 +48,10 @@ public final class RelationshipSet: Sequence {
     public var relationship: Relationship { owner.entity.relationships[relationshipIndex] }
 
     /// The number of distinct members (as `NSCountedSet.count`).
-    public var count: Int { members.count - pendingRemovals.count }
+    public var count: Int {
+        observeMembersRead()
+        return members.count - pendingRemovals.count
+    }
     /// Whether the set has no member.
     public var isEmpty: Bool { count == 0 }
 
@@ -69,6 +75,7 @@ public final class RelationshipSet: Sequence {
     /// - Parameter object: An object of the relationship's target entity.
     /// - Returns: `true` when it is a member.
     public func contains(_ object: DatabaseObject) -> Bool {
+        observeMembersRead()
         // A short scan beats hashing for the few members most sets have.
         if members.count <= 16, pendingRemovals.isEmpty { return members.contains { $0 === object } }
         if identities == nil { identities = Set(members.lazy.map(ObjectIdentifier.init)) }
@@ -77,6 +84,7 @@ public final class RelationshipSet: Sequence {
 
     /// The distinct members, in the order they were loaded or added.
     public var allObjects: [DatabaseObject] {
+        observeMembersRead()
         takeOutPendingRemovals()
         return members
     }
@@ -146,15 +154,18 @@ public final class RelationshipSet: Sequence {
         // Kept without pending removals: the identities are rebuilt from `members` on undo.
         takeOutPendingRemovals()
         let previous = (members, repeats)
+        let same = previous.0.count == newMembers.count && zip(previous.0, newMembers).allSatisfy { $0 === $1 }
         unlistMemberships()
-        fill(with: newMembers, mayRepeat: mayRepeat)
+        if same { fill(with: newMembers, mayRepeat: mayRepeat) } else { changeMembers { fill(with: newMembers, mayRepeat: mayRepeat) } }
         if let graph = owner.graph, graph.isRecordingUndo {
             graph.recordUndo { [weak self] in
                 guard let self else { return }
                 unlistMemberships()
-                (members, repeats) = previous
-                pendingRemovals = []
-                identities = nil
+                changeMembers {
+                    (members, repeats) = previous
+                    pendingRemovals = []
+                    identities = nil
+                }
                 listMemberships()
             }
         }
@@ -178,12 +189,14 @@ public final class RelationshipSet: Sequence {
         let id = ObjectIdentifier(object)
         if pendingRemovals.contains(id) { takeOutPendingRemovals() }
         let current = count(for: object)
-        if current == 0 {
-            members.append(object)
-            identities?.insert(id)
-            if isManyToMany { owner.graph?.listMembership(of: object, in: self) }
+        changeMembers {
+            if current == 0 {
+                members.append(object)
+                identities?.insert(id)
+            }
+            repeats[id] = current + times > 1 ? current + times : nil
         }
-        repeats[id] = current + times > 1 ? current + times : nil
+        if current == 0, isManyToMany { owner.graph?.listMembership(of: object, in: self) }
         if recordingUndo, let graph = owner.graph, graph.isRecordingUndo {
             graph.recordUndo { [weak self] in self?.drop(object, times: times, recordingUndo: false) }
         }
@@ -196,8 +209,9 @@ public final class RelationshipSet: Sequence {
         guard current > 0 else { return }
         let removed = Swift.min(times ?? current, current)
         let remaining = current - removed
-        repeats[id] = remaining > 1 ? remaining : nil
-        if remaining == 0 {
+        changeMembers {
+            repeats[id] = remaining > 1 ? remaining : nil
+            guard remaining == 0 else { return }
             if members.count <= 16, pendingRemovals.isEmpty {
                 members.removeAll { $0 === object }
                 identities?.remove(id)
@@ -206,8 +220,8 @@ public final class RelationshipSet: Sequence {
                 identities?.remove(id)
                 pendingRemovals.insert(id)
             }
-            if isManyToMany { owner.graph?.unlistMembership(of: object, in: self) }
         }
+        if remaining == 0, isManyToMany { owner.graph?.unlistMembership(of: object, in: self) }
         if recordingUndo, let graph = owner.graph, graph.isRecordingUndo {
             graph.recordUndo { [weak self] in self?.add(object, times: removed, recordingUndo: false) }
         }

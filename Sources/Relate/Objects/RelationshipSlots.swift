@@ -1,3 +1,4 @@
+import Observation
 /// What an object has loaded, by relationship index: an array sized on the first store
 /// (an entity has a handful of relationships), cheaper to fill and to free than a
 /// dictionary when a prefetch loads a relationship for thousands of objects.
@@ -36,6 +37,9 @@ final class LoadedRelationships {
     var toOne = RelationshipSlots<DatabaseObject?>()
     /// Members counted by the database where the set is not loaded (see ``CachedCount``).
     var counts = RelationshipSlots<CachedCount>()
+    /// The object's observers, by attribute and relationship; made on its first observed
+    /// read (see ``ObjectObservation``). Kept by `takeAll()`: observers outlive a reset.
+    var registrar: ObservationRegistrar?
 
     /// Empties the box; answers what it held, to put back on undo.
     func takeAll() -> (sets: RelationshipSlots<RelationshipSet>, toOne: RelationshipSlots<DatabaseObject?>) {
