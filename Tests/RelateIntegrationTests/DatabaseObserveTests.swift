@@ -1,4 +1,5 @@
 import Foundation
+import MetricsTestKit
 import Testing
 
 @testable import Relate
@@ -79,6 +80,63 @@ import Testing
             #expect(left.last?.difference.removed.map(\.index) == [0])
             // The title observer heard of none of it.
             #expect(titles.snapshots.withLock { $0.count } == 1)
+        }
+    }
+
+    /// Requests on a table's own columns are read again only when a changed row is in
+    /// their answer or meets their condition now: a commit of one row costs one statement
+    /// that tests it against all twenty conditions, and a read of the one answer it changed.
+    /// Key changes, deletes and inserts keep every answer equal to a fresh read.
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func theChangedRowsDecideWhichAnswersToReadAgain(_ mechanism: ChangeTracking.Mechanism) async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("""
+                CREATE TABLE item (id int PRIMARY KEY, value int NOT NULL);
+                INSERT INTO item SELECT i, 0 FROM generate_series(1, 200) i;
+                """)
+            try ChangeTrackingTests.enable(mechanism, on: setup)
+            let metrics = TestMetrics()
+            let database = try Database(url: url, configuration: Configuration(maxConnections: 2, metricsFactory: metrics))
+            defer { database.close() }
+            let requests = (0..<20).map { range in
+                FetchRequest("item", where: Key("id") > range * 10 && Key("id") <= range * 10 + 10, orderBy: [.descending("value"), .ascending("id")], limit: 8)
+            }
+            var collectors: [Collector] = []
+            for request in requests { collectors.append(Collector(try await database.observe(request))) }
+            for collector in collectors { _ = try await collector.wait(for: 1) }
+            let statements = try metrics.expectTimer("relate.statement.duration", [("pool", "primary")])
+            func sent() -> Int { statements.values.count }
+
+            // One row of the second range changes: the second answer is read again, no other.
+            let before = sent()
+            try setup.execute("UPDATE item SET value = 5 WHERE id = 13")
+            #expect(Self.ids(try await collectors[1].wait(for: 2).last) == [13, 11, 12, 14, 15, 16, 17, 18])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(sent() - before <= 4, "statements for one changed row: \(sent() - before)")
+            #expect(collectors.enumerated().allSatisfy { $0.offset == 1 || $0.element.snapshots.withLock { $0.count } == 1 })
+
+            // A row outside every window but meeting a condition joins it (the limit holds);
+            // a key moves a row from one answer to another; a delete and an insert.
+            try setup.execute("UPDATE item SET value = 9 WHERE id = 20")
+            try setup.execute("UPDATE item SET id = 1000 WHERE id = 13")
+            try setup.execute("DELETE FROM item WHERE id = 25")
+            try setup.execute("UPDATE item SET id = 25 WHERE id = 1000")
+            try setup.execute("DELETE FROM item WHERE id = 31")
+            try setup.execute("INSERT INTO item VALUES (300, 1), (205, 0), (31, 3)")
+            let fresh = try DatabaseContext(url: url)
+            let deadline = ContinuousClock.now + .seconds(10)
+            var answers: [[Int]] = []
+            var expected: [[Int]] = []
+            repeat {
+                try await Task.sleep(for: .milliseconds(100))
+                expected = try requests.map { try fresh.fetch($0).compactMap { $0.primaryKey.first as? Int } }
+                answers = collectors.map { Self.ids($0.snapshots.withLock { $0.last }) }
+            } while answers != expected && ContinuousClock.now < deadline
+            #expect(answers == expected)
+            #expect(answers[1] == [20, 11, 12, 14, 15, 16, 17, 18])
+            #expect(answers[2] == [25, 21, 22, 23, 24, 26, 27, 28])
+            #expect(answers[3] == [31, 32, 33, 34, 35, 36, 37, 38])
         }
     }
 

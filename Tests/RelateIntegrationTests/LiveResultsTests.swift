@@ -267,6 +267,50 @@ import Testing
     }
 }
 
+extension LiveWorkloadTests {
+    /// The same 50 requests through `database.observe`, against the same kind of workload
+    /// (13 of them are decided from the changed rows alone, the rest read again
+    /// whenever their region changes): once the feed settles every stream's last answer is
+    /// a fresh fetch's, and where a stream saw every version, its differences applied to
+    /// its first answer give its last.
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func fiftyObservedRequestsStayTheirAnswers(_ mechanism: ChangeTracking.Mechanism) async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(ChangeTrackingTests.schema)
+            try ChangeTrackingTests.enable(mechanism, on: setup)
+            let database = try Database(url: url, maxConnections: 3)
+            defer { database.close() }
+            let requests = Self.requests()
+            var collectors: [DatabaseObserveTests.Collector] = []
+            for request in requests { collectors.append(DatabaseObserveTests.Collector(try await database.observe(request))) }
+            for collector in collectors { _ = try await collector.wait(for: 1) }
+            try ChangeTrackingTests.randomWorkload(
+                on: try Connection(url: url), seed: 31, operations: 300, surname: { "S\($0 % 10)" }, catchUpOneIn: 1_000_000
+            ) {}
+            let fresh = try DatabaseContext(url: url)
+            let expected = try requests.map { Self.keys(try fresh.fetch($0)) }
+            func answers() -> [[String]] {
+                collectors.map { $0.snapshots.withLock { $0.last?.rows.map { "\($0.primaryKey)" } ?? [] } }
+            }
+            let deadline = ContinuousClock.now + .seconds(20)
+            while answers() != expected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            for (position, answer) in answers().enumerated() {
+                #expect(answer == expected[position], "\(requests[position].entity) #\(position)")
+            }
+            for collector in collectors {
+                let seen = collector.snapshots.withLock { $0 }
+                guard seen.map(\.version) == Array(0..<seen.count) else { continue }
+                var composed: [String] = []
+                for snapshot in seen { composed = Self.apply(snapshot.difference, to: composed) }
+                #expect(composed == seen.last?.rows.map { "\($0.primaryKey)" })
+            }
+            let deciding = try requests.filter { try $0.decidesFromChangedRows(in: database.layout.withLock { $0 }) }.count
+            #expect(deciding == 13)
+        }
+    }
+}
+
 /// Live results of a generated type.
 @Suite struct TypedLiveResultsTests {
     @Test func aTypedLiveFetchStaysItsAnswer() throws {

@@ -260,6 +260,28 @@ import Testing
         #expect(error?.message.contains(#"Key("x.badge").any(…)"#) == true)
     }
 
+    // MARK: - Live queries
+
+    /// Which requests on a table's own columns the changed rows meet: one statement for all.
+    @Test func changedRowsAreTestedAgainstEveryConditionInOneStatement() throws {
+        let layout = Self.layout
+        let person = try layout.entityIndex(named: "person")
+        let hoppers = FetchRequest("person", where: Key("surname") == "Hopper", orderBy: [.ascending("firstname")])
+        let everyone = FetchRequest("person", limit: 5)
+        let statement = try FetchRequest.matchStatement([hoppers, everyone], entity: person, keys: [.integer(4), .integer(9)], layout: layout)
+        #expect(
+            statement.sql
+                == #"SELECT DISTINCT m.i FROM "public"."person" t0 CROSS JOIN LATERAL (VALUES (0, t0."surname" = $1), (1, TRUE)) m(i, ok) WHERE t0."id" = ANY($2) AND m.ok"#)
+        #expect(Self.values(statement).first == "Hopper")
+        #expect(try hoppers.decidesFromChangedRows(in: layout))
+        #expect(try everyone.decidesFromChangedRows(in: layout))
+        // An offset moves the window; a join reads another table; a composite key is not one text.
+        #expect(try !FetchRequest("person", offset: 2).decidesFromChangedRows(in: layout))
+        #expect(try !FetchRequest("email", where: Key("person.surname") == "Hopper").decidesFromChangedRows(in: layout))
+        #expect(try !FetchRequest("person", where: Key("email").any(Key("address") == "a")).decidesFromChangedRows(in: layout))
+        #expect(try !FetchRequest("shelf").decidesFromChangedRows(in: layout))
+    }
+
     // MARK: - Cursors
 
     @Test func aWalkDeclaresFetchesAndClosesItsCursor() {

@@ -88,9 +88,15 @@ extension Database {
         guard let entity = layout.entityIndex(schema: notice.schema, table: notice.table) else { return [] }
         let name = layout.model.entities[entity].name
         guard let keys = notice.keys else { return [Change(entity: name, kind: notice.kind, primaryKey: [], changedKeys: [])] }
-        return keys.map { key in
+        return keys.enumerated().map { offset, key in
             let values = layout.entities[entity].storedKey(key)?.map(\.value) ?? key.map { $0 as (any Sendable)? }
-            return Change(entity: name, kind: notice.kind, primaryKey: values, changedKeys: [])
+            // The keys before, of rows whose key changed: by position when the notice pairs
+            // them with the keys after, else all of them with each row.
+            var texts = [key]
+            if let old = notice.oldKeys {
+                texts += old.count == keys.count ? (old[offset] == key ? [] : [old[offset]]) : old
+            }
+            return Change(entity: name, kind: notice.kind, primaryKey: values, changedKeys: [], keyTexts: texts)
         }
     }
 }

@@ -44,3 +44,50 @@ extension FetchRequest {
         return end
     }
 }
+
+/// Deciding from the changed rows alone whether a commit changed an answer.
+extension FetchRequest {
+    /// Whether a commit's changed rows alone say if this answer changed: the condition and
+    /// the order read the entity's own columns only (its region is the entity), no offset
+    /// can move the window, and the key is one column whose text form the feed sends as
+    /// the answer's rows hold it (an integer, a string or a UUID). Then the answer changed
+    /// only if a changed row is in it, or meets the condition now; otherwise it is read
+    /// again whenever its region changes.
+    func decidesFromChangedRows(in layout: ModelLayout) throws(RelateError) -> Bool {
+        let root = try layout.entityIndex(named: entity)
+        let entity = layout.entities[root]
+        guard (offset ?? 0) == 0, try region(in: layout) == [root], entity.primaryKey.count == 1 else { return false }
+        switch entity.types[entity.primaryKey[0]].mapping {
+        case .integer, .string, .uuid: return true
+        default: return false
+        }
+    }
+
+    /// One statement that tells which of `requests`' conditions a row of `entity` with one
+    /// of `keys` meets now: a row for each such request's index. The requests must
+    /// ``decidesFromChangedRows(in:)``.
+    ///
+    /// ```sql
+    /// SELECT DISTINCT m.i FROM "item" t0
+    ///   CROSS JOIN LATERAL (VALUES (0, t0."id" >= $1 AND t0."id" < $2), (1, …)) m(i, ok)
+    /// WHERE t0."id" = ANY($9) AND m.ok
+    /// ```
+    static func matchStatement(
+        _ requests: [FetchRequest], entity: Int, keys: [StoredValue], layout: ModelLayout
+    ) throws(RelateError) -> Statement {
+        var builder = RequestSQL(layout: layout)
+        var scope = RequestSQL.Scope(entity: entity, alias: builder.newAlias())
+        var tests: [String] = []
+        for (index, request) in requests.enumerated() {
+            let condition = try request.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
+            tests.append("(\(index), \(condition ?? "TRUE"))")
+        }
+        let layout = layout.entities[entity]
+        let key = layout.primaryKey[0]
+        let column = "\(scope.alias).\(layout.columns[key])"
+        let found = builder.keyCondition(column, type: layout.types[key], keys)
+        return builder.statement(
+            "SELECT DISTINCT m.i FROM \(builder.from(scope)) CROSS JOIN LATERAL (VALUES \(tests.joined(separator: ", "))) m(i, ok) "
+                + "WHERE \(found) AND m.ok")
+    }
+}

@@ -1,12 +1,19 @@
 /// The live queries of one ``Database``: one change feed for all of them, one group per
 /// distinct request (read once per change for all its subscribers), evaluation coalesced
-/// while a read is under way.
+/// while a read is under way. A request on its entity's own columns is read again only
+/// when a changed row is in its answer or meets its condition now, which one statement
+/// per entity and batch of commits tells for all such requests at once.
 actor ObservationHub {
     private struct Group {
         let request: FetchRequest
         /// The entities whose changes can change the answer.
         let region: Set<Int>
+        /// The entity whose changed rows alone decide whether the answer changed; `nil`
+        /// when the request reads more (see ``FetchRequest/decidesFromChangedRows(in:)``).
+        let decidingEntity: Int?
         var rows: [LiveRow] = []
+        /// The rows' keys, for a group with a deciding entity.
+        var keys: Set<ObjectKey> = []
         var version = 0
         var subscribers: [Int: AsyncThrowingStream<LiveSnapshot, any Error>.Continuation] = [:]
     }
@@ -14,6 +21,11 @@ actor ObservationHub {
     private var groups: [String: Group] = [:]
     /// Groups whose region changed since they were last read.
     private var stale = Set<String>()
+    /// Groups whose entity's rows changed, to be read again if the changed rows say so.
+    private var undecided = Set<String>()
+    /// The keys (text forms) of the rows changed since the groups waiting on them were
+    /// last decided, by entity.
+    private var changedKeys: [Int: Set<[String?]>] = [:]
     private var isEvaluating = false
     private var nextSubscriber = 0
     /// Reads the database's change feed; `nil` while nobody observes.
@@ -27,10 +39,13 @@ actor ObservationHub {
         // The same SQL with the same values is the same request, whoever built it.
         let key = statement.sql + "\u{0}" + statement.statement.parameters.map { $0.map { "\($0)" } ?? "NULL" }.joined(separator: "\u{0}")
         let region = try request.region(in: layout)
+        let decidingEntity = try request.decidesFromChangedRows(in: layout) ? try layout.entityIndex(named: request.entity) : nil
         try await startFeed(for: database)
         if groups[key] == nil {
             let rows = try await database.liveRows(request)
-            if groups[key] == nil { groups[key] = Group(request: request, region: region, rows: rows) }
+            if groups[key] == nil {
+                groups[key] = Group(request: request, region: region, decidingEntity: decidingEntity, rows: rows, keys: Self.keys(of: rows))
+            }
         }
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: LiveSnapshot.self, bufferingPolicy: .bufferingNewest(1))
         let group = groups[key]!
@@ -49,6 +64,7 @@ actor ObservationHub {
         if groups[key]?.subscribers.isEmpty == true {
             groups[key] = nil
             stale.remove(key)
+            undecided.remove(key)
         }
         if groups.isEmpty {
             feed?.cancel()
@@ -80,37 +96,103 @@ actor ObservationHub {
     }
 
     /// A transaction committed: the groups whose region it touched are stale, and are read
-    /// again (one read each, however many commits arrive meanwhile).
+    /// again (one read each, however many commits arrive meanwhile) — or, where the changed
+    /// rows decide, wait for them to be tested.
     private func committed(_ committed: CommittedChanges, on database: Database) {
         let layout = database.layout.withLock { $0 }
-        let touched = Set(committed.changes.compactMap { try? layout.entityIndex(named: $0.entity) })
-        for (key, group) in groups where committed.mayHaveMissedChanges || !group.region.isDisjoint(with: touched) {
-            stale.insert(key)
+        var touched = Set<Int>()
+        var keys: [Int: [[String?]]] = [:]
+        // Entities with a change whose key the feed did not send (a table without one, a
+        // truncate, a payload cut short): no group can decide from its rows.
+        var unkeyed = Set<Int>()
+        for change in committed.changes {
+            guard let entity = try? layout.entityIndex(named: change.entity) else { continue }
+            touched.insert(entity)
+            if change.keyTexts.isEmpty { unkeyed.insert(entity) } else { keys[entity, default: []] += change.keyTexts }
         }
-        guard !stale.isEmpty, !isEvaluating else { return }
+        for (key, group) in groups where committed.mayHaveMissedChanges || !group.region.isDisjoint(with: touched) {
+            if !committed.mayHaveMissedChanges, let entity = group.decidingEntity, !unkeyed.contains(entity), !stale.contains(key) {
+                undecided.insert(key)
+                changedKeys[entity, default: []].formUnion(keys[entity] ?? [])
+            } else {
+                stale.insert(key)
+                undecided.remove(key)
+            }
+        }
+        guard !stale.isEmpty || !undecided.isEmpty, !isEvaluating else { return }
         isEvaluating = true
         Task { await evaluate(on: database) }
     }
 
     private func evaluate(on database: Database) async {
         defer { isEvaluating = false }
-        while let key = stale.popFirst() {
-            guard let request = groups[key]?.request else { continue }
-            do {
-                let rows = try await database.liveRows(request)
-                guard var group = groups[key] else { continue }
-                let difference = Self.difference(from: group.rows, to: rows)
-                guard !difference.isEmpty || !Self.sameValues(group.rows, rows) else { continue }
-                group.rows = rows
-                group.version += 1
-                groups[key] = group
-                let snapshot = LiveSnapshot(rows: rows, difference: difference, version: group.version)
-                for continuation in group.subscribers.values { continuation.yield(snapshot) }
-            } catch {
-                for continuation in groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
-                groups[key] = nil
+        while !stale.isEmpty || !undecided.isEmpty {
+            if !undecided.isEmpty { await decide(on: database) }
+            while let key = stale.popFirst() { await read(key, on: database) }
+        }
+    }
+
+    /// Tests the rows changed since the undecided groups were last read against their
+    /// conditions, one statement per entity (and per 500 requests): a group whose answer
+    /// holds a changed row, or whose condition a changed row now meets, is stale; the rest
+    /// kept their answer.
+    private func decide(on database: Database) async {
+        let layout = database.layout.withLock { $0 }
+        let waiting = undecided
+        let keysByEntity = changedKeys
+        undecided = []
+        changedKeys = [:]
+        var byEntity: [Int: [String]] = [:]
+        for key in waiting {
+            if let entity = groups[key]?.decidingEntity { byEntity[entity, default: []].append(key) }
+        }
+        for (entity, waiting) in byEntity {
+            let texts = Array(keysByEntity[entity] ?? [])
+            let changed = Set(texts.compactMap { layout.entities[entity].storedKey($0).flatMap(ObjectKey.init) })
+            for chunk in stride(from: 0, to: waiting.count, by: 500).map({ Array(waiting[$0..<min($0 + 500, waiting.count)]) }) {
+                let requests = chunk.compactMap { groups[$0]?.request }
+                guard requests.count == chunk.count else {
+                    // A group went while the lock was let go: read the rest again.
+                    stale.formUnion(chunk.filter { groups[$0] != nil })
+                    continue
+                }
+                do {
+                    let meeting = try await database.requestsMet(of: requests, entity: entity, keys: texts)
+                    for (index, key) in chunk.enumerated() {
+                        guard let group = groups[key] else { continue }
+                        if meeting.contains(index) || !group.keys.isDisjoint(with: changed) { stale.insert(key) }
+                    }
+                } catch {
+                    // Undecided: read them again, which reports its own error.
+                    stale.formUnion(chunk)
+                }
             }
         }
+    }
+
+    /// Reads group `key`'s answer again; tells its subscribers when it changed.
+    private func read(_ key: String, on database: Database) async {
+        guard let request = groups[key]?.request else { return }
+        do {
+            let rows = try await database.liveRows(request)
+            guard var group = groups[key] else { return }
+            let difference = Self.difference(from: group.rows, to: rows)
+            guard !difference.isEmpty || !Self.sameValues(group.rows, rows) else { return }
+            group.rows = rows
+            if group.decidingEntity != nil { group.keys = Self.keys(of: rows) }
+            group.version += 1
+            groups[key] = group
+            let snapshot = LiveSnapshot(rows: rows, difference: difference, version: group.version)
+            for continuation in group.subscribers.values { continuation.yield(snapshot) }
+        } catch {
+            for continuation in groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
+            groups[key] = nil
+        }
+    }
+
+    /// The identities of rows of an entity with a one-column key.
+    private static func keys(of rows: [LiveRow]) -> Set<ObjectKey> {
+        Set(rows.compactMap { row in row.primaryKey.count == 1 ? ObjectKey(StoredValue(row.primaryKey[0])) : nil })
     }
 
     /// The feed failed: every observer's stream ends with its error.
@@ -120,6 +202,8 @@ actor ObservationHub {
         }
         groups = [:]
         stale = []
+        undecided = []
+        changedKeys = [:]
         feed = nil
     }
 

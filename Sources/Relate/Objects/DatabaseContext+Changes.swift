@@ -22,6 +22,9 @@ public struct Change: Sendable, CustomStringConvertible {
     public var primaryKey: [(any Sendable)?]
     /// For an update of an object this context holds: the attribute keys whose values changed.
     public var changedKeys: [String]
+    /// The row's primary key as the feed sent it (text, in key order), and for an update
+    /// that changed the key, the key before: what a live query finds its rows by.
+    var keyTexts: [[String?]] = []
 
     /// The kind, the entity and the changed keys (`update person (surname)`); never row data.
     public var description: String {

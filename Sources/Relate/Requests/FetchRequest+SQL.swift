@@ -100,6 +100,11 @@ struct RequestSQL {
         Statement(sql: sql, parameters: values.parameters)
     }
 
+    /// The rows whose one-column key is one of `keys` (``SQLBuilder/keyCondition(_:type:_:)``).
+    mutating func keyCondition(_ column: String, type: PostgresType, _ keys: [StoredValue]) -> String {
+        values.keyCondition(column, type: type, keys)
+    }
+
     func from(_ scope: Scope) -> String {
         let head = scope.head ?? "\(layout.entities[scope.entity].table) \(scope.alias)"
         return ([head] + scope.joins).joined(separator: " ")
