@@ -53,7 +53,10 @@ package enum LiveSoakBenchmark {
         let start = ContinuousClock.now
         var commits = 0
         var inRegion = 0
+        // Resident memory at each tenth of the run: flat, or not.
+        var memory: [Double] = []
         while ContinuousClock.now - start < .seconds(seconds) {
+            if ContinuousClock.now - start >= .seconds(seconds) / 10 * memory.count { memory.append(residentMegabytes()) }
             let table = commits % 2 == 0 ? "item" : "other"
             if table == "item" { inRegion += 1 }
             try writer.execute("UPDATE \(table) SET value = value + 1 WHERE id = $1", [commits * 7 % 1000 + 1])
@@ -71,7 +74,8 @@ package enum LiveSoakBenchmark {
         let outside = try await settled(counter, name) - outsideBefore - outsideCommits
         return String(
             format: "%d observed requests (100 distinct) for %d s, %d commits (%d touching them): %.2f statements a commit in "
-                + "their region besides the writer's; CPU %.1f s; resident memory %.0f MB at the start, %.0f MB at the end; "
+                + "their region besides the writer's; CPU %.1f s; resident memory %.0f MB at the start, %.0f MB at the end "
+                + "(each tenth of the run: \(memory.map { String(format: "%.0f", $0) }.joined(separator: " ")) MB); "
                 + "then %d commits outside every region: %d statements besides the writer's",
             consumers.count, seconds, commits, inRegion, Double(statements) / Double(max(1, inRegion)), cpuSeconds() - startCPU,
             startMemory, residentMegabytes(), outsideCommits, outside)

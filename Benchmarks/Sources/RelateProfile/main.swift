@@ -17,7 +17,8 @@ import Relate
 /// `Connection.query`, 1,000 a run), pool-read (1,000 objects by key, each through
 /// `database.read`; raw: `PQexecParams` on the pool's connection and thread, inside one
 /// unit), pool-read-preferring (the same in a task that prefers the database's executor)
-/// and pool-empty (1,000 `database.read`s that send nothing, against the same raw reads);
+/// and pool-empty (1,000 `database.read`s that send nothing, against the same raw reads),
+/// objects-fetch-observed (objects-fetch with `context.isObservable` on);
 /// `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
@@ -31,7 +32,7 @@ let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
     "objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
-    "pool-read", "pool-read-preferring", "pool-empty", "update-by-key",
+    "pool-read", "pool-read-preferring", "pool-empty", "update-by-key", "objects-fetch-observed",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 // Change tracking and the catalog have reports of their own: `changes [updates]`
@@ -96,9 +97,11 @@ struct Sides {
 
 func sides(of task: String) throws -> Sides {
     switch task {
-    case "objects-fetch", "objects-fetch-as-any":
+    case "objects-fetch", "objects-fetch-as-any", "objects-fetch-observed":
         let state = try ObjectsState.fetch()
         let asAny = task == "objects-fetch-as-any"
+        // Every read told to Observation, as a context that feeds a user interface does.
+        state.context.isObservable = task == "objects-fetch-observed"
         return Sides(
             relate: { keep(asAny ? try fetchAsObjectsCastingAny(state.context) : try fetchAsObjects(state.context)) },
             raw: { keep(try state.raw.fetch()) })

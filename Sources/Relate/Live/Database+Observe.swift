@@ -34,7 +34,10 @@ extension Database {
     /// needs `relate enable`); identical requests are read once per change for all their
     /// observers; a commit outside the request's region (the tables its condition, joins
     /// and sort order read) sends no query, and commits that arrive while the answer is
-    /// being read are answered together by the next read. The stream keeps only the newest
+    /// being read are answered together by the next read. A request whose condition and
+    /// order read its entity's own columns only (no offset, a one-column key) is read again
+    /// only when a changed row is in its answer or meets its condition now: one statement
+    /// per entity and batch of commits tests the changed rows against all such requests. The stream keeps only the newest
     /// snapshot: a slow consumer never holds the feed up, and skips to the newest answer
     /// (see ``LiveSnapshot/version``). It ends when the consumer stops iterating, and throws
     /// when the feed fails (a table's definition changed: reload the model) or the answer
