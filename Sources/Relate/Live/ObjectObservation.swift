@@ -16,8 +16,7 @@ extension DatabaseContext {
     /// ```
     ///
     /// Off by default, because it is not free: Observation is told of every read, whether
-    /// anything is tracking or not (about 30 ns a read in the registrar alone), and each
-    /// object read gets a registrar of its own. Reading 100,000 rows and all their
+    /// anything is tracking or not, and each object read gets a registrar of its own. Reading 100,000 rows and all their
     /// attributes took 3.5–3.8× what raw libpq takes with it on, 1.24–1.26× with it off
     /// (`RelateProfile objects-fetch-observed`). Turn it on for the context that feeds a
     /// user interface, before its objects are read. ``LiveResults`` is observable whatever
