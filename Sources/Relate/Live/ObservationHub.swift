@@ -26,6 +26,10 @@ actor ObservationHub {
     /// The keys (text forms) of the rows changed since the groups waiting on them were
     /// last decided, by entity.
     private var changedKeys: [Int: Set<[String?]>] = [:]
+    /// Requests whose first answer is being read, by region: a commit that touches one
+    /// meanwhile may be missing from that answer, so the group starts stale.
+    private var firstReads: [String: Set<Int>] = [:]
+    private var touchedDuringFirstRead = Set<String>()
     private var isEvaluating = false
     private var nextSubscriber = 0
     /// Reads the database's change feed; `nil` while nobody observes.
@@ -42,9 +46,21 @@ actor ObservationHub {
         let decidingEntity = try request.decidesFromChangedRows(in: layout) ? try layout.entityIndex(named: request.entity) : nil
         try await startFeed(for: database)
         if groups[key] == nil {
-            let rows = try await database.liveRows(request)
+            firstReads[key] = region
+            let rows: [LiveRow]
+            do {
+                rows = try await database.liveRows(request)
+            } catch {
+                firstReads[key] = nil
+                throw error
+            }
+            firstReads[key] = nil
             if groups[key] == nil {
                 groups[key] = Group(request: request, region: region, decidingEntity: decidingEntity, rows: rows, keys: Self.keys(of: rows))
+            }
+            if touchedDuringFirstRead.remove(key) != nil {
+                stale.insert(key)
+                scheduleEvaluation(on: database)
             }
         }
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: LiveSnapshot.self, bufferingPolicy: .bufferingNewest(1))
@@ -110,6 +126,9 @@ actor ObservationHub {
             touched.insert(entity)
             if change.keyTexts.isEmpty { unkeyed.insert(entity) } else { keys[entity, default: []] += change.keyTexts }
         }
+        for (key, region) in firstReads where committed.mayHaveMissedChanges || !region.isDisjoint(with: touched) {
+            touchedDuringFirstRead.insert(key)
+        }
         for (key, group) in groups where committed.mayHaveMissedChanges || !group.region.isDisjoint(with: touched) {
             if !committed.mayHaveMissedChanges, let entity = group.decidingEntity, !unkeyed.contains(entity), !stale.contains(key) {
                 undecided.insert(key)
@@ -119,6 +138,11 @@ actor ObservationHub {
                 undecided.remove(key)
             }
         }
+        scheduleEvaluation(on: database)
+    }
+
+    /// Starts reading what is stale or undecided, unless a read is under way (it will).
+    private func scheduleEvaluation(on database: Database) {
         guard !stale.isEmpty || !undecided.isEmpty, !isEvaluating else { return }
         isEvaluating = true
         Task { await evaluate(on: database) }
