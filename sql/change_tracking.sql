@@ -92,3 +92,28 @@ $function$;
 
 REVOKE ALL ON FUNCTION relate_tracking.track(regclass) FROM PUBLIC;
 REVOKE ALL ON FUNCTION relate_tracking.untrack(regclass) FROM PUBLIC;
+
+-- Tells listeners that a definition may have changed, so that they read the catalog
+-- then and not at every batch of notifications. Only a superuser may make event
+-- triggers: installed by another role, there are none, and listeners read the catalog
+-- at every batch. DROP SCHEMA relate_tracking CASCADE takes them with the function.
+CREATE OR REPLACE FUNCTION relate_tracking.definition_changed() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+BEGIN
+    PERFORM pg_notify('relate_changes', '{"ddl":1}');
+END
+$function$;
+REVOKE ALL ON FUNCTION relate_tracking.definition_changed() FROM PUBLIC;
+
+DO $do$
+BEGIN
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        IF NOT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'relate_ddl') THEN
+            CREATE EVENT TRIGGER relate_ddl ON ddl_command_end EXECUTE PROCEDURE relate_tracking.definition_changed();
+        END IF;
+        IF NOT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'relate_drop') THEN
+            CREATE EVENT TRIGGER relate_drop ON sql_drop EXECUTE PROCEDURE relate_tracking.definition_changed();
+        END IF;
+    END IF;
+END
+$do$;

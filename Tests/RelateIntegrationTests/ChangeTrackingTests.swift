@@ -238,6 +238,69 @@ import Testing
         }
     }
 
+    /// Where `relate enable` ran as a superuser, its event triggers tell of every definition
+    /// change, so the trigger feed reads the catalog once at the start and then only after
+    /// DDL (or a forged `{"ddl":1}`, which costs one read and changes nothing); without them
+    /// (dropped here, as when another role ran `enable`) it reads the catalog at every batch
+    /// that names a table. Both see an altered table.
+    @Test func theCatalogIsReadAfterDefinitionChangesOnly() throws {
+        try TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(Self.schema)
+            try Self.enable(.triggers, on: setup)
+            let context = try DatabaseContext(url: url)
+            func feed() throws -> NotificationFeed {
+                try #require(try makeChangeFeed(on: try Connection(url: url), layout: context.layout, mechanism: .triggers) as? NotificationFeed)
+            }
+            /// Each batch received until `notices` changes or a schema change came, waiting at most 5 s.
+            func receive(_ feed: NotificationFeed, notices: Int) throws -> (batches: Int, notices: Int, altered: [String]) {
+                var (batches, seen, altered) = (0, 0, [String]())
+                let deadline = ContinuousClock.now + .seconds(5)
+                while seen < notices, altered.isEmpty, ContinuousClock.now < deadline {
+                    try feed.waitForInput(timeout: .milliseconds(100))
+                    let events = try feed.receive()
+                    if !events.isEmpty { batches += 1 }
+                    for event in events {
+                        switch event {
+                        case .changes(let list): seen += list.count
+                        case .schemaChanged(_, let table, _): altered.append(table)
+                        case .gap: break
+                        }
+                    }
+                }
+                return (batches, seen, altered)
+            }
+            let told = try feed()
+            for id in 1...3 { try setup.execute("UPDATE person SET surname = surname || 'x' WHERE id = $1", [id]) }
+            #expect(try receive(told, notices: 3).notices == 3)
+            #expect(told.catalogChecks == 1)
+            for id in 1...3 { try setup.execute("UPDATE title SET name = name || 'x' WHERE id = $1", [id]) }
+            #expect(try receive(told, notices: 3).notices == 3)
+            #expect(told.catalogChecks == 1)
+            try setup.execute(#"NOTIFY relate_changes, '{"ddl":1}'"#)
+            try setup.execute("UPDATE person SET surname = 'Hopper' WHERE id = 2")
+            let forged = try receive(told, notices: 1)
+            #expect(forged.notices == 1 && forged.altered.isEmpty)
+            #expect(told.catalogChecks == 2)
+            try setup.execute("ALTER TABLE person ADD COLUMN nickname text")
+            try setup.execute("UPDATE person SET nickname = 'Ada' WHERE id = 1")
+            #expect(try receive(told, notices: 1).altered == ["person"])
+            #expect(told.catalogChecks == 3)
+
+            try setup.execute("DROP EVENT TRIGGER relate_ddl")
+            let asking = try feed()
+            var batches = 0
+            for id in 1...3 {
+                try setup.execute("UPDATE title SET name = name || 'y' WHERE id = $1", [id])
+                batches += try receive(asking, notices: 1).batches
+            }
+            #expect(asking.catalogChecks == batches)
+            try setup.execute("ALTER TABLE title ADD COLUMN rank int")
+            try setup.execute("UPDATE title SET rank = 1 WHERE id = 1")
+            #expect(try receive(asking, notices: 1).altered == ["title"])
+        }
+    }
+
     /// A schema whose name holds a dot: a change reaches memory, and a changed definition
     /// names the table (the feed keeps schema and table apart, never as `schema.table`).
     @Test(arguments: ChangeTracking.Mechanism.allCases)

@@ -15,6 +15,15 @@ final class NotificationFeed: ChangeFeed {
     private let main: Connection
     private let tables: TrackedTables
     private var listener: Connection
+    /// Whether Relate's event triggers tell of every definition change (`{"ddl":1}`): then
+    /// the catalog is read after one (and after a gap), not at every batch.
+    private var toldOfDefinitionChanges: Bool
+    /// The tables the catalog last said were altered, while the event triggers tell.
+    private var altered: [Int: String] = [:]
+    /// The catalog must be read before the next batch is trusted (at the start, after a gap).
+    private var mustCheckAll = true
+    /// How often the catalog was read, for tests.
+    private(set) var catalogChecks = 0
 
     /// More keys than this in one notice (new or old) and the table is read again whole
     /// instead (what memory holds of it), so that no payload makes a context hold or look up
@@ -26,6 +35,14 @@ final class NotificationFeed: ChangeFeed {
         self.main = main
         listener = try Self.listen(like: main)
         tables = try TrackedTables(layout: layout, pinningOn: listener)
+        toldOfDefinitionChanges = try Self.hasEventTriggers(on: listener)
+    }
+
+    /// Whether both of Relate's event triggers are there and enabled.
+    private static func hasEventTriggers(on connection: Connection) throws -> Bool {
+        try connection.query(
+            "SELECT count(*) = 2 FROM pg_event_trigger WHERE evtname IN ('relate_ddl', 'relate_drop') AND evtenabled IN ('O', 'A')"
+        )[0].decode(Bool.self, at: 0)
     }
 
     private static func listen(like main: Connection) throws -> Connection {
@@ -96,6 +113,8 @@ final class NotificationFeed: ChangeFeed {
     private func listenAgain(after error: PostgresError) throws -> [FeedEvent] {
         main.logger.warning("change feed lost its connection; listening again", metadata: ["relate.error": "\(error.message)"])
         listener = try Self.listen(like: main)
+        toldOfDefinitionChanges = try Self.hasEventTriggers(on: listener)
+        mustCheckAll = true
         return [.gap]
     }
 
@@ -109,10 +128,21 @@ final class NotificationFeed: ChangeFeed {
     /// notifications arrive together, in order, when it commits).
     private func events(_ payloads: [[String: Any]]) throws -> [FeedEvent] {
         let hints = payloads.map(hinted)
-        let altered = try tables.altered(Set(hints.joined()), on: listener)
+        let altered: [Int: String]
+        if toldOfDefinitionChanges {
+            if mustCheckAll || payloads.contains(where: { $0["ddl"] != nil }) {
+                catalogChecks += 1
+                self.altered = try tables.altered(Set(tables.tables.indices), on: listener)
+                mustCheckAll = false
+            }
+            altered = self.altered
+        } else {
+            catalogChecks += hints.joined().first == nil ? 0 : 1
+            altered = try tables.altered(Set(hints.joined()), on: listener)
+        }
         var events: [FeedEvent] = []
         var transaction: Int?
-        for (payload, hinted) in zip(payloads, hints) {
+        for (payload, hinted) in zip(payloads, hints) where payload["ddl"] == nil {
             if let index = hinted.first(where: { altered[$0] != nil }), let what = altered[index] {
                 let table = tables.tables[index]
                 events.append(.schemaChanged(schema: table.schema, table: table.name, what: what))

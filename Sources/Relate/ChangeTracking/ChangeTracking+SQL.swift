@@ -28,8 +28,10 @@ extension ChangeTracking {
     /// more with it, where reading the key and the columns from the catalog at each
     /// statement cost about 165 µs (`scripts/trigger-cost`). A
     /// context tells a table altered since it read the model by reading the catalog itself
-    /// for the tables a batch of notifications points at (a notification is a hint, never
-    /// trusted: anyone who may connect may send one). A key column renamed or dropped after
+    /// (a notification is a hint, never trusted: anyone who may connect may send one): for
+    /// every table after a definition changed, where `enable` ran as a superuser and made
+    /// two event triggers (`relate_ddl`, `relate_drop`) that notify `{"ddl":1}` after any
+    /// DDL; else for the tables each batch of notifications points at. A key column renamed or dropped after
     /// `track` sends no keys (the table is read again whole) until `relate enable` runs again.
     public static let installSQL = #"""
         CREATE SCHEMA IF NOT EXISTS relate_tracking;
@@ -126,6 +128,31 @@ extension ChangeTracking {
 
         REVOKE ALL ON FUNCTION relate_tracking.track(regclass) FROM PUBLIC;
         REVOKE ALL ON FUNCTION relate_tracking.untrack(regclass) FROM PUBLIC;
+
+        -- Tells listeners that a definition may have changed, so that they read the catalog
+        -- then and not at every batch of notifications. Only a superuser may make event
+        -- triggers: installed by another role, there are none, and listeners read the catalog
+        -- at every batch. DROP SCHEMA relate_tracking CASCADE takes them with the function.
+        CREATE OR REPLACE FUNCTION relate_tracking.definition_changed() RETURNS event_trigger
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $function$
+        BEGIN
+            PERFORM pg_notify('relate_changes', '{"ddl":1}');
+        END
+        $function$;
+        REVOKE ALL ON FUNCTION relate_tracking.definition_changed() FROM PUBLIC;
+
+        DO $do$
+        BEGIN
+            IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+                IF NOT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'relate_ddl') THEN
+                    CREATE EVENT TRIGGER relate_ddl ON ddl_command_end EXECUTE PROCEDURE relate_tracking.definition_changed();
+                END IF;
+                IF NOT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'relate_drop') THEN
+                    CREATE EVENT TRIGGER relate_drop ON sql_drop EXECUTE PROCEDURE relate_tracking.definition_changed();
+                END IF;
+            END IF;
+        END
+        $do$;
         """#
 
     /// Gives the triggers to the tables of the schemas given (`$1`, a text array), in one
