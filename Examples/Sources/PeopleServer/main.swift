@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ServiceLifecycle
 import Relate
 
 // `Person`, `Email`, `Title` and `PersonTitleRel` are generated at build time from
@@ -88,16 +89,22 @@ router.get("events") { _, _ -> Response in
         status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
         body: ResponseBody { writer in
             let (changed, change) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for stream in streams {
-                    group.addTask { for try await _ in stream { change.yield() } }
+            // The stream never ends by itself: a graceful shutdown (SIGTERM) ends it, or the
+            // server would wait for it for ever.
+            try await withGracefulShutdownHandler {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for stream in streams {
+                        group.addTask { for try await _ in stream { change.yield() } }
+                    }
+                    for await _ in changed {
+                        let people = try await database.read { try everyone(in: $0) }
+                        let json = String(decoding: try JSONEncoder().encode(people), as: UTF8.self)
+                        try await writer.write(ByteBuffer(string: "data: \(json)\n\n"))
+                    }
+                    group.cancelAll()
                 }
-                for await _ in changed {
-                    let people = try await database.read { try everyone(in: $0) }
-                    let json = String(decoding: try JSONEncoder().encode(people), as: UTF8.self)
-                    try await writer.write(ByteBuffer(string: "data: \(json)\n\n"))
-                }
-                group.cancelAll()
+            } onGracefulShutdown: {
+                change.finish()
             }
             try await writer.finish(nil)
         })
