@@ -157,6 +157,7 @@ END {
         measured, judged, judged - within - beyond, within, beyond
     if (unmeasured) printf "; %d targets not measured in this run", unmeasured
     print ""
+    fflush()
     if (gate != "0" && (beyond || (strict == "1" && within))) {
         print "gate: " (beyond ? beyond " ratio(s) missed their target by more than their noise band" : within " ratio(s) missed their target (RELATE_BENCH_STRICT=1)") > "/dev/stderr"
         exit 2
