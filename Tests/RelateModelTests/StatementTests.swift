@@ -202,10 +202,15 @@ import Testing
 
     @Test func manyPairsGoInOneUnnest() {
         let pair = person.helperColumns[Self.relationship("title", of: "person")]
-        let statement = Statements.insertPairs(into: helper, pair: pair, arrays: [[1, 1], [2, 3]], returning: false, skippingExisting: true)
+        let statement = Statements.insertPairs(into: helper, pair: pair, owner: [1], arrays: [[2, 3]], returning: false, skippingExisting: true)
         #expect(
             statement.sql
-                == #"INSERT INTO "public"."person_title_rel" ("person_id", "title_id") SELECT * FROM unnest($1, $2) AS u("person_id", "title_id") WHERE NOT EXISTS (SELECT 1 FROM "public"."person_title_rel" h WHERE h."person_id" = u."person_id" AND h."title_id" = u."title_id")"#
+                == #"INSERT INTO "public"."person_title_rel" ("person_id", "title_id") SELECT $1, u."title_id" FROM unnest($2) AS u("title_id") WHERE NOT EXISTS (SELECT 1 FROM "public"."person_title_rel" h WHERE h."person_id" = $3 AND h."title_id" = u."title_id")"#
+        )
+        #expect(statement.parameters.count == 3)
+        #expect(
+            Statements.insertPairs(into: helper, pair: pair, owner: [1], arrays: [[2, 3]], returning: true).sql
+                == #"INSERT INTO "public"."person_title_rel" ("person_id", "title_id") SELECT $1, u."title_id" FROM unnest($2) AS u("title_id") RETURNING "person_id", "title_id""#
         )
     }
 
@@ -222,7 +227,7 @@ import Testing
 
     @Test func theOwnersOtherPairsAreDeletedByTheDatabasesWord() {
         let pair = person.helperColumns[Self.relationship("title", of: "person")]
-        let keeping = Statements.deletePairs(from: helper, pair: pair, owner: [1], keeping: [[.integer(2)], [.integer(3)]])
+        let keeping = Statements.deletePairs(from: helper, pair: pair, owner: [1], keeping: [[.integer(2), .integer(3)]])
         #expect(
             keeping.sql
                 == #"DELETE FROM "public"."person_title_rel" WHERE "person_id" = $1 AND NOT ("title_id" = ANY($2)) RETURNING "person_id", "title_id""#)

@@ -82,7 +82,7 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let relationship = set.relationship
         let index = set.relationshipIndex
-        for member in members { _ = try relatedObject(member, for: owner.entityIndex, index, key: relationship.key) }
+        try relatedMembers(members, for: owner.entityIndex, index, key: relationship.key)
         // Members in the order given, each once, with how many times it was given.
         var wanted: [ObjectIdentifier: Int] = [:]
         var distinct: [DatabaseObject] = []
@@ -195,9 +195,10 @@ extension DatabaseContext {
         }
         let helper = graph.tables[helperIndex]
         guard helperIsKeyed(relationship, helper: helper) else { return false }
-        for member in members { _ = try relatedObject(member, for: owner.entityIndex, index, key: relationship.key) }
+        try relatedMembers(members, for: owner.entityIndex, index, key: relationship.key)
         var distinct: [DatabaseObject] = []
-        var seen = Set<ObjectIdentifier>()
+        distinct.reserveCapacity(members.count)
+        var seen = Set<ObjectIdentifier>(minimumCapacity: members.count)
         for member in members where seen.insert(ObjectIdentifier(member)).inserted { distinct.append(member) }
         let helperTo = owner.table.layout.helperColumns[index].to
         let targetKey = graph.targetColumns(of: owner.entityIndex, index)
@@ -219,9 +220,9 @@ extension DatabaseContext {
             for member in set.allObjects where !seen.contains(ObjectIdentifier(member)) {
                 graph.unlink(owner, member, set: set, times: set.count(for: member))
             }
-            for member in distinct where !set.contains(member) {
-                graph.link(owner, member, set: set, times: 1)
-            }
+            // Each arriving member once, in one append (the loop below links the inverse
+            // sides; the deferred note tells the watchers).
+            set.addNew(set.isEmpty ? distinct : distinct.filter { !set.contains($0) })
         } else {
             graph.storeLoaded(relationship: index, of: [owner], related: [distinct], mayRepeat: true)
         }

@@ -52,7 +52,7 @@ extension DatabaseContext {
             skippingExisting: skippingExisting)
     }
 
-    /// Every pair of `members` (each `times` over) in one `INSERT … SELECT * FROM unnest(…)`;
+    /// Every pair of `members` (each `times` over) in one `INSERT … SELECT … FROM unnest(…)`;
     /// `nil` for fewer than two rows, or where ``helperInsertAll(owner:relationship:helper:rows:returning:skippingExisting:)``
     /// answers `nil`: then one `INSERT` a pair.
     func helperInsertAll(
@@ -63,29 +63,31 @@ extension DatabaseContext {
         return try helperInsertAll(owner: set.owner, relationship: set.relationshipIndex, helper: helper, rows: rows, returning: returning)
     }
 
-    /// The pairs of `owner` and each of `rows` in one statement (``Statements/insertPairs(into:pair:arrays:returning:skippingExisting:)``);
-    /// `nil` when a column's values have no array type that goes into the column as it is
-    /// (an enum, a date) or hold a NULL.
+    /// The pairs of `owner` and each of `rows` in one statement (``Statements/insertPairs(into:pair:owner:arrays:returning:skippingExisting:)``):
+    /// the owner's key once, the members' keys as an array a column; `nil` when a member
+    /// key column's values have no array type that goes into the column as it is (an
+    /// enum, a date), or a key holds a NULL.
     func helperInsertAll(
         owner: DatabaseObject, relationship index: Int, helper: EntityTable, rows: [DatabaseObject], returning: Bool,
         skippingExisting: Bool = false
     ) throws -> Statement? {
         let pair = owner.table.layout.helperColumns[index]
         let ownerKey = owner.table.fromColumns[index].map { owner.values[$0] }
+        guard !ownerKey.contains(where: \.isNull), pair.from.allSatisfy({ Self.unnestable.contains(helper.types[$0]) }) else { return nil }
         let memberKey = graph.targetColumns(of: owner.entityIndex, index)
-        let columnValues = ownerKey.map { value in Array(repeating: value, count: rows.count) }
-            + memberKey.map { column in rows.map { $0.values[column] } }
-        let columns = pair.from + pair.to
         var arrays: [any PostgresEncodable] = []
-        for (column, values) in zip(columns, columnValues) {
+        for (column, memberColumn) in zip(pair.to, memberKey) {
             let type = helper.types[column]
+            let values = rows.map { $0.values[memberColumn] }
             guard Self.unnestable.contains(type), !values.contains(where: \.isNull),
                 case .typed(let array) = AttributeValue.keyList(values, columnType: type)
             else { return nil }
             arrays.append(array)
         }
-        try requireValues(helper, columns: columns)
-        return Statements.insertPairs(into: helper.layout, pair: pair, arrays: arrays, returning: returning, skippingExisting: skippingExisting)
+        try requireValues(helper, columns: pair.from + pair.to)
+        return Statements.insertPairs(
+            into: helper.layout, pair: pair, owner: ownerKey.map(\.parameter), arrays: arrays, returning: returning,
+            skippingExisting: skippingExisting)
     }
 
     /// Column types whose values' array (the Swift type's) goes into the column by an
@@ -119,6 +121,6 @@ extension DatabaseContext {
         return Statements.deletePairs(
             from: helper.layout, pair: owner.table.layout.helperColumns[index],
             owner: owner.table.fromColumns[index].map { owner.values[$0].parameter },
-            keeping: kept.map { member in targetKey.map { member.values[$0] } })
+            keeping: targetKey.map { column in kept.map { $0.values[column] } })
     }
 }

@@ -200,23 +200,46 @@ extension DatabaseContext {
     /// context, alive, of the target entity.
     func relatedObject(_ value: Any?, for entity: Int, _ index: Int, key: String) throws -> DatabaseObject? {
         guard let value else { return nil }
-        let owner = model.entities[entity]
-        let targetEntity = graph.target(of: entity, index)
         guard let object = value as? DatabaseObject else {
+            let owner = model.entities[entity].name
             throw RelateError(
                 kind: .typeMismatch,
-                message: "key \"\(key)\" of \"\(owner.name)\" leads to \"\(model.entities[targetEntity].name)\"; "
+                message: "key \"\(key)\" of \"\(owner)\" leads to \"\(model.entities[graph.target(of: entity, index)].name)\"; "
                     + "give a DatabaseObject (or nil), not a \(type(of: value))",
-                entity: owner.name, key: key)
+                entity: owner, key: key)
         }
+        try relatedMember(object, for: entity, index, key: key)
+        return object
+    }
+
+    /// ``relatedMember(_:for:_:key:)`` for each of `objects`: the context and the entity
+    /// are checked once per entity table, and each object's deleted flag.
+    func relatedMembers(_ objects: [DatabaseObject], for entity: Int, _ index: Int, key: String) throws {
+        var checked: EntityTable?
+        for object in objects {
+            if object.table === checked {
+                guard !object.isDeleted else { throw object.deletedError() }
+            } else {
+                try relatedMember(object, for: entity, index, key: key)
+                checked = object.table
+            }
+        }
+    }
+
+    /// Checks that `object` may be related through relationship `index` of `entity`: it
+    /// belongs to this context, is not deleted and is of the relationship's target entity.
+    /// The check of every member of a to-many write (10,000 for an attach): nothing is
+    /// boxed or copied unless it throws.
+    func relatedMember(_ object: DatabaseObject, for entity: Int, _ index: Int, key: String) throws {
         try check(object)
+        let targetEntity = graph.target(of: entity, index)
         guard object.entityIndex == targetEntity else {
+            let owner = model.entities[entity].name
             throw RelateError(
                 kind: .typeMismatch,
-                message: "key \"\(key)\" of \"\(owner.name)\" leads to \"\(model.entities[targetEntity].name)\", not to \"\(object.entity.name)\"",
-                entity: owner.name, key: key)
+                message: "key \"\(key)\" of \"\(owner)\" leads to \"\(model.entities[targetEntity].name)\", not to \"\(object.entity.name)\"",
+                entity: owner, key: key)
         }
-        return object
     }
 
     /// The object's row is gone: memory marks it deleted (its dependants follow the delete

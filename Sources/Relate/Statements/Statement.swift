@@ -56,10 +56,19 @@ struct SQLBuilder {
         if keys.count == 1 {
             return equal(columns, keys[0].map(\.parameter))
         }
-        if columns.count == 1 {
-            return keyCondition(columns[0], type: types[0], keys.map { $0[0] })
+        return keyCondition(columns, types: types, byColumn: columns.indices.map { position in keys.map { $0[position] } })
+    }
+
+    /// ``keyCondition(_:types:_:)`` for keys given by column: `values[c][k]` is column `c`
+    /// of key `k` (no array a key: for 10,000 keys of a many-to-many's replace).
+    mutating func keyCondition(_ columns: [String], types: [PostgresType], byColumn values: [[StoredValue]]) -> String {
+        if values[0].count == 1 {
+            return equal(columns, values.map { $0[0].parameter })
         }
-        let lists = columns.indices.map { position in AttributeValue.keyList(keys.map { $0[position] }, columnType: types[position]) }
+        if columns.count == 1 {
+            return keyCondition(columns[0], type: types[0], values[0])
+        }
+        let lists = columns.indices.map { position in AttributeValue.keyList(values[position], columnType: types[position]) }
         let arrays = lists.map { bind($0.parameter) }
         // unnest() cannot take an untyped literal: such a column is paired by its text
         // form, and its own `= ANY` lets its index narrow the rows first.

@@ -25,24 +25,32 @@ extension Statements {
         return sql.statement
     }
 
-    /// Many pairs in one `INSERT INTO <helper> (<pair>) SELECT * FROM unnest(<arrays>)`, a
-    /// typed array per column (`arrays`, in the order of `pair.from + pair.to`): one
-    /// statement to plan and run instead of one a pair. `skippingExisting`: pairs the
-    /// helper holds already are left as they are (`WHERE NOT EXISTS`). Not `ON CONFLICT DO
-    /// NOTHING`: for 10,000 pairs its speculative inserts took 10–25% longer
-    /// (`RelateProfile m2m-replace 20 --paired`).
+    /// Many pairs of one owner in one `INSERT INTO <helper> (<pair>) SELECT <owner key>,
+    /// u.<member key> FROM unnest(<arrays>) AS u(<member key>)`: the owner's key once, as
+    /// scalars (`owner`, in the order of `pair.from`), and a typed array per column of the
+    /// members' key (`arrays`, in the order of `pair.to`): one statement to plan and run
+    /// instead of one a pair, and no array that repeats the owner's key for every row.
+    /// `skippingExisting`: pairs the helper holds already are left as they are (`WHERE NOT
+    /// EXISTS`, the owner's key bound a second time there). Not `ON CONFLICT DO NOTHING`: for 10,000 pairs its speculative inserts
+    /// took 10–25% longer (`RelateProfile m2m-replace 20 --paired`).
     static func insertPairs(
-        into helper: EntityLayout, pair: (from: [Int], to: [Int]), arrays: [any PostgresEncodable], returning: Bool,
-        skippingExisting: Bool = false
+        into helper: EntityLayout, pair: (from: [Int], to: [Int]), owner: [(any PostgresEncodable)?], arrays: [any PostgresEncodable],
+        returning: Bool, skippingExisting: Bool = false
     ) -> Statement {
-        let columns = pair.from + pair.to
-        let names = columns.map { helper.columns[$0] }.joined(separator: ", ")
+        let ownerColumns = pair.from.map { helper.columns[$0] }
+        let memberColumns = pair.to.map { helper.columns[$0] }
         var sql = SQLBuilder()
-        let placeholders = sql.bind(arrays)
-        sql += "INSERT INTO \(helper.table) (\(names)) SELECT * FROM unnest(\(placeholders.joined(separator: ", ")))"
+        let ownerValues = sql.bind(owner)
+        let memberArrays = sql.bind(arrays.map { $0 })
+        let unnested = memberColumns.map { "u.\($0)" }
+        sql += "INSERT INTO \(helper.table) (\((ownerColumns + memberColumns).joined(separator: ", "))) "
+            + "SELECT \((ownerValues + unnested).joined(separator: ", ")) "
+            + "FROM unnest(\(memberArrays.joined(separator: ", "))) AS u(\(memberColumns.joined(separator: ", ")))"
         if skippingExisting {
-            let same = columns.map { "h.\(helper.columns[$0]) = u.\(helper.columns[$0])" }.joined(separator: " AND ")
-            sql += " AS u(\(names)) WHERE NOT EXISTS (SELECT 1 FROM \(helper.table) h WHERE \(same))"
+            // The owner's key bound again: a parameter sent untyped (text) takes its type from
+            // its first use, and a varchar column is compared as text but assigned as varchar.
+            let same = sql.equal(ownerColumns.map { "h.\($0)" }, owner) + memberColumns.map { " AND h.\($0) = u.\($0)" }.joined()
+            sql += " WHERE NOT EXISTS (SELECT 1 FROM \(helper.table) h WHERE \(same))"
         }
         if returning { sql += " RETURNING \(helper.selectList())" }
         return sql.statement
@@ -65,15 +73,16 @@ extension Statements {
 
     /// Deletes the owner's pairs (`owner`: its key) with every member but those whose keys
     /// are `kept`, `RETURNING` them: what leaves is whatever the database links beyond
-    /// them, seen or not by memory.
+    /// them, seen or not by memory. `kept` is by column: `kept[c][m]` is the member key's
+    /// column `c` of kept member `m` (no list, or empty lists: none kept).
     static func deletePairs(
         from helper: EntityLayout, pair: (from: [Int], to: [Int]), owner: [(any PostgresEncodable)?], keeping kept: [[StoredValue]]
     ) -> Statement {
         var sql = SQLBuilder()
         let belongs = sql.equal(pair.from.map { helper.columns[$0] }, owner)
         sql += "DELETE FROM \(helper.table) WHERE \(belongs)"
-        if !kept.isEmpty {
-            let others = sql.keyCondition(pair.to.map { helper.columns[$0] }, types: pair.to.map { helper.types[$0] }, kept)
+        if let first = kept.first, !first.isEmpty {
+            let others = sql.keyCondition(pair.to.map { helper.columns[$0] }, types: pair.to.map { helper.types[$0] }, byColumn: kept)
             sql += " AND NOT (\(others))"
         }
         sql += " RETURNING \(helper.selectList())"

@@ -152,6 +152,12 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
         if isEmpty { return }
         buffer.appendBigEndian(Int32(count))
         buffer.appendBigEndian(Int32(1))
+        // Integer keys, the common array (an int4[] of 10,000 keys for a many-to-many
+        // attach): every element's length and value written in place, without a call
+        // through the protocol and a length patched afterwards per element.
+        if Element.self == Int32.self { return Self.appendIntegers(unsafeBitCast(self, to: [Int32].self), into: &buffer) }
+        if Element.self == Int.self, MemoryLayout<Int>.size == 8 { return Self.appendIntegers(unsafeBitCast(self, to: [Int].self), into: &buffer) }
+        if Element.self == Int16.self { return Self.appendIntegers(unsafeBitCast(self, to: [Int16].self), into: &buffer) }
         var hasNull = false
         for member in self {
             let lengthOffset = buffer.count
@@ -167,6 +173,22 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
         }
         if hasNull {
             buffer[flagsOffset + 3] = 1
+        }
+    }
+
+    /// Each of `values` as its length (the integer's width) and its big-endian bytes.
+    @inline(__always)
+    private static func appendIntegers<Integer: FixedWidthInteger>(_ values: [Integer], into buffer: inout [UInt8]) {
+        let width = MemoryLayout<Integer>.size
+        var offset = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: values.count * (4 + width)))
+        buffer.withUnsafeMutableBytes { bytes in
+            let length = Int32(width).bigEndian
+            for value in values {
+                bytes.storeBytes(of: length, toByteOffset: offset, as: Int32.self)
+                bytes.storeBytes(of: value.bigEndian, toByteOffset: offset + 4, as: Integer.self)
+                offset += 4 + width
+            }
         }
     }
 
