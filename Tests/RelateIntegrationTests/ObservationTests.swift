@@ -103,6 +103,26 @@ import Testing
         }
     }
 
+    /// A many-to-many set replaced whole (members that leave, members that join) fires its
+    /// observers; the other person's set is not told.
+    @Test func aReplacedManyToManyFiresItsSet() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            context.isObservable = true
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let adas = try ada.objects(forKey: "title")
+            let graces = try grace.objects(forKey: "title")
+            let adasObserved = Observed { _ = adas.allObjects }
+            let gracesObserved = Observed { _ = graces.count }
+            let titles = try context.fetch("title")
+            try ada.setValue(titles, forKey: "title")
+            #expect(adasObserved.count == 1)
+            #expect(gracesObserved.count == 0)
+            #expect(adas.count == 3)
+        }
+    }
+
     /// Deleting an object fires every observer of it; a roll-back that brings it back fires
     /// them again.
     @Test func deleteAndRollBack() throws {

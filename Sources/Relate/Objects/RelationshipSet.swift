@@ -202,16 +202,17 @@ public final class RelationshipSet: Sequence {
         }
     }
 
-    /// Takes `object` out `times` times (all of them when `nil`).
     /// Adds `objects`, each once: none of them may be a member already, nor appear twice
     /// (a replace's new members). One append and one undo for all, where ``add(_:times:recordingUndo:)``
     /// would look each up three times.
     func addNew(_ objects: [DatabaseObject]) {
         guard !objects.isEmpty else { return }
         takeOutPendingRemovals()
-        members.append(contentsOf: objects)
-        if identities != nil {
-            for object in objects { identities!.insert(ObjectIdentifier(object)) }
+        changeMembers {
+            members.append(contentsOf: objects)
+            if identities != nil {
+                for object in objects { identities!.insert(ObjectIdentifier(object)) }
+            }
         }
         guard let graph = owner.graph else { return }
         if isManyToMany, graph.manyToManyMemberships != nil {
@@ -225,6 +226,7 @@ public final class RelationshipSet: Sequence {
         }
     }
 
+    /// Takes `object` out `times` times (all of them when `nil`).
     func drop(_ object: DatabaseObject, times: Int? = nil, recordingUndo: Bool = true) {
         let id = ObjectIdentifier(object)
         let current = count(for: object)
