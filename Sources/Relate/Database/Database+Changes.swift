@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RelatePostgres
 import Synchronization
 
@@ -48,7 +49,7 @@ extension Database {
                     return
                 }
                 started.resume()
-                Self.stream(feed, layout: layout, until: stopped, into: continuation)
+                Self.stream(feed, layout: layout, logger: logger, until: stopped, into: continuation)
             }
             thread.name = "relate-changes"
             thread.start()
@@ -57,13 +58,31 @@ extension Database {
     }
 
     private static func stream(
-        _ feed: any ChangeFeed, layout: ModelLayout, until stopped: Arc<Atomic<Bool>>,
+        _ feed: any ChangeFeed, layout: ModelLayout, logger: Logger, until stopped: Arc<Atomic<Bool>>,
         into continuation: AsyncThrowingStream<CommittedChanges, any Error>.Continuation
     ) {
+        // While the server is away (a failover under way) the feed cannot open its
+        // connection again: it tries again, waiting longer each time up to 2 s, and once back
+        // reports a gap. Any other error ends the stream.
+        var pause = 0.1
+        func isConnectionLoss(_ error: RelateError) -> Bool {
+            error.postgresError.map { [.connectionClosed, .connectionFailed].contains($0.kind) } ?? false
+        }
         do {
             while !stopped.value.load(ordering: .relaxed) {
-                try DatabaseContext.wrappingErrors { try feed.waitForInput(timeout: .milliseconds(200)) }
-                for event in try DatabaseContext.wrappingErrors({ try feed.receive() }) {
+                let events: [FeedEvent]
+                do {
+                    // A connection found closed here is opened again by `receive()`.
+                    try? DatabaseContext.wrappingErrors { try feed.waitForInput(timeout: .milliseconds(200)) }
+                    events = try DatabaseContext.wrappingErrors { try feed.receive() }
+                    pause = 0.1
+                } catch let error as RelateError where isConnectionLoss(error) {
+                    logger.warning("change feed cannot reach the server; trying again", metadata: ["relate.error": "\(error.message)"])
+                    Thread.sleep(forTimeInterval: pause)
+                    pause = min(2, pause * 2)
+                    continue
+                }
+                for event in events {
                     switch event {
                     case .changes(let notices):
                         continuation.yield(CommittedChanges(changes: notices.flatMap { Self.changes($0, layout: layout) }, mayHaveMissedChanges: false))

@@ -149,11 +149,26 @@ actor ObservationHub {
     }
 
     private func evaluate(on database: Database) async {
-        defer { isEvaluating = false }
+        var unreachable = Set<String>()
         while !stale.isEmpty || !undecided.isEmpty {
             if !undecided.isEmpty { await decide(on: database) }
-            while let key = stale.popFirst() { await read(key, on: database) }
+            while let key = stale.popFirst() {
+                if await !read(key, on: database) { unreachable.insert(key) }
+            }
         }
+        isEvaluating = false
+        guard !unreachable.isEmpty else { return }
+        // The server could not be reached (a failover under way): those answers are read
+        // again a moment later, and their observers keep their streams.
+        Task {
+            try? await Task.sleep(for: .milliseconds(500))
+            retry(unreachable, on: database)
+        }
+    }
+
+    private func retry(_ keys: Set<String>, on database: Database) {
+        stale.formUnion(keys.filter { groups[$0] != nil })
+        scheduleEvaluation(on: database)
     }
 
     /// Tests the rows changed since the undecided groups were last read against their
@@ -194,24 +209,28 @@ actor ObservationHub {
         }
     }
 
-    /// Reads group `key`'s answer again; tells its subscribers when it changed.
-    private func read(_ key: String, on database: Database) async {
-        guard let request = groups[key]?.request else { return }
+    /// Reads group `key`'s answer again; tells its subscribers when it changed. Answers
+    /// `false` when the server could not be reached: the group stays, to be read again.
+    private func read(_ key: String, on database: Database) async -> Bool {
+        guard let request = groups[key]?.request else { return true }
         do {
             let rows = try await database.liveRows(request)
-            guard var group = groups[key] else { return }
+            guard var group = groups[key] else { return true }
             let difference = Self.difference(from: group.rows, to: rows)
-            guard !difference.isEmpty || !Self.sameValues(group.rows, rows) else { return }
+            guard !difference.isEmpty || !Self.sameValues(group.rows, rows) else { return true }
             group.rows = rows
             if group.decidingEntity != nil { group.keys = Self.keys(of: rows) }
             group.version += 1
             groups[key] = group
             let snapshot = LiveSnapshot(rows: rows, difference: difference, version: group.version)
             for continuation in group.subscribers.values { continuation.yield(snapshot) }
+        } catch let error as RelateError where error.postgresError.map({ [.connectionClosed, .connectionFailed].contains($0.kind) }) ?? false {
+            return false
         } catch {
             for continuation in groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
             groups[key] = nil
         }
+        return true
     }
 
     /// The identities of rows of an entity with a one-column key.
