@@ -227,6 +227,32 @@ public final class Connection {
         readAhead = nil
     }
 
+    /// Connects again with the parameters it was opened with (libpq's `PQreset`), after the
+    /// server closed it: a restart, or a failover, where a multi-host conninfo with
+    /// `target_session_attrs=read-write` finds the new primary. What the session held is
+    /// gone: a transaction, `LISTEN`s, settings made with `SET`.
+    ///
+    /// ```swift
+    /// if !connection.probe() { try connection.reconnect() }
+    /// ```
+    ///
+    /// - Throws: ``PostgresError/Kind-swift.struct/connectionFailed`` when no server takes
+    ///   the connection (the failover is not over yet: try again later), or
+    ///   ``PostgresError/Kind-swift.struct/connectionClosed`` after ``close()``.
+    public func reconnect() throws {
+        guard let handle else {
+            throw PostgresError(kind: .connectionClosed, message: "the connection was closed; open a new Connection")
+        }
+        readAhead = nil
+        transactionDepth = 0
+        PQreset(handle)
+        guard PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError(kind: .connectionFailed, message: libpqMessage)
+        }
+        try configureSession()
+        logger.debug("connected again", metadata: ["relate.host": "\(String(cString: PQhost(handle)))"])
+    }
+
     /// Whether the connection is open and usable, as libpq last saw it.
     public var isOpen: Bool {
         guard let handle else { return false }

@@ -82,4 +82,52 @@ import Testing
         #expect(notes() == ["later", "primary", "after"])
         #expect(!collector.task.isCancelled)
     }
+
+    /// A live context across a primary switch: `processChanges()` throws while no server
+    /// takes writes, then opens its connection again on the promoted replica, reads
+    /// everything again (what was committed meanwhile included), listens there, and writes.
+    @Test func aLiveContextCarriesOnAcrossASwitch() async throws {
+        let pair = try TestServers("replica-pair")
+        let setup = try Connection(url: pair.url(port: pair.ports[0]))
+        try setup.executeScript("CREATE TABLE item (id int PRIMARY KEY, note text); INSERT INTO item VALUES (1, 'before');")
+        try ChangeTracking.enable(on: setup)
+        let context = try DatabaseContext(url: pair.failoverURL, schemas: ["public"])
+        try context.startTrackingChanges(using: .triggers)
+        let live = try context.liveFetch(FetchRequest("item", orderBy: [.ascending("id")]))
+        let first = try #require(try context.object("item", primaryKey: 1))
+        func notes() throws -> [String] { try live.objects.map { try $0.value(forKey: "note", as: String.self) ?? "" } }
+        #expect(try notes() == ["before"])
+        try pair.waitForReplica("SELECT count(*) FROM pg_trigger WHERE tgname = 'relate_insert'", toCount: 1)
+
+        try pair.run("stop-primary")
+        try await Task.sleep(for: .seconds(1))
+        try pair.run("promote")
+        let promoted = try Connection(url: pair.url(port: pair.ports[1]))
+        try promoted.execute("INSERT INTO item VALUES (2, 'after')")
+        try promoted.execute("UPDATE item SET note = 'changed' WHERE id = 1")
+        var failures = 0
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            do {
+                _ = try context.waitForChanges(timeout: .milliseconds(200))
+                if try notes() == ["changed", "after"] { break }
+            } catch {
+                failures += 1
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        #expect(try notes() == ["changed", "after"])
+        #expect(try first.value(forKey: "note", as: String.self) == "changed")
+        // It listens on the new primary, and writes there.
+        try promoted.execute("UPDATE item SET note = 'later' WHERE id = 2")
+        var later: [String] = []
+        for _ in 0..<50 where later != ["changed", "later"] {
+            _ = try context.waitForChanges(timeout: .milliseconds(100))
+            later = try notes()
+        }
+        #expect(later == ["changed", "later"])
+        try first.setValue("written", forKey: "note")
+        #expect(try promoted.query("SELECT note FROM item WHERE id = 1")[0].decode(String.self, at: 0) == "written")
+        #expect(failures < 100)
+    }
 }

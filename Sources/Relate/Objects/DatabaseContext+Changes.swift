@@ -80,11 +80,24 @@ extension DatabaseContext {
     ///   tracked table's definition changed (and on every call after), or the database's error.
     @discardableResult
     public func processChanges() throws -> [Change] {
+        // A live context outlives its server: after a restart or a failover its connection
+        // is opened again (a multi-host conninfo finds the new primary), and the feed's gap
+        // reads everything again there. Not inside a transaction of the context's: that is
+        // gone with the connection, and the transaction's own error says so.
+        if changeFeed != nil, !graph.isRecordingUndo, !connection.probe() {
+            try Self.wrappingErrors { try connection.reconnect() }
+            gapPending = true
+        }
         try startTrackingChanges()
         if let schemaChange { throw schemaChange }
         guard let changeFeed else { return [] }
-        let events = try Self.wrappingErrors { try changeFeed.receive() }
         var changes: [AppliedChange] = []
+        if gapPending {
+            graph.noteChangeOfEverything()
+            changes += try changesAfterGap()
+            gapPending = false
+        }
+        let events = try Self.wrappingErrors { try changeFeed.receive() }
         var notices: [ChangeNotice] = []
         for event in events {
             switch event {
@@ -93,7 +106,9 @@ extension DatabaseContext {
             case .gap:
                 // Whatever was committed meanwhile is unknown: every live answer is stale.
                 graph.noteChangeOfEverything()
+                gapPending = true
                 changes += try apply(notices) + changesAfterGap()
+                gapPending = false
                 notices = []
             case .schemaChanged(let schema, let table, let what):
                 guard let entity = layout.entityIndex(schema: schema, table: table) else { continue }

@@ -32,6 +32,9 @@ public final class DatabaseContext {
     var changeFeed: (any ChangeFeed)?
     /// Set when a tracked table's definition changed: every later `processChanges()` throws it.
     var schemaChange: RelateError?
+    /// The feed reported a gap that memory has not caught up with yet (reading everything
+    /// again failed: the server went away meanwhile); the next `processChanges()` does it.
+    var gapPending = false
     /// Handlers of ``observe(_:_:)``, by object, each with the object held weakly.
     var observers: [ObjectIdentifier: (Weak<DatabaseObject>, (Change) -> Void)] = [:]
     /// The model: entities, attributes, relationships and the rules that made them.
