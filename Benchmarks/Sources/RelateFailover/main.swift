@@ -1,6 +1,7 @@
 import Foundation
 import Relate
 import RelatePostgres
+import Synchronization
 
 /// The load `scripts/patroni-failover` drives through a Patroni cluster while it switches the
 /// leader over and kills it: 16 tasks writing through one `Database` (a multi-host URL with
@@ -11,7 +12,11 @@ import RelatePostgres
 ///
 /// `EVENTS_FILE` is where the script writes one line per event it causes
 /// (`<unix time> switchover|kill`): the driver prints, for each, how long until the next
-/// write succeeded. Exit status 0 when every check holds, 1 otherwise.
+/// write succeeded. Meanwhile a `database.observe` stream and a live `DatabaseContext`
+/// (change tracking by triggers, `liveFetch`) follow task 1's last five rows through every
+/// switch: the driver prints how long after each event they showed a row written after it,
+/// and checks that both end equal to a fresh read. Exit status 0 when every check holds, 1
+/// otherwise.
 let arguments = CommandLine.arguments
 guard arguments.count == 4, let seconds = Double(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: RelateFailover URL SECONDS EVENTS_FILE\n".utf8))
@@ -28,6 +33,17 @@ enum Outcome: Sendable {
     case failed(String)
     case unknown(String)
 }
+
+/// What a follower (the stream, the live context) saw: when, and task 1's highest `seq`.
+final class Sightings: Sendable {
+    private let seen = Mutex<[(time: Double, top: Int)]>([])
+    func note(_ top: Int) { seen.withLock { $0.append((now(), top)) } }
+    var all: [(time: Double, top: Int)] { seen.withLock { $0 } }
+    var last: Int? { seen.withLock { $0.last?.top } }
+}
+
+/// Task 1's last five rows: what both followers follow.
+let followed = FetchRequest("failover_unit", where: Key("task") == 1, orderBy: [.descending("seq")], limit: 5)
 
 struct Unit: Sendable {
     var task: Int
@@ -46,9 +62,47 @@ func run() async throws -> Int32 {
     let setup = try Connection(url: url)
     try setup.execute("CREATE TABLE IF NOT EXISTS failover_unit (task int, seq int, written_at timestamptz DEFAULT now(), PRIMARY KEY (task, seq))")
     try setup.execute("TRUNCATE failover_unit")
+    try ChangeTracking.enable(on: setup)
     setup.close()
     let database = try Database(url: url, configuration: configuration)
     defer { database.close() }
+
+    // The followers: a stream of snapshots, and a live context on a thread of its own that
+    // processes changes until told to stop (its errors while the leader is away are counted).
+    let streamed = Sightings()
+    let stream = try await database.observe(followed)
+    let follower = Task {
+        do {
+            for try await snapshot in stream { streamed.note(snapshot.rows.first?.values["seq"] as? Int ?? 0) }
+        } catch {
+            print("PROBLEM: the observe stream ended: \(error)")
+        }
+    }
+    let lived = Sightings()
+    let stopLiving = Atomic<Bool>(false)
+    let liveErrors = Atomic<Int>(0)
+    let living = DispatchSemaphore(value: 0)
+    let liveURL = url
+    Thread.detachNewThread {
+        defer { living.signal() }
+        do {
+            let context = try DatabaseContext(url: liveURL, schemas: ["public"])
+            try context.startTrackingChanges(using: .triggers)
+            let live = try context.liveFetch(followed)
+            while !stopLiving.load(ordering: .relaxed) {
+                do {
+                    _ = try context.waitForChanges(timeout: .milliseconds(100))
+                    let top = try live.objects.first.map { try $0.value(forKey: "seq", as: Int.self) ?? 0 } ?? 0
+                    if top != lived.last { lived.note(top) }
+                } catch {
+                    liveErrors.add(1, ordering: .relaxed)
+                    Thread.sleep(forTimeInterval: 0.2)
+                }
+            }
+        } catch {
+            print("PROBLEM: the live context could not start: \(error)")
+        }
+    }
 
     let deadline = now() + seconds
     let units = try await withThrowingTaskGroup(of: [Unit].self) { group in
@@ -96,7 +150,20 @@ func run() async throws -> Int32 {
         }
     }
 
+    // Both followers end at a fresh read's answer (bounded).
+    let fresh = try await database.read { context in
+        try context.fetch(followed).first.map { try $0.value(forKey: "seq", as: Int.self) ?? 0 } ?? 0
+    }
+    for _ in 0..<300 where streamed.last != fresh || lived.last != fresh {
+        try await Task.sleep(for: .milliseconds(100))
+    }
+    stopLiving.store(true, ordering: .relaxed)
+    living.wait()
+    follower.cancel()
+
     var problems: [String] = []
+    if streamed.last != fresh { problems.append("the observe stream ended at seq \(streamed.last ?? -1), not \(fresh)") }
+    if lived.last != fresh { problems.append("the live context ended at seq \(lived.last ?? -1), not \(fresh)") }
     var returned = 0, failed = 0, unknown = 0, unknownCommitted = 0
     var longest = 0.0
     for unit in units {
@@ -140,7 +207,18 @@ func run() async throws -> Int32 {
         let gaps = zip(window, window.dropFirst()).map { $1 - $0 }
         let threw = units.filter { $0.ended >= time && $0.ended < end }.filter { if case .returned = $0.outcome { return false } else { return true } }
         print("\(name): writes stopped for at most \(String(format: "%.2f", gaps.max()!)) s; \(threw.count) units threw meanwhile")
+        // The first row of task 1 written after the event, and when each follower showed it.
+        guard let written = units.filter({ $0.task == 1 && $0.started > time }).first(where: { if case .returned = $0.outcome { return true } else { return false } }) else { continue }
+        for (follower, sightings) in [("observe stream", streamed), ("live context", lived)] {
+            if let seen = sightings.all.first(where: { $0.top >= written.seq && $0.time >= written.ended - 0.001 }) {
+                print("  \(follower): showed task 1's first row written after it \(String(format: "%.2f", seen.time - written.ended)) s after its commit")
+            } else {
+                problems.append("\(name): the \(follower) never showed task 1's row \(written.seq)")
+            }
+        }
     }
+    print("followers: the stream ended at seq \(streamed.last ?? -1), the live context at \(lived.last ?? -1), a fresh read says \(fresh); "
+        + "the live context's processChanges() threw \(liveErrors.load(ordering: .relaxed)) times while the leader was away")
     var kinds: [String: Int] = [:]
     for unit in units { if case .failed(let message) = unit.outcome { kinds[String(message.prefix(90)), default: 0] += 1 } }
     for (message, count) in kinds.sorted(by: { $0.value > $1.value }).prefix(6) { print("  threw \(count)×: \(message)") }
