@@ -94,26 +94,27 @@ final class ObjectGraph {
         // again for every batch, the cells made the allocator hand the top of the heap back
         // to the system and take it again, a page fault per 4 KB, a third of a walk's time.
         let storage = spare?.table === table ? spare! : ValueStorage(table: table, capacity: 0)
-        storage.cells.removeAll(keepingCapacity: true)
-        storage.cells.reserveCapacity(rows.count * table.columns.count)
         guard rowsAreDistinct, registry.isEmpty, !table.primaryKey.isEmpty else {
+            storage.cells.removeAll(keepingCapacity: true)
+            storage.cells.reserveCapacity(rows.count * table.columns.count)
             return try rows.map { try materializeRow(entity: entity, row: result[$0], readers: readers, storage: storage, isBatch: isBatch) }
         }
-        // Taken out while written, so that appending neither copies nor goes through the class.
-        var cells = storage.cells
-        storage.cells = []
-        defer { storage.cells = cells }
         // Nothing registered yet, and each key comes once: no lookups. The cells and the
-        // objects are written in place, row after row.
+        // objects are written in place, row after row, without a check per cell of the
+        // array's room (an append's) or of the column's type and form (the typed decoders').
         let width = table.columns.count
-        let objects = try [DatabaseObject](unsafeUninitializedCapacity: rows.count) { objects, made in
-            for row in rows {
-                let base = cells.count
-                for column in 0..<width {
-                    cells.append(try readers[column].read(result, row: row, column: column))
+        var objects: [DatabaseObject] = []
+        try storage.replaceCells(count: rows.count * width) { cells, written in
+            objects = try [DatabaseObject](unsafeUninitializedCapacity: rows.count) { objects, made in
+                for row in rows {
+                    let base = written
+                    for column in 0..<width {
+                        (cells + written).initialize(to: try readers[column].readDirect(result, row: row, column: column))
+                        written += 1
+                    }
+                    (objects.baseAddress! + made).initialize(to: DatabaseObject(storage: storage, base: base))
+                    made += 1
                 }
-                (objects.baseAddress! + made).initialize(to: DatabaseObject(storage: storage, base: base))
-                made += 1
             }
         }
         registry.registerUnindexed(objects)

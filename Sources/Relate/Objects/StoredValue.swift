@@ -120,7 +120,14 @@ enum StoredValue {
             case integer, double, float, bool, string, date, uuid, data, decimal, dynamic
         }
 
+        /// The binary forms a bulk read decodes in place, without the typed decoders'
+        /// checks of type and form; a cell of another length takes the full path (and its error).
+        enum Direct {
+            case int4, int8, float8, bool, text, none
+        }
+
         let kind: Kind
+        let direct: Direct
         let type: PostgresType
         let format: PostgresFormat
 
@@ -139,6 +146,14 @@ enum StoredValue {
             case .decimal: kind = .decimal
             case .array, .textForm: kind = .dynamic
             }
+            switch (kind, column.format, column.type) {
+            case (.integer, .binary, .int4): direct = .int4
+            case (.integer, .binary, .int8): direct = .int8
+            case (.double, .binary, .float8): direct = .float8
+            case (.bool, .binary, .bool): direct = .bool
+            case (.string, _, let type) where type.isTextual: direct = .text
+            default: direct = .none
+            }
         }
 
         static func readers(for result: PostgresResult) -> [Reader] {
@@ -148,6 +163,21 @@ enum StoredValue {
         @inline(__always)
         func read(_ row: PostgresRow, at column: Int) throws -> StoredValue {
             try read(row.result, row: row.index, column: column)
+        }
+
+        /// ``read(_:row:column:)`` for a loop over many rows: the common binary forms
+        /// decoded here, the rest as there.
+        @inline(__always)
+        func readDirect(_ result: PostgresResult, row: Int, column: Int) throws -> StoredValue {
+            guard let bytes = try result.cell(row: row, column: column) else { return .null }
+            switch direct {
+            case .int4 where bytes.count == 4: return .integer(Int(Int32(bigEndian: bytes.loadUnaligned(as: Int32.self))))
+            case .int8 where bytes.count == 8: return .integer(Int(Int64(bigEndian: bytes.loadUnaligned(as: Int64.self))))
+            case .float8 where bytes.count == 8: return .double(Double(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))))
+            case .bool where bytes.count == 1 && bytes[0] <= 1: return .bool(bytes[0] == 1)
+            case .text: return .string(String(decoding: bytes, as: UTF8.self))
+            default: return try read(result, row: row, column: column)
+            }
         }
 
         @inline(__always)
@@ -231,6 +261,31 @@ final class ValueStorage {
     init(table: EntityTable, capacity: Int) {
         self.table = table
         cells.reserveCapacity(capacity)
+    }
+
+    /// Replaces the cells with `count` new ones, which `write` initializes in order at the
+    /// pointer, counting them in `written`. Storage with room for them (a walk's batch
+    /// before) takes them in its memory; else they go to a new allocation. When `write`
+    /// throws, the cells are those written so far.
+    func replaceCells(
+        count: Int, _ write: (_ cells: UnsafeMutablePointer<StoredValue>, _ written: inout Int) throws -> Void
+    ) throws {
+        guard cells.capacity >= count, count > 0 else {
+            cells = []
+            // At least one cell of room, so that the buffer has an address.
+            cells = try ContiguousArray(unsafeUninitializedCapacity: Swift.max(count, 1)) { buffer, initialized in
+                try write(buffer.baseAddress!, &initialized)
+            }
+            return
+        }
+        // NULL holds nothing to free, so a cell written over one needs no destroy first.
+        cells.removeAll(keepingCapacity: true)
+        cells.append(contentsOf: repeatElement(.null, count: count))
+        var written = 0
+        defer { cells.removeLast(count - written) }
+        try cells.withUnsafeMutableBufferPointer { buffer in
+            try write(buffer.baseAddress!, &written)
+        }
     }
 }
 
