@@ -90,19 +90,40 @@ final class ObjectGraph {
         let readers = StoredValue.Reader.readers(for: result)
         let table = tables[entity]
         let registry = registries[entity]
+        let width = table.columns.count
+        let bulk = rowsAreDistinct && registry.isEmpty && !table.primaryKey.isEmpty
         // A walk's batches write into the memory of the batch before: freed and allocated
         // again for every batch, the cells made the allocator hand the top of the heap back
         // to the system and take it again, a page fault per 4 KB, a third of a walk's time.
-        let storage = spare?.table === table ? spare! : ValueStorage(table: table, capacity: 0)
-        guard rowsAreDistinct, registry.isEmpty, !table.primaryKey.isEmpty else {
-            storage.cells.removeAll(keepingCapacity: true)
-            storage.cells.reserveCapacity(rows.count * table.columns.count)
-            return try rows.map { try materializeRow(entity: entity, row: result[$0], readers: readers, storage: storage, isBatch: isBatch) }
-        }
+        let spare = spare?.table === table ? spare : nil
         // Nothing registered yet, and each key comes once: no lookups. The cells and the
         // objects are written in place, row after row, without a check per cell of the
         // array's room (an append's) or of the column's type and form (the typed decoders').
-        let width = table.columns.count
+        if bulk, readers.count >= width, readers.prefix(width).allSatisfy(\.readsRaw) {
+            let storage = spare?.isRaw == true ? spare! : ValueStorage(table: table, result: result)
+            var objects: [DatabaseObject] = []
+            try storage.replaceRawCells(count: rows.count * width, of: result) { cells, written in
+                objects = try [DatabaseObject](unsafeUninitializedCapacity: rows.count) { objects, made in
+                    for row in rows {
+                        let base = written
+                        for column in 0..<width {
+                            (cells + written).initialize(to: try readers[column].readRaw(result, row: row, column: column))
+                            written += 1
+                        }
+                        (objects.baseAddress! + made).initialize(to: DatabaseObject(storage: storage, base: base))
+                        made += 1
+                    }
+                }
+            }
+            return registerFetched(objects, in: registry, isBatch: isBatch)
+        }
+        let storage = spare ?? ValueStorage(table: table, capacity: 0)
+        storage.dropRawCells()
+        guard bulk else {
+            storage.cells.removeAll(keepingCapacity: true)
+            storage.cells.reserveCapacity(rows.count * width)
+            return try rows.map { try materializeRow(entity: entity, row: result[$0], readers: readers, storage: storage, isBatch: isBatch) }
+        }
         var objects: [DatabaseObject] = []
         try storage.replaceCells(count: rows.count * width) { cells, written in
             objects = try [DatabaseObject](unsafeUninitializedCapacity: rows.count) { objects, made in
@@ -117,6 +138,11 @@ final class ObjectGraph {
                 }
             }
         }
+        return registerFetched(objects, in: registry, isBatch: isBatch)
+    }
+
+    /// Registers a result's objects into `registry`, empty, without lookups.
+    private func registerFetched(_ objects: [DatabaseObject], in registry: ObjectRegistry, isBatch: Bool) -> [DatabaseObject] {
         registry.registerUnindexed(objects)
         if !registeredInTransaction.isEmpty, !isBatch { registeredInTransaction[registeredInTransaction.count - 1] += objects }
         if !registeredInBatch.isEmpty { registeredInBatch[registeredInBatch.count - 1] += objects }
@@ -327,3 +353,5 @@ enum AfterRollback {
         }
     }
 }
+
+

@@ -123,7 +123,7 @@ enum StoredValue {
         /// The binary forms a bulk read decodes in place, without the typed decoders'
         /// checks of type and form; a cell of another length takes the full path (and its error).
         enum Direct {
-            case int4, int8, float8, bool, text, none
+            case int2, int4, int8, float4, float8, bool, text, date, uuid, bytes, none
         }
 
         let kind: Kind
@@ -147,11 +147,16 @@ enum StoredValue {
             case .array, .textForm: kind = .dynamic
             }
             switch (kind, column.format, column.type) {
+            case (.integer, .binary, .int2): direct = .int2
             case (.integer, .binary, .int4): direct = .int4
             case (.integer, .binary, .int8): direct = .int8
+            case (.float, .binary, .float4): direct = .float4
             case (.double, .binary, .float8): direct = .float8
             case (.bool, .binary, .bool): direct = .bool
             case (.string, _, let type) where type.isTextual: direct = .text
+            case (.date, .binary, .date), (.date, .binary, .timestamp), (.date, .binary, .timestamptz): direct = .date
+            case (.uuid, .binary, .uuid): direct = .uuid
+            case (.data, .binary, .bytea): direct = .bytes
             default: direct = .none
             }
         }
@@ -177,6 +182,32 @@ enum StoredValue {
             case .bool where bytes.count == 1 && bytes[0] <= 1: return .bool(bytes[0] == 1)
             case .text: return .string(String(decoding: bytes, as: UTF8.self))
             default: return try read(result, row: row, column: column)
+            }
+        }
+
+        /// Whether the column's cells can be raw cells (see ``RawCell``).
+        var readsRaw: Bool { direct != .none }
+
+        /// The cell as a ``RawCell``, for a column that ``readsRaw``; a cell the forms read
+        /// here do not take (a value of another length) throws the full read's error.
+        @inline(__always)
+        func readRaw(_ result: PostgresResult, row: Int, column: Int) throws -> RawCell {
+            guard let bytes = try result.cell(row: row, column: column) else { return RawCell() }
+            switch direct {
+            case .int4 where bytes.count == 4: return RawCell(integer: Int(Int32(bigEndian: bytes.loadUnaligned(as: Int32.self))))
+            case .int8 where bytes.count == 8: return RawCell(integer: Int(Int64(bigEndian: bytes.loadUnaligned(as: Int64.self))))
+            case .float8 where bytes.count == 8: return RawCell(double: Double(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))))
+            case .bool where bytes.count == 1 && bytes[0] <= 1: return RawCell(bool: bytes[0] == 1)
+            case .text where bytes.count <= Int(UInt32.max): return RawCell(.text, at: bytes)
+            case .int2 where bytes.count == 2: return RawCell(integer: Int(Int16(bigEndian: bytes.loadUnaligned(as: Int16.self))))
+            case .float4 where bytes.count == 4: return RawCell(float: Float(bitPattern: UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))))
+            case .date: return RawCell(date: try Date.decode(from: bytes, type: type, format: format))
+            case .uuid where bytes.count == 16: return RawCell(.uuid, at: bytes)
+            case .bytes where bytes.count <= Int(UInt32.max): return RawCell(.bytes, at: bytes)
+            default:
+                // The typed decoders refuse what the cases above do: this throws their error.
+                let value = try read(result, row: row, column: column)
+                throw PostgresDecodingError("a \(type) value read as \(value.value.map { "\(Swift.type(of: $0))" } ?? "NULL") but not in place")
             }
         }
 
@@ -257,10 +288,41 @@ final class ValueStorage {
     @usableFromInline let table: EntityTable
     /// Only ever touched by the context's one thread, never in overlapping accesses.
     @exclusivity(unchecked) @usableFromInline var cells: ContiguousArray<StoredValue> = []
+    /// The values of a fetch whose columns are all of the forms ``RawCell`` holds, instead
+    /// of `cells` (which is then empty): numbers, bools and dates decoded, texts, UUIDs and
+    /// bytes as where they lie in `result`. Such cells hold nothing to retain or free (a
+    /// fetch's storage is freed at once, without a destroy per cell or a release per text),
+    /// and a text becomes a `String` only when it is read.
+    @exclusivity(unchecked) @usableFromInline var rawCells: ContiguousArray<RawCell> = []
+    /// The result whose memory `rawCells`' texts point into, kept as long as they are.
+    /// `nil` for storage of `cells`.
+    @exclusivity(unchecked) @usableFromInline var result: PostgresResult?
 
     init(table: EntityTable, capacity: Int) {
         self.table = table
         cells.reserveCapacity(capacity)
+    }
+
+    /// Storage of raw cells over `result` (see ``rawCells``).
+    init(table: EntityTable, result: PostgresResult) {
+        self.table = table
+        self.result = result
+    }
+
+    /// Lets go of raw cells and their result: the storage holds `cells` from now on.
+    func dropRawCells() {
+        guard isRaw else { return }
+        rawCells = []
+        result = nil
+    }
+
+    /// Whether the values are `rawCells`.
+    @inlinable var isRaw: Bool { result != nil }
+
+    /// The value at `column` of the object whose values start at `base`.
+    @inlinable @inline(__always)
+    func value(base: Int, column: Int) -> StoredValue {
+        isRaw ? rawCells[base + column].value : cells[base + column]
     }
 
     /// Replaces the cells with `count` new ones, which `write` initializes in order at the
@@ -270,6 +332,23 @@ final class ValueStorage {
     func replaceCells(
         count: Int, _ write: (_ cells: UnsafeMutablePointer<StoredValue>, _ written: inout Int) throws -> Void
     ) throws {
+        // NULL holds nothing to free, so a cell written over one needs no destroy first.
+        try Self.replace(&cells, count: count, filler: .null, write)
+    }
+
+    /// ``replaceCells(count:_:)`` for raw cells, over `result` from now on.
+    func replaceRawCells(
+        count: Int, of result: PostgresResult, _ write: (_ cells: UnsafeMutablePointer<RawCell>, _ written: inout Int) throws -> Void
+    ) throws {
+        rawCells.removeAll(keepingCapacity: true)
+        self.result = result
+        try Self.replace(&rawCells, count: count, filler: RawCell(), write)
+    }
+
+    private static func replace<Cell>(
+        _ cells: inout ContiguousArray<Cell>, count: Int, filler: Cell,
+        _ write: (_ cells: UnsafeMutablePointer<Cell>, _ written: inout Int) throws -> Void
+    ) throws {
         guard cells.capacity >= count, count > 0 else {
             cells = []
             // At least one cell of room, so that the buffer has an address.
@@ -278,13 +357,78 @@ final class ValueStorage {
             }
             return
         }
-        // NULL holds nothing to free, so a cell written over one needs no destroy first.
+        // `filler` holds nothing to free, so a cell written over one needs no destroy first.
         cells.removeAll(keepingCapacity: true)
-        cells.append(contentsOf: repeatElement(.null, count: count))
+        cells.append(contentsOf: repeatElement(filler, count: count))
         var written = 0
         defer { cells.removeLast(count - written) }
         try cells.withUnsafeMutableBufferPointer { buffer in
             try write(buffer.baseAddress!, &written)
+        }
+    }
+}
+
+/// A cell of a fetch whose columns are all in binary form and of the types of DESIGN's
+/// mapping but `numeric` (or text in either form): see ``ValueStorage/rawCells``. 16 bytes
+/// that hold nothing to retain or free. A number, bool or date is decoded at the fetch (and
+/// a malformed one fails it there); a text, UUID or `bytea` is where it lies in the fetch's
+/// result and becomes a `String`, `UUID` or `Data` each time it is read, as a value read
+/// from libpq by hand does. A raw cell never leaves its storage, which keeps the result it
+/// points into: what reads it gets a ``StoredValue``.
+@usableFromInline
+struct RawCell {
+    @usableFromInline enum Tag: UInt8 {
+        case null, integer, double, float, bool, date
+        /// Bytes in the result, read as a `String`, a `UUID` or `Data`.
+        case text, uuid, bytes
+    }
+
+    /// The integer, the floating-point number's bits (a date's `timeIntervalSinceReferenceDate`),
+    /// the bool (0 or 1), or the address of the bytes in the result.
+    @usableFromInline let bits: UInt64
+    /// The length of the bytes (PostgreSQL's values are at most 1 GB).
+    @usableFromInline let length: UInt32
+    @usableFromInline let tag: Tag
+
+    /// NULL.
+    init() {
+        self.init(.null, bits: 0)
+    }
+
+    private init(_ tag: Tag, bits: UInt64, length: UInt32 = 0) {
+        self.bits = bits
+        self.length = length
+        self.tag = tag
+    }
+
+    init(integer: Int) { self.init(.integer, bits: UInt64(bitPattern: Int64(integer))) }
+    init(double: Double) { self.init(.double, bits: double.bitPattern) }
+    init(float: Float) { self.init(.float, bits: UInt64(float.bitPattern)) }
+    init(bool: Bool) { self.init(.bool, bits: bool ? 1 : 0) }
+    init(date: Date) { self.init(.date, bits: date.timeIntervalSinceReferenceDate.bitPattern) }
+
+    /// A text, UUID or bytea value at `bytes`, which must outlive the cell.
+    init(_ tag: Tag, at bytes: UnsafeRawBufferPointer) {
+        self.init(tag, bits: UInt64(UInt(bitPattern: bytes.baseAddress)), length: UInt32(truncatingIfNeeded: bytes.count))
+    }
+
+    @inlinable
+    var bytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: UInt(bits)), count: Int(length))
+    }
+
+    @inlinable
+    var value: StoredValue {
+        switch tag {
+        case .null: .null
+        case .integer: .integer(Int(truncatingIfNeeded: Int64(bitPattern: bits)))
+        case .double: .double(Double(bitPattern: bits))
+        case .float: .float(Float(bitPattern: UInt32(truncatingIfNeeded: bits)))
+        case .bool: .bool(bits != 0)
+        case .date: .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
+        case .text: .string(String(decoding: bytes, as: UTF8.self))
+        case .uuid: .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
+        case .bytes: .data(Data(bytes))
         }
     }
 }
@@ -300,7 +444,7 @@ struct ObjectValues: RandomAccessCollection, CustomStringConvertible {
 
     @inline(__always)
     subscript(index: Int) -> StoredValue {
-        storage.cells[base + index]
+        storage.value(base: base, column: index)
     }
 
     var description: String { Array(self).description }

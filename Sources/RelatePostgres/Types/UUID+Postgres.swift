@@ -38,9 +38,8 @@ extension UUID: PostgresArrayElement {
     ) throws(PostgresDecodingError) -> UUID {
         switch (format, type) {
         case (.binary, .uuid) where bytes.count == 16:
-            var value = UUID().uuid
-            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: bytes) }
-            return UUID(uuid: value)
+            // Loaded from the bytes, not copied into a random UUID's: no random number made.
+            return UUID(uuid: bytes.loadUnaligned(as: uuid_t.self))
         case (.text, .uuid), (.text, .text), (.text, .varchar), (.text, .bpchar):
             guard let value = UUID(uuidString: bytes.utf8String) else { throw .malformed(type, format) }
             return value
