@@ -53,7 +53,7 @@ extension DatabaseObject {
         var values: [String: any Sendable] = [:]
         for (index, key) in table.attributeKeys.enumerated() {
             observeRead(attribute: index)
-            if let value = storedValue(at: index).value { values[key] = value }
+            if let value = anyValue(at: index) { values[key] = value }
         }
         return values
     }
@@ -65,7 +65,7 @@ extension DatabaseObject {
         switch table.keys[key] {
         case .attribute(let index)?:
             observeRead(attribute: index)
-            return .attribute(storedValue(at: index).value)
+            return .attribute(anyValue(at: index))
         case .relationship(let index)?:
             if table.isToMany[index] {
                 guard let set = sets[index] else { throw notLoaded(key) }

@@ -25,7 +25,7 @@ extension DatabaseObject {
     ///   the value is not a `Value`, or what ``value(forKey:)`` throws.
     @inlinable @inline(__always)
     public func value<Value>(forKey key: String, as type: Value.Type) throws -> Value? {
-        if let index = table.guessedAttributeIndex(forKey: key), !isDeleted, let value = storedValue(at: index).unboxed(as: type) {
+        if let index = table.guessedAttributeIndex(forKey: key), !isDeleted, let value = unboxedValue(at: index, as: type) {
             return value
         }
         return try typedValue(forKey: key, as: type)
@@ -40,7 +40,7 @@ extension DatabaseObject {
             throw typeMismatch(reading: key, as: Value.self, found: Swift.type(of: value))
         }
         observeRead(attribute: index)
-        if let value = storedValue(at: index).value {
+        if let value = anyValue(at: index) {
             if let value = value as? Value { return value }
             throw typeMismatch(reading: key, as: Value.self, found: nil)
         }

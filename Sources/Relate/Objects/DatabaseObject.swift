@@ -68,6 +68,21 @@ public final class DatabaseObject {
         storage.value(base: base, column: index)
     }
 
+    /// The attribute at `index` as a `Value`, as ``StoredValue/unboxed(as:)`` answers it:
+    /// the typed reads' common case, inlined where `Value` is known.
+    @inlinable @inline(__always)
+    func unboxedValue<Value>(at index: Int, as type: Value.Type) -> Value?? {
+        let storage = self.storage
+        return storage.isRaw ? storage.rawCells[base + index].unboxed(as: type) : storage.cells[base + index].unboxed(as: type)
+    }
+
+    /// The attribute at `index` as ``value(forKey:)`` answers it.
+    @inlinable @inline(__always)
+    func anyValue(at index: Int) -> (any Sendable)? {
+        let storage = self.storage
+        return storage.isRaw ? storage.rawCells[base + index].anyValue : storage.cells[base + index].value
+    }
+
     /// The context the object belongs to, `nil` once it is gone.
     var context: DatabaseContext? { table.context }
 
@@ -123,7 +138,7 @@ public final class DatabaseObject {
     @inlinable @inline(__always)
     public func value(forKey key: String) throws -> Any? {
         if let index = table.guessedAttributeIndex(forKey: key), !isDeleted {
-            return storedValue(at: index).value
+            return anyValue(at: index)
         }
         return try anyValue(forKey: key)
     }
@@ -133,13 +148,13 @@ public final class DatabaseObject {
     func anyValue(forKey key: String) throws -> Any? {
         if let index = try attributeIndex(forReading: key) {
             observeRead(attribute: index)
-            return storedValue(at: index).value
+            return anyValue(at: index)
         }
         let context = try liveContext()
         switch try context.resolve(key, in: entityIndex) {
         case .attribute(let index):
             observeRead(attribute: index)
-            return storedValue(at: index).value
+            return anyValue(at: index)
         case .relationship(let index):
             let relationship = entity.relationships[index]
             return relationship.isToMany ? try relationshipSet(index) : try toOneObject(index)
@@ -186,7 +201,7 @@ public final class DatabaseObject {
         switch steps.first {
         case .attribute(_, let index)?:
             observeRead(attribute: index)
-            return storedValue(at: index).value
+            return anyValue(at: index)
         case .relationship(_, let index)?: value = table.isToMany[index] ? try relationshipSet(index) : try toOneObject(index)
         case nil: return self
         }

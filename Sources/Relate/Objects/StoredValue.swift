@@ -412,6 +412,43 @@ struct RawCell {
         self.init(tag, bits: UInt64(UInt(bitPattern: bytes.baseAddress)), length: UInt32(truncatingIfNeeded: bytes.count))
     }
 
+    /// The value as a `Value` without a ``StoredValue`` in between, as
+    /// ``StoredValue/unboxed(as:)`` answers it. Inlined into the typed reads, where `Value`
+    /// is known and each case's cast is decided when compiling; a text, UUID or `bytea`
+    /// is made only when `Value` can hold it.
+    @inlinable @inline(__always)
+    func unboxed<Value>(as type: Value.Type) -> Value?? {
+        switch tag {
+        case .null: return .some(nil)
+        case .integer: if let value = Int(truncatingIfNeeded: Int64(bitPattern: bits)) as? Value { return .some(value) }
+        case .double: if let value = Double(bitPattern: bits) as? Value { return .some(value) }
+        case .float: if let value = Float(bitPattern: UInt32(truncatingIfNeeded: bits)) as? Value { return .some(value) }
+        case .bool: if let value = (bits != 0) as? Value { return .some(value) }
+        case .date: if let value = Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)) as? Value { return .some(value) }
+        case .text: if String.self is Value.Type, let value = String(decoding: bytes, as: UTF8.self) as? Value { return .some(value) }
+        case .uuid: if UUID.self is Value.Type, let value = UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)) as? Value { return .some(value) }
+        case .bytes: if Data.self is Value.Type, let value = Data(bytes) as? Value { return .some(value) }
+        }
+        return nil
+    }
+
+    /// The value as ``DatabaseObject/value(forKey:)`` answers it, without a ``StoredValue``
+    /// in between.
+    @inlinable
+    var anyValue: (any Sendable)? {
+        switch tag {
+        case .null: nil
+        case .integer: Int(truncatingIfNeeded: Int64(bitPattern: bits))
+        case .double: Double(bitPattern: bits)
+        case .float: Float(bitPattern: UInt32(truncatingIfNeeded: bits))
+        case .bool: bits != 0
+        case .date: Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
+        case .text: String(decoding: bytes, as: UTF8.self)
+        case .uuid: UUID(uuid: bytes.loadUnaligned(as: uuid_t.self))
+        case .bytes: Data(bytes)
+        }
+    }
+
     @inlinable
     var bytes: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: UInt(bits)), count: Int(length))

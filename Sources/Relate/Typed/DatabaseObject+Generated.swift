@@ -14,7 +14,7 @@ extension DatabaseObject {
     ///   of another type.
     @inlinable @inline(__always)
     public func generatedOptionalValue<Value>(at index: Int, as type: Value.Type) throws -> Value? {
-        if !isDeleted, index >= 0, index < table.directlyReadable, let value = storedValue(at: index).unboxed(as: type) {
+        if !isDeleted, index >= 0, index < table.directlyReadable, let value = unboxedValue(at: index, as: type) {
             return value
         }
         return try generatedValueInFull(at: index, as: type)
@@ -44,7 +44,7 @@ extension DatabaseObject {
                 entity: entity.name)
         }
         observeRead(attribute: index)
-        guard let value = storedValue(at: index).value else { return nil }
+        guard let value = anyValue(at: index) else { return nil }
         if let value = value as? Value { return value }
         let attribute = entity.attributes[index]
         throw RelateError(
