@@ -81,7 +81,7 @@ extension DatabaseContext {
         var uncounted: [(DatabaseObject, ObjectKey?)] = []
         uncounted.reserveCapacity(owners.count)
         for owner in owners where owner.knownCount(index, generation: generation) == nil {
-            let key = ObjectKey(owner.values, at: ownerColumns)
+            let key = owner.key(at: ownerColumns)
             uncounted.append((owner, key))
             guard key != nil else { continue }
             if ownerColumns.count == 1 {

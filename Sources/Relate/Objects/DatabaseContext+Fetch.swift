@@ -186,7 +186,7 @@ extension DatabaseContext {
         var ownerKeys: [ObjectKey?] = []
         ownerKeys.reserveCapacity(owners.count)
         for owner in owners {
-            let key = ObjectKey(owner.values, at: ownerColumns)
+            let key = owner.key(at: ownerColumns)
             ownerKeys.append(key)
             if let key { _ = keys.value(forKey: key, orInserting: { ownerColumns.map { owner.values[$0] } }) }
         }
@@ -211,11 +211,12 @@ extension DatabaseContext {
             let throughHelper = relationship.foreignKeyIn == .via
             // Through a helper the owner's key follows the target's columns; else it is the target's joined columns.
             let matchedColumns = throughHelper ? [] : targetIndexes
-            for (object, row) in zip(try graph.materialize(entity: target, result: result, rowsAreDistinct: !throughHelper), result) {
+            let objects = try graph.materialize(entity: target, result: result, rowsAreDistinct: !throughHelper)
+            for (row, object) in objects.enumerated() {
                 let key =
                     throughHelper
-                    ? ObjectKey(try (width..<result.columns.count).map { try readers[$0].read(row, at: $0) })
-                    : ObjectKey(object.values, at: matchedColumns)
+                    ? ObjectKey(try (width..<result.columns.count).map { try readers[$0].read(result, row: row, column: $0) })
+                    : object.key(at: matchedColumns)
                 if let key { found[key, default: []].append(object) }
             }
         }

@@ -105,7 +105,15 @@ public final class DatabaseObject {
     }
 
     var objectKey: ObjectKey? {
-        table.primaryKey.isEmpty ? nil : ObjectKey(values, at: table.primaryKey)
+        table.primaryKey.isEmpty ? nil : key(at: table.primaryKey)
+    }
+
+    /// The key of the values at the attribute `indexes`, as ``ObjectKey`` makes it from
+    /// them; a one-integer key (the common one) read without a window on the values.
+    @inline(__always)
+    func key(at indexes: [Int]) -> ObjectKey? {
+        if indexes.count == 1, case .some(.some(let integer)) = unboxedValue(at: indexes[0], as: Int.self) { return .integer(integer) }
+        return ObjectKey(values, at: indexes)
     }
 
     func liveContext() throws(RelateError) -> DatabaseContext {

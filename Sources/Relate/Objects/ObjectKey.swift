@@ -33,6 +33,18 @@ enum ObjectKey: Hashable {
         self = .values(hashable)
     }
 
+    /// One integer hashed as itself, without the case's tag: keys of different cases
+    /// that hash alike are still told apart by `==`, and most keys are one integer.
+    func hash(into hasher: inout Hasher) {
+        switch self {
+        case .integer(let integer): hasher.combine(integer)
+        case .integerPair(let first, let second):
+            hasher.combine(first)
+            hasher.combine(second)
+        case .values(let values): hasher.combine(values)
+        }
+    }
+
     /// The key of one value, without an array for an integer.
     init?(_ value: StoredValue) {
         if case .integer(let integer) = value {

@@ -143,7 +143,7 @@ final class ObjectRegistry {
         for index in byColumns.indices {
             let columns = byColumns.keys[index]
             guard position < byColumns.values[index].covered,
-                  let new = ObjectKey(object.values, at: columns), new != ObjectKey(old, at: columns)
+                  let new = object.key(at: columns), new != ObjectKey(old, at: columns)
             else { continue }
             byColumns.values[index].positions[new, default: []].append(position)
         }
@@ -183,14 +183,14 @@ extension ObjectRegistry.ColumnIndex {
         _ wanted: ObjectKey, at columns: [Int], in objects: [DatabaseObject], skipping removedMark: DatabaseObject
     ) -> [Int] {
         for position in covered..<objects.count where objects[position] !== removedMark {
-            if let key = ObjectKey(objects[position].values, at: columns) {
+            if let key = objects[position].key(at: columns) {
                 positions[key, default: []].append(position)
             }
         }
         covered = objects.count
         guard let listed = positions[wanted] else { return [] }
         let live = listed.filter { position in
-            objects[position] !== removedMark && ObjectKey(objects[position].values, at: columns) == wanted
+            objects[position] !== removedMark && objects[position].key(at: columns) == wanted
         }
         // What no longer holds is dropped, so that a row moved back and forth does not
         // make every later lookup longer.

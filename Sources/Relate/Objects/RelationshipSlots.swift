@@ -33,10 +33,13 @@ struct RelationshipSlots<Value>: Sequence {
 /// objects into cycles. The context keeps every box it made until `reset()`, which
 /// empties them: that reaches objects the identity map no longer holds too.
 final class LoadedRelationships {
-    var sets = RelationshipSlots<RelationshipSet>()
-    var toOne = RelationshipSlots<DatabaseObject?>()
+    // A context's objects are used from one thread at a time and their slots are never
+    // in overlapping accesses: unchecked, which spares a dynamic check per store (a
+    // prefetch makes one per owner).
+    @exclusivity(unchecked) var sets = RelationshipSlots<RelationshipSet>()
+    @exclusivity(unchecked) var toOne = RelationshipSlots<DatabaseObject?>()
     /// Members counted by the database where the set is not loaded (see ``CachedCount``).
-    var counts = RelationshipSlots<CachedCount>()
+    @exclusivity(unchecked) var counts = RelationshipSlots<CachedCount>()
     /// The object's observers, by attribute and relationship; made on its first observed
     /// read (see ``ObjectObservation``). Kept by `takeAll()`: observers outlive a reset.
     var registrar: ObservationRegistrar?
