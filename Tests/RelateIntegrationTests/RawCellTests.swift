@@ -126,6 +126,39 @@ import Testing
         }
     }
 
+    /// What no honest server sends (an `int4` of three bytes, a bool of 2, a `uuid` of 15
+    /// bytes): the fetch fails with the typed decoders' error naming the column, and nothing
+    /// is registered. Cells of the right lengths read in place.
+    @Test func aMalformedCellFailsTheFetchNamingItsColumn() throws {
+        try Self.with { context, _ in
+            let entity = try context.entityIndex(named: "reading")
+            let attributes = context.model.entities[entity].attributes
+            func result(_ replace: [String: [UInt8]?]) throws -> PostgresResult {
+                let columns = attributes.map { (name: $0.name, type: PostgresType($0.typeOID), format: PostgresFormat.binary) }
+                var cells: [[UInt8]?] = attributes.map { _ in nil }
+                cells[0] = [0, 0, 0, 7]
+                for (name, bytes) in replace { cells[attributes.firstIndex { $0.name == name }!] = bytes }
+                return try #require(PostgresResult.crafted(columns: columns, rows: [cells]))
+            }
+            let good = try context.graph.materialize(
+                entity: entity, result: try result(["flag": [1], "label": Array("hé".utf8), "ref": Array(repeating: 0xab, count: 16)]),
+                rowsAreDistinct: true)
+            #expect(good[0].storage.isRaw)
+            #expect(try good[0].value(forKey: "id", as: Int.self) == 7)
+            #expect(try good[0].value(forKey: "flag", as: Bool.self) == true)
+            #expect(try good[0].value(forKey: "label", as: String.self) == "hé")
+            #expect(try good[0].value(forKey: "ref", as: UUID.self)?.uuidString == "ABABABAB-ABAB-ABAB-ABAB-ABABABABABAB")
+            context.reset()
+            for (column, bytes) in [("small", [0, 0, 1] as [UInt8]), ("flag", [2]), ("ref", Array(repeating: 0, count: 15)), ("big", [1])] {
+                let error = #expect(throws: RelateError.self) {
+                    try context.graph.materialize(entity: entity, result: try result([column: bytes]), rowsAreDistinct: true)
+                }
+                #expect(error?.postgresError?.column == column, "\(column): \(String(describing: error))")
+                #expect(context.graph.registries[entity].isEmpty)
+            }
+        }
+    }
+
     @Test func aTableWithAColumnNotReadInPlaceKeepsDecodedCells() throws {
         try Self.with { context, connection in
             try connection.execute("ALTER TABLE reading ADD COLUMN amount numeric DEFAULT 1.5")
