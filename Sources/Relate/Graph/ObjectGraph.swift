@@ -124,6 +124,9 @@ final class ObjectGraph {
             storage.cells.reserveCapacity(rows.count * width)
             return try rows.map { try materializeRow(entity: entity, row: result[$0], readers: readers, storage: storage, isBatch: isBatch) }
         }
+        // The same loop as the raw cells' above, on purpose: one generic loop with the read
+        // passed in cost 15 M instructions more per 100,000-row fetch (callgrind, 326 M
+        // against 311 M a run of `RelateProfile objects-fetch`).
         var objects: [DatabaseObject] = []
         try storage.replaceCells(count: rows.count * width) { cells, written in
             objects = try [DatabaseObject](unsafeUninitializedCapacity: rows.count) { objects, made in
