@@ -356,5 +356,3 @@ enum AfterRollback {
         }
     }
 }
-
-

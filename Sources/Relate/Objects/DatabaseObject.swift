@@ -33,7 +33,7 @@ public final class DatabaseObject {
     /// shared with the other objects of its result.
     func moveToOwnStorage() {
         let width = table.columns.count
-        guard storage.result != nil || storage.cells.count > width else { return }
+        guard storage.isRaw || storage.cells.count > width else { return }
         let own = ValueStorage(table: table, capacity: width)
         own.cells.append(contentsOf: values)
         storage = own
@@ -311,7 +311,7 @@ public final class DatabaseObject {
         _ old: [StoredValue], with newValues: Values, telling graph: ObjectGraph?
     ) {
         // Values read in place from a result cannot be written there.
-        if storage.result != nil { moveToOwnStorage() }
+        if storage.isRaw { moveToOwnStorage() }
         let write = {
             for (offset, value) in zip(self.base..., newValues) {
                 self.storage.cells[offset] = value
@@ -334,7 +334,7 @@ extension DatabaseObject: CustomStringConvertible {
     public var description: String {
         // The identity map's placeholder for a removed object holds no values; a
         // debugger or a test's report reflecting on the map may still describe it.
-        let hasValues = storage.result != nil || storage.cells.count >= base + table.columns.count
+        let hasValues = storage.isRaw || storage.cells.count >= base + table.columns.count
         let key = hasValues ? table.primaryKey.map { "\(table.entity.attributes[$0].name)=\(values[$0])" } : []
         return "<\(table.entity.name)" + (key.isEmpty ? "" : " " + key.joined(separator: " ")) + (isDeleted ? " deleted" : "") + ">"
     }

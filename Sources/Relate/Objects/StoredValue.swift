@@ -170,19 +170,12 @@ enum StoredValue {
             try read(row.result, row: row.index, column: column)
         }
 
-        /// ``read(_:row:column:)`` for a loop over many rows: the common binary forms
-        /// decoded here, the rest as there.
+        /// ``read(_:row:column:)`` for a loop over many rows: the forms ``readRaw(_:row:column:)``
+        /// takes decoded as there (without the typed decoders' checks of type and form), the
+        /// rest as ``read(_:row:column:)`` reads them.
         @inline(__always)
         func readDirect(_ result: PostgresResult, row: Int, column: Int) throws -> StoredValue {
-            guard let bytes = try result.cell(row: row, column: column) else { return .null }
-            switch direct {
-            case .int4 where bytes.count == 4: return .integer(Int(Int32(bigEndian: bytes.loadUnaligned(as: Int32.self))))
-            case .int8 where bytes.count == 8: return .integer(Int(Int64(bigEndian: bytes.loadUnaligned(as: Int64.self))))
-            case .float8 where bytes.count == 8: return .double(Double(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))))
-            case .bool where bytes.count == 1 && bytes[0] <= 1: return .bool(bytes[0] == 1)
-            case .text: return .string(String(decoding: bytes, as: UTF8.self))
-            default: return try read(result, row: row, column: column)
-            }
+            readsRaw ? try readRaw(result, row: row, column: column).value : try read(result, row: row, column: column)
         }
 
         /// Whether the column's cells can be raw cells (see ``RawCell``).
@@ -340,7 +333,6 @@ final class ValueStorage {
     func replaceRawCells(
         count: Int, of result: PostgresResult, _ write: (_ cells: UnsafeMutablePointer<RawCell>, _ written: inout Int) throws -> Void
     ) throws {
-        rawCells.removeAll(keepingCapacity: true)
         self.result = result
         try Self.replace(&rawCells, count: count, filler: RawCell(), write)
     }
@@ -374,7 +366,7 @@ final class ValueStorage {
 /// a malformed one fails it there); a text, UUID or `bytea` is where it lies in the fetch's
 /// result and becomes a `String`, `UUID` or `Data` each time it is read, as a value read
 /// from libpq by hand does. A raw cell never leaves its storage, which keeps the result it
-/// points into: what reads it gets a ``StoredValue``.
+/// points into: what reads it gets a Swift value or a ``StoredValue``.
 @usableFromInline
 struct RawCell {
     @usableFromInline enum Tag: UInt8 {
@@ -412,6 +404,21 @@ struct RawCell {
         self.init(tag, bits: UInt64(UInt(bitPattern: bytes.baseAddress)), length: UInt32(truncatingIfNeeded: bytes.count))
     }
 
+    // Each case's value, decoded in one place for the three ways a cell is read below.
+    @inlinable var integer: Int { Int(truncatingIfNeeded: Int64(bitPattern: bits)) }
+    @inlinable var double: Double { Double(bitPattern: bits) }
+    @inlinable var float: Float { Float(bitPattern: UInt32(truncatingIfNeeded: bits)) }
+    @inlinable var bool: Bool { bits != 0 }
+    @inlinable var date: Date { Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)) }
+    @inlinable var string: String { String(decoding: bytes, as: UTF8.self) }
+    @inlinable var uuid: UUID { UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)) }
+    @inlinable var data: Data { Data(bytes) }
+
+    @inlinable
+    var bytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: UInt(bits)), count: Int(length))
+    }
+
     /// The value as a `Value` without a ``StoredValue`` in between, as
     /// ``StoredValue/unboxed(as:)`` answers it. Inlined into the typed reads, where `Value`
     /// is known and each case's cast is decided when compiling; a text, UUID or `bytea`
@@ -420,14 +427,14 @@ struct RawCell {
     func unboxed<Value>(as type: Value.Type) -> Value?? {
         switch tag {
         case .null: return .some(nil)
-        case .integer: if let value = Int(truncatingIfNeeded: Int64(bitPattern: bits)) as? Value { return .some(value) }
-        case .double: if let value = Double(bitPattern: bits) as? Value { return .some(value) }
-        case .float: if let value = Float(bitPattern: UInt32(truncatingIfNeeded: bits)) as? Value { return .some(value) }
-        case .bool: if let value = (bits != 0) as? Value { return .some(value) }
-        case .date: if let value = Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)) as? Value { return .some(value) }
-        case .text: if String.self is Value.Type, let value = String(decoding: bytes, as: UTF8.self) as? Value { return .some(value) }
-        case .uuid: if UUID.self is Value.Type, let value = UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)) as? Value { return .some(value) }
-        case .bytes: if Data.self is Value.Type, let value = Data(bytes) as? Value { return .some(value) }
+        case .integer: if let value = integer as? Value { return .some(value) }
+        case .double: if let value = double as? Value { return .some(value) }
+        case .float: if let value = float as? Value { return .some(value) }
+        case .bool: if let value = bool as? Value { return .some(value) }
+        case .date: if let value = date as? Value { return .some(value) }
+        case .text: if String.self is Value.Type, let value = string as? Value { return .some(value) }
+        case .uuid: if UUID.self is Value.Type, let value = uuid as? Value { return .some(value) }
+        case .bytes: if Data.self is Value.Type, let value = data as? Value { return .some(value) }
         }
         return nil
     }
@@ -438,34 +445,30 @@ struct RawCell {
     var anyValue: (any Sendable)? {
         switch tag {
         case .null: nil
-        case .integer: Int(truncatingIfNeeded: Int64(bitPattern: bits))
-        case .double: Double(bitPattern: bits)
-        case .float: Float(bitPattern: UInt32(truncatingIfNeeded: bits))
-        case .bool: bits != 0
-        case .date: Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
-        case .text: String(decoding: bytes, as: UTF8.self)
-        case .uuid: UUID(uuid: bytes.loadUnaligned(as: uuid_t.self))
-        case .bytes: Data(bytes)
+        case .integer: integer
+        case .double: double
+        case .float: float
+        case .bool: bool
+        case .date: date
+        case .text: string
+        case .uuid: uuid
+        case .bytes: data
         }
     }
 
-    @inlinable
-    var bytes: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: UInt(bits)), count: Int(length))
-    }
-
+    /// The value as the object layer's other readers take it (keys, comparisons, writes).
     @inlinable
     var value: StoredValue {
         switch tag {
         case .null: .null
-        case .integer: .integer(Int(truncatingIfNeeded: Int64(bitPattern: bits)))
-        case .double: .double(Double(bitPattern: bits))
-        case .float: .float(Float(bitPattern: UInt32(truncatingIfNeeded: bits)))
-        case .bool: .bool(bits != 0)
-        case .date: .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
-        case .text: .string(String(decoding: bytes, as: UTF8.self))
-        case .uuid: .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
-        case .bytes: .data(Data(bytes))
+        case .integer: .integer(integer)
+        case .double: .double(double)
+        case .float: .float(float)
+        case .bool: .bool(bool)
+        case .date: .date(date)
+        case .text: .string(string)
+        case .uuid: .uuid(uuid)
+        case .bytes: .data(data)
         }
     }
 }
