@@ -1,31 +1,30 @@
 import CLibPQ
 
 /// Statement parameters encoded once, laid out as `PQexecParams` and `PQsendQueryParams`
-/// want them: types, one buffer of values, lengths and formats.
+/// want them: types, lengths and formats, and one buffer of values.
+///
+/// Two allocations whatever the count (the three arrays of 32-bit integers are one, the
+/// values' pointers live on the stack while libpq reads them): a by-key write spent a
+/// tenth of its instructions on the six arrays this used to make (Benchmarks/README.md).
 struct BoundParameters {
-    private(set) var types: [Oid] = []
-    private(set) var formats: [Int32] = []
-    private(set) var lengths: [Int32] = []
-    /// Where each value starts in `bytes`; `nil` for NULL.
-    private var offsets: [Int?] = []
+    let count: Int
+    /// Each parameter's type (an `Oid`), then each one's length, then each one's format:
+    /// `count` of each. A NULL's length is -1 (libpq reads no length for a NULL).
+    private var layout: [Int32]
+    /// The values one after another, each text value followed by its NUL.
     private var bytes: [UInt8] = []
-
-    var count: Int { types.count }
 
     init(_ parameters: [(any PostgresEncodable)?]) throws(PostgresError) {
         guard parameters.count <= Int(UInt16.max) else {
             throw PostgresError(kind: .invalidInput, message: "\(parameters.count) parameters: PostgreSQL takes at most 65535")
         }
-        types.reserveCapacity(parameters.count)
-        formats.reserveCapacity(parameters.count)
-        lengths.reserveCapacity(parameters.count)
-        offsets.reserveCapacity(parameters.count)
+        count = parameters.count
+        layout = Array(repeating: 0, count: 3 * count)
+        // Room for the usual values (numbers, keys, short texts); a longer one grows it.
+        bytes.reserveCapacity(8 * count + 1)
         for (index, parameter) in parameters.enumerated() {
             guard let parameter else {
-                types.append(0)
-                formats.append(PostgresFormat.text.rawValue)
-                lengths.append(0)
-                offsets.append(nil)
+                layout[count + index] = -1
                 continue
             }
             let valueType = type(of: parameter)
@@ -36,7 +35,8 @@ struct BoundParameters {
                 throw PostgresError(kind: .invalidInput, message: "parameter $\(index + 1) (\(valueType)): \(error.reason)")
             }
             let length = bytes.count - start
-            if valueType.postgresFormat == .text {
+            let format = valueType.postgresFormat
+            if format == .text {
                 // libpq reads text parameters up to their NUL, so one inside would cut the value short.
                 guard !bytes[start...].contains(0) else {
                     throw PostgresError(
@@ -48,19 +48,26 @@ struct BoundParameters {
             guard length <= Int(Int32.max) else {
                 throw PostgresError(kind: .invalidInput, message: "parameter $\(index + 1) is larger than 2 GiB")
             }
-            types.append(valueType.postgresType.rawValue)
-            formats.append(valueType.postgresFormat.rawValue)
-            lengths.append(Int32(length))
-            offsets.append(start)
+            layout[index] = Int32(bitPattern: valueType.postgresType.rawValue)
+            layout[count + index] = Int32(length)
+            layout[2 * count + index] = format.rawValue
         }
         // A zero-length value still needs a valid pointer, so the buffer is never empty.
         bytes.append(0)
     }
 
-    /// The text form of parameter `index` (0-based), for keeping it out of messages.
-    func textValue(at index: Int) -> String? {
-        guard formats[index] == PostgresFormat.text.rawValue, let start = offsets[index], lengths[index] > 0 else { return nil }
-        return String(decoding: bytes[start..<(start + Int(lengths[index]))], as: UTF8.self)
+    /// Calls `body` with where each value starts in `bytes`, in order (`nil` for NULL).
+    private func forEachStart(_ body: (_ index: Int, _ start: Int?) -> Void) {
+        var start = 0
+        for index in 0..<count {
+            let length = Int(layout[count + index])
+            guard length >= 0 else {
+                body(index, nil)
+                continue
+            }
+            body(index, start)
+            start += length + (layout[2 * count + index] == PostgresFormat.text.rawValue ? 1 : 0)
+        }
     }
 
     func withPointers<Result>(
@@ -71,16 +78,15 @@ struct BoundParameters {
     ) -> Result {
         bytes.withUnsafeBufferPointer { buffer in
             let base = UnsafeRawPointer(buffer.baseAddress!)
-            let values: [UnsafePointer<CChar>?] = offsets.map { offset in
-                offset.map { (base + $0).assumingMemoryBound(to: CChar.self) }
-            }
-            return values.withUnsafeBufferPointer { values in
-                types.withUnsafeBufferPointer { types in
-                    lengths.withUnsafeBufferPointer { lengths in
-                        formats.withUnsafeBufferPointer { formats in
-                            body(types.baseAddress, values.baseAddress, lengths.baseAddress, formats.baseAddress)
-                        }
-                    }
+            return withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: count) { values in
+                forEachStart { index, start in
+                    values.initializeElement(at: index, to: start.map { (base + $0).assumingMemoryBound(to: CChar.self) })
+                }
+                return layout.withUnsafeBufferPointer { layout in
+                    guard let first = layout.baseAddress else { return body(nil, nil, nil, nil) }
+                    // An Oid is a UInt32: memory of Int32s may be read as one.
+                    let types = UnsafeRawPointer(first).assumingMemoryBound(to: Oid.self)
+                    return body(types, UnsafePointer(values.baseAddress), first + count, first + 2 * count)
                 }
             }
         }
@@ -90,8 +96,10 @@ struct BoundParameters {
     /// since the server quotes the offending input (`invalid input syntax for type integer: "abc"`).
     func redacting(_ message: String) -> String {
         var message = message
-        for index in 0..<count {
-            guard let value = textValue(at: index) else { continue }
+        forEachStart { index, start in
+            let length = Int(layout[count + index])
+            guard let start, length > 0, layout[2 * count + index] == PostgresFormat.text.rawValue else { return }
+            let value = String(decoding: bytes[start..<(start + length)], as: UTF8.self)
             message = message.replacingOccurrences(of: "\"\(value)\"", with: "$\(index + 1)")
         }
         return message

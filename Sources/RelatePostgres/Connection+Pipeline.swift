@@ -113,10 +113,11 @@ extension Connection {
         for (index, statement) in statements.enumerated() {
             if !learning || index < statements.count - 1 { trace?(statement.sql) }
             let parameters = bound[index]
-            let sent = parameters.withPointers { types, values, lengths, formats in
-                PQsendQueryParams(
-                    handle, statement.sql, Int32(parameters.count), types, values, lengths, formats,
-                    statement.format.rawValue)
+            // withCString, as in `query`: passing the String itself made a copy of its text.
+            let sent = statement.sql.withCString { sql in
+                parameters.withPointers { types, values, lengths, formats in
+                    PQsendQueryParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, statement.format.rawValue)
+                }
             }
             guard sent == 1 else {
                 var error = connectionError(sql: statement.sql)

@@ -41,8 +41,11 @@ extension Connection {
         trace?(sql)
         roundTrips += 1
         let started = statementTimer.map { _ in ContinuousClock.now }
-        let result = bound.withPointers { types, values, lengths, formats in
-            PQexecParams(handle, sql, Int32(bound.count), types, values, lengths, formats, format.rawValue)
+        // withCString, explicitly: passing the String itself made a copy of its text.
+        let result = sql.withCString { sql in
+            bound.withPointers { types, values, lengths, formats in
+                PQexecParams(handle, sql, Int32(bound.count), types, values, lengths, formats, format.rawValue)
+            }
         }
         if let started { statementTimer?(ContinuousClock.now - started) }
         return try checked(result, sql: sql, parameters: bound)

@@ -47,6 +47,19 @@ import Testing
         #expect(error?.message.contains("$1") == true)
     }
 
+    /// The value refused is found by its place among NULLs, empty texts and binary values,
+    /// which take no room or another form in the parameters' buffer.
+    @Test func aBoundValueAfterNullsAndEmptyTextsStaysOutToo() throws {
+        let connection = try TestDatabase.connect()
+        let secret = "hunter3-not-a-number"
+        let error = #expect(throws: PostgresError.self) {
+            try connection.query("SELECT $1::int8, $2::text, $3::text, $4::int", [5, nil, "", secret])
+        }
+        #expect(error?.sqlState == .invalidTextRepresentation)
+        #expect(!"\(error!)".contains(secret))
+        #expect(error?.message.contains("$4") == true)
+    }
+
     @Test func wrongPasswordNeverShowsThePassword() throws {
         let url = try TestDatabase.url()
         let wrong = "Wr0ng-Pa55word-\(UUID().uuidString.prefix(8))"

@@ -3,6 +3,28 @@ import RelatePostgres
 import Testing
 
 @Suite struct TransactionAndPipelineTests {
+    /// Each value reaches its placeholder, whatever comes before it: NULLs (no bytes),
+    /// empty texts (a NUL alone), binary values (no NUL), through a query and a pipeline.
+    @Test func everyParameterLandsInItsPlace() throws {
+        let connection = try TestDatabase.connect()
+        let sql = "SELECT $1::int8, $2::text IS NULL, $3::text, $4::text, $5::float8, $6::int8 IS NULL, $7::text"
+        let parameters: [(any PostgresEncodable)?] = [7, nil, "", "after", 2.5, nil, "last"]
+        func check(_ row: PostgresRow) throws {
+            #expect(try row.decode(Int.self, at: 0) == 7)
+            #expect(try row.decode(Bool.self, at: 1))
+            #expect(try row.decode(String.self, at: 2) == "")
+            #expect(try row.decode(String.self, at: 3) == "after")
+            #expect(try row.decode(Double.self, at: 4) == 2.5)
+            #expect(try row.decode(Bool.self, at: 5))
+            #expect(try row.decode(String.self, at: 6) == "last")
+        }
+        try check(try connection.query(sql, parameters, format: .binary)[0])
+        let results = try connection.pipeline([PostgresStatement(sql, parameters), PostgresStatement("SELECT $1::text", [nil])])
+        try check(results[0][0])
+        #expect(try results[1][0].decode(String?.self, at: 0) == nil)
+        #expect(try connection.query("SELECT 1")[0].decode(Int.self, at: 0) == 1)
+    }
+
     struct Boom: Error {}
 
     @Test func throwingBodyLeavesNothingBehind() throws {

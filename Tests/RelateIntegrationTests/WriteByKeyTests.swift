@@ -34,6 +34,47 @@ import Testing
         }
     }
 
+    /// An update's text is made once for each set of columns, whoever writes them (by key
+    /// or through an object), and every later update binds its own values into it.
+    @Test func oneSetOfColumnsMakesOneStatementWhoeverWritesIt() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let first = try fixture.sql { try context.update("person", primaryKey: 1, values: ["surname": "King", "firstname": "Augusta"]) }
+            let second = try fixture.sql { try context.update("person", primaryKey: 2, values: ["firstname": "Anita", "surname": "Borg"]) }
+            #expect(first.count == 1 && first == second)
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let anita = try #require(try context.object("person", primaryKey: 2))
+            let byObject = try fixture.sql { try ada.setValue("Lovelace", forKey: "surname") }
+            let byKey = try fixture.sql { try context.update("person", primaryKey: 2, values: ["surname": "Hopper"]) }
+            #expect(byObject.count == 1 && byObject == byKey && byObject != first)
+            #expect(try ada.value(forKey: "firstname") as? String == "Augusta" && ada.value(forKey: "surname") as? String == "Lovelace")
+            #expect(try anita.value(forKey: "firstname") as? String == "Anita" && anita.value(forKey: "surname") as? String == "Hopper")
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// A user who writes ever new sets of columns keeps a bounded number of texts, and
+    /// updates stay right when one is made again.
+    @Test func manySetsOfColumnsKeepABoundedNumberOfTexts() throws {
+        let wide = "CREATE TABLE wide (id int PRIMARY KEY, " + (0..<9).map { "c\($0) int" }.joined(separator: ", ") + ");"
+            + "INSERT INTO wide (id) VALUES (1);"
+        try ObjectFixture.with("seed_person_email", extraSQL: wide) { fixture in
+            let context = fixture.context
+            for subset in 1..<300 {
+                let values = Dictionary(uniqueKeysWithValues: (0..<9).filter { subset & (1 << $0) != 0 }.map { ("c\($0)", subset as Any?) })
+                try context.update("wide", primaryKey: 1, values: values)
+                #expect(context.updateTexts.count <= 256)
+            }
+            // Every column was last written by the last subset that held it.
+            let row = try #require(try context.object("wide", primaryKey: 1))
+            for column in 0..<9 {
+                let last = (1..<300).last { $0 & (1 << column) != 0 }
+                #expect(try row.value(forKey: "c\(column)") as? Int == last)
+            }
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     @Test func aMissingRowIsNilAndAStaleObjectOfItAConflict() throws {
         try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context

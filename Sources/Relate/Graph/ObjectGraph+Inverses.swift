@@ -2,14 +2,15 @@ import RelatePostgres
 
 /// Keeping the other side of every relationship in step, in memory.
 extension ObjectGraph {
-    /// The object's foreign key values changed from `old` (all NULL for a new row): it
-    /// leaves the loaded collections of its old targets and joins its new targets'.
-    func didChange(_ object: DatabaseObject, from old: [StoredValue]) {
+    /// The object's foreign key values changed from `old` (`nil` for a row new to memory:
+    /// all NULL before): it leaves the loaded collections of its old targets and joins its
+    /// new targets'.
+    func didChange(_ object: DatabaseObject, from old: [StoredValue]?) {
         for (index, columns) in object.table.foreignKeys {
             let inverse = inverse(of: object.entityIndex, index)
             let setsAreLoaded = loadedRelationships.contains(inverse)
             guard setsAreLoaded || hasCachedCounts else { continue }
-            let oldValues = columns.map { old[$0] }
+            let oldValues = columns.map { old?[$0] ?? .null }
             let newValues = columns.map { object.values[$0] }
             let before = ObjectKey(oldValues)
             let after = ObjectKey(newValues)
@@ -166,7 +167,7 @@ extension ObjectGraph {
     /// makes its object.
     func didInsertHelperRows(_ result: PostgresResult, helper: EntityTable) throws {
         for object in try materialize(entity: helper.index, result: result, rowsAreDistinct: true) {
-            didChange(object, from: Array(repeating: .null, count: object.values.count))
+            didChange(object, from: nil)
         }
     }
 

@@ -259,9 +259,8 @@ extension DatabaseContext {
         try reread(inMemory, because: .stale)
         // Rows not in memory that loaded sets may now hold: read and attached.
         for (entity, keys) in arrived.sorted(by: { $0.key < $1.key }) where mayJoinLoadedSets(entity) {
-            let nothing = [StoredValue](repeating: .null, count: graph.tables[entity].columns.count)
             for object in try graph.materialize(entity: entity, result: try rows(of: entity, keys: keys), rowsAreDistinct: false) {
-                graph.didChange(object, from: nothing)
+                graph.didChange(object, from: nil)
             }
         }
         // Helper rows, and graph.tables read whole: their loaded sets are loaded again.

@@ -57,6 +57,10 @@ extension DatabaseContext {
                 kind: .invalidRequest, message: "\"\(table.entity.name)\" has no primary key; \(advice)", entity: table.entity.name)
         }
         // A composite key comes as an array; a single one as its value or a one-element array.
+        // The value itself, most often: tried first, as the cast to an array is not cheap.
+        if table.primaryKey.count == 1, let key = AttributeValue.common(primaryKey, table.types[table.primaryKey[0]]) {
+            return [key]
+        }
         let list = (primaryKey as? [Any?]) ?? (primaryKey as? [Any])?.map { $0 as Any? }
         let singleIsArray = table.primaryKey.count == 1 && PostgresType(table.entity.attributes[table.primaryKey[0]].typeOID).arrayElement != nil
         let given: [Any?] =

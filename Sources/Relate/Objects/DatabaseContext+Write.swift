@@ -33,7 +33,7 @@ extension DatabaseContext {
         guard let row = result.first else { throw RelateError.noRowReturned(table) }
         let object = try graph.materialize(entity: entity, row: row)
         graph.noteChange(of: entity)
-        graph.didChange(object, from: Array(repeating: .null, count: object.values.count))
+        graph.didChange(object, from: nil)
         return object
     }
 
@@ -89,7 +89,9 @@ extension DatabaseContext {
         let table = graph.tables[entity]
         var columns: [Int] = []
         var parameters: [(any PostgresEncodable)?] = []
-        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+        columns.reserveCapacity(values.count)
+        parameters.reserveCapacity(values.count)
+        func add(_ key: String, _ value: Any?) throws {
             switch try resolve(key, in: entity) {
             case .attribute(let index):
                 columns.append(index)
@@ -107,6 +109,13 @@ extension DatabaseContext {
                     parameters.append(target.map { $0.values[referenced[offset]].parameter } ?? nil)
                 }
             }
+        }
+        // In the keys' order, so that one set of keys always makes the same statement (a
+        // single key needs no sorting, which makes an array).
+        if values.count == 1, let (key, value) = values.first {
+            try add(key, value)
+        } else {
+            for (key, value) in values.sorted(by: { $0.key < $1.key }) { try add(key, value) }
         }
         return (columns, parameters)
     }
@@ -136,7 +145,7 @@ extension DatabaseContext {
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
         let writesKey = columns.contains(where: table.primaryKey.contains)
-        let statement = Statements.update(table.layout, setting: columns, to: values, key: object.primaryKeyValues.map(\.parameter), expecting: expected)
+        let statement = updateStatement(table.layout, setting: columns, to: values, key: object.primaryKeyValues.map(\.parameter), expecting: expected)
         let result: PostgresResult
         do {
             result = try send(statement, entity: object.entityIndex)
@@ -155,6 +164,23 @@ extension DatabaseContext {
         } else {
             _ = try graph.materialize(entity: object.entityIndex, row: row)
         }
+    }
+
+    /// ``Statements/update(_:setting:to:key:expecting:)``, its text made once for each
+    /// entity and columns set (without `expected`, the text depends on nothing else): the
+    /// text cost a by-key write 10 of its 53 thousand instructions (Benchmarks/README.md).
+    /// A user who writes many different columns sets keeps at most 256 texts.
+    func updateStatement(
+        _ table: EntityLayout, setting columns: [Int], to values: [(any PostgresEncodable)?], key: [(any PostgresEncodable)?],
+        expecting expected: [(column: Int, value: StoredValue)] = []
+    ) -> Statement {
+        guard expected.isEmpty else { return Statements.update(table, setting: columns, to: values, key: key, expecting: expected) }
+        let shape = UpdateShape(entity: table.index, columns: columns)
+        if let sql = updateTexts[shape] { return Statements.update(sql: sql, values: values, key: key) }
+        let statement = Statements.update(table, setting: columns, to: values, key: key)
+        if updateTexts.count == 256 { updateTexts.removeAll() }
+        updateTexts[shape] = statement.sql
+        return statement
     }
 
     func setToOne(_ object: DatabaseObject, _ index: Int, _ target: DatabaseObject?) throws {
@@ -251,4 +277,10 @@ extension DatabaseContext {
         try? reread(defaults, because: .parentDeleted)
         return .conflict(object, "is no longer in the database (another client deleted it); the object is marked deleted")
     }
+}
+
+/// What the text of an `UPDATE` by primary key depends on.
+struct UpdateShape: Hashable {
+    let entity: Int
+    let columns: [Int]
 }

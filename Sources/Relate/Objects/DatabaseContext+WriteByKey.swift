@@ -32,7 +32,7 @@ extension DatabaseContext {
         let writesKey = columns.contains(where: table.primaryKey.contains)
         let result: PostgresResult
         do {
-            result = try send(Statements.update(table.layout, setting: columns, to: parameters, key: key), entity: entity)
+            result = try send(updateStatement(table.layout, setting: columns, to: parameters, key: key), entity: entity)
         } catch let error as RelateError where writesKey && registered != nil {
             throw keyChangeDenied(error, registered!) ?? error
         }
@@ -48,7 +48,7 @@ extension DatabaseContext {
         // New to memory: it joins the loaded sets of what it refers to, as an insert does.
         let object = try graph.materialize(entity: entity, row: row)
         graph.noteChange(of: entity)
-        graph.didChange(object, from: Array(repeating: .null, count: object.values.count))
+        graph.didChange(object, from: nil)
         return object
     }
 

@@ -37,6 +37,9 @@ public final class DatabaseContext {
     var gapPending = false
     /// Handlers of ``observe(_:_:)``, by object, each with the object held weakly.
     var observers: [ObjectIdentifier: (Weak<DatabaseObject>, (Change) -> Void)] = [:]
+    /// The text of each `UPDATE` by primary key sent so far, by entity and columns set (see
+    /// ``updateStatement(_:setting:to:key:expecting:)``).
+    var updateTexts: [UpdateShape: String] = [:]
     /// The model: entities, attributes, relationships and the rules that made them.
     public var model: Model { layout.model }
 

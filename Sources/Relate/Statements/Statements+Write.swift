@@ -24,6 +24,7 @@ extension Statements {
         expecting expected: [(column: Int, value: StoredValue)] = []
     ) -> Statement {
         var sql = SQLBuilder("UPDATE \(table.table) SET ")
+        // Values first, then the key: the order `update(sql:values:key:)` binds them in.
         let assignments = zip(columns, sql.bind(values)).map { "\(table.columns[$0]) = \($1)" }.joined(separator: ", ")
         let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key)
         sql += "\(assignments) WHERE \(row)"
@@ -33,6 +34,12 @@ extension Statements {
         }
         sql += " RETURNING \(table.selectList())"
         return sql.statement
+    }
+
+    /// An update whose text ``update(_:setting:to:key:expecting:)`` made before (without
+    /// `expected`): its parameters in the order that one binds them, values then key.
+    static func update(sql: String, values: [(any PostgresEncodable)?], key: [(any PostgresEncodable)?]) -> Statement {
+        Statement(sql: sql, parameters: values + key)
     }
 
     /// `UPDATE … SET <columns> = NULL WHERE <columns> = <values> [AND NOT (<key of except>)]
