@@ -123,6 +123,12 @@ import Testing
             #expect(adaTitles.count(for: doctor) == 1)
             try doctorPeople.remove(ada)
             #expect(!adaTitles.contains(doctor))
+            // Many at once: one statement each way.
+            let titles = try context.fetch(Title.self)
+            #expect(try fixture.sql { try adaTitles.insert(contentsOf: titles) }.count == 1)
+            #expect(adaTitles.count == titles.count && doctorPeople.contains(ada))
+            #expect(try fixture.sql { try adaEmails.insert(contentsOf: [work]) }.count == 1)
+            #expect(adaEmails.contains(work) && !graceEmails.contains(work))
             try graceEmails.removeAll()
             #expect(graceEmails.isEmpty)
             #expect(try fixture.disagreements().isEmpty)

@@ -40,9 +40,11 @@ let benchmarks: @Sendable () -> Void = {
             Side("postgres-nio", against: "raw libpq") { try await $0.nio.childCounts() },
         ])
 
-    // 10,000 targets attached to one owner. Relate: `owner.setValue(targets, forKey:
-    // "target")` (replace); raw: one `INSERT … SELECT $1, unnest($2::int4[])` (the
-    // baseline) and a pipeline of 10,000 INSERTs; Fluent: `owner.$targets.attach(targets)`
+    // 10,000 targets attached to one owner. Relate: `owner.objects(forKey: "target")
+    // .insert(contentsOf: targets)` (one statement), and the replace, `owner.setValue(targets,
+    // forKey: "target")` (what leaves deleted too: two statements in one pipeline); raw: one
+    // `INSERT … SELECT $1, unnest($2::int4[])` (the baseline) and a pipeline of 10,000
+    // INSERTs; Fluent: `owner.$targets.attach(targets)`
     // into its own pivot table; postgres-nio: the unnest statement. Before each side,
     // unmeasured: both helper tables emptied, Relate's objects fetched afresh. Each side's
     // answer is the rows it left, read afterwards.
@@ -54,6 +56,9 @@ let benchmarks: @Sendable () -> Void = {
         teardown: { try await $0.shutdown() },
         sides: [
             Side("Relate", against: "raw unnest", observe: { try $0.attachedTargets(fluent: false) }) {
+                [try $0.manyToMany!.attach()]
+            },
+            Side("Relate replace", against: "raw unnest", observe: { try $0.attachedTargets(fluent: false) }) {
                 [try $0.manyToMany!.replace()]
             },
             Side("raw unnest", observe: { try $0.attachedTargets(fluent: false) }) {

@@ -211,4 +211,18 @@ package final class ManyToManyObjects {
         }
         return try owner.objects(forKey: "target").count
     }
+
+    /// The targets added to the owner's set, `insert(contentsOf:)`: one `INSERT … SELECT $1,
+    /// u."target_id" FROM unnest($2) …`, what Fluent's `attach` and the raw unnest statement
+    /// do. Answers the set's size afterwards; anything but one round trip is an error.
+    @inline(never)
+    package func attach() throws -> Int {
+        let before = context.connection.roundTrips
+        try owner.objects(forKey: "target").insert(contentsOf: targets)
+        let trips = context.connection.roundTrips - before
+        guard trips == 1 else {
+            throw ObjectFixture.Failure(description: "the attach took \(trips) round trips, expected 1")
+        }
+        return try owner.objects(forKey: "target").count
+    }
 }

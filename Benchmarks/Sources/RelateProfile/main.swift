@@ -9,8 +9,8 @@ import Relate
 ///     valgrind --tool=callgrind --toggle-collect='*fetchAsObjects*' .build/release/RelateProfile objects-fetch 2
 ///
 /// Prints the median time of the runs. Tasks: objects-fetch, objects-fetch-as-any,
-/// prefetch, no-prefetch, m2m-replace (raw: a pipeline of 10,000 INSERTs), m2m-attach (the
-/// same replace; raw: one `INSERT … SELECT $1, unnest($2::int4[])`), cascade-delete (see `CascadeDeleteState`), and
+/// prefetch, no-prefetch, m2m-replace (raw: a pipeline of 10,000 INSERTs), m2m-attach
+/// (`insert(contentsOf:)`; raw: one `INSERT … SELECT $1, unnest($2::int4[])`), cascade-delete (see `CascadeDeleteState`), and
 /// remove-all, replace-children, m2m-delete (10,000 members, Relate's side only: see
 /// `ScalingState`), exists, prefetch-counts, walk (see `RequestState`; the walk's batch
 /// size from RELATE_WALK_BATCH, default 1,000), by-key (100 objects by primary key, one
@@ -187,7 +187,7 @@ func sides(of task: String) throws -> Sides {
         let unnest = task == "m2m-attach"
         return Sides(
             prepare: { try state.reset() },
-            relate: { keep(try state.objects.replace()) },
+            relate: { keep(unnest ? try state.objects.attach() : try state.objects.replace()) },
             raw: {
                 keep(unnest
                     ? try state.raw.insertPairsUnnest(owner: ObjectFixture.ownerID, targets: state.targetIDs)

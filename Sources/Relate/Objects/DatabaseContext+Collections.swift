@@ -30,6 +30,77 @@ extension DatabaseContext {
         }
     }
 
+    /// ``RelationshipSet/insert(contentsOf:)``: one statement whose answer memory follows.
+    func insert(contentsOf objects: [DatabaseObject], into set: RelationshipSet, owner: DatabaseObject) throws {
+        guard !objects.isEmpty else { return }
+        // Membership may change whatever the outcome (a conflict corrects memory).
+        defer { graph.noteChange(across: set.relationshipIndex, of: owner.entityIndex) }
+        graph.membershipsMayChange()
+        let relationship = set.relationship
+        let index = set.relationshipIndex
+        try relatedMembers(objects, for: owner.entityIndex, index, key: relationship.key)
+        var distinct: [DatabaseObject] = []
+        var given: [ObjectIdentifier: Int] = [:]
+        for object in objects {
+            given[ObjectIdentifier(object), default: 0] += 1
+            if given[ObjectIdentifier(object)] == 1 { distinct.append(object) }
+        }
+        switch relationship.foreignKeyIn {
+        case .to:
+            // The children the database does not link to the owner yet move to it; each
+            // row answered refreshes its object, which leaves its old owner's loaded set
+            // and joins this one (`didChange`).
+            let target = graph.target(of: owner.entityIndex, index)
+            let childColumns = graph.targetColumns(of: owner.entityIndex, index)
+            let ownerValues = owner.table.fromColumns[index].map { owner.values[$0] }
+            let statement = Statements.claim(
+                graph.tables[target].layout, foreignKey: childColumns, owner: ownerValues.map(\.parameter),
+                members: distinct.map(\.primaryKeyValues))
+            let moved = try graph.materialize(entity: target, result: try send(statement, entity: owner.entityIndex), rowsAreDistinct: true)
+            // The database linked the others already: where memory believes otherwise
+            // (another client moved them), they are read again and follow.
+            let answered = Set(moved.map(ObjectIdentifier.init))
+            let stale = distinct.filter { child in
+                !answered.contains(ObjectIdentifier(child)) && !zip(childColumns, ownerValues).allSatisfy { child.values[$0].isSame(as: $1) }
+            }
+            if !stale.isEmpty { try reread(stale, because: .stale) }
+            for object in distinct where !set.contains(object) && !object.isDeleted { graph.link(owner, object, set: set, times: 1) }
+            if let gone = stale.first(where: \.isDeleted) {
+                throw RelateError.conflict(gone, "was deleted by another client, so it was not added (the others were)")
+            }
+        case .via:
+            let helper = try helperTable(of: set)
+            let keyed = helperIsKeyed(relationship, helper: helper)
+            let shown = helperRowsAreShown(helper)
+            // A keyed pair is stored once; an unkeyed helper takes a row for each object given.
+            let rows = keyed ? distinct : objects
+            let results: [PostgresResult]
+            if let all = try helperInsertAll(owner: owner, relationship: index, helper: helper, rows: rows, returning: shown, skippingExisting: keyed) {
+                results = [try send(all, entity: owner.entityIndex)]
+            } else {
+                // Keys without an array type that goes into the helper's columns: one
+                // INSERT a row, in one pipeline (one round trip, all or nothing).
+                let statements = try rows.map {
+                    try helperInsert(set, helper: helper, member: $0, helperValues: [:], returning: shown, skippingExisting: keyed)
+                }
+                results = try send(statements, entity: owner.entityIndex)
+            }
+            if shown { for result in results { try graph.didInsertHelperRows(result, helper: helper) } }
+            if keyed {
+                // Each arriving member once, in one append (as a replace adds them).
+                set.addNew(set.isEmpty ? distinct : distinct.filter { !set.contains($0) })
+                let inverse = graph.inverse(of: owner.entityIndex, index)
+                for member in distinct {
+                    if let other = member.sets[inverse.relationship], other !== set, !other.contains(owner) { other.add(owner) }
+                }
+            } else {
+                for member in distinct { graph.link(owner, member, set: set, times: given[ObjectIdentifier(member)]!) }
+            }
+        case .from:
+            throw RelateError.notToMany(relationship)
+        }
+    }
+
     func remove(_ object: DatabaseObject, from set: RelationshipSet, owner: DatabaseObject) throws {
         // Membership may change whatever the outcome (a conflict corrects memory).
         defer { graph.noteChange(across: set.relationshipIndex, of: owner.entityIndex) }

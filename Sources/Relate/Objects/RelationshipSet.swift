@@ -124,6 +124,27 @@ public final class RelationshipSet: Sequence {
         try owner.liveContext().insert(object, into: self, owner: owner, helperValues: helperValues)
     }
 
+    /// Adds every one of `objects` as ``insert(_:helperValues:)`` adds each, in one
+    /// statement: a many-to-many's pairs in one `INSERT … SELECT … FROM unnest(…)` (the
+    /// owner's key once, the members' keys as an array), a one-to-many's children by one
+    /// `UPDATE … WHERE <key> = ANY(…)`. Members of a keyed many-to-many that the database
+    /// links already change nothing; through a helper that may hold a pair twice, each
+    /// object given adds a pair (one given twice, two). Nothing else in the set changes.
+    ///
+    /// ```swift
+    /// try ada.objects(forKey: "title").insert(contentsOf: [countess, doctor])   // one INSERT
+    /// ```
+    ///
+    /// - Parameter objects: Objects of the relationship's target entity, of the same context.
+    /// - Throws: A ``RelateError`` when an object is of another entity or context, or deleted,
+    ///   before anything is sent, or what the database refuses; memory is left as it was then.
+    ///   A one-to-many child another client deleted meanwhile is marked deleted, and the
+    ///   call throws ``RelateError/Kind-swift.struct/conflict`` naming it after the others
+    ///   were added.
+    public func insert(contentsOf objects: some Sequence<DatabaseObject>) throws {
+        try owner.liveContext().insert(contentsOf: Array(objects), into: self, owner: owner)
+    }
+
     /// Removes `object` once: `UPDATE … SET fk = NULL … AND fk = <owner>` (an error names the
     /// column when it is NOT NULL) or a `DELETE` of one helper row. Removing a non-member
     /// changes nothing; a member the database no longer links to the owner (another client

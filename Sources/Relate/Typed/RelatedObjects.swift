@@ -96,6 +96,20 @@ public struct RelatedObjects<Element: TypedObject>: RandomAccessCollection {
         try relationshipSet.insert(element.object, helperValues: helperValues)
     }
 
+    /// Adds every one of `elements` in one statement, as ``RelationshipSet/insert(contentsOf:)``
+    /// does.
+    ///
+    /// ```swift
+    /// try ada.titles.insert(contentsOf: [countess, doctor])   // one INSERT … unnest(…)
+    /// ```
+    ///
+    /// - Parameter elements: objects of the relationship's target type, of the same context.
+    /// - Throws: `RelateError` when an object is of another context or deleted, or the
+    ///   database refuses the write.
+    public func insert(contentsOf elements: some Sequence<Element>) throws {
+        try relationshipSet.insert(contentsOf: elements.map(\.object))
+    }
+
     /// Removes `element` once, at once: `UPDATE … SET fk = NULL` or a `DELETE` of one helper
     /// row. Removing a non-member changes nothing.
     ///

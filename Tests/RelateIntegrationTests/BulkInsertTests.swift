@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+
+@testable import Relate
+
+/// `insert(contentsOf:)`: many members added by one statement, memory following the
+/// database's answer as it does for one member.
+@Suite struct BulkInsertTests {
+    @Test func aKeyedManyToManyTakesItsNewPairsInOneStatement() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            let s = "\"\(fixture.schema)\""
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let countess = try #require(try context.object("title", primaryKey: 1))
+            let admiral = try #require(try context.object("title", primaryKey: 2))
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            let titles = try ada.objects(forKey: "title")
+            let doctors = try doctor.objects(forKey: "person")
+            let rows = try ada.objects(forKey: "person_title_rel")
+            #expect(titles.contains(countess) && titles.count == 1)
+
+            // Countess is linked already, Doctor is given twice: each pair once.
+            let sql = try fixture.sql { try titles.insert(contentsOf: [countess, doctor, admiral, doctor]) }
+            #expect(sql == [
+                #"INSERT INTO \#(s)."person_title_rel" ("person_id", "title_id") SELECT $1, u."title_id" FROM unnest($2) AS u("title_id") "#
+                    + #"WHERE NOT EXISTS (SELECT 1 FROM \#(s)."person_title_rel" h WHERE h."person_id" = $3 AND h."title_id" = u."title_id") "#
+                    + #"RETURNING "person_id", "title_id""#
+            ])
+            #expect(titles.count == 3 && [countess, admiral, doctor].allSatisfy { titles.count(for: $0) == 1 })
+            #expect(doctors.contains(ada))
+            #expect(rows.count == 3)
+            #expect(try fixture.sql { try titles.insert(contentsOf: []) }.isEmpty)
+            #expect(try fixture.disagreements() == [])
+
+            // Rolled back, the pairs leave the database and memory alike.
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let gracesTitles = try grace.objects(forKey: "title")
+            let countesses = try countess.objects(forKey: "person")
+            let before = Set(gracesTitles.allObjects.map(ObjectIdentifier.init))
+            #expect(before.count == 2 && !gracesTitles.contains(countess))
+            struct Undo: Error {}
+            #expect(throws: Undo.self) {
+                try context.transaction {
+                    try gracesTitles.insert(contentsOf: [countess, admiral, doctor])
+                    #expect(gracesTitles.count == 3 && countesses.contains(grace))
+                    throw Undo()
+                }
+            }
+            #expect(Set(gracesTitles.allObjects.map(ObjectIdentifier.init)) == before && !countesses.contains(grace))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func anUnkeyedHelperTakesARowForEachObjectGiven() throws {
+        let data = """
+            INSERT INTO item (name) VALUES ('lamp');
+            INSERT INTO tag (label) VALUES ('red'), ('blue');
+            """
+        try ObjectFixture.with("hard_cases", manyToMany: .anyTwoForeignKeys, extraSQL: data) { fixture in
+            let context = fixture.context
+            let lamp = try #require(try context.object("item", primaryKey: 1))
+            let red = try #require(try context.object("tag", primaryKey: 1))
+            let blue = try #require(try context.object("tag", primaryKey: 2))
+            let tags = try lamp.objects(forKey: "tag")
+            let items = try red.objects(forKey: "item")
+            try tags.insert(red)
+            let sql = try fixture.sql { try tags.insert(contentsOf: [red, blue, red]) }
+            #expect(sql.count == 1 && sql[0].contains("FROM unnest($2)") && !sql[0].contains("NOT EXISTS"))
+            #expect(tags.count(for: red) == 3 && tags.count(for: blue) == 1)
+            #expect(items.count(for: lamp) == 3)
+            #expect(try context.connection.query("SELECT count(*) FROM tag_link")[0].decode(Int.self, at: 0) == 4)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func oneToManyChildrenMoveByOneUpdate() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let s = "\"\(fixture.schema)\""
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let adasEmails = try ada.objects(forKey: "email")
+            let gracesEmails = try grace.objects(forKey: "email")
+            let home = try #require(try context.object("email", primaryKey: 1))
+            let work = try #require(try context.object("email", primaryKey: 2))
+            let gracesOwn = try #require(try context.object("email", primaryKey: 3))
+
+            let sql = try fixture.sql { try gracesEmails.insert(contentsOf: [home, work, gracesOwn]) }
+            #expect(sql == [
+                #"UPDATE \#(s)."email" SET "person_id" = $1 WHERE "id" = ANY($2) AND ("person_id") IS DISTINCT FROM ($1) "#
+                    + #"RETURNING "id", "address", "person_id""#
+            ])
+            #expect(adasEmails.isEmpty && gracesEmails.count == 3)
+            #expect(try home.object(forKey: "person") === grace)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// Memory may be stale: a child another client moved here already is read again and
+    /// follows; one another client deleted is marked deleted and named by a conflict, after
+    /// the others were added.
+    @Test func staleChildrenFollowTheDatabase() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let adasEmails = try ada.objects(forKey: "email")
+            let gracesEmails = try grace.objects(forKey: "email")
+            let home = try #require(try context.object("email", primaryKey: 1))
+            let work = try #require(try context.object("email", primaryKey: 2))
+            let other = try fixture.freshContext()
+            try other.update("email", primaryKey: 1, values: ["person_id": 2])
+
+            try gracesEmails.insert(contentsOf: [home])
+            #expect(!adasEmails.contains(home) && gracesEmails.contains(home))
+            #expect(try home.object(forKey: "person") === grace)
+
+            let gracesOwn = try #require(try context.object("email", primaryKey: 3))
+            try other.delete("email", primaryKey: 3)
+            let error = #expect(throws: RelateError.self) { try adasEmails.insert(contentsOf: [gracesOwn, home]) }
+            #expect(error?.kind == .conflict && error?.entity == "email")
+            #expect(gracesOwn.isDeleted && !gracesEmails.contains(gracesOwn))
+            #expect(adasEmails.contains(home) && adasEmails.contains(work) && !gracesEmails.contains(home))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func keysWithoutAnArrayTypeGoAsOneInsertEachInOnePipeline() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TYPE colour AS ENUM ('red', 'green', 'blue');
+                CREATE TABLE shelf (code varchar(10) PRIMARY KEY);
+                CREATE TABLE paint (colour colour PRIMARY KEY);
+                CREATE TABLE shelf_paint (shelf_code varchar(10) REFERENCES shelf, paint_colour colour REFERENCES paint,
+                    PRIMARY KEY (shelf_code, paint_colour));
+                INSERT INTO shelf VALUES ('A1');
+                INSERT INTO paint VALUES ('red'), ('green'), ('blue');
+                INSERT INTO shelf_paint VALUES ('A1', 'red');
+                """)
+            let fixture = ObjectFixture(context: try DatabaseContext(connection: connection, schemas: [schema]), schema: schema)
+            let shelf = try #require(try fixture.context.object("shelf", primaryKey: "A1"))
+            let paints = try shelf.objects(forKey: "paint")
+            let all = try fixture.context.fetch("paint")
+            let round = connection.roundTrips
+            let sql = try fixture.sql { try paints.insert(contentsOf: all) }
+            #expect(sql.count == 3 && sql.allSatisfy { $0.hasPrefix("INSERT") })
+            #expect(connection.roundTrips == round + 1)
+            #expect(paints.count == 3 && all.allSatisfy { paints.count(for: $0) == 1 })
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func aWrongObjectIsRefusedBeforeAnythingIsSent() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            let titles = try ada.objects(forKey: "title")
+            var error: RelateError?
+            let sql = fixture.sql { error = #expect(throws: RelateError.self) { try titles.insert(contentsOf: [doctor, grace]) } }
+            #expect(sql.isEmpty)
+            #expect(error?.kind == .typeMismatch && error?.key == "title")
+            #expect(!titles.contains(doctor))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+}
