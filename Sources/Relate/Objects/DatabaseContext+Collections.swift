@@ -40,11 +40,9 @@ extension DatabaseContext {
         let index = set.relationshipIndex
         try relatedMembers(objects, for: owner.entityIndex, index, key: relationship.key)
         var distinct: [DatabaseObject] = []
-        var given: [ObjectIdentifier: Int] = [:]
-        for object in objects {
-            given[ObjectIdentifier(object), default: 0] += 1
-            if given[ObjectIdentifier(object)] == 1 { distinct.append(object) }
-        }
+        distinct.reserveCapacity(objects.count)
+        var seen = Set<ObjectIdentifier>(minimumCapacity: objects.count)
+        for object in objects where seen.insert(ObjectIdentifier(object)).inserted { distinct.append(object) }
         switch relationship.foreignKeyIn {
         case .to:
             // The children the database does not link to the owner yet move to it; each
@@ -94,6 +92,8 @@ extension DatabaseContext {
                     if let other = member.sets[inverse.relationship], other !== set, !other.contains(owner) { other.add(owner) }
                 }
             } else {
+                var given: [ObjectIdentifier: Int] = [:]
+                for object in objects { given[ObjectIdentifier(object), default: 0] += 1 }
                 for member in distinct { graph.link(owner, member, set: set, times: given[ObjectIdentifier(member)]!) }
             }
         case .from:
