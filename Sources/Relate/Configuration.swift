@@ -75,6 +75,16 @@ public struct Configuration: Sendable {
     /// How long a replica that stopped answering (it refused a connection, lost one, or is
     /// shutting down) is left out before reads try it again. Default 5 seconds.
     public var replicaRetry: Duration
+    /// Whether the statements the object layer sends again and again (an object read, updated
+    /// or deleted by primary key) are prepared on the server once per connection and run by
+    /// name after (`Connection.queryPrepared(_:_:format:)`): the server then parses and
+    /// plans each once. Default `true`. Turn it off behind PgBouncer in transaction mode
+    /// before 1.21 (or with `max_prepared_statements = 0`), which lends each transaction
+    /// another server session: a connection that finds a statement lost stops preparing
+    /// and runs it again unprepared, but inside a transaction the transaction fails first.
+    /// Set on each connection Relate opens; a connection handed to a context keeps its own
+    /// `Connection.preparesStatements`.
+    public var preparesStatements: Bool
 
     /// A configuration with every option at its default, but those given.
     ///
@@ -94,13 +104,15 @@ public struct Configuration: Sendable {
     ///   - checkoutTimeout: ``checkoutTimeout``.
     ///   - metricsFactory: ``metricsFactory``.
     ///   - metricsDimensions: ``metricsDimensions``.
+    ///   - preparesStatements: ``preparesStatements``.
     public init(
         schemas: [String]? = nil, manyToMany: ManyToManyRule = .keyed, overrides: [Override] = [], maxConnections: Int = 4,
         connectTimeout: Duration? = .seconds(10), statementTimeout: Duration? = nil, logger: Logger = Logger(label: "relate"),
         replicas: [String] = [], replicaWait: Duration = .milliseconds(500), replicaRetry: Duration = .seconds(5),
         minIdleConnections: Int = 0, idleTimeout: Duration? = nil, checkoutTimeout: Duration? = nil,
-        metricsFactory: (any MetricsFactory)? = nil, metricsDimensions: [(String, String)] = []
+        metricsFactory: (any MetricsFactory)? = nil, metricsDimensions: [(String, String)] = [], preparesStatements: Bool = true
     ) {
+        self.preparesStatements = preparesStatements
         self.minIdleConnections = minIdleConnections
         self.idleTimeout = idleTimeout
         self.checkoutTimeout = checkoutTimeout
@@ -135,10 +147,12 @@ public struct Configuration: Sendable {
         connectTimeout.map { ["connect_timeout": String(max(1, $0.components.seconds))] } ?? [:]
     }
 
-    /// Prepares a connection Relate opened: its statement timeout.
+    /// Prepares a connection Relate opened: whether it prepares statements, its statement timeout.
     var setUp: @Sendable (Connection) throws -> Void {
         let statementTimeout = self.statementTimeout
+        let preparesStatements = self.preparesStatements
         return { connection in
+            connection.preparesStatements = preparesStatements
             guard let statementTimeout else { return }
             // PostgreSQL takes 1 ms to Int32.max ms; a longer timeout is as good as none.
             let seconds = min(max(statementTimeout.components.seconds, 0), Int64(Int32.max) / 1000)

@@ -56,6 +56,9 @@ struct BoundParameters {
         bytes.append(0)
     }
 
+    /// Each parameter's type, as a prepared statement is declared with them.
+    var types: ArraySlice<Int32> { layout[0..<count] }
+
     /// Calls `body` with where each value starts in `bytes`, in order (`nil` for NULL).
     private func forEachStart(_ body: (_ index: Int, _ start: Int?) -> Void) {
         var start = 0

@@ -56,6 +56,14 @@ public final class Connection {
     public internal(set) var lastCommitPosition: LSN?
     /// A statement sent ahead (``sendAhead(_:format:)``): in flight, or its outcome once read.
     var readAhead: ReadAhead?
+    /// Whether ``queryPrepared(_:_:format:)`` prepares its statements on the server (the
+    /// default); off, it runs them as ``query(_:_:format:)`` does. Turn it off behind a
+    /// pooler that does not keep a session's prepared statements (PgBouncer in transaction
+    /// mode before 1.21, or with `max_prepared_statements = 0`). The connection turns it off
+    /// itself when the server loses one of its statements.
+    public var preparesStatements = true
+    /// The statements ``queryPrepared(_:_:format:)`` prepared in this session.
+    var prepared = PreparedStatements()
     private let noticeSink: NoticeSink
     /// Secrets that must not appear in any error text this connection produces.
     let secrets: [String]
@@ -225,6 +233,7 @@ public final class Connection {
         if let handle { PQfinish(handle) }
         handle = nil
         readAhead = nil
+        prepared.forgetAll()
     }
 
     /// Connects again with the parameters it was opened with (libpq's `PQreset`), after the
@@ -245,6 +254,7 @@ public final class Connection {
         }
         readAhead = nil
         transactionDepth = 0
+        prepared.forgetAll()
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
             throw PostgresError(kind: .connectionFailed, message: libpqMessage)

@@ -176,6 +176,11 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let adminShutdown = SQLState("57P01")
     /// `25P02`: a statement in a transaction that already failed, before its `ROLLBACK`.
     public static let inFailedTransaction = SQLState("25P02")
+    /// `26000`: no prepared statement of that name in this session.
+    public static let invalidSQLStatementName = SQLState("26000")
+    /// `0A000`: a feature the server does not support (also "cached plan must not change
+    /// result type", when a prepared statement's result changed under it).
+    public static let featureNotSupported = SQLState("0A000")
     /// `40001`: a serializable or repeatable-read transaction must be retried.
     public static let serializationFailure = SQLState("40001")
     /// `40P01`: the server broke a deadlock by cancelling this transaction; retry it.

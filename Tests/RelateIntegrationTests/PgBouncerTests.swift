@@ -5,9 +5,11 @@ import Testing
 
 @testable import Relate
 
-/// Through PgBouncer in transaction mode (Debian's `pgbouncer`, started for the test):
-/// every statement, pipeline and transaction of the object layer works, since none relies
-/// on the server connection staying the same between transactions.
+/// Through PgBouncer in transaction mode (Debian's `pgbouncer` 1.18, started for the test),
+/// configured as the Production article says (`preparesStatements = false`: PgBouncer
+/// before 1.21 does not keep a session's prepared statements): every statement, pipeline
+/// and transaction of the object layer works, since none relies on the server connection
+/// staying the same between transactions.
 @Suite(.serialized) struct PgBouncerTests {
     @Test func objectsWorkThroughPgBouncerInTransactionMode() async throws {
         let servers = try TestServers("pgbouncer")
@@ -17,7 +19,8 @@ import Testing
 
         // One context on one client connection: reads, a to-many fault, a pipeline, a
         // transaction that rolls back.
-        let context = try DatabaseContext(url: servers.url(port: servers.ports[1]), schemas: ["public"])
+        let configuration = Configuration(schemas: ["public"], maxConnections: 4, preparesStatements: false)
+        let context = try DatabaseContext(url: servers.url(port: servers.ports[1]), configuration: configuration)
         let ada = try #require(try context.object("person", primaryKey: 1))
         let titles = try ada.objects(forKey: "title")
         #expect(titles.count == 1)
@@ -36,7 +39,7 @@ import Testing
         #expect(held == 3)
 
         // A pool of 4 client connections over PgBouncer's 4 server connections, 16 tasks.
-        let database = try Database(url: servers.url(port: servers.ports[1]), schemas: ["public"], maxConnections: 4)
+        let database = try Database(url: servers.url(port: servers.ports[1]), configuration: configuration)
         defer { database.close() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<16 {

@@ -8,7 +8,11 @@ extension DatabaseContext {
     /// Sends one statement; answers its result. `entity`: the one the error names.
     @discardableResult
     func send(_ statement: Statement, entity: Int?) throws -> PostgresResult {
-        try read(entity: entity) { try connection.query(statement.sql, statement.parameters, format: statement.format) }
+        try read(entity: entity) {
+            statement.isRepeated
+                ? try connection.queryPrepared(statement.sql, statement.parameters, format: statement.format)
+                : try connection.query(statement.sql, statement.parameters, format: statement.format)
+        }
     }
 
     /// Sends `statements` in one pipeline: one round trip, all or nothing.

@@ -9,6 +9,10 @@ struct Statement {
     /// Rows come back in binary wherever a type has a binary decoder (every statement whose
     /// rows become objects); text for the rest.
     var format: PostgresFormat = .binary
+    /// Whether it is one of the statements sent again and again, whose text depends on the
+    /// entity (and the columns written) alone: prepared on the server once per connection
+    /// (`Connection.queryPrepared(_:_:format:)`). Never in a pipeline.
+    var isRepeated = false
 
     /// The form libpq's pipeline takes.
     var postgres: PostgresStatement { PostgresStatement(sql, parameters, format: format) }

@@ -39,7 +39,7 @@ extension Statements {
     /// An update whose text ``update(_:setting:to:key:expecting:)`` made before (without
     /// `expected`): its parameters in the order that one binds them, values then key.
     static func update(sql: String, values: [(any PostgresEncodable)?], key: [(any PostgresEncodable)?]) -> Statement {
-        Statement(sql: sql, parameters: values + key)
+        Statement(sql: sql, parameters: values + key, isRepeated: true)
     }
 
     /// `UPDATE … SET <columns> = NULL WHERE <columns> = <values> [AND NOT (<key of except>)]

@@ -1,0 +1,128 @@
+import Foundation
+import RelatePostgres
+import Testing
+
+@testable import Relate
+
+/// `Connection.queryPrepared`: a statement prepared on the server once per connection and
+/// run by name after, and what happens when the server no longer holds it.
+@Suite struct PreparedStatementTests {
+    /// This connection's prepared statements, as the server lists them.
+    private func preparedOnServer(_ connection: Connection) throws -> [String] {
+        try connection.query("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'relate\\_%' ORDER BY prepare_time")
+            .map { try $0.decode(String.self, at: 0) }
+    }
+
+    @Test func aStatementIsPreparedOnceThenRunByName() throws {
+        let connection = try TestDatabase.connect()
+        let sql = "SELECT $1::int8 * 2"
+        var trips = connection.roundTrips
+        #expect(try connection.queryPrepared(sql, [21])[0].decode(Int.self, at: 0) == 42)
+        #expect(connection.roundTrips == trips + 2)
+        trips = connection.roundTrips
+        #expect(try connection.queryPrepared(sql, [4], format: .binary)[0].decode(Int.self, at: 0) == 8)
+        #expect(connection.roundTrips == trips + 1)
+        #expect(try preparedOnServer(connection) == [sql])
+        // Other parameter types make another statement ($1 was declared int8); a String and
+        // a NULL go untyped alike, and the server gives $1 the type the statement needs.
+        #expect(try connection.queryPrepared(sql, ["5"])[0].decode(Int.self, at: 0) == 10)
+        #expect(try connection.queryPrepared(sql, [nil])[0].decode(Int?.self, at: 0) == nil)
+        #expect(try preparedOnServer(connection).count == 2)
+        // A statement the server refuses is not kept.
+        let error = #expect(throws: PostgresError.self) { try connection.queryPrepared("SELEC $1", [1]) }
+        #expect(error?.sqlState == .syntaxError)
+        #expect(try preparedOnServer(connection).count == 2)
+    }
+
+    @Test func offItRunsAsAQuery() throws {
+        let connection = try TestDatabase.connect()
+        connection.preparesStatements = false
+        let trips = connection.roundTrips
+        #expect(try connection.queryPrepared("SELECT $1::text", ["a"])[0].decode(String.self, at: 0) == "a")
+        #expect(connection.roundTrips == trips + 1)
+        #expect(try preparedOnServer(connection).isEmpty)
+    }
+
+    /// Statements lost by the session (here `DEALLOCATE ALL`; behind a pooler, another
+    /// session lent): outside a transaction the statement runs again unprepared, and the
+    /// connection prepares no more; inside one the error names the setting.
+    @Test func lostStatementsAreRunUnpreparedOutsideATransaction() throws {
+        let connection = try TestDatabase.connect()
+        let sql = "SELECT $1::int8 + 1"
+        #expect(try connection.queryPrepared(sql, [1])[0].decode(Int.self, at: 0) == 2)
+        try connection.execute("DEALLOCATE ALL")
+        #expect(try connection.queryPrepared(sql, [2])[0].decode(Int.self, at: 0) == 3)
+        #expect(!connection.preparesStatements)
+        #expect(try preparedOnServer(connection).isEmpty)
+
+        let inside = try TestDatabase.connect()
+        #expect(try inside.queryPrepared(sql, [1])[0].decode(Int.self, at: 0) == 2)
+        try inside.execute("DEALLOCATE ALL")
+        let error = #expect(throws: PostgresError.self) {
+            try inside.transaction { _ = try inside.queryPrepared(sql, [5]) }
+        }
+        #expect(error?.sqlState == .invalidSQLStatementName)
+        #expect(error?.message.contains("preparesStatements") == true)
+        // The transaction rolled back; the connection goes on, unprepared.
+        #expect(try inside.queryPrepared(sql, [5])[0].decode(Int.self, at: 0) == 6)
+    }
+
+    /// A table's column changed type under a prepared `SELECT *`: the server refuses the
+    /// old plan's shape; the statement runs again unprepared, and is prepared afresh next.
+    @Test func aResultThatChangedShapeIsReadAgainUnprepared() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.execute("CREATE TABLE thing (id int PRIMARY KEY, size int)")
+            try connection.execute("INSERT INTO thing VALUES (1, 7)")
+            let sql = "SELECT * FROM thing WHERE id = $1"
+            #expect(try connection.queryPrepared(sql, [1], format: .binary)[0].decode(Int.self, at: 1) == 7)
+            try connection.execute("ALTER TABLE thing ALTER COLUMN size TYPE text")
+            #expect(try connection.queryPrepared(sql, [1], format: .binary)[0].decode(String.self, at: 1) == "7")
+            #expect(connection.preparesStatements)
+            #expect(try preparedOnServer(connection).isEmpty)
+            let trips = connection.roundTrips
+            #expect(try connection.queryPrepared(sql, [1], format: .binary)[0].decode(String.self, at: 1) == "7")
+            #expect(connection.roundTrips == trips + 2)
+        }
+    }
+
+    @Test func aNewSessionPreparesAgain() throws {
+        let connection = try TestDatabase.connect()
+        let sql = "SELECT $1::int8"
+        _ = try connection.queryPrepared(sql, [1])
+        try connection.reconnect()
+        let trips = connection.roundTrips
+        #expect(try connection.queryPrepared(sql, [3])[0].decode(Int.self, at: 0) == 3)
+        #expect(connection.roundTrips == trips + 2)
+    }
+
+    @Test func aConnectionKeepsAtMost256() throws {
+        let connection = try TestDatabase.connect()
+        for n in 0..<300 {
+            #expect(try connection.queryPrepared("SELECT $1::int8 + \(n)", [1])[0].decode(Int.self, at: 0) == n + 1)
+        }
+        #expect(try preparedOnServer(connection).count == 256)
+    }
+
+    /// The object layer prepares its by-key statements: each is parsed once per connection,
+    /// and a context configured not to prepares none.
+    @Test func theObjectLayerPreparesItsByKeyStatements() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            for id in [1, 2, 1] {
+                context.reset()
+                _ = try context.object("person", primaryKey: id)
+                _ = try context.update("person", primaryKey: id, values: ["surname": "S\(id)"])
+            }
+            #expect(try context.delete("email", primaryKey: 3))
+            let statements = try preparedOnServer(context.connection)
+            #expect(statements.count == 3)
+            #expect(statements.allSatisfy { $0.hasPrefix("SELECT") || $0.hasPrefix("UPDATE") || $0.hasPrefix("DELETE") })
+            #expect(try fixture.disagreements() == [])
+        }
+        let url = try TestDatabase.url()
+        var configuration = Configuration()
+        configuration.preparesStatements = false
+        let unprepared = try DatabaseContext(url: url, configuration: configuration)
+        #expect(!unprepared.connection.preparesStatements)
+    }
+}
