@@ -44,15 +44,13 @@ extension Connection {
             return try query(sql, parameters, format: format)
         }
         logger.debug("query", metadata: ["relate.sql": "\(sql)", "relate.prepared": "\(name)"])
-        trace?(sql)
-        roundTrips += 1
-        let started = statementTimer.map { _ in ContinuousClock.now }
-        let result = name.withCString { name in
-            bound.withPointers { _, values, lengths, formats in
-                PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, format.rawValue)
+        let result = roundTrip(tracing: sql) {
+            name.withCString { name in
+                bound.withPointers { _, values, lengths, formats in
+                    PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, format.rawValue)
+                }
             }
         }
-        if let started { statementTimer?(ContinuousClock.now - started) }
         do {
             return try checked(result, sql: sql, parameters: bound)
         } catch var error as PostgresError where error.sqlState == .invalidSQLStatementName || error.sqlState == .featureNotSupported {
@@ -88,14 +86,13 @@ extension Connection {
     private func prepare(_ key: PreparedStatements.Key, bound: BoundParameters, handle: OpaquePointer) throws -> String? {
         guard prepared.names.count < PreparedStatements.capacity else { return nil }
         let name = prepared.nextName()
-        roundTrips += 1
-        let started = statementTimer.map { _ in ContinuousClock.now }
-        let result = name.withCString { name in
-            key.sql.withCString { sql in
-                bound.withPointers { types, _, _, _ in PQprepare(handle, name, sql, Int32(bound.count), types) }
+        let result = roundTrip(tracing: nil) {
+            name.withCString { name in
+                key.sql.withCString { sql in
+                    bound.withPointers { types, _, _, _ in PQprepare(handle, name, sql, Int32(bound.count), types) }
+                }
             }
         }
-        if let started { statementTimer?(ContinuousClock.now - started) }
         _ = try checked(result, sql: key.sql, parameters: bound)
         prepared.names[key] = name
         return name

@@ -38,17 +38,26 @@ extension Connection {
         try Self.checkSQL(sql)
         let bound = try BoundParameters(parameters)
         logger.debug("query", metadata: ["relate.sql": "\(sql)", "relate.parameter_count": "\(bound.count)"])
-        trace?(sql)
-        roundTrips += 1
-        let started = statementTimer.map { _ in ContinuousClock.now }
-        // withCString, explicitly: passing the String itself made a copy of its text.
-        let result = sql.withCString { sql in
-            bound.withPointers { types, values, lengths, formats in
-                PQexecParams(handle, sql, Int32(bound.count), types, values, lengths, formats, format.rawValue)
+        let result = roundTrip(tracing: sql) {
+            // withCString, explicitly: passing the String itself made a copy of its text.
+            sql.withCString { sql in
+                bound.withPointers { types, values, lengths, formats in
+                    PQexecParams(handle, sql, Int32(bound.count), types, values, lengths, formats, format.rawValue)
+                }
             }
         }
-        if let started { statementTimer?(ContinuousClock.now - started) }
         return try checked(result, sql: sql, parameters: bound)
+    }
+
+    /// Runs `exchange`, one round trip to the server, counted in ``roundTrips`` and timed
+    /// for ``statementTimer``; `sql` goes to ``trace`` first (`nil`: Relate's own, untraced).
+    func roundTrip(tracing sql: String?, _ exchange: () -> OpaquePointer?) -> OpaquePointer? {
+        if let sql { trace?(sql) }
+        roundTrips += 1
+        let started = statementTimer.map { _ in ContinuousClock.now }
+        let result = exchange()
+        if let started { statementTimer?(ContinuousClock.now - started) }
+        return result
     }
 
     /// `COMMIT`, `ROLLBACK`, savepoints: statements after which the transaction's id means
@@ -84,11 +93,7 @@ extension Connection {
         let handle = try openHandle()
         try Self.checkSQL(sql)
         logger.debug("script", metadata: ["relate.sql": "\(sql.prefix(200))"])
-        trace?(sql)
-        roundTrips += 1
-        let started = statementTimer.map { _ in ContinuousClock.now }
-        let result = PQexec(handle, sql)
-        if let started { statementTimer?(ContinuousClock.now - started) }
+        let result = roundTrip(tracing: sql) { PQexec(handle, sql) }
         _ = try checked(result, sql: sql, parameters: nil)
     }
 
