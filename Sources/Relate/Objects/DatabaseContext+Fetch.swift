@@ -182,33 +182,41 @@ extension DatabaseContext {
         let target = graph.target(of: ownerEntity, index)
         let targetTable = graph.tables[target]
 
-        // The owners' values of the columns the relationship starts from.
+        // Each distinct key of the owners (the values of the columns the relationship starts
+        // from) gets a slot, whose group collects its related objects; each owner notes its
+        // slot (-1: a NULL key, nothing related). One lookup a row, and each group's array
+        // made at its size: growing them cost a prefetch of 10,000 children 1.8 M instructions.
         let ownerColumns = ownerTable.fromColumns[index]
         let targetIndexes = graph.targetColumns(of: ownerEntity, index)
-        var keys: [ObjectKey: [StoredValue]] = [:]
-        keys.reserveCapacity(owners.count)
-        var ownerKeys: [ObjectKey?] = []
-        ownerKeys.reserveCapacity(owners.count)
+        var slots: [ObjectKey: Int] = [:]
+        slots.reserveCapacity(owners.count)
+        var slotValues: [[StoredValue]] = []
+        var ownerSlots: [Int] = []
+        ownerSlots.reserveCapacity(owners.count)
         for owner in owners {
-            let key = owner.key(at: ownerColumns)
-            ownerKeys.append(key)
-            if let key { _ = keys.value(forKey: key, orInserting: { ownerColumns.map { owner.values[$0] } }) }
+            guard let key = owner.key(at: ownerColumns) else {
+                ownerSlots.append(-1)
+                continue
+            }
+            ownerSlots.append(slots.value(forKey: key) {
+                slotValues.append(ownerColumns.map { owner.values[$0] })
+                return slotValues.count - 1
+            })
         }
+        var groups = [[DatabaseObject]](repeating: [], count: slotValues.count)
 
         // Rows of the target, each with the key of the owner it belongs to. A to-one
         // whose target is in memory needs no query.
-        var found: [ObjectKey: [DatabaseObject]] = [:]
-        found.reserveCapacity(keys.count)
+        var asked = Array(slotValues.indices)
         if relationship.foreignKeyIn == .from {
-            for (key, values) in keys {
-                if let object = graph.registered(entity: target, indexes: targetIndexes, values: values) {
-                    found[key] = [object]
-                    keys[key] = nil
-                }
+            asked.removeAll { slot in
+                guard let object = graph.registered(entity: target, indexes: targetIndexes, values: slotValues[slot]) else { return false }
+                groups[slot] = [object]
+                return true
             }
         }
-        if !keys.isEmpty {
-            let statement = Statements.load(relationship: index, of: ownerTable.layout, in: layout, ownerKeys: Array(keys.values))
+        if !asked.isEmpty {
+            let statement = Statements.load(relationship: index, of: ownerTable.layout, in: layout, ownerKeys: asked.map { slotValues[$0] })
             let result = try send(statement, entity: ownerEntity)
             let width = targetTable.columns.count
             let readers = StoredValue.Reader.readers(for: result)
@@ -216,17 +224,24 @@ extension DatabaseContext {
             // Through a helper the owner's key follows the target's columns; else it is the target's joined columns.
             let matchedColumns = throughHelper ? [] : targetIndexes
             let objects = try graph.materialize(entity: target, result: result, rowsAreDistinct: !throughHelper)
+            var rowSlots: [Int] = []
+            rowSlots.reserveCapacity(objects.count)
+            var sizes = [Int](repeating: 0, count: groups.count)
             for (row, object) in objects.enumerated() {
                 let key =
                     throughHelper
                     ? ObjectKey(try (width..<result.columns.count).map { try readers[$0].read(result, row: row, column: $0) })
                     : object.key(at: matchedColumns)
-                if let key { found[key, default: []].append(object) }
+                let slot = key.flatMap { slots[$0] } ?? -1
+                rowSlots.append(slot)
+                if slot >= 0 { sizes[slot] += 1 }
             }
+            for slot in asked where sizes[slot] > 0 { groups[slot].reserveCapacity(sizes[slot]) }
+            for (object, slot) in zip(objects, rowSlots) where slot >= 0 { groups[slot].append(object) }
         }
 
         graph.storeLoaded(
-            relationship: index, of: owners, related: ownerKeys.map { key in key.flatMap { found[$0] } ?? [] },
+            relationship: index, of: owners, related: ownerSlots.map { $0 < 0 ? [] : groups[$0] },
             mayRepeat: relationship.foreignKeyIn == .via)
     }
 }
