@@ -150,6 +150,29 @@ import Testing
         }
     }
 
+    /// Children refer to a unique column the owner holds NULL in: nothing to refer to, so
+    /// nothing is sent (the children would belong to nobody).
+    @Test func anOwnerWithoutTheReferredValueIsRefused() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TABLE team (id int PRIMARY KEY, code text UNIQUE);
+                CREATE TABLE player (id int PRIMARY KEY, team_code text REFERENCES team (code));
+                INSERT INTO team VALUES (1, NULL), (2, 'b');
+                INSERT INTO player VALUES (1, 'b');
+                """)
+            let fixture = ObjectFixture(context: try DatabaseContext(connection: connection, schemas: [schema]), schema: schema)
+            let unnamed = try #require(try fixture.context.object("team", primaryKey: 1))
+            let player = try #require(try fixture.context.object("player", primaryKey: 1))
+            let players = try unnamed.objects(forKey: "player")
+            var error: RelateError?
+            let sql = fixture.sql { error = #expect(throws: RelateError.self) { try players.insert(contentsOf: [player]) } }
+            #expect(sql.isEmpty)
+            #expect(error?.kind == .invalidWrite && error?.description.contains("\"code\"") == true)
+            #expect(try player.value(forKey: "team_code") as? String == "b")
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     @Test func aWrongObjectIsRefusedBeforeAnythingIsSent() throws {
         try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
             let context = fixture.context

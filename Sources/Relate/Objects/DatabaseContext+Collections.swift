@@ -39,6 +39,14 @@ extension DatabaseContext {
         let relationship = set.relationship
         let index = set.relationshipIndex
         try relatedMembers(objects, for: owner.entityIndex, index, key: relationship.key)
+        // Members refer to the owner by these values: a NULL would leave them belonging to nobody.
+        for column in owner.table.fromColumns[index] where owner.values[column].isNull {
+            let attribute = owner.entity.attributes[column]
+            throw RelateError(
+                kind: .invalidWrite,
+                message: "this \(owner.entity.name) has no \"\(attribute.name)\" for its \"\(relationship.key)\" to refer to",
+                entity: owner.entity.name, key: relationship.key)
+        }
         var distinct: [DatabaseObject] = []
         distinct.reserveCapacity(objects.count)
         var seen = Set<ObjectIdentifier>(minimumCapacity: objects.count)
