@@ -188,7 +188,7 @@ extension DatabaseContext {
         // made at its size: growing them cost a prefetch of 10,000 children 1.8 M instructions.
         let ownerColumns = ownerTable.fromColumns[index]
         let targetIndexes = graph.targetColumns(of: ownerEntity, index)
-        var slots: [ObjectKey: Int] = [:]
+        var slots = ObjectKeyMap<Int>()
         slots.reserveCapacity(owners.count)
         var slotValues: [[StoredValue]] = []
         var ownerSlots: [Int] = []

@@ -25,6 +25,9 @@ final class EntityLayout: Sendable {
     let keys: [String: Entity.KeyTarget]
     /// Whether each relationship is to-many, by relationship index.
     let isToMany: [Bool]
+    /// Each relationship's key, by relationship index: for an entity's handful of
+    /// relationships a scan of these short strings is cheaper than hashing the key.
+    let relationshipKeys: [String]
     /// Each relationship's `from.columns` as attribute indexes, by relationship index.
     let fromColumns: [[Int]]
     /// Each relationship's `to.columns` as attribute indexes of the target, by relationship index.
@@ -60,6 +63,7 @@ final class EntityLayout: Sendable {
         attributeKeys = entity.attributes.map(\.key)
         keys = entity.keys
         isToMany = entity.relationships.map(\.isToMany)
+        relationshipKeys = entity.relationships.map(\.key)
         let attributes = entity.attributes
         let fromColumns = entity.relationships.map { relationship in
             relationship.from.columns.compactMap { name in attributes.firstIndex { $0.name == name } }

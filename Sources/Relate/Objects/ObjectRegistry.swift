@@ -17,7 +17,7 @@ final class ObjectRegistry {
     /// Registered objects in registration order; `removedMark` where one was removed.
     private var objects: [DatabaseObject] = []
     /// Positions in `objects` by key, for `objects[..<indexedCount]`.
-    private var positions: [ObjectKey: Int] = [:]
+    private var positions = ObjectKeyMap<Int>()
     private var indexedCount = 0
     private var removedCount = 0
     /// Positions in `objects` by the values at a column list, for `objects[..<covered]`;
@@ -111,7 +111,7 @@ final class ObjectRegistry {
 
     func removeAll() {
         objects = []
-        positions = [:]
+        positions = ObjectKeyMap()
         indexedCount = 0
         removedCount = 0
         byColumns = [:]
