@@ -51,11 +51,16 @@ extension Connection {
                 }
             }
         }
+        // Only the server's own word that the statement is gone, or that its plan no
+        // longer fits (both raised before the statement runs), is taken for that: the same
+        // SQLSTATEs raised by a trigger or a function are the statement's errors.
+        let lost = Self.raisedBy(result, "FetchPreparedStatement")
+        let replanned = Self.raisedBy(result, "RevalidateCachedQuery")
         do {
             return try checked(result, sql: sql, parameters: bound)
-        } catch var error as PostgresError where error.sqlState == .invalidSQLStatementName || error.sqlState == .featureNotSupported {
-            // Nothing ran: the server refused the statement before executing it.
-            if error.sqlState == .invalidSQLStatementName {
+        } catch var error as PostgresError where lost || replanned {
+            let idle = PQtransactionStatus(handle) == PQTRANS_IDLE
+            if lost {
                 // A session that loses statements (a pooler lending another one) will again.
                 preparesStatements = false
                 prepared.forgetAll()
@@ -65,13 +70,15 @@ extension Connection {
                     (behind PgBouncer in transaction mode, set preparesStatements to false)
                     """,
                     metadata: ["relate.prepared": "\(name)"])
-            } else {
+            } else if idle {
+                // Its result changed shape (a column's type altered): let go of it; it is
+                // prepared afresh next time. In a failed transaction it stays, for the next
+                // call after it to find the same.
                 prepared.names[key] = nil
-                // The server still holds it: let go of it where it can be (not in a failed transaction).
-                if PQtransactionStatus(handle) == PQTRANS_IDLE { PQclear(PQexec(handle, "DEALLOCATE \(name)")) }
+                PQclear(roundTrip(tracing: nil) { PQexec(handle, "DEALLOCATE \(name)") })
             }
-            guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
-                if error.sqlState == .invalidSQLStatementName {
+            guard idle else {
+                if lost {
                     error.message += " (the session lost this connection's prepared statements: behind PgBouncer in transaction mode, "
                         + "turn preparesStatements off)"
                 }
@@ -79,6 +86,15 @@ extension Connection {
             }
             return try query(sql, parameters, format: format)
         }
+    }
+
+    /// Whether `result` is an error raised by the server's C function `function` (the
+    /// field libpq gives as `PG_DIAG_SOURCE_FUNCTION`, the same in every language).
+    private static func raisedBy(_ result: OpaquePointer?, _ function: String) -> Bool {
+        guard let result, PQresultStatus(result) == PGRES_FATAL_ERROR,
+              let source = PQresultErrorField(result, Int32(UInt8(ascii: "R")))
+        else { return false }
+        return String(cString: source) == function
     }
 
     /// Prepares `key`'s statement under a name of this connection's; `nil` when the

@@ -20,7 +20,8 @@ public final class Connection {
     /// connection and a failed rollback at `warning` or `error`.
     public let logger: Logger
     /// Statements and pipelines sent to the server since the connection opened: each
-    /// `query`/`execute` counts one, each `pipeline` counts one however many statements it holds.
+    /// `query`/`execute` counts one, each `pipeline` counts one however many statements it
+    /// holds; ``queryPrepared(_:_:format:)`` counts its prepare (once a statement) too.
     public internal(set) var roundTrips = 0
     /// Called with the SQL of every statement sent, in order (pipelines: each statement),
     /// before it is sent. Never given parameter values.

@@ -85,6 +85,32 @@ import Testing
         }
     }
 
+    /// The same SQLSTATE raised while the statement runs (a trigger refusing the write) is
+    /// the statement's error: thrown, the statement not run again, kept prepared.
+    @Test func aTriggersFeatureNotSupportedIsTheStatementsError() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE SEQUENCE fired;
+                CREATE TABLE thing (id int PRIMARY KEY, size int);
+                INSERT INTO thing VALUES (1, 7);
+                CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM nextval('fired');
+                    IF NEW.size > 100 THEN RAISE EXCEPTION 'too big' USING ERRCODE = 'feature_not_supported'; END IF;
+                    RETURN NEW;
+                END $$;
+                CREATE TRIGGER refuse BEFORE UPDATE ON thing FOR EACH ROW EXECUTE FUNCTION refuse();
+                """)
+            let sql = "UPDATE thing SET size = $1 WHERE id = $2"
+            try connection.queryPrepared(sql, [8, 1])
+            let error = #expect(throws: PostgresError.self) { try connection.queryPrepared(sql, [500, 1]) }
+            #expect(error?.sqlState == .featureNotSupported)
+            #expect(try connection.query("SELECT last_value FROM fired")[0].decode(Int.self, at: 0) == 2)
+            #expect(try preparedOnServer(connection) == [sql])
+            #expect(connection.preparesStatements)
+        }
+    }
+
     @Test func aNewSessionPreparesAgain() throws {
         let connection = try TestDatabase.connect()
         let sql = "SELECT $1::int8"

@@ -57,21 +57,24 @@ extension DatabaseContext {
             // row answered refreshes its object, which leaves its old owner's loaded set
             // and joins this one (`didChange`).
             let target = graph.target(of: owner.entityIndex, index)
+            let targetTable = graph.tables[target]
+            guard !targetTable.primaryKey.isEmpty else { throw RelateError.readOnly(targetTable) }
             let childColumns = graph.targetColumns(of: owner.entityIndex, index)
-            let ownerValues = owner.table.fromColumns[index].map { owner.values[$0] }
+            let ownerValues = owner.table.fromColumns[index].map { owner.values[$0].parameter }
             let statement = Statements.claim(
-                graph.tables[target].layout, foreignKey: childColumns, owner: ownerValues.map(\.parameter),
-                members: distinct.map(\.primaryKeyValues))
+                targetTable.layout, foreignKey: childColumns, owner: ownerValues, members: distinct.map(\.primaryKeyValues))
             let moved = try graph.materialize(entity: target, result: try send(statement, entity: owner.entityIndex), rowsAreDistinct: true)
-            // The database linked the others already: where memory believes otherwise
-            // (another client moved them), they are read again and follow.
+            // The others the database linked already, or no longer holds: whatever memory
+            // believes of them, they are read again (one statement, only when some were not
+            // moved) and follow; what memory learns stays learnt if a transaction rolls back.
             let answered = Set(moved.map(ObjectIdentifier.init))
-            let stale = distinct.filter { child in
-                !answered.contains(ObjectIdentifier(child)) && !zip(childColumns, ownerValues).allSatisfy { child.values[$0].isSame(as: $1) }
+            let unanswered = distinct.filter { !answered.contains(ObjectIdentifier($0)) }
+            if !unanswered.isEmpty {
+                for child in unanswered { graph.learntInTransaction(.corrected(child)) }
+                try reread(unanswered, because: .stale)
             }
-            if !stale.isEmpty { try reread(stale, because: .stale) }
             for object in distinct where !set.contains(object) && !object.isDeleted { graph.link(owner, object, set: set, times: 1) }
-            if let gone = stale.first(where: \.isDeleted) {
+            if let gone = unanswered.first(where: \.isDeleted) {
                 throw RelateError.conflict(gone, "was deleted by another client, so it was not added (the others were)")
             }
         case .via:

@@ -127,9 +127,11 @@ public final class RelationshipSet: Sequence {
     /// Adds every one of `objects` as ``insert(_:helperValues:)`` adds each, in one
     /// statement: a many-to-many's pairs in one `INSERT … SELECT … FROM unnest(…)` (the
     /// owner's key once, the members' keys as an array), a one-to-many's children by one
-    /// `UPDATE … WHERE <key> = ANY(…)`. Members of a keyed many-to-many that the database
-    /// links already change nothing; through a helper that may hold a pair twice, each
-    /// object given adds a pair (one given twice, two). Nothing else in the set changes.
+    /// `UPDATE … WHERE <key> = ANY(…)` (children it did not move, because the database
+    /// links them already, are read again by one more statement: one may be gone).
+    /// Members of a keyed many-to-many that the database links already change nothing;
+    /// through a helper that may hold a pair twice, each object given adds a pair (one
+    /// given twice, two). Nothing else in the set changes.
     ///
     /// ```swift
     /// try ada.objects(forKey: "title").insert(contentsOf: [countess, doctor])   // one INSERT
