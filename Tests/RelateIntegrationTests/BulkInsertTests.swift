@@ -135,16 +135,7 @@ import Testing
 
     @Test func keysWithoutAnArrayTypeGoAsOneInsertEachInOnePipeline() throws {
         try TestDatabase.withSchema { connection, schema in
-            try connection.executeScript("""
-                CREATE TYPE colour AS ENUM ('red', 'green', 'blue');
-                CREATE TABLE shelf (code varchar(10) PRIMARY KEY);
-                CREATE TABLE paint (colour colour PRIMARY KEY);
-                CREATE TABLE shelf_paint (shelf_code varchar(10) REFERENCES shelf, paint_colour colour REFERENCES paint,
-                    PRIMARY KEY (shelf_code, paint_colour));
-                INSERT INTO shelf VALUES ('A1');
-                INSERT INTO paint VALUES ('red'), ('green'), ('blue');
-                INSERT INTO shelf_paint VALUES ('A1', 'red');
-                """)
+            try connection.executeScript(ObjectFixture.shelves + "INSERT INTO shelf_paint VALUES ('A1', 'red');")
             let fixture = ObjectFixture(context: try DatabaseContext(connection: connection, schemas: [schema]), schema: schema)
             let shelf = try #require(try fixture.context.object("shelf", primaryKey: "A1"))
             let paints = try shelf.objects(forKey: "paint")

@@ -15,6 +15,23 @@ final class ObjectFixture {
         INSERT INTO email (address, person_id) VALUES ('ada@example.com', 1), ('ada@work.example', 1), ('grace@example.com', 2);
         """
 
+    /// A shelf `A1`, three books and three paints, and the keyed helpers `shelf_book` (a
+    /// `varchar` key against a `text` one) and `shelf_paint` (an enum key, which has no
+    /// array type a Swift array goes into), both empty.
+    static let shelves = """
+        CREATE TYPE colour AS ENUM ('red', 'green', 'blue');
+        CREATE TABLE shelf (code varchar(10) PRIMARY KEY);
+        CREATE TABLE book (isbn text PRIMARY KEY);
+        CREATE TABLE paint (colour colour PRIMARY KEY);
+        CREATE TABLE shelf_book (shelf_code varchar(10) REFERENCES shelf, book_isbn varchar(20) REFERENCES book,
+            PRIMARY KEY (shelf_code, book_isbn));
+        CREATE TABLE shelf_paint (shelf_code varchar(10) REFERENCES shelf, paint_colour colour REFERENCES paint,
+            PRIMARY KEY (shelf_code, paint_colour));
+        INSERT INTO shelf VALUES ('A1');
+        INSERT INTO book VALUES ('978-0'), ('978-1'), ('978-2');
+        INSERT INTO paint VALUES ('red'), ('green'), ('blue');
+        """
+
     /// Ada (Countess) and Grace (Rear Admiral, Doctor), for `seed_person_title`.
     static let peopleWithTitles = """
         INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');

@@ -249,19 +249,7 @@ import Testing
     /// varchar here); an enum key goes one `INSERT` a pair, as text would not go into it.
     @Test func manyToManyInsertsGoAsOneStatementWhereTheKeyTypesAllow() throws {
         try TestDatabase.withSchema { connection, schema in
-            try connection.executeScript("""
-                CREATE TYPE colour AS ENUM ('red', 'green', 'blue');
-                CREATE TABLE shelf (code varchar(10) PRIMARY KEY);
-                CREATE TABLE book (isbn text PRIMARY KEY);
-                CREATE TABLE paint (colour colour PRIMARY KEY);
-                CREATE TABLE shelf_book (shelf_code varchar(10) REFERENCES shelf, book_isbn varchar(20) REFERENCES book,
-                    PRIMARY KEY (shelf_code, book_isbn));
-                CREATE TABLE shelf_paint (shelf_code varchar(10) REFERENCES shelf, paint_colour colour REFERENCES paint,
-                    PRIMARY KEY (shelf_code, paint_colour));
-                INSERT INTO shelf VALUES ('A1');
-                INSERT INTO book VALUES ('978-0'), ('978-1'), ('978-2');
-                INSERT INTO paint VALUES ('red'), ('green'), ('blue');
-                """)
+            try connection.executeScript(ObjectFixture.shelves)
             let fixture = ObjectFixture(context: try DatabaseContext(connection: connection, schemas: [schema]), schema: schema)
             let context = fixture.context
             let shelf = try #require(try context.object("shelf", primaryKey: "A1"))

@@ -152,6 +152,15 @@ extension ObjectGraph {
         }
     }
 
+    /// The other side of a keyed many-to-many that gained `members`: `owner` joins each
+    /// member's loaded set of relationship `index`'s inverse, where it is not there yet.
+    func linkInverses(of owner: DatabaseObject, relationship index: Int, to members: [DatabaseObject]) {
+        let inverse = inverse(of: owner.entityIndex, index).relationship
+        for member in members {
+            if let other = member.sets[inverse], !other.contains(owner) { other.add(owner) }
+        }
+    }
+
     func unlink(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
         noteChange(across: set.relationshipIndex, of: owner.entityIndex)
         set.drop(member, times: times)

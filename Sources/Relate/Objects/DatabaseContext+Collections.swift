@@ -47,10 +47,7 @@ extension DatabaseContext {
                 message: "this \(owner.entity.name) has no \"\(attribute.name)\" for its \"\(relationship.key)\" to refer to",
                 entity: owner.entity.name, key: relationship.key)
         }
-        var distinct: [DatabaseObject] = []
-        distinct.reserveCapacity(objects.count)
-        var seen = Set<ObjectIdentifier>(minimumCapacity: objects.count)
-        for object in objects where seen.insert(ObjectIdentifier(object)).inserted { distinct.append(object) }
+        let distinct = Self.distinct(objects).objects
         switch relationship.foreignKeyIn {
         case .to:
             // The children the database does not link to the owner yet move to it; each
@@ -89,19 +86,15 @@ extension DatabaseContext {
             } else {
                 // Keys without an array type that goes into the helper's columns: one
                 // INSERT a row, in one pipeline (one round trip, all or nothing).
-                let statements = try rows.map {
-                    try helperInsert(set, helper: helper, member: $0, helperValues: [:], returning: shown, skippingExisting: keyed)
-                }
+                let statements = try helperInserts(
+                    set, helper: helper, members: rows.map { ($0, 1) }, returning: shown, skippingExisting: keyed)
                 results = try send(statements, entity: owner.entityIndex)
             }
             if shown { for result in results { try graph.didInsertHelperRows(result, helper: helper) } }
             if keyed {
                 // Each arriving member once, in one append (as a replace adds them).
                 set.addNew(set.isEmpty ? distinct : distinct.filter { !set.contains($0) })
-                let inverse = graph.inverse(of: owner.entityIndex, index)
-                for member in distinct {
-                    if let other = member.sets[inverse.relationship], other !== set, !other.contains(owner) { other.add(owner) }
-                }
+                graph.linkInverses(of: owner, relationship: index, to: distinct)
             } else {
                 var given: [ObjectIdentifier: Int] = [:]
                 for object in objects { given[ObjectIdentifier(object), default: 0] += 1 }
@@ -220,17 +213,7 @@ extension DatabaseContext {
             if let many = try helperInsertAll(set, helper: helper, members: added, returning: shown) {
                 statements.append(many)
             } else {
-                var template: Statement?
-                for (member, times) in added {
-                    let statement: Statement
-                    if let template {
-                        statement = Statement(sql: template.sql, parameters: ownerValues + targetKey.map { member.values[$0].parameter })
-                    } else {
-                        statement = try helperInsert(set, helper: helper, member: member, helperValues: [:], returning: shown)
-                        template = statement
-                    }
-                    for _ in 0..<times { statements.append(statement) }
-                }
+                statements += try helperInserts(set, helper: helper, members: added, returning: shown)
             }
             if statements.isEmpty { return }
             let results = try send(statements, entity: owner.entityIndex)
@@ -278,10 +261,7 @@ extension DatabaseContext {
         let helper = graph.tables[helperIndex]
         guard helperIsKeyed(relationship, helper: helper) else { return false }
         try relatedMembers(members, for: owner.entityIndex, index, key: relationship.key)
-        var distinct: [DatabaseObject] = []
-        distinct.reserveCapacity(members.count)
-        var seen = Set<ObjectIdentifier>(minimumCapacity: members.count)
-        for member in members where seen.insert(ObjectIdentifier(member)).inserted { distinct.append(member) }
+        let (distinct, seen) = Self.distinct(members)
         let helperTo = owner.table.layout.helperColumns[index].to
         let targetKey = graph.targetColumns(of: owner.entityIndex, index)
         let shown = helperRowsAreShown(helper)
@@ -314,10 +294,17 @@ extension DatabaseContext {
             member.sets[inverse.relationship]?.drop(owner)
         }
         if results.count > 1, shown { try graph.didInsertHelperRows(results[1], helper: helper) }
-        for member in distinct {
-            if let other = member.sets[inverse.relationship], !other.contains(owner) { other.add(owner) }
-        }
+        graph.linkInverses(of: owner, relationship: index, to: distinct)
         return true
+    }
+
+    /// `objects` each once, in the order given, with their identities.
+    static func distinct(_ objects: [DatabaseObject]) -> (objects: [DatabaseObject], identities: Set<ObjectIdentifier>) {
+        var distinct: [DatabaseObject] = []
+        distinct.reserveCapacity(objects.count)
+        var seen = Set<ObjectIdentifier>(minimumCapacity: objects.count)
+        for object in objects where seen.insert(ObjectIdentifier(object)).inserted { distinct.append(object) }
+        return (distinct, seen)
     }
 
     func requireNullable(_ relationship: Relationship, childEntity: Int) throws {

@@ -44,7 +44,7 @@ extension DatabaseContext {
         if let key = ObjectKey(parameters: parameters), let registered = graph.registries[entity][key] {
             return registered
         }
-        let result = try send(Statement(sql: table.layout.selectByPrimaryKey, parameters: parameters, isRepeated: true), entity: entity)
+        let result = try send(Statements.row(of: table.layout, key: parameters), entity: entity)
         return try result.first.map { try graph.materialize(entity: entity, row: $0) }
     }
 

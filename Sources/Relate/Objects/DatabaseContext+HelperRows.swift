@@ -52,6 +52,27 @@ extension DatabaseContext {
             skippingExisting: skippingExisting)
     }
 
+    /// One `INSERT` a pair of `set`'s owner and each of `members` (each `times` over), for
+    /// keys ``helperInsertAll(_:helper:members:returning:)`` cannot send as arrays: the text
+    /// made once, each member's key bound into it (after the owner's, as ``helperInsert(_:helper:member:helperValues:returning:skippingExisting:)`` binds them).
+    func helperInserts(
+        _ set: RelationshipSet, helper: EntityTable, members: [(object: DatabaseObject, times: Int)], returning: Bool,
+        skippingExisting: Bool = false
+    ) throws -> [Statement] {
+        guard let first = members.first else { return [] }
+        let template = try helperInsert(
+            set, helper: helper, member: first.object, helperValues: [:], returning: returning, skippingExisting: skippingExisting)
+        let ownerValues = set.owner.table.fromColumns[set.relationshipIndex].map { set.owner.values[$0].parameter }
+        let memberKey = graph.targetColumns(of: set.owner.entityIndex, set.relationshipIndex)
+        var statements: [Statement] = []
+        for (member, times) in members {
+            let statement = member === first.object
+                ? template : Statement(sql: template.sql, parameters: ownerValues + memberKey.map { member.values[$0].parameter })
+            statements += repeatElement(statement, count: times)
+        }
+        return statements
+    }
+
     /// Every pair of `members` (each `times` over) in one `INSERT … SELECT … FROM unnest(…)`;
     /// `nil` for fewer than two rows, or where ``helperInsertAll(owner:relationship:helper:rows:returning:skippingExisting:)``
     /// answers `nil`: then one `INSERT` a pair.

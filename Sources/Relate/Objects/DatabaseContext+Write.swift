@@ -177,10 +177,9 @@ extension DatabaseContext {
         guard expected.isEmpty else { return Statements.update(table, setting: columns, to: values, key: key, expecting: expected) }
         let shape = UpdateShape(entity: table.index, columns: columns)
         if let sql = updateTexts[shape] { return Statements.update(sql: sql, values: values, key: key) }
-        var statement = Statements.update(table, setting: columns, to: values, key: key)
+        let statement = Statements.update(table, setting: columns, to: values, key: key)
         if updateTexts.count == 256 { updateTexts.removeAll() }
         updateTexts[shape] = statement.sql
-        statement.isRepeated = true
         return statement
     }
 

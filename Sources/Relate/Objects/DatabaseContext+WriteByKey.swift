@@ -75,9 +75,7 @@ extension DatabaseContext {
         let registered = ObjectKey(parameters: key).flatMap { graph.registries[entity][$0] }
         let result: PostgresResult
         do {
-            var statement = Statements.delete(from: table.layout, key: key, returning: true)
-            statement.isRepeated = true
-            result = try send(statement, entity: entity)
+            result = try send(Statements.delete(from: table.layout, key: key, returning: true), entity: entity)
         } catch let error as RelateError {
             throw RelateError.deleteDenied(error, entity: table.entity.name, detail: "key \(key.map { "\($0.map { "\($0)" } ?? "NULL")" })") ?? error
         }

@@ -325,7 +325,6 @@ final class ValueStorage {
     func replaceCells(
         count: Int, _ write: (_ cells: UnsafeMutablePointer<StoredValue>, _ written: inout Int) throws -> Void
     ) throws {
-        // NULL holds nothing to free, so a cell written over one needs no destroy first.
         try Self.replace(&cells, count: count, filler: .null, write)
     }
 

@@ -11,7 +11,9 @@ struct Statement {
     var format: PostgresFormat = .binary
     /// Whether it is one of the statements sent again and again, whose text depends on the
     /// entity (and the columns written) alone: prepared on the server once per connection
-    /// (`Connection.queryPrepared(_:_:format:)`). Never in a pipeline.
+    /// (`Connection.queryPrepared(_:_:format:)`). Never in a pipeline. Set by the
+    /// ``Statements`` builder that makes it: a row by key, an update without expected
+    /// values, a delete by key.
     var isRepeated = false
 
     /// The form libpq's pipeline takes.

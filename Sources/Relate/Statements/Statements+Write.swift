@@ -33,7 +33,10 @@ extension Statements {
             sql += " AND \(table.columns[column]) = \(placeholder)"
         }
         sql += " RETURNING \(table.selectList())"
-        return sql.statement
+        var statement = sql.statement
+        // Without `expected`, the text depends on the entity and the columns alone.
+        statement.isRepeated = expected.isEmpty
+        return statement
     }
 
     /// An update whose text ``update(_:setting:to:key:expecting:)`` made before (without
@@ -67,7 +70,9 @@ extension Statements {
         let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key)
         sql += "DELETE FROM \(table.table) WHERE \(row)"
         if returning { sql += " RETURNING \(table.selectList())" }
-        return sql.statement
+        var statement = sql.statement
+        statement.isRepeated = true
+        return statement
     }
 
     // MARK: - One-to-many collections

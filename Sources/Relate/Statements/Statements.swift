@@ -18,6 +18,12 @@ enum Statements {
         return sql.statement
     }
 
+    /// The row whose primary key is `key`: ``EntityLayout/selectByPrimaryKey`` with the
+    /// key bound, prepared on the server (its text depends on the entity alone).
+    static func row(of table: EntityLayout, key: [(any PostgresEncodable)?]) -> Statement {
+        Statement(sql: table.selectByPrimaryKey, parameters: key, isRepeated: true)
+    }
+
     /// The SQL of ``rows(of:keys:)`` for one row, its key's values to be bound: made once per model
     /// (``EntityLayout/selectByPrimaryKey``), since it is the statement sent most often.
     static func rowByPrimaryKey(table: String, selectList: String, key columns: [String]) -> String {
