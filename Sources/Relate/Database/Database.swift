@@ -196,7 +196,7 @@ public final class Database: Sendable {
         }
         return try await withConnection { connection, _ in
             let context = DatabaseContext(connection: connection, layout: layout)
-            defer { context.reset() }
+            defer { context.reset(keepingSpares: false) }
             return try body(context)
         }
     }
@@ -235,7 +235,7 @@ public final class Database: Sendable {
                 }
             }
             let context = DatabaseContext(connection: connection, layout: layout)
-            defer { context.reset() }
+            defer { context.reset(keepingSpares: false) }
             return .done(try body(context))
         }
     }
@@ -261,7 +261,7 @@ public final class Database: Sendable {
         let (pool, replicaSet) = (self.pool, self.replicaSet)
         return try await withConnection { connection, cancelRequest in
             let context = DatabaseContext(connection: connection, layout: layout)
-            defer { context.reset() }
+            defer { context.reset(keepingSpares: false) }
             connection.learnsTransactionID = true
             connection.learnsCommitPosition = replicaSet != nil
             defer {

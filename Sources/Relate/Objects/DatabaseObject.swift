@@ -27,6 +27,26 @@ public final class DatabaseObject {
     init(storage: ValueStorage, base: Int) {
         self.storage = storage
         self.base = base
+        storage.objectsMade += 1
+    }
+
+    /// Makes a spare the object whose values start at `base` of `storage`: what
+    /// `init(storage:base:)` makes, without an allocation. A spare is an object nothing
+    /// refers to any more, made ready by ``readyAsSpare()`` (see `ObjectGraph.spareObjects`).
+    @inline(__always)
+    func reuse(storage: ValueStorage, base: Int) {
+        // Most often the storage it had: then no release and retain.
+        if self.storage !== storage { self.storage = storage }
+        self.base = base
+        storage.objectsMade += 1
+    }
+
+    /// Forgets what the object was beyond its values (deleted, its loaded relationships
+    /// and observers), as a new object has none of it.
+    @inline(__always)
+    func readyAsSpare() {
+        isDeleted = false
+        if loaded != nil { loaded = nil }
     }
 
     /// Copies the values to storage of the object's own, letting go of the storage it
@@ -36,6 +56,7 @@ public final class DatabaseObject {
         guard storage.isRaw || storage.cells.count > width else { return }
         let own = ValueStorage(table: table, capacity: width)
         own.cells.append(contentsOf: values)
+        own.objectsMade = 1
         storage = own
         base = 0
     }

@@ -109,6 +109,48 @@ final class ObjectRegistry {
         objects = kept
     }
 
+    /// Forgets every object, and answers at most `limit` of them as spares: those nothing
+    /// else holds, each made ready (see ``DatabaseObject/readyAsSpare()``), in the array
+    /// the registry held them in; and the storages all of whose objects are spares, whose
+    /// values nothing can read any more.
+    func removeAll(keepingSpares limit: Int) -> (spares: [DatabaseObject], storages: [ValueStorage]) {
+        var spares: [DatabaseObject] = []
+        swap(&spares, &objects)
+        removeAll()
+        var kept = 0
+        var unread: [ValueStorage] = []
+        // The mutable access makes the array's buffer the registry's own first: where a
+        // fetch's caller still holds the array, every object is held twice and none is kept.
+        spares.withUnsafeMutableBufferPointer { objects in
+            var storage: ValueStorage?
+            var inStorage = 0
+            for index in objects.indices where kept < limit {
+                guard objects[index] !== removedMark, Self.isHeldOnlyHere(&objects[index]) else { continue }
+                objects[index].readyAsSpare()
+                if objects[index].storage !== storage {
+                    if let storage, inStorage == storage.objectsMade { unread.append(storage) }
+                    storage = objects[index].storage
+                    inStorage = 0
+                }
+                inStorage += 1
+                // Kept ones first; swapping moves references without retaining them.
+                if index != kept { objects.swapAt(index, kept) }
+                kept += 1
+            }
+            if let storage, inStorage == storage.objectsMade { unread.append(storage) }
+        }
+        spares.removeLast(spares.count - kept)
+        return (spares, unread)
+    }
+
+    /// Whether `object`, an element of the registry's own array, is held by nothing else:
+    /// no other strong reference, and no weak or unowned one (the runtime counts 1 of each
+    /// for none). Freed, such an object could never be told from a new one at its address.
+    @inline(__always)
+    private static func isHeldOnlyHere(_ object: inout DatabaseObject) -> Bool {
+        isKnownUniquelyReferenced(&object) && _getWeakRetainCount(object) == 1 && _getUnownedRetainCount(object) == 1
+    }
+
     func removeAll() {
         objects = []
         positions = ObjectKeyMap()

@@ -290,6 +290,10 @@ final class ValueStorage {
     /// The result whose memory `rawCells`' texts point into, kept as long as they are.
     /// `nil` for storage of `cells`.
     @exclusivity(unchecked) @usableFromInline var result: PostgresResult?
+    /// How many objects were made with their values here since the cells were last
+    /// replaced: when that many are spares, nothing can read the values any more (see
+    /// ``ObjectRegistry/removeAll(keepingSpares:)``).
+    @exclusivity(unchecked) var objectsMade = 0
 
     init(table: EntityTable, capacity: Int) {
         self.table = table
@@ -302,9 +306,21 @@ final class ValueStorage {
         self.result = result
     }
 
+    /// Lets go of every value and of the result, as nothing reads them any more; keeping
+    /// the cells' memory for the next values when `keepingCapacity`.
+    func empty(keepingCapacity: Bool) {
+        cells.removeAll(keepingCapacity: keepingCapacity)
+        rawCells.removeAll(keepingCapacity: keepingCapacity)
+        result = nil
+        objectsMade = 0
+    }
+
+    /// How many cells the storage has room for.
+    var capacity: Int { cells.capacity + rawCells.capacity }
+
     /// Lets go of raw cells and their result: the storage holds `cells` from now on.
     func dropRawCells() {
-        guard isRaw else { return }
+        guard isRaw || rawCells.capacity > 0 else { return }
         rawCells = []
         result = nil
     }
@@ -325,6 +341,7 @@ final class ValueStorage {
     func replaceCells(
         count: Int, _ write: (_ cells: UnsafeMutablePointer<StoredValue>, _ written: inout Int) throws -> Void
     ) throws {
+        objectsMade = 0
         try Self.replace(&cells, count: count, filler: .null, write)
     }
 
@@ -333,6 +350,8 @@ final class ValueStorage {
         count: Int, of result: PostgresResult, _ write: (_ cells: UnsafeMutablePointer<RawCell>, _ written: inout Int) throws -> Void
     ) throws {
         self.result = result
+        objectsMade = 0
+        if cells.capacity > 0 { cells = [] }
         try Self.replace(&rawCells, count: count, filler: RawCell(), write)
     }
 

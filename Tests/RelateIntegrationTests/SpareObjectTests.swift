@@ -1,0 +1,181 @@
+import Foundation
+import RelatePostgres
+import Testing
+
+@testable import Relate
+
+/// `reset()` keeps the objects nothing else holds as spares, and the next fetch of their
+/// entity makes them its rows' objects. No program can tell: an object anything still
+/// refers to (strongly, weakly or unowned, or through the array a fetch returned) is never
+/// reused, a reused object reads its new row and nothing of its old one, and the values of
+/// the old rows are let go of at the reset, as freeing the objects would have.
+@Suite struct SpareObjectTests {
+    /// People and emails (as `seed_person_email`), and `ledger`, whose `numeric` column
+    /// makes its fetches keep cells of their own rather than raw ones.
+    static let data = ObjectFixture.peopleWithEmails + """
+        INSERT INTO person (firstname, surname) VALUES ('Edsger', 'Dijkstra');
+        CREATE TABLE ledger (id int4 PRIMARY KEY, amount numeric NOT NULL);
+        INSERT INTO ledger VALUES (1, 1.5), (2, 2.25), (3, 3.125);
+        """
+
+    static func with(_ body: (ObjectFixture) throws -> Void) throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: Self.data, body)
+    }
+
+    /// The identities of the objects a fetch made, the objects themselves let go of.
+    static func identities(_ context: DatabaseContext, _ entity: String, where condition: String? = nil) throws -> [ObjectIdentifier] {
+        try context.fetch(entity, where: condition, orderBy: "id").map(ObjectIdentifier.init)
+    }
+
+    static func surnames(_ objects: [DatabaseObject]) throws -> [String?] {
+        try objects.map { try $0.value(forKey: "surname", as: String.self) }
+    }
+
+    @Test func theObjectsNobodyHoldsBecomeTheNextFetchsAndReadTheirNewRows() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            let before = try Self.identities(context, "person")
+            context.reset()
+            do {
+                // Fewer rows than spares: the first spares, the rest freed.
+                let dijkstra = try context.fetch("person", where: "surname = $1", ["Dijkstra"])
+                #expect(dijkstra.map(ObjectIdentifier.init) == [before[0]])
+                #expect(try Self.surnames(dijkstra) == ["Dijkstra"])
+                #expect(try dijkstra[0].value(forKey: "id", as: Int.self) == 3)
+            }
+            context.reset()
+            // More rows than spares: the spare, then new objects.
+            let people = try context.fetch("person", orderBy: "id")
+            #expect(people.count == 3 && ObjectIdentifier(people[0]) == before[0])
+            #expect(try Self.surnames(people) == ["Lovelace", "Hopper", "Dijkstra"])
+            #expect(try context.object("person", primaryKey: 2) === people[1])
+        }
+    }
+
+    @Test func anObjectHeldAcrossAResetKeepsItsRowAndIsNotReused() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.fetch("person", orderBy: "id").first)
+            context.reset()
+            let people = try context.fetch("person", orderBy: "id")
+            #expect(!people.contains { $0 === ada })
+            #expect(try ada.value(forKey: "surname", as: String.self) == "Lovelace")
+            #expect(try Self.surnames(people) == ["Lovelace", "Hopper", "Dijkstra"])
+            // The other two were spares; the held one's storage kept its values.
+            #expect(try people[0].value(forKey: "firstname", as: String.self) == "Ada")
+        }
+    }
+
+    @Test func theArrayAFetchReturnedKeepsAllItsObjects() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            let first = try context.fetch("ledger", orderBy: "id")
+            context.reset()
+            let second = try context.fetch("ledger", orderBy: "id")
+            #expect(Set(first.map(ObjectIdentifier.init)).isDisjoint(with: second.map(ObjectIdentifier.init)))
+            let amounts = ["1.5", "2.25", "3.125"].map { Decimal(string: $0) }
+            #expect(try first.map { try $0.value(forKey: "amount") as? Decimal } == amounts)
+            #expect(try second.map { try $0.value(forKey: "amount") as? Decimal } == amounts)
+        }
+    }
+
+    @Test func aWeaklyHeldObjectIsFreedNotReused() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            weak var weakAda: DatabaseObject?
+            do {
+                let ada = try #require(try context.fetch("person", orderBy: "id").first)
+                weakAda = ada
+            }
+            context.reset()
+            #expect(weakAda == nil)
+            let people = try context.fetch("person", orderBy: "id")
+            #expect(weakAda == nil)
+            #expect(people.count == 3)
+        }
+    }
+
+    /// Holds an object unowned: reading it after it was freed would trap, so it is never read.
+    struct UnownedHolder {
+        unowned let object: DatabaseObject
+    }
+
+    @Test func anUnownedReferenceKeepsTheObjectFromBeingReused() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            var holder: UnownedHolder?
+            var held: ObjectIdentifier?
+            do {
+                let people = try context.fetch("person", orderBy: "id")
+                holder = UnownedHolder(object: people[1])
+                held = ObjectIdentifier(people[1])
+            }
+            context.reset()
+            // Freed but not deallocated while the unowned reference lives: its address is
+            // not any new object's either way; reused, it would be one of these.
+            let people = try context.fetch("person", orderBy: "id")
+            #expect(!people.map(ObjectIdentifier.init).contains(try #require(held)))
+            #expect(try Self.surnames(people) == ["Lovelace", "Hopper", "Dijkstra"])
+            withExtendedLifetime(holder) {}
+        }
+    }
+
+    @Test func aResetLetsGoOfTheResultTheSparesReadFrom() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            weak var result: PostgresResult?
+            do {
+                let people = try context.fetch("person", orderBy: "id")
+                #expect(people[0].storage.isRaw)
+                result = people[0].storage.result
+                #expect(result != nil)
+            }
+            context.reset()
+            #expect(result == nil)
+            // The cells' memory stays for the next fetch, which reads right from it.
+            #expect(try Self.surnames(try context.fetch("person", orderBy: "id")) == ["Lovelace", "Hopper", "Dijkstra"])
+        }
+    }
+
+    @Test func aReusedObjectKnowsNothingOfItsOldRowsRelationshipsOrDeletion() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            do {
+                let people = try context.fetch("person", orderBy: "id")
+                #expect(try people[0].objects(forKey: "email").count == 2)
+                #expect(try people[1].objects(forKey: "email").count == 1)
+                let emails = try context.fetch("email", orderBy: "id")
+                #expect(try emails[2].object(forKey: "person") === people[1])
+            }
+            context.reset()
+            do {
+                let people = try context.fetch("person", where: "id <> 1", orderBy: "id")
+                // Grace in Ada's old object, Dijkstra in Grace's: each set loads afresh.
+                #expect(try people[0].objects(forKey: "email").count == 1)
+                #expect(try people[1].objects(forKey: "email").count == 0)
+                try context.delete(people[1])
+                #expect(people[1].isDeleted)
+            }
+            context.reset()
+            let again = try context.fetch("person", orderBy: "id")
+            #expect(again.allSatisfy { !$0.isDeleted })
+            #expect(try Self.surnames(again) == ["Lovelace", "Hopper"])
+            let emails = try context.fetch("email", orderBy: "id")
+            #expect(try emails.map { try $0.object(forKey: "person")?.value(forKey: "firstname", as: String.self) } == ["Ada", "Ada", "Grace"])
+        }
+    }
+
+    @Test func objectsHeldByATransactionAreNotReused() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            var inside: [ObjectIdentifier] = []
+            try context.transaction {
+                inside = try Self.identities(context, "ledger")
+                context.reset()
+                let again = try Self.identities(context, "ledger")
+                #expect(Set(inside).isDisjoint(with: again))
+            }
+            #expect(try context.fetch("ledger", orderBy: "id").map { try $0.value(forKey: "id", as: Int.self) } == [1, 2, 3])
+        }
+    }
+}
