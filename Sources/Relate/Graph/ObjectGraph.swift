@@ -61,6 +61,9 @@ final class ObjectGraph {
     /// often the spares' own), emptied: the next bulk fetch of the entity writes its cells
     /// in its memory.
     private var spareStorages: [ValueStorage?]
+    /// By entity index, the spare storage when the spares' values were all there, each
+    /// spare's at its position's row: a fetch into it finds its spares made already.
+    private var alignedSpares: [ValueStorage?]
     /// At most this many spare objects are kept in all (64 bytes each, with the allocator's).
     static let spareLimit = 1 << 17
     /// A storage is kept as a spare while it has room for at most this many cells
@@ -74,6 +77,7 @@ final class ObjectGraph {
         registries = tables.map(ObjectRegistry.init)
         spareObjects = Array(repeating: [], count: tables.count)
         spareStorages = Array(repeating: nil, count: tables.count)
+        alignedSpares = spareStorages
         for table in tables { table.graph = self }
     }
 
@@ -168,6 +172,8 @@ final class ObjectGraph {
         let width = tables[entity].columns.count
         var objects = spareObjects[entity]
         spareObjects[entity] = []
+        let isAligned = alignedSpares[entity] === storage
+        alignedSpares[entity] = nil
         if objects.count > count { objects.removeLast(objects.count - count) }
         guard !objects.isEmpty else {
             return [DatabaseObject](unsafeUninitializedCapacity: count) { objects, made in
@@ -178,8 +184,14 @@ final class ObjectGraph {
             }
         }
         let reused = objects.count
-        objects.withUnsafeMutableBufferPointer { spares in
-            for row in spares.indices { spares[row].reuse(storage: storage, base: row * width) }
+        if isAligned {
+            // Each is the object of its row already: not one of them need be touched (a
+            // pass over 100,000 objects' memory).
+            storage.objectsMade += reused
+        } else {
+            objects.withUnsafeMutableBufferPointer { spares in
+                for row in spares.indices { spares[row].reuse(storage: storage, base: row * width) }
+            }
         }
         objects.reserveCapacity(count)
         for row in reused..<count { objects.append(DatabaseObject(storage: storage, base: row * width)) }
@@ -281,18 +293,21 @@ final class ObjectGraph {
         for (entity, registry) in registries.enumerated() {
             spareObjects[entity] = []
             spareStorages[entity] = nil
+            alignedSpares[entity] = nil
             guard room > 0 else {
                 registry.removeAll()
                 continue
             }
-            let (spares, unread) = registry.removeAll(keepingSpares: room)
-            spareObjects[entity] = spares
-            room -= spares.count
+            let spares = registry.removeAll(keepingSpares: room)
+            spareObjects[entity] = spares.objects
+            room -= spares.objects.count
             // Their values are let go of now, as freeing the objects would have.
-            for storage in unread {
+            for storage in spares.unread {
                 let keeps = spareStorages[entity] == nil && storage.capacity <= Self.spareCellLimit
                 storage.empty(keepingCapacity: keeps)
-                if keeps { spareStorages[entity] = storage }
+                guard keeps else { continue }
+                spareStorages[entity] = storage
+                if storage === spares.alignedOn { alignedSpares[entity] = storage }
             }
         }
         // Forgotten: a batch under way must not register its objects again.

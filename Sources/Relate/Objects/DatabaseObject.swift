@@ -45,7 +45,8 @@ public final class DatabaseObject {
     /// and observers), as a new object has none of it.
     @inline(__always)
     func readyAsSpare() {
-        isDeleted = false
+        // Written only when it changes: a line not written need not go back to memory.
+        if isDeleted { isDeleted = false }
         if loaded != nil { loaded = nil }
     }
 

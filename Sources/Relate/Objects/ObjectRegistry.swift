@@ -109,38 +109,51 @@ final class ObjectRegistry {
         objects = kept
     }
 
-    /// Forgets every object, and answers at most `limit` of them as spares: those nothing
-    /// else holds, each made ready (see ``DatabaseObject/readyAsSpare()``), in the array
-    /// the registry held them in; and the storages all of whose objects are spares, whose
-    /// values nothing can read any more.
-    func removeAll(keepingSpares limit: Int) -> (spares: [DatabaseObject], storages: [ValueStorage]) {
-        var spares: [DatabaseObject] = []
-        swap(&spares, &objects)
-        removeAll()
-        var kept = 0
+    /// What ``removeAll(keepingSpares:)`` kept.
+    struct Spares {
+        /// Objects nothing else held, each made ready (see ``DatabaseObject/readyAsSpare()``).
+        var objects: [DatabaseObject] = []
+        /// The storages all of whose objects are among them: nothing can read their values.
         var unread: [ValueStorage] = []
+        /// The storage the objects' values are all in, each object's at its position's
+        /// row (as a bulk fetch made them), if so.
+        var alignedOn: ValueStorage?
+    }
+
+    /// Forgets every object, and answers at most `limit` of them as spares, in the array
+    /// the registry held them in.
+    func removeAll(keepingSpares limit: Int) -> Spares {
+        var spares = Spares()
+        swap(&spares.objects, &objects)
+        removeAll()
+        let width = removedMark.table.columns.count
+        var kept = 0
+        var isAligned = true
         // The mutable access makes the array's buffer the registry's own first: where a
         // fetch's caller still holds the array, every object is held twice and none is kept.
-        spares.withUnsafeMutableBufferPointer { objects in
+        spares.objects.withUnsafeMutableBufferPointer { objects in
             var storage: ValueStorage?
             var inStorage = 0
             for index in objects.indices where kept < limit {
                 guard objects[index] !== removedMark, Self.isHeldOnlyHere(&objects[index]) else { continue }
                 objects[index].readyAsSpare()
                 if objects[index].storage !== storage {
-                    if let storage, inStorage == storage.objectsMade { unread.append(storage) }
+                    if let storage, inStorage == storage.objectsMade { spares.unread.append(storage) }
+                    isAligned = isAligned && storage == nil
                     storage = objects[index].storage
                     inStorage = 0
                 }
+                isAligned = isAligned && objects[index].base == kept * width
                 inStorage += 1
                 // Kept ones first; swapping moves references without retaining them.
                 if index != kept { objects.swapAt(index, kept) }
                 kept += 1
             }
-            if let storage, inStorage == storage.objectsMade { unread.append(storage) }
+            if let storage, inStorage == storage.objectsMade { spares.unread.append(storage) }
+            if isAligned { spares.alignedOn = storage }
         }
-        spares.removeLast(spares.count - kept)
-        return (spares, unread)
+        spares.objects.removeLast(spares.objects.count - kept)
+        return spares
     }
 
     /// Whether `object`, an element of the registry's own array, is held by nothing else:
