@@ -105,6 +105,14 @@ public final class DatabaseObject {
         return storage.isRaw ? storage.rawCells[base + index].anyValue : storage.cells[base + index].value
     }
 
+    /// ``anyValue(at:)`` as `Any`: a raw cell's value boxed as `Any` straight away (see
+    /// ``RawCell/boxed``).
+    @inlinable @inline(__always)
+    func boxedValue(at index: Int) -> Any? {
+        let storage = self.storage
+        return storage.isRaw ? storage.rawCells[base + index].boxed : storage.cells[base + index].value
+    }
+
     /// The context the object belongs to, `nil` once it is gone.
     var context: DatabaseContext? { table.context }
 
@@ -168,7 +176,7 @@ public final class DatabaseObject {
     @inlinable @inline(__always)
     public func value(forKey key: String) throws -> Any? {
         if let index = table.guessedAttributeIndex(forKey: key), !isDeleted {
-            return anyValue(at: index)
+            return boxedValue(at: index)
         }
         return try anyValue(forKey: key)
     }
