@@ -66,7 +66,7 @@ final class ObjectGraph {
     private var alignedSpares: [ValueStorage?]
     /// At most this many spare objects are kept in all (64 bytes each, with the allocator's).
     static let spareLimit = 1 << 17
-    /// A storage is kept as a spare while it has room for at most this many cells
+    /// Spare storages are kept while they have room for at most this many cells in all
     /// (16 bytes each, 24 when not raw).
     static let spareCellLimit = 1 << 20
 
@@ -290,6 +290,7 @@ final class ObjectGraph {
         loadedBoxes = []
         manyToManyMemberships = nil
         var room = keepingSpares ? Self.spareLimit : 0
+        var cellRoom = Self.spareCellLimit
         for (entity, registry) in registries.enumerated() {
             spareObjects[entity] = []
             spareStorages[entity] = nil
@@ -303,9 +304,10 @@ final class ObjectGraph {
             room -= spares.objects.count
             // Their values are let go of now, as freeing the objects would have.
             for storage in spares.unread {
-                let keeps = spareStorages[entity] == nil && storage.capacity <= Self.spareCellLimit
+                let keeps = spareStorages[entity] == nil && storage.capacity <= cellRoom
                 storage.empty(keepingCapacity: keeps)
                 guard keeps else { continue }
+                cellRoom -= storage.capacity
                 spareStorages[entity] = storage
                 if storage === spares.alignedOn { alignedSpares[entity] = storage }
             }

@@ -152,13 +152,13 @@ public final class DatabaseContext {
 
     /// Forgets every object: the next fetch reads fresh ones.
     ///
-    /// The objects nothing else refers to (no variable, array, weak or unowned reference
-    /// holds them) are kept, emptied, for the next fetch of their entity to make its rows'
-    /// objects, with the memory their values took: at most 131,072 objects and, for each
-    /// entity, the room for 1,048,576 values. Which instances a fetch answers is not
-    /// something a program can see; it gains the allocations (a fetch of 100,000 rows
-    /// took 15 % less time). The values themselves, and the result they were read from,
-    /// are let go of at once.
+    /// The objects nothing else refers to (no variable, array, set, weak or unowned
+    /// reference holds them) are kept, emptied, for the next fetch of their entity to make
+    /// its rows' objects, with the memory their values took: at most 131,072 objects and
+    /// the room for 1,048,576 values in all. Which instances a fetch answers is not
+    /// something a program can see; it saves the allocations (a fetch of 100,000 rows, read
+    /// and reset, took about 15 % less time). The values themselves, and the result they
+    /// were read from, are let go of at once.
     public func reset() {
         graph.reset()
     }
