@@ -137,11 +137,66 @@ import Testing
         }
     }
 
+    /// The result of a fetch some of whose objects are not spares at the reset (one written
+    /// to, which moves it to values of its own; one deleted; one held): the spares keep none
+    /// of it alive, so it goes at the reset, or as soon as the held object does.
+    @Test func sparesKeepNoValuesAliveWhenTheirStorageHasOtherObjects() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            weak var written: PostgresResult?
+            do {
+                let people = try context.fetch("person", orderBy: "id")
+                written = people[0].storage.result
+                try people[0].setValue("Byron", forKey: "surname")
+            }
+            context.reset()
+            #expect(written == nil)
+
+            weak var deleted: PostgresResult?
+            do {
+                let people = try context.fetch("person", orderBy: "id")
+                deleted = people[0].storage.result
+                try context.delete(people[2])
+            }
+            context.reset()
+            #expect(deleted == nil)
+
+            weak var held: PostgresResult?
+            var ada: DatabaseObject?
+            do {
+                let people = try context.fetch("person", orderBy: "id")
+                held = people[0].storage.result
+                ada = people[0]
+            }
+            context.reset()
+            #expect(held != nil)
+            #expect(try ada?.value(forKey: "surname", as: String.self) == "Byron")
+            ada = nil
+            #expect(held == nil)
+            #expect(try Self.surnames(try context.fetch("person", orderBy: "id")) == ["Byron", "Hopper"])
+        }
+    }
+
+    @Test func cellsOfTheirOwnAreReusedToo() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            let before = try Self.identities(context, "ledger")
+            context.reset()
+            let again = try context.fetch("ledger", orderBy: "id")
+            #expect(again.map(ObjectIdentifier.init) == before)
+            #expect(!again[0].storage.isRaw)
+            let amounts = ["1.5", "2.25", "3.125"].map { Decimal(string: $0) }
+            #expect(try again.map { try $0.value(forKey: "amount") as? Decimal } == amounts)
+        }
+    }
+
     @Test func aReusedObjectKnowsNothingOfItsOldRowsRelationshipsOrDeletion() throws {
         try Self.with { fixture in
             let context = fixture.context
+            var before: [ObjectIdentifier] = []
             do {
                 let people = try context.fetch("person", orderBy: "id")
+                before = people.map(ObjectIdentifier.init)
                 #expect(try people[0].objects(forKey: "email").count == 2)
                 #expect(try people[1].objects(forKey: "email").count == 1)
                 let emails = try context.fetch("email", orderBy: "id")
@@ -151,6 +206,7 @@ import Testing
             do {
                 let people = try context.fetch("person", where: "id <> 1", orderBy: "id")
                 // Grace in Ada's old object, Dijkstra in Grace's: each set loads afresh.
+                #expect(people.map(ObjectIdentifier.init) == Array(before.prefix(2)))
                 #expect(try people[0].objects(forKey: "email").count == 1)
                 #expect(try people[1].objects(forKey: "email").count == 0)
                 try context.delete(people[1])

@@ -61,9 +61,9 @@ final class ObjectGraph {
     /// often the spares' own), emptied: the next bulk fetch of the entity writes its cells
     /// in its memory.
     private var spareStorages: [ValueStorage?]
-    /// By entity index, the spare storage when the spares' values were all there, each
+    /// By entity index, whether the spares' values were all in the spare storage, each
     /// spare's at its position's row: a fetch into it finds its spares made already.
-    private var alignedSpares: [ValueStorage?]
+    private var sparesAreAligned: [Bool]
     /// At most this many spare objects are kept in all (64 bytes each, with the allocator's).
     static let spareLimit = 1 << 17
     /// Spare storages are kept while they have room for at most this many cells in all
@@ -77,7 +77,7 @@ final class ObjectGraph {
         registries = tables.map(ObjectRegistry.init)
         spareObjects = Array(repeating: [], count: tables.count)
         spareStorages = Array(repeating: nil, count: tables.count)
-        alignedSpares = spareStorages
+        sparesAreAligned = Array(repeating: false, count: tables.count)
         for table in tables { table.graph = self }
     }
 
@@ -123,7 +123,10 @@ final class ObjectGraph {
         // of the entity's spare storage: freed and allocated again for every batch, the cells
         // made the allocator hand the top of the heap back to the system and take it again, a
         // page fault per 4 KB, a third of a walk's time.
-        let spare = spare?.table === table ? spare : bulk ? takeSpareStorage(of: entity) : nil
+        var spare = spare?.table === table ? spare : nil
+        // The entity's spares sit at their rows of its spare storage when this says so.
+        var isAligned = false
+        if spare == nil, bulk { (spare, isAligned) = takeSpareStorage(of: entity) }
         // Nothing registered yet, and each key comes once: no lookups. The cells are written
         // in place, row after row, without a check per cell of the array's room (an
         // append's) or of the column's type and form (the typed decoders'); then the objects.
@@ -137,7 +140,7 @@ final class ObjectGraph {
                     }
                 }
             }
-            return registerFetched(objects(of: entity, count: rows.count, in: storage), in: registry, isBatch: isBatch)
+            return registerFetched(objects(of: entity, count: rows.count, in: storage, aligned: isAligned), in: registry, isBatch: isBatch)
         }
         let storage = spare ?? ValueStorage(table: table, capacity: 0)
         storage.dropRawCells()
@@ -158,22 +161,25 @@ final class ObjectGraph {
                 }
             }
         }
-        return registerFetched(objects(of: entity, count: rows.count, in: storage), in: registry, isBatch: isBatch)
+        return registerFetched(objects(of: entity, count: rows.count, in: storage, aligned: isAligned), in: registry, isBatch: isBatch)
     }
 
-    private func takeSpareStorage(of entity: Int) -> ValueStorage? {
-        defer { spareStorages[entity] = nil }
-        return spareStorages[entity]
+    /// The entity's spare storage, and whether its spares sit at their rows of it.
+    private func takeSpareStorage(of entity: Int) -> (ValueStorage?, Bool) {
+        defer {
+            spareStorages[entity] = nil
+            sparesAreAligned[entity] = false
+        }
+        return (spareStorages[entity], sparesAreAligned[entity])
     }
 
     /// The objects of the first `count` rows of `storage`, of `entity`: its spares made
     /// theirs first (in the spares' array, which becomes the result's), then new ones.
-    private func objects(of entity: Int, count: Int, in storage: ValueStorage) -> [DatabaseObject] {
+    /// `aligned`: `storage` is the spare storage the spares sit at their rows of.
+    private func objects(of entity: Int, count: Int, in storage: ValueStorage, aligned isAligned: Bool) -> [DatabaseObject] {
         let width = tables[entity].columns.count
         var objects = spareObjects[entity]
         spareObjects[entity] = []
-        let isAligned = alignedSpares[entity] === storage
-        alignedSpares[entity] = nil
         if objects.count > count { objects.removeLast(objects.count - count) }
         guard !objects.isEmpty else {
             return [DatabaseObject](unsafeUninitializedCapacity: count) { objects, made in
@@ -294,7 +300,7 @@ final class ObjectGraph {
         for (entity, registry) in registries.enumerated() {
             spareObjects[entity] = []
             spareStorages[entity] = nil
-            alignedSpares[entity] = nil
+            sparesAreAligned[entity] = false
             guard room > 0 else {
                 registry.removeAll()
                 continue
@@ -309,7 +315,7 @@ final class ObjectGraph {
                 guard keeps else { continue }
                 cellRoom -= storage.capacity
                 spareStorages[entity] = storage
-                if storage === spares.alignedOn { alignedSpares[entity] = storage }
+                sparesAreAligned[entity] = storage === spares.alignedOn
             }
         }
         // Forgotten: a batch under way must not register its objects again.

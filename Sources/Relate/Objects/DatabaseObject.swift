@@ -41,6 +41,12 @@ public final class DatabaseObject {
         storage.objectsMade += 1
     }
 
+    /// Points a spare to `empty`, a storage without values, letting go of the one it had.
+    func letGoOfValues(for empty: ValueStorage) {
+        storage = empty
+        base = 0
+    }
+
     /// Forgets what the object was beyond its values (deleted, its loaded relationships
     /// and observers), as a new object has none of it.
     @inline(__always)

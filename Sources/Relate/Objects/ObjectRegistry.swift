@@ -114,6 +114,9 @@ final class ObjectRegistry {
         /// Objects nothing else held, each made ready (see ``DatabaseObject/readyAsSpare()``).
         var objects: [DatabaseObject] = []
         /// The storages all of whose objects are among them: nothing can read their values.
+        /// A spare whose storage has objects besides the spares (a write moved one to values
+        /// of its own, one was deleted or is held) points to an empty storage instead, so
+        /// that it keeps no values alive.
         var unread: [ValueStorage] = []
         /// The storage the objects' values are all in, each object's at its position's
         /// row (as a bulk fetch made them), if so.
@@ -129,16 +132,29 @@ final class ObjectRegistry {
         let width = removedMark.table.columns.count
         var kept = 0
         var isAligned = true
+        // Apart from `spares`, which the buffer's access holds for its whole length.
+        var unread: [ValueStorage] = []
+        var alignedOn: ValueStorage?
         // The mutable access makes the array's buffer the registry's own first: where a
         // fetch's caller still holds the array, every object is held twice and none is kept.
         spares.objects.withUnsafeMutableBufferPointer { objects in
             var storage: ValueStorage?
             var inStorage = 0
+            // The last `inStorage` kept share `storage`: all its objects, or they let go of it.
+            func endOfStorage() {
+                guard let storage else { return }
+                if inStorage == storage.objectsMade {
+                    unread.append(storage)
+                } else {
+                    isAligned = false
+                    for position in kept - inStorage..<kept { objects[position].letGoOfValues(for: removedMark.storage) }
+                }
+            }
             for index in objects.indices where kept < limit {
                 guard objects[index] !== removedMark, Self.isHeldOnlyHere(&objects[index]) else { continue }
                 objects[index].readyAsSpare()
                 if objects[index].storage !== storage {
-                    if let storage, inStorage == storage.objectsMade { spares.unread.append(storage) }
+                    endOfStorage()
                     isAligned = isAligned && storage == nil
                     storage = objects[index].storage
                     inStorage = 0
@@ -149,10 +165,12 @@ final class ObjectRegistry {
                 if index != kept { objects.swapAt(index, kept) }
                 kept += 1
             }
-            if let storage, inStorage == storage.objectsMade { spares.unread.append(storage) }
-            if isAligned { spares.alignedOn = storage }
+            endOfStorage()
+            if isAligned { alignedOn = storage }
         }
         spares.objects.removeLast(spares.objects.count - kept)
+        spares.unread = unread
+        spares.alignedOn = alignedOn
         return spares
     }
 
