@@ -177,6 +177,29 @@ import Testing
         }
     }
 
+    /// More objects than a context keeps: the first 131,072 are kept, the rest freed, and
+    /// none of them keeps the result alive.
+    @Test func aFetchPastTheLimitKeepsNoValuesAlive() throws {
+        try Self.with { fixture in
+            let context = fixture.context
+            let count = ObjectGraph.spareLimit + 10
+            try context.connection.executeScript("CREATE TABLE many (id int4 PRIMARY KEY); INSERT INTO many SELECT generate_series(1, \(count))")
+            let fresh = try DatabaseContext(connection: context.connection, schemas: [fixture.schema])
+            weak var result: PostgresResult?
+            do {
+                let rows = try fresh.fetch("many")
+                #expect(rows.count == count)
+                result = rows[0].storage.result
+            }
+            fresh.reset()
+            #expect(result == nil)
+            let again = try fresh.fetch("many", orderBy: "id")
+            #expect(again.count == count)
+            #expect(try again.first?.value(forKey: "id", as: Int.self) == 1)
+            #expect(try again.last?.value(forKey: "id", as: Int.self) == count)
+        }
+    }
+
     @Test func cellsOfTheirOwnAreReusedToo() throws {
         try Self.with { fixture in
             let context = fixture.context
