@@ -73,16 +73,23 @@ import Testing
         }
     }
 
+    /// Grace, Ada's and Grace's loaded `email` sets, and Ada's two emails (home, work).
+    static func emails(_ context: DatabaseContext) throws -> (
+        grace: DatabaseObject, adas: RelationshipSet, graces: RelationshipSet, home: DatabaseObject, work: DatabaseObject
+    ) {
+        let ada = try #require(try context.object("person", primaryKey: 1))
+        let grace = try #require(try context.object("person", primaryKey: 2))
+        return (
+            grace, try ada.objects(forKey: "email"), try grace.objects(forKey: "email"),
+            try #require(try context.object("email", primaryKey: 1)), try #require(try context.object("email", primaryKey: 2))
+        )
+    }
+
     @Test func oneToManyChildrenMoveByOneUpdate() throws {
         try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
             let s = "\"\(fixture.schema)\""
-            let ada = try #require(try context.object("person", primaryKey: 1))
-            let grace = try #require(try context.object("person", primaryKey: 2))
-            let adasEmails = try ada.objects(forKey: "email")
-            let gracesEmails = try grace.objects(forKey: "email")
-            let home = try #require(try context.object("email", primaryKey: 1))
-            let work = try #require(try context.object("email", primaryKey: 2))
+            let (grace, adasEmails, gracesEmails, home, work) = try Self.emails(context)
             let gracesOwn = try #require(try context.object("email", primaryKey: 3))
 
             let claim = #"UPDATE \#(s)."email" SET "person_id" = $1 WHERE "id" = ANY($2) AND ("person_id") IS DISTINCT FROM ($1) "#
@@ -104,12 +111,7 @@ import Testing
     @Test func staleChildrenFollowTheDatabase() throws {
         try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
-            let ada = try #require(try context.object("person", primaryKey: 1))
-            let grace = try #require(try context.object("person", primaryKey: 2))
-            let adasEmails = try ada.objects(forKey: "email")
-            let gracesEmails = try grace.objects(forKey: "email")
-            let home = try #require(try context.object("email", primaryKey: 1))
-            let work = try #require(try context.object("email", primaryKey: 2))
+            let (grace, adasEmails, gracesEmails, home, work) = try Self.emails(context)
             let other = try fixture.freshContext()
             try other.update("email", primaryKey: 1, values: ["person_id": 2])
 
