@@ -111,6 +111,7 @@ END {
     section("Object layer against raw libpq doing the same work:")
     paired("100k rows as objects, value(forKey:as:)", "paired objects fetch 100k", "objects fetch", "Relate", 1.2)
     paired("the same, value(forKey:) as? T", "paired objects fetch as any 100k", "objects fetch as any", "Relate", 1.2)
+    paired("the same through the generated type's getters", "paired objects fetch typed 100k", "objects fetch typed", "Relate", 1.2)
     separate("100k rows as objects, peak RSS, separate processes", "Memory (resident peak) (K)", "objects fetch 100k", "raw libpq fetch 100k", 0)
     if (v["objects fetch 100k", "Malloc (total)"] + 0 > 0)
         separate("100k rows as objects, mallocs, separate processes", "Malloc (total)", "objects fetch 100k", "raw libpq fetch 100k", 0)

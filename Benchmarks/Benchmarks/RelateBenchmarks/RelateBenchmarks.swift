@@ -166,6 +166,11 @@ let benchmarks: @Sendable () -> Void = {
            setup: { try ObjectsState.fetch() },
            side: { try fetchAsObjects($0.context) }, raw: { try $0.raw.fetch() })
 
+    // The same through the generated type: `context.fetch(Rows.self)` and its getters.
+    paired("paired objects fetch typed 100k", metric: "objects fetch typed", label: "Relate", iterations: 40, maxDuration: .seconds(30),
+           setup: { try ObjectsState.fetch() },
+           side: { try fetchAsTypedObjects($0.context) }, raw: { try $0.raw.fetch() })
+
     // The same, each attribute read as `value(forKey:) as? T` (DESIGN's examples): the
     // runtime's cast from `Any` is the difference. Reported, no target.
     paired("paired objects fetch as any 100k", metric: "objects fetch as any", label: "Relate", iterations: 40, maxDuration: .seconds(30),

@@ -119,6 +119,21 @@ package func fetchedRow(_ object: DatabaseObject) throws -> FetchedRow {
     return FetchedRow(i: i, t: t, f: f, b: b, l: l)
 }
 
+/// The same through the generated type (`Generated/`, `relate generate … --schema
+/// bench_fetch`): `context.fetch(Rows.self)`, every attribute read by its getter, which
+/// knows the column's position and type.
+@inline(never)
+package func fetchAsTypedObjects(_ context: DatabaseContext) throws -> [FetchedRow] {
+    defer { context.reset() }
+    let objects = try context.fetch(Rows.self)
+    var rows: [FetchedRow] = []
+    rows.reserveCapacity(objects.count)
+    for object in objects {
+        rows.append(FetchedRow(i: try object.i, t: try object.t, f: try object.f, b: try object.b, l: try object.l))
+    }
+    return rows
+}
+
 /// The same, each attribute read as `value(forKey:)` and cast with `as?`, as DESIGN's
 /// examples read: the runtime's cast from `Any` is the difference.
 @inline(never)

@@ -9,7 +9,7 @@ import Relate
 ///     valgrind --tool=callgrind --toggle-collect='*fetchAsObjects*' .build/release/RelateProfile objects-fetch 2
 ///
 /// Prints the median time of the runs. Tasks: objects-fetch, objects-fetch-as-any,
-/// prefetch, no-prefetch, m2m-replace (raw: a pipeline of 10,000 INSERTs), m2m-attach
+/// objects-fetch-typed (through the generated type `Rows`), prefetch, no-prefetch, m2m-replace (raw: a pipeline of 10,000 INSERTs), m2m-attach
 /// (`insert(contentsOf:)`; raw: one `INSERT … SELECT $1, unnest($2::int4[])`), cascade-delete (see `CascadeDeleteState`), and
 /// remove-all, replace-children, m2m-delete (10,000 members, Relate's side only: see
 /// `ScalingState`), exists, prefetch-counts, walk (see `RequestState`; the walk's batch
@@ -31,7 +31,7 @@ let arguments = CommandLine.arguments.dropFirst().filter { !flags.contains($0) }
 let raw = CommandLine.arguments.contains("--raw")
 let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
-    "objects-fetch", "objects-fetch-as-any", "prefetch", "no-prefetch", "m2m-replace", "m2m-attach", "cascade-delete",
+    "objects-fetch", "objects-fetch-as-any", "objects-fetch-typed", "prefetch", "no-prefetch", "m2m-replace", "m2m-attach", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
     "pool-read", "pool-read-preferring", "pool-empty", "update-by-key", "objects-fetch-observed",
 ]
@@ -98,14 +98,16 @@ struct Sides {
 
 func sides(of task: String) throws -> Sides {
     switch task {
-    case "objects-fetch", "objects-fetch-as-any", "objects-fetch-observed":
+    case "objects-fetch", "objects-fetch-as-any", "objects-fetch-typed", "objects-fetch-observed":
         let state = try ObjectsState.fetch()
-        let asAny = task == "objects-fetch-as-any"
         // Every read told to Observation, as a context that feeds a user interface does.
         state.context.isObservable = task == "objects-fetch-observed"
-        return Sides(
-            relate: { keep(asAny ? try fetchAsObjectsCastingAny(state.context) : try fetchAsObjects(state.context)) },
-            raw: { keep(try state.raw.fetch()) })
+        let read = switch task {
+        case "objects-fetch-as-any": fetchAsObjectsCastingAny
+        case "objects-fetch-typed": fetchAsTypedObjects
+        default: fetchAsObjects
+        }
+        return Sides(relate: { keep(try read(state.context)) }, raw: { keep(try state.raw.fetch()) })
     case "by-key", "connection-by-key":
         let state = try ObjectsState.fetch()
         let keys = Array(repeating: KeyedFixture.fetchKeys, count: 10).flatMap { $0 }

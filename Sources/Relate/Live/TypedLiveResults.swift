@@ -22,7 +22,7 @@ public struct TypedLiveResults<Object: TypedObject> {
     ///
     /// - Throws: ``RelateError`` when the answer cannot be read again.
     public var objects: [Object] {
-        get throws { try results.objects.map(Object.init(unchecked:)) }
+        get throws { Object.viewing(try results.objects) }
     }
 
     /// What the last update changed (see ``LiveResults/lastDifference``).

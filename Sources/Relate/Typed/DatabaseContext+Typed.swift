@@ -20,8 +20,7 @@ extension DatabaseContext {
         orderBy: ((Object.Columns) -> [Ordering])? = nil, limit: Int? = nil, offset: Int? = nil
     ) throws -> [Object] {
         try check(Object.entity)
-        return try fetch(FetchRequest(Object.self, where: condition, orderBy: orderBy, limit: limit, offset: offset))
-            .map(Object.init(unchecked:))
+        return Object.viewing(try fetch(FetchRequest(Object.self, where: condition, orderBy: orderBy, limit: limit, offset: offset)))
     }
 
     /// How many objects of a generated type meet a condition, counted by the database.

@@ -61,6 +61,19 @@ extension TypedObject {
         self.init(unchecked: object)
     }
 
+    /// `objects`, made by the typed API, viewed as this type: one array written in place.
+    /// A `map` here ran unspecialized in the caller's module, through the runtime's
+    /// array functions for each element (see `Benchmarks/README.md`).
+    @inlinable
+    static func viewing(_ objects: [DatabaseObject]) -> [Self] {
+        [Self](unsafeUninitializedCapacity: objects.count) { typed, count in
+            objects.withUnsafeBufferPointer { objects in
+                for index in objects.indices { (typed.baseAddress.unsafelyUnwrapped + index).initialize(to: Self(unchecked: objects[index])) }
+            }
+            count = objects.count
+        }
+    }
+
     /// Whether both view the same object.
     ///
     /// - Parameters:
