@@ -70,6 +70,11 @@ final class ObjectGraph {
     /// (16 bytes each, 24 when not raw).
     static let spareCellLimit = 1 << 20
 
+    /// The most cells one result's objects may have: an object finds its first cell by a
+    /// 32-bit position (see `DatabaseObject.storedBase`). A fetch of more throws
+    /// (`fetch(_:batchSize:_:)` reads any number of rows in batches).
+    static let maximumCells = Int(UInt32.max)
+
 
     init(layout: ModelLayout) {
         self.layout = layout
@@ -118,6 +123,13 @@ final class ObjectGraph {
         let table = tables[entity]
         let registry = registries[entity]
         let width = table.columns.count
+        guard rows.count <= Self.maximumCells / Swift.max(width, 1) else {
+            throw RelateError(
+                kind: .invalidRequest,
+                message: "\(rows.count) rows of \(width) columns are more than one fetch holds (\(Self.maximumCells) values); "
+                    + "fetch them in batches with fetch(_:batchSize:_:)",
+                entity: table.entity.name)
+        }
         let bulk = rowsAreDistinct && registry.isEmpty && !table.primaryKey.isEmpty
         // A walk's batches write into the memory of the batch before, and a fetch into that
         // of the entity's spare storage: freed and allocated again for every batch, the cells
