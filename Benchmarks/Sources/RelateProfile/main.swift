@@ -9,7 +9,8 @@ import Relate
 ///     valgrind --tool=callgrind --toggle-collect='*fetchAsObjects*' .build/release/RelateProfile objects-fetch 2
 ///
 /// Prints the median time of the runs. Tasks: objects-fetch, objects-fetch-as-any,
-/// objects-fetch-typed (through the generated type `Rows`), prefetch, no-prefetch, m2m-replace (raw: a pipeline of 10,000 INSERTs), m2m-attach
+/// objects-fetch-typed (through the generated type `Rows`), prefetch, no-prefetch,
+/// m2m-replace (raw: a pipeline of 10,000 INSERTs), m2m-attach
 /// (`insert(contentsOf:)`; raw: one `INSERT … SELECT $1, unnest($2::int4[])`), cascade-delete (see `CascadeDeleteState`), and
 /// remove-all, replace-children, m2m-delete (10,000 members, Relate's side only: see
 /// `ScalingState`), exists, prefetch-counts, walk (see `RequestState`; the walk's batch

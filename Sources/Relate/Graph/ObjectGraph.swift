@@ -75,7 +75,6 @@ final class ObjectGraph {
     /// (`fetch(_:batchSize:_:)` reads any number of rows in batches).
     static let maximumCells = Int(UInt32.max)
 
-
     init(layout: ModelLayout) {
         self.layout = layout
         tables = layout.entities.map(EntityTable.init)

@@ -15,7 +15,10 @@ extension DatabaseContext {
     ///   - orderBy: A SQL `ORDER BY` list, or `nil` for the server's order.
     ///   - limit: At most this many objects; all when `nil`.
     /// - Returns: The objects, each row's one instance in this context.
-    /// - Throws: A ``RelateError`` when the entity is unknown or the database refuses the query.
+    /// - Throws: A ``RelateError`` when the entity is unknown or the database refuses the
+    ///   query, and one of kind ``RelateError/Kind-swift.struct/invalidRequest`` for more
+    ///   than 4,294,967,295 values (rows × columns): read those in batches with
+    ///   ``fetch(_:batchSize:_:)``.
     public func fetch(
         _ entityName: String, where condition: String? = nil, _ arguments: [(any PostgresEncodable)?] = [],
         orderBy: String? = nil, limit: Int? = nil
