@@ -164,10 +164,10 @@ import Testing
 
     @Test func countsAreGroupedByTheForeignKey() {
         let toMany = Statements.counts(
-            relationship: Self.relationship("email", of: "person"), of: person, in: Self.layout, ownerKeys: [[.integer(1)], [.integer(2)]])
+            relationship: Self.relationship("email", of: "person"), of: person, in: Self.layout, ownerKeysByColumn: [[.integer(1), .integer(2)]])
         #expect(toMany.sql == #"SELECT "person_id", count(*) FROM "public"."email" WHERE "person_id" = ANY($1) GROUP BY "person_id""#)
         let manyToMany = Statements.counts(
-            relationship: Self.relationship("title", of: "person"), of: person, in: Self.layout, ownerKeys: [[.integer(1)]])
+            relationship: Self.relationship("title", of: "person"), of: person, in: Self.layout, ownerKeysByColumn: [[.integer(1)]])
         #expect(
             manyToMany.sql == #"SELECT "person_id", count(*) FROM "public"."person_title_rel" WHERE "person_id" = $1 GROUP BY "person_id""#)
     }

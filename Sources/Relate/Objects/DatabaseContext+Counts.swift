@@ -74,28 +74,23 @@ extension DatabaseContext {
         let generation = graph.membershipGeneration
         let ownerTable = first.table.layout
         let ownerColumns = ownerTable.fromColumns[index]
-        // Keys may repeat in the list: `= ANY` and the grouping take them once.
-        // One list of values for a one-column key (most), a list per owner otherwise.
-        var values: [StoredValue] = []
-        var keyValues: [[StoredValue]] = []
+        // Keys may repeat in the lists: `= ANY` and the grouping take them once. One list
+        // a column, not an array a key: a thousand owners made a thousand arrays.
+        var keyColumns = ownerColumns.map { _ in [StoredValue]() }
+        for column in keyColumns.indices { keyColumns[column].reserveCapacity(owners.count) }
         var uncounted: [(DatabaseObject, ObjectKey?)] = []
         uncounted.reserveCapacity(owners.count)
         for owner in owners where owner.knownCount(index, generation: generation) == nil {
             let key = owner.key(at: ownerColumns)
             uncounted.append((owner, key))
             guard key != nil else { continue }
-            if ownerColumns.count == 1 {
-                values.append(owner.storedValue(at: ownerColumns[0]))
-            } else {
-                keyValues.append(ownerColumns.map { owner.storedValue(at: $0) })
-            }
+            for (position, column) in ownerColumns.enumerated() { keyColumns[position].append(owner.storedValue(at: column)) }
         }
         guard !uncounted.isEmpty else { return }
 
         var counts: [ObjectKey: Int] = [:]
-        if !values.isEmpty || !keyValues.isEmpty {
-            let ownerKeys = ownerColumns.count == 1 ? values.map { [$0] } : keyValues
-            let statement = Statements.counts(relationship: index, of: ownerTable, in: layout, ownerKeys: ownerKeys)
+        if keyColumns.first?.isEmpty == false {
+            let statement = Statements.counts(relationship: index, of: ownerTable, in: layout, ownerKeysByColumn: keyColumns)
             let result = try send(statement, entity: first.entityIndex)
             let readers = StoredValue.Reader.readers(for: result)
             let width = ownerColumns.count

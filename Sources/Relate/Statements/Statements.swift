@@ -84,10 +84,10 @@ enum Statements {
     }
 
     /// How many members relationship `index` of `owner` has for each owner whose key is in
-    /// `ownerKeys`: `SELECT <foreign key>, count(*) … GROUP BY <foreign key>` on the target's
+    /// `ownerKeys` (a list a key column: `ownerKeys[c][k]` is column `c` of key `k`): `SELECT <foreign key>, count(*) … GROUP BY <foreign key>` on the target's
     /// table, or on the helper's for a many-to-many. Owners without members have no row.
     static func counts(
-        relationship index: Int, of owner: EntityLayout, in layout: ModelLayout, ownerKeys: [[StoredValue]]
+        relationship index: Int, of owner: EntityLayout, in layout: ModelLayout, ownerKeysByColumn ownerKeys: [[StoredValue]]
     ) -> Statement {
         let counted: EntityLayout
         let columns: [Int]
@@ -101,7 +101,7 @@ enum Statements {
         let names = columns.map { counted.columns[$0] }
         let list = names.joined(separator: ", ")
         var sql = SQLBuilder()
-        let belongs = sql.keyCondition(names, types: columns.map { counted.types[$0] }, ownerKeys)
+        let belongs = sql.keyCondition(names, types: columns.map { counted.types[$0] }, byColumn: ownerKeys)
         sql += "SELECT \(list), count(*) FROM \(counted.table) WHERE \(belongs) GROUP BY \(list)"
         return sql.statement
     }
