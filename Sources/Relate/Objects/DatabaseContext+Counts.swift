@@ -22,7 +22,7 @@ extension DatabaseObject {
     /// - Throws: A ``RelateError`` when `key` is unknown or not to-many, or the database's error.
     public func count(forKey key: String) throws -> Int {
         // The common case, a kept count or a loaded set, with one lookup of the key.
-        if case .relationship(let index)? = table.layout.keys[key], table.isToMany[index], !isDeleted, let context,
+        if let index = table.layout.relationshipIndex(forKey: key), table.isToMany[index], !isDeleted, let context,
             let known = knownCount(index, generation: context.graph.membershipGeneration)
         {
             return known

@@ -398,11 +398,7 @@ extension DatabaseContext {
     }
 
     func relationshipIndex(_ key: String, in entity: Int) throws(RelateError) -> Int {
-        let layout = layout.entities[entity]
-        // A relationship's own key, found by comparing: hashing it took 650 instructions a
-        // call of `objects(forKey:)`. Other names for it (qualified ones) are looked up.
-        if layout.relationshipKeys.count <= 16, let index = layout.relationshipKeys.firstIndex(of: key) { return index }
-        if case .relationship(let index)? = layout.keys[key] { return index }
+        if let index = layout.entities[entity].relationshipIndex(forKey: key) { return index }
         // relationship(forKey:) explains what the key is when it is not a relationship.
         let relationship = try model.entities[entity].relationship(forKey: key)
         guard let index = model.entities[entity].relationships.firstIndex(of: relationship) else {

@@ -116,6 +116,15 @@ final class EntityLayout: Sendable {
     }
 
     /// The columns in attribute order, qualified by `alias` when given.
+    /// The relationship `key` names, `nil` when it names none: its own key found by
+    /// comparing (hashing the key took 650 instructions a call of `objects(forKey:)`), other
+    /// names for it (qualified ones) looked up.
+    func relationshipIndex(forKey key: String) -> Int? {
+        if relationshipKeys.count <= 16, let index = relationshipKeys.firstIndex(of: key) { return index }
+        if case .relationship(let index)? = keys[key] { return index }
+        return nil
+    }
+
     func selectList(alias: String? = nil) -> String {
         guard let alias else { return selectColumns }
         return columns.indices.map { index in
