@@ -115,7 +115,6 @@ final class EntityLayout: Sendable {
             ? "" : Statements.rowByPrimaryKey(table: table, selectList: selectColumns, key: primaryKey.map { quoted[$0] })
     }
 
-    /// The columns in attribute order, qualified by `alias` when given.
     /// The relationship `key` names, `nil` when it names none: its own key found by
     /// comparing (hashing the key took 650 instructions a call of `objects(forKey:)`), other
     /// names for it (qualified ones) looked up.
@@ -125,6 +124,7 @@ final class EntityLayout: Sendable {
         return nil
     }
 
+    /// The columns in attribute order, qualified by `alias` when given.
     func selectList(alias: String? = nil) -> String {
         guard let alias else { return selectColumns }
         return columns.indices.map { index in

@@ -84,8 +84,9 @@ enum Statements {
     }
 
     /// How many members relationship `index` of `owner` has for each owner whose key is in
-    /// `ownerKeys` (a list a key column: `ownerKeys[c][k]` is column `c` of key `k`): `SELECT <foreign key>, count(*) … GROUP BY <foreign key>` on the target's
-    /// table, or on the helper's for a many-to-many. Owners without members have no row.
+    /// `ownerKeys`, a list a key column (`ownerKeys[c][k]` is column `c` of key `k`):
+    /// `SELECT <foreign key>, count(*) … GROUP BY <foreign key>` on the target's table, or
+    /// on the helper's for a many-to-many. Owners without members have no row.
     static func counts(
         relationship index: Int, of owner: EntityLayout, in layout: ModelLayout, ownerKeysByColumn ownerKeys: [[StoredValue]]
     ) -> Statement {
