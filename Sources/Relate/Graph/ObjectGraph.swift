@@ -64,7 +64,7 @@ final class ObjectGraph {
     /// By entity index, whether the spares' values were all in the spare storage, each
     /// spare's at its position's row: a fetch into it finds its spares made already.
     private var sparesAreAligned: [Bool]
-    /// At most this many spare objects are kept in all (64 bytes each, with the allocator's).
+    /// At most this many spare objects are kept in all (48 bytes each, with the allocator's).
     static let spareLimit = 1 << 17
     /// Spare storages are kept while they have room for at most this many cells in all
     /// (16 bytes each, 24 when not raw).

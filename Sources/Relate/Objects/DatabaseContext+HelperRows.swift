@@ -54,7 +54,8 @@ extension DatabaseContext {
 
     /// One `INSERT` a pair of `set`'s owner and each of `members` (each `times` over), for
     /// keys ``helperInsertAll(_:helper:members:returning:)`` cannot send as arrays: the text
-    /// made once, each member's key bound into it (after the owner's, as ``helperInsert(_:helper:member:helperValues:returning:skippingExisting:)`` binds them).
+    /// made once, each member's key bound into it after the owner's, as
+    /// ``helperInsert(_:helper:member:helperValues:returning:skippingExisting:)`` binds them.
     func helperInserts(
         _ set: RelationshipSet, helper: EntityTable, members: [(object: DatabaseObject, times: Int)], returning: Bool,
         skippingExisting: Bool = false

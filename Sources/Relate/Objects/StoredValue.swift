@@ -344,23 +344,6 @@ final class ValueStorage {
         count: Int, _ write: (_ cells: UnsafeMutablePointer<StoredValue>, _ written: inout Int) throws -> Void
     ) throws {
         objectsMade = 0
-        try Self.replace(&cells, count: count, filler: .null, write)
-    }
-
-    /// ``replaceCells(count:_:)`` for raw cells, over `result` from now on.
-    func replaceRawCells(
-        count: Int, of result: PostgresResult, _ write: (_ cells: UnsafeMutablePointer<RawCell>, _ written: inout Int) throws -> Void
-    ) throws {
-        self.result = result
-        objectsMade = 0
-        if cells.capacity > 0 { cells = [] }
-        try rawCells.replace(count: count, write)
-    }
-
-    private static func replace<Cell>(
-        _ cells: inout ContiguousArray<Cell>, count: Int, filler: Cell,
-        _ write: (_ cells: UnsafeMutablePointer<Cell>, _ written: inout Int) throws -> Void
-    ) throws {
         guard cells.capacity >= count, count > 0 else {
             cells = []
             // At least one cell of room, so that the buffer has an address.
@@ -369,14 +352,24 @@ final class ValueStorage {
             }
             return
         }
-        // `filler` holds nothing to free, so a cell written over one needs no destroy first.
+        // NULL holds nothing to free, so a cell written over one needs no destroy first.
         cells.removeAll(keepingCapacity: true)
-        cells.append(contentsOf: repeatElement(filler, count: count))
+        cells.append(contentsOf: repeatElement(.null, count: count))
         var written = 0
         defer { cells.removeLast(count - written) }
         try cells.withUnsafeMutableBufferPointer { buffer in
             try write(buffer.baseAddress!, &written)
         }
+    }
+
+    /// ``replaceCells(count:_:)`` for raw cells, over `result` from now on (see ``RawCells``).
+    func replaceRawCells(
+        count: Int, of result: PostgresResult, _ write: (_ cells: UnsafeMutablePointer<RawCell>, _ written: inout Int) throws -> Void
+    ) throws {
+        self.result = result
+        objectsMade = 0
+        if cells.capacity > 0 { cells = [] }
+        try rawCells.replace(count: count, write)
     }
 }
 
