@@ -76,11 +76,15 @@ extension Catalog {
             let defaults = try row.decode([String?].self, at: 8)
             let identity = try row.decode([Bool].self, at: 9)
             let generated = try row.decode([Bool].self, at: 10)
+            let modifiers = try row.decode([Int].self, at: 12)
+            let domainNotNull = try row.decode([Bool].self, at: 13)
             let columns = names.indices.map { index in
+                // A domain's NOT NULL refuses NULL as the column's own does.
                 Column(
                     name: names[index], type: types[index], typeOID: UInt32(truncatingIfNeeded: oids[index]),
-                    isNullable: !notNull[index], defaultValue: defaults[index], isIdentity: identity[index],
-                    isGenerated: generated[index], enumLabels: enumLabels[oids[index]])
+                    isNullable: !notNull[index] && !domainNotNull[index], defaultValue: defaults[index], isIdentity: identity[index],
+                    isGenerated: generated[index], enumLabels: enumLabels[oids[index]],
+                    typeModifier: modifiers[index] < 0 ? nil : Int32(truncatingIfNeeded: modifiers[index]))
             }
             let kind: Table.Kind =
                 switch try row.decode(String.self, at: 3) {
@@ -208,7 +212,10 @@ extension Catalog {
           coalesce(array_agg(a.attidentity <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(a.attgenerated <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           CASE WHEN c.relkind = 'p' THEN array(SELECT p.relid::int8 FROM pg_partition_tree(c.oid) p WHERE p.isleaf ORDER BY 1)
-               ELSE '{}'::int8[] END
+               ELSE '{}'::int8[] END,
+          coalesce(array_agg((CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END)::int8 ORDER BY a.attnum)
+                   FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          coalesce(array_agg(t.typtype = 'd' AND t.typnotnull ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}')
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace

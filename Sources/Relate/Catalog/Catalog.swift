@@ -121,6 +121,10 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var isGenerated: Bool
         /// For an enum type (or a domain over one): its labels, in order.
         public var enumLabels: [String]? = nil
+        /// The type's modifier as the catalog keeps it (`atttypmod`, or the domain's
+        /// `typtypmod`): a `varchar(n)`'s length plus 4, a `numeric(p, s)`'s precision and
+        /// scale; `nil` when the type has none.
+        public var typeModifier: Int32? = nil
 
         /// Creates a column by hand.
         ///
@@ -133,11 +137,14 @@ public struct Catalog: Sendable, Codable, Hashable {
         ///   - isIdentity: Whether it is an identity column.
         ///   - isGenerated: Whether it is a generated column.
         ///   - enumLabels: For an enum type, its labels in order.
+        ///   - typeModifier: The type's modifier (`atttypmod`); none by default.
         public init(
             name: String, type: String, typeOID: UInt32 = 0, isNullable: Bool = true,
-            defaultValue: String? = nil, isIdentity: Bool = false, isGenerated: Bool = false, enumLabels: [String]? = nil
+            defaultValue: String? = nil, isIdentity: Bool = false, isGenerated: Bool = false, enumLabels: [String]? = nil,
+            typeModifier: Int32? = nil
         ) {
             self.enumLabels = enumLabels
+            self.typeModifier = typeModifier
             self.name = name
             self.type = type
             self.typeOID = typeOID

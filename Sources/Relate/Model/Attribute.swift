@@ -19,6 +19,9 @@ public struct Attribute: Sendable, Hashable {
     public let isGenerated: Bool
     /// For an enum type (or a domain over one): its labels, in order.
     public let enumLabels: [String]?
+    /// The type's modifier as the catalog keeps it (`atttypmod`): a `varchar(n)`'s length
+    /// plus 4, a `numeric(p, s)`'s precision and scale; `nil` when the type has none.
+    public let typeModifier: Int32?
 
     init(_ column: Catalog.Column) {
         name = column.name
@@ -30,6 +33,7 @@ public struct Attribute: Sendable, Hashable {
         isIdentity = column.isIdentity
         isGenerated = column.isGenerated
         enumLabels = column.enumLabels
+        typeModifier = column.typeModifier
     }
 
     /// Whether the server fills the column when an INSERT leaves it out.
