@@ -65,6 +65,9 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         /// server could not be asked (or could not say) whether the transaction committed:
         /// check the database before doing the work again.
         public static let commitOutcomeUnknown = Kind("commit outcome unknown")
+        /// Pending changes of a context that does not autocommit break what the schema
+        /// says (`validateChanges()`, `save()`): the message names every problem, nothing was sent.
+        public static let validationFailed = Kind("validation failed")
     }
 
     /// What went wrong.

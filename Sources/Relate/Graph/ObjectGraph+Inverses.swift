@@ -56,6 +56,7 @@ extension ObjectGraph {
     /// be read again. Without (a row that vanished in a roll-back), dependants stay as they are.
     func forget(_ object: DatabaseObject, applyingDeleteRules: Bool = true, settingDefaults defaults: inout [DatabaseObject]) {
         guard !object.isDeleted else { return }
+        touch(object)
         object.setDeleted(true)
         recordUndo { object.setDeleted(false) }
         noteChange(of: object.entityIndex)

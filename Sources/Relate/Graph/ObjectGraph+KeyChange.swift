@@ -52,7 +52,7 @@ extension ObjectGraph {
 
     /// Registers `object` under the key `new` holds instead of the one `old` held. An object
     /// memory still holds under the new key is gone from the database (it took the key).
-    private func rekey(_ object: DatabaseObject, from old: [StoredValue], to new: [StoredValue]) {
+    func rekey(_ object: DatabaseObject, from old: [StoredValue], to new: [StoredValue]) {
         let primaryKey = object.table.primaryKey
         guard let oldKey = ObjectKey(old, at: primaryKey), let newKey = ObjectKey(new, at: primaryKey), oldKey != newKey else { return }
         let registry = registries[object.entityIndex]

@@ -43,6 +43,13 @@ final class ObjectGraph {
     /// What memory learnt from the database inside each open transaction, innermost last,
     /// that undoing the transaction's memory changes would unlearn: see ``AfterRollback``.
     private var afterRollback: [[AfterRollback]] = []
+    /// The objects a pending write (of a context that does not autocommit) changed so far
+    /// in the step under way; `nil` outside one (see ``beginStep()``).
+    var touchedInStep: [DatabaseObject]?
+    /// Every object pending writes changed and that `save()` or `rollback()` has not dealt
+    /// with yet: a row read from the database does not overwrite its values, which hold
+    /// what the context will write.
+    var pendingObjects = Set<ObjectIdentifier>()
     /// The live results to tell when rows of each entity change, held weakly.
     var watchers: [Int: [Weak<LiveResults>]] = [:]
     /// Objects `reset()` let go of that nothing else held, by entity index: a later bulk
@@ -246,6 +253,9 @@ final class ObjectGraph {
         if isNew {
             if !registeredInTransaction.isEmpty, !isBatch { registeredInTransaction[registeredInTransaction.count - 1].append(object) }
             if !registeredInBatch.isEmpty { registeredInBatch[registeredInBatch.count - 1].append(object) }
+        } else if !pendingObjects.isEmpty, pendingObjects.contains(ObjectIdentifier(object)) {
+            // Memory holds a pending write for it: that is what the context will save.
+            for offset in base..<base + table.columns.count { storage.cells[offset] = .null }
         } else {
             let old = Array(object.values)
             object.refresh(values)
@@ -363,6 +373,14 @@ final class ObjectGraph {
         for undo in undoLog.removeLast().reversed() { undo() }
         noteChangeOfEverything()
         return (registeredInTransaction.removeLast(), afterRollback.removeLast())
+    }
+
+    /// Ends the innermost journal without undoing it or joining it to an enclosing one:
+    /// answers its undo closures (a pending write's step keeps them, see ``endStep()``).
+    func takeJournal() -> [() -> Void] {
+        registeredInTransaction.removeLast()
+        afterRollback.removeLast()
+        return undoLog.removeLast()
     }
 
     /// After a roll-back: what was first seen in the rolled-back transaction stays first

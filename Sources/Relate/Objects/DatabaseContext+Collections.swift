@@ -16,6 +16,17 @@ extension DatabaseContext {
             try setToOne(object, graph.inverse(of: owner.entityIndex, set.relationshipIndex).relationship, owner)
         case .via:
             let helper = try helperTable(of: set)
+            if try writesPending() {
+                guard helperValues.isEmpty else {
+                    throw RelateError(
+                        kind: .invalidWrite, message: "helper values of \"\(helper.entity.name)\" are written only by a context that autocommits; "
+                            + "insert the helper row itself", entity: helper.entity.name, key: relationship.key)
+                }
+                if !helperIsKeyed(relationship, helper: helper) || !set.contains(object) {
+                    try pendingStep { applyEffect(.link(owner: owner, relationship: set.relationshipIndex, member: object, times: 1)) }
+                }
+                return
+            }
             // A keyed pair is stored once: the database, not memory, says whether it is there
             // (another client may have removed or added it), and the set ends holding it.
             let keyed = helperIsKeyed(relationship, helper: helper)
@@ -39,6 +50,9 @@ extension DatabaseContext {
         let relationship = set.relationship
         let index = set.relationshipIndex
         try relatedMembers(objects, for: owner.entityIndex, index, key: relationship.key)
+        if try writesPending() {
+            return try pendingStep { for object in objects { try insert(object, into: set, owner: owner, helperValues: [:]) } }
+        }
         // Members refer to the owner by these values: a NULL would leave them belonging to nobody.
         for column in owner.table.fromColumns[index] where owner.values[column].isNull {
             let attribute = owner.entity.attributes[column]
@@ -129,6 +143,12 @@ extension DatabaseContext {
             }
         case .via:
             let helper = try helperTable(of: set)
+            if try writesPending() {
+                let times = set.count(for: object)
+                return try pendingStep {
+                    applyEffect(.unlink(owner: owner, relationship: set.relationshipIndex, member: object, times: times))
+                }
+            }
             let statement = helperDelete(set, helper: helper, member: object)
             let result = try send(statement, entity: owner.entityIndex)
             try graph.didDeleteHelperRows(result, helper: helper)
@@ -168,6 +188,22 @@ extension DatabaseContext {
         }
         let current = set.allObjects
         let removesAny = current.contains { wanted[ObjectIdentifier($0)] == nil }
+        if try writesPending() {
+            // Memory is all a pending replace can go by: the difference from what it holds.
+            return try pendingStep {
+                for member in current where wanted[ObjectIdentifier(member)] == nil { try remove(member, from: set, owner: owner) }
+                for member in distinct {
+                    let delta = wanted[ObjectIdentifier(member)]! - set.count(for: member)
+                    if relationship.foreignKeyIn == .via, delta < 0 {
+                        applyEffect(.unlink(owner: owner, relationship: index, member: member, times: -delta))
+                    } else if relationship.foreignKeyIn == .via, delta > 0 {
+                        applyEffect(.link(owner: owner, relationship: index, member: member, times: delta))
+                    } else if delta > 0 {
+                        try insert(member, into: set, owner: owner, helperValues: [:])
+                    }
+                }
+            }
+        }
         let target = graph.target(of: owner.entityIndex, index)
         let targetTable = graph.tables[target]
         let targetKey = graph.targetColumns(of: owner.entityIndex, index)
@@ -255,7 +291,7 @@ extension DatabaseContext {
         // Membership may change whatever the outcome (a conflict corrects memory).
         defer { graph.noteChange(across: index, of: owner.entityIndex) }
         let relationship = owner.entity.relationships[index]
-        guard relationship.foreignKeyIn == .via, let helperIndex = owner.table.layout.helpers[index] else {
+        guard relationship.foreignKeyIn == .via, let helperIndex = owner.table.layout.helpers[index], autocommits else {
             return false
         }
         let helper = graph.tables[helperIndex]

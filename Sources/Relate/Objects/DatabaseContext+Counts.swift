@@ -30,6 +30,8 @@ extension DatabaseObject {
         let context = try liveContext()
         let index = try relationshipIndex(key, toMany: true)
         if let known = knownCount(index, generation: context.graph.membershipGeneration) { return known }
+        // Pending changes may move members in or out: the set, loaded seeing them, counts.
+        if !context.graph.pendingObjects.isEmpty { return try relationshipSet(index).totalCount }
         try context.loadCounts(relationship: index, for: [self])
         return knownCount(index, generation: context.graph.membershipGeneration) ?? 0
     }
@@ -62,7 +64,12 @@ extension DatabaseContext {
         guard let first = try checkOneEntity(objects, for: "prefetchCounts") else { return }
         let indexes = try keys.map { key in try first.relationshipIndex(key, toMany: true) }
         for index in indexes {
-            try loadCounts(relationship: index, for: objects)
+            // Pending changes may move members in or out: the sets, loaded seeing them, count.
+            if !graph.pendingObjects.isEmpty {
+                try load(relationship: index, for: objects.filter { $0.sets[index] == nil })
+            } else {
+                try loadCounts(relationship: index, for: objects)
+            }
         }
     }
 

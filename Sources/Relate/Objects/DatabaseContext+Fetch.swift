@@ -24,9 +24,14 @@ extension DatabaseContext {
         orderBy: String? = nil, limit: Int? = nil
     ) throws -> [DatabaseObject] {
         let entity = try entityIndex(named: entityName)
+        let seesPending = !graph.pendingObjects.isEmpty
+        // With pending changes, every row is what memory can judge; a condition in SQL only
+        // the database can: pending inserts and updates are judged as the database holds them.
+        if seesPending, condition == nil, orderBy == nil { return try fetch(FetchRequest(entityName, limit: limit)) }
         let statement = Statements.select(from: layout.entities[entity], where: condition, arguments, orderBy: orderBy, limit: limit)
         let result = try send(statement, entity: entity)
-        return try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
+        let objects = try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
+        return seesPending ? objects.filter { !$0.isDeleted } : objects
     }
 
     /// The object whose primary key is `primaryKey` (an array for a composite key), from
@@ -45,7 +50,8 @@ extension DatabaseContext {
         let table = graph.tables[entity]
         let parameters = try keyParameters(primaryKey, of: entity, for: "use fetch(_:where:)")
         if let key = ObjectKey(parameters: parameters), let registered = graph.registries[entity][key] {
-            return registered
+            // A deleted object stays registered only while its delete is pending.
+            return registered.isDeleted ? nil : registered
         }
         let result = try send(Statements.row(of: table.layout, key: parameters), entity: entity)
         return try result.first.map { try graph.materialize(entity: entity, row: $0) }
@@ -243,6 +249,9 @@ extension DatabaseContext {
             for (object, slot) in zip(objects, rowSlots) where slot >= 0 { groups[slot].append(object) }
         }
 
+        if !graph.pendingObjects.isEmpty {
+            correctLoadForPending(&groups, slots: slots, relationship: index, ownerEntity: ownerEntity)
+        }
         graph.storeLoaded(
             relationship: index, of: owners, related: ownerSlots.map { $0 < 0 ? [] : groups[$0] },
             mayRepeat: relationship.foreignKeyIn == .via)

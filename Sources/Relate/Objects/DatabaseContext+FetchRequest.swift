@@ -13,6 +13,14 @@ extension DatabaseContext {
     ///   without a quantifier, a value does not fit its attribute, the limit or offset is
     ///   negative, or the database refuses the query.
     public func fetch(_ request: FetchRequest) throws -> [DatabaseObject] {
+        if !graph.pendingObjects.isEmpty, let objects = try fetchSeeingPending(request, entity: entityIndex(named: request.entity)) {
+            return objects
+        }
+        return try fetchFromDatabase(request)
+    }
+
+    /// ``fetch(_:)`` as the database answers it.
+    func fetchFromDatabase(_ request: FetchRequest) throws -> [DatabaseObject] {
         let (entity, statement) = try request.selectStatement(layout)
         let result = try send(statement.statement, entity: entity)
         return try graph.materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct)
@@ -45,6 +53,10 @@ extension DatabaseContext {
     /// - Returns: The number of objects the request would fetch.
     /// - Throws: A ``RelateError``, as ``fetch(_:)`` throws.
     public func count(_ request: FetchRequest) throws -> Int {
+        // With pending changes of the entity, the objects a fetch answers are what counts.
+        if !graph.pendingObjects.isEmpty, let objects = try fetchSeeingPending(request, entity: entityIndex(named: request.entity)) {
+            return objects.count
+        }
         let (entity, statement) = try request.countStatement(layout)
         return try countQuery(statement.statement, entity: entity)
     }
@@ -76,6 +88,7 @@ extension DatabaseContext {
     /// - Throws: A ``RelateError`` when the entity is unknown or the database refuses the query.
     public func count(_ entityName: String, where condition: String? = nil, _ arguments: [(any PostgresEncodable)?] = []) throws -> Int {
         let entity = try entityIndex(named: entityName)
+        if !graph.pendingObjects.isEmpty, condition == nil { return try count(FetchRequest(entityName)) }
         return try countQuery(Statements.count(of: layout.entities[entity], where: condition, arguments), entity: entity)
     }
 

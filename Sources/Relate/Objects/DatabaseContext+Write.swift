@@ -27,6 +27,7 @@ extension DatabaseContext {
     public func insert(_ entityName: String, values: [String: Any?] = [:]) throws -> DatabaseObject {
         graph.membershipsMayChange()
         let entity = try entityIndex(named: entityName)
+        if try writesPending() { return try pendInsert(entity, values: values) }
         let table = graph.tables[entity]
         let (columns, parameters) = try columnValues(values, of: entity, for: "insert first, then set it")
         let result = try send(Statements.insert(into: table.layout, columns: columns, values: parameters), entity: entity)
@@ -53,6 +54,7 @@ extension DatabaseContext {
         try check(object)
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        if try writesPending() { return try pendingStep { applyEffect(.delete(object)) } }
         let deleted: Int
         do {
             deleted = try send(Statements.delete(from: table.layout, key: object.primaryKeyValues.map(\.parameter)), entity: object.entityIndex).affectedRows ?? 0
@@ -144,6 +146,7 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        if try writesPending() { return try pendUpdate(object, columns: columns, to: values.map(StoredValue.init(encoded:))) }
         let writesKey = columns.contains(where: table.primaryKey.contains)
         let statement = updateStatement(table.layout, setting: columns, to: values, key: object.primaryKeyValues.map(\.parameter), expecting: expected)
         let result: PostgresResult
@@ -185,6 +188,7 @@ extension DatabaseContext {
 
     func setToOne(_ object: DatabaseObject, _ index: Int, _ target: DatabaseObject?) throws {
         graph.membershipsMayChange()
+        if try writesPending() { return try pendToOne(object, index, target) }
         let relationship = object.entity.relationships[index]
         switch relationship.foreignKeyIn {
         case .from:

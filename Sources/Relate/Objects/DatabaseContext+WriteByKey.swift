@@ -25,6 +25,12 @@ extension DatabaseContext {
         let entity = try entityIndex(named: entityName)
         let table = graph.tables[entity]
         let key = try keyParameters(primaryKey, of: entity, for: "rows cannot be told apart for a write")
+        if try writesPending() {
+            // Pending, the write is the object's: read it (if memory does not hold it) and set it.
+            guard let object = try object(entityName, primaryKey: primaryKey) else { return nil }
+            try pendingStep { for (key, value) in values.sorted(by: { $0.key < $1.key }) { try object.setValue(value, forKey: key) } }
+            return object
+        }
         let (columns, parameters) = try columnValues(values, of: entity, for: "set it through the object that holds the key")
         guard !columns.isEmpty else { return try object(entityName, primaryKey: primaryKey) }
         graph.membershipsMayChange()
@@ -72,6 +78,11 @@ extension DatabaseContext {
         let table = graph.tables[entity]
         let key = try keyParameters(primaryKey, of: entity, for: "rows cannot be told apart for a write")
         graph.membershipsMayChange()
+        if try writesPending() {
+            guard let object = try object(entityName, primaryKey: primaryKey) else { return false }
+            try delete(object)
+            return true
+        }
         let registered = ObjectKey(parameters: key).flatMap { graph.registries[entity][$0] }
         let result: PostgresResult
         do {

@@ -40,6 +40,27 @@ public final class DatabaseContext {
     /// The text of each `UPDATE` by primary key sent so far, by entity and columns set (see
     /// ``updateStatement(_:setting:to:key:expecting:)``).
     var updateTexts: [UpdateShape: String] = [:]
+    /// The writes a context that does not autocommit holds until ``save()``, as the undo
+    /// stack keeps them.
+    let pending = PendingChanges()
+    /// Whether each write goes to the database at once (`true`, the default: BaseTen's
+    /// write-through), or changes memory only until ``save()`` (BaseTen's manual commit,
+    /// Core Data's editing).
+    ///
+    /// ```swift
+    /// context.autocommits = false
+    /// try ada.setValue("King", forKey: "surname")     // memory only; Observation fires
+    /// try context.save()                               // one transaction
+    /// ```
+    ///
+    /// Set to `false`, every write — `setValue`, `update`, `insert`, `delete`, a set's
+    /// `insert`, `remove` and replace, generated setters — changes the objects, both sides
+    /// of every relationship and the delete rules' dependants in memory, and sends nothing.
+    /// Reads answer as if the changes were saved. ``save()`` sends them, ``rollback()``
+    /// forgets them, ``undo()`` and ``redo()`` step through them. Set it back to `true`
+    /// only once nothing is pending: a write-through write while changes are pending
+    /// throws.
+    public var autocommits = true
     /// The model: entities, attributes, relationships and the rules that made them.
     public var model: Model { layout.model }
 

@@ -337,6 +337,7 @@ public final class DatabaseObject {
     func refresh<Values: Collection<StoredValue>>(_ newValues: Values) {
         let old = Array(values)
         let graph = self.graph
+        graph?.touch(self)
         replaceValues(old, with: newValues, telling: graph)
         loaded?.toOne.removeAll()
         if let graph, graph.isRecordingUndo {

@@ -1,0 +1,181 @@
+import Foundation
+import RelatePostgres
+
+/// A ``Condition`` and a sort order judged in memory, for the objects a context holds
+/// pending changes for: the same language, the same semantics as its SQL (Swift's where
+/// the two differ: `== nil` is `IS NULL`, `!=` is `IS DISTINCT FROM`, a comparison with a
+/// missing value does not hold). Text compares by code points, as the `C` collation does.
+extension DatabaseContext {
+    /// Whether `object` meets `node`. Relationships it crosses are loaded where memory does
+    /// not hold them (reads), seeing the pending changes.
+    func meets(_ node: Condition.Node, _ object: DatabaseObject) throws -> Bool {
+        switch node {
+        case .constant(let value):
+            return value
+        case .and(let nodes):
+            for node in nodes where try !meets(node, object) { return false }
+            return true
+        case .or(let nodes):
+            for node in nodes where try meets(node, object) { return true }
+            return false
+        case .not(let node):
+            return try !meets(node, object)
+        case .comparison(let keyPath, let comparison, let given):
+            let (value, attribute) = try valueAt(keyPath, of: object)
+            guard let attribute else {
+                // A to-one compared with nil.
+                let isNull = value.isNull
+                return comparison == .equal ? isNull == (given == nil) : isNull != (given == nil)
+            }
+            let wanted = try stored(given, for: attribute, of: object)
+            switch comparison {
+            case .equal: return value.isNull ? wanted.isNull : Self.order(value, wanted) == .orderedSame
+            case .notEqual: return value.isNull != wanted.isNull || (!value.isNull && Self.order(value, wanted) != .orderedSame)
+            case .less: return Self.order(value, wanted) == .orderedAscending
+            case .lessOrEqual: return [.orderedAscending, .orderedSame].contains(Self.order(value, wanted))
+            case .greater: return Self.order(value, wanted) == .orderedDescending
+            case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(Self.order(value, wanted))
+            }
+        case .isIn(let keyPath, let values):
+            let (value, attribute) = try valueAt(keyPath, of: object)
+            guard let attribute else { return false }
+            for given in values {
+                let wanted = try stored(given, for: attribute, of: object)
+                if value.isNull ? wanted.isNull : Self.order(value, wanted) == .orderedSame { return true }
+            }
+            return false
+        case .pattern(let keyPath, let pattern, let text, let caseInsensitive):
+            let (value, _) = try valueAt(keyPath, of: object)
+            guard case .string(var string) = value else { return false }
+            var text = text
+            if caseInsensitive {
+                string = string.lowercased()
+                text = text.lowercased()
+            }
+            switch pattern {
+            case .prefix: return string.unicodeScalars.starts(with: text.unicodeScalars)
+            case .suffix: return string.unicodeScalars.reversed().starts(with: text.unicodeScalars.reversed())
+            case .contains: return text.isEmpty || string.contains(text)
+            case .like: return Self.like(Array(string.unicodeScalars)[...], Array(text.unicodeScalars)[...])
+            }
+        case .quantified(let keyPath, let quantifier, let inner):
+            let members = try membersAt(keyPath, of: object)
+            switch quantifier {
+            case .any: return try inner.map { node in try members.contains { try meets(node, $0) } } ?? !members.isEmpty
+            case .none: return try inner.map { node in try !members.contains { try meets(node, $0) } } ?? members.isEmpty
+            case .all: return try inner.map { node in try members.allSatisfy { try meets(node, $0) } } ?? true
+            }
+        }
+    }
+
+    /// The value at the end of a key path through to-ones (NULL past a missing one), and the
+    /// attribute it is (`nil`: the path ends at a to-one, its object or NULL).
+    private func valueAt(_ keyPath: String, of object: DatabaseObject) throws -> (StoredValue, Attribute?) {
+        var current: DatabaseObject? = object
+        for step in try layout.steps(of: keyPath, from: object.entityIndex) {
+            switch step {
+            case .attribute(let entity, let index):
+                return (current.map { $0.values[index] } ?? .null, model.entities[entity].attributes[index])
+            case .relationship(_, let index):
+                current = try current?.toOneObject(index)
+            }
+        }
+        return (current == nil ? .null : .integer(1), nil)
+    }
+
+    /// The members of the to-many at the end of a key path through to-ones.
+    private func membersAt(_ keyPath: String, of object: DatabaseObject) throws -> [DatabaseObject] {
+        let steps = try layout.steps(of: keyPath, from: object.entityIndex)
+        var current: DatabaseObject? = object
+        for step in steps.dropLast() {
+            guard case .relationship(_, let index) = step else { return [] }
+            current = try current?.toOneObject(index)
+        }
+        guard let owner = current, case .relationship(_, let index)? = steps.last else { return [] }
+        return try owner.relationshipSet(index).allObjects.filter { !$0.isDeleted }
+    }
+
+    /// A value given in a condition as the attribute stores it.
+    private func stored(_ value: (any Sendable)?, for attribute: Attribute, of object: DatabaseObject) throws -> StoredValue {
+        StoredValue(encoded: try AttributeValue.encodable(value, for: attribute, entity: object.entity, use: .compared))
+    }
+
+    /// How two values of one column compare; `nil` when either is NULL or they do not compare.
+    static func order(_ a: StoredValue, _ b: StoredValue) -> ComparisonResult? {
+        func compare<T: Comparable>(_ x: T, _ y: T) -> ComparisonResult { x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame }
+        switch (a, b) {
+        case (.integer(let x), .integer(let y)): return compare(x, y)
+        case (.string(let x), .string(let y)):
+            // Code points, as the C collation orders text.
+            return x.unicodeScalars.lexicographicallyPrecedes(y.unicodeScalars)
+                ? .orderedAscending : y.unicodeScalars.lexicographicallyPrecedes(x.unicodeScalars) ? .orderedDescending : .orderedSame
+        case (.bool(let x), .bool(let y)): return x == y ? .orderedSame : (!x ? .orderedAscending : .orderedDescending)
+        case (.date(let x), .date(let y)): return compare(x, y)
+        case (.uuid(let x), .uuid(let y)): return compare(x.uuidString, y.uuidString)
+        case (.data(let x), .data(let y)):
+            return x.lexicographicallyPrecedes(y) ? .orderedAscending : y.lexicographicallyPrecedes(x) ? .orderedDescending : .orderedSame
+        default:
+            guard let x = number(a), let y = number(b) else {
+                if case .other(let left) = a, case .other(let right) = b, let x = left.value as? AnyHashable, let y = right.value as? AnyHashable {
+                    return x == y ? .orderedSame : nil
+                }
+                return nil
+            }
+            return compare(x, y)
+        }
+    }
+
+    private static func number(_ value: StoredValue) -> Decimal? {
+        switch value {
+        case .integer(let x): Decimal(x)
+        case .double(let x) where x.isFinite: Decimal(x)
+        case .float(let x) where x.isFinite: Decimal(Double(x))
+        case .decimal(let x): x
+        default: nil
+        }
+    }
+
+    /// SQL's `LIKE`: `%` any run, `_` one character, `\` takes the next literally.
+    private static func like(_ text: ArraySlice<Unicode.Scalar>, _ pattern: ArraySlice<Unicode.Scalar>) -> Bool {
+        guard let first = pattern.first else { return text.isEmpty }
+        switch first {
+        case "%":
+            let rest = pattern.dropFirst()
+            var position = text.startIndex
+            while true {
+                if like(text[position...], rest) { return true }
+                if position == text.endIndex { return false }
+                position += 1
+            }
+        case "_":
+            return !text.isEmpty && like(text.dropFirst(), pattern.dropFirst())
+        case "\\" where pattern.count > 1:
+            let literal = pattern[pattern.startIndex + 1]
+            return text.first == literal && like(text.dropFirst(), pattern.dropFirst(2))
+        default:
+            return text.first == first && like(text.dropFirst(), pattern.dropFirst())
+        }
+    }
+
+    /// Whether `a` goes before `b` in `orderBy` (`nil`: they tie).
+    func precedes(_ a: DatabaseObject, _ b: DatabaseObject, in orderBy: [Ordering]) throws -> Bool? {
+        for ordering in orderBy {
+            let (x, _) = try valueAt(ordering.keyPath, of: a)
+            let (y, _) = try valueAt(ordering.keyPath, of: b)
+            // PostgreSQL puts NULLs last going up, first going down, unless told.
+            let nullsFirst = ordering.nulls == .first || (ordering.nulls == .default && !ordering.isAscending)
+            switch (x.isNull, y.isNull) {
+            case (true, true): continue
+            case (true, false): return nullsFirst
+            case (false, true): return !nullsFirst
+            case (false, false):
+                switch Self.order(x, y) {
+                case .orderedAscending?: return ordering.isAscending
+                case .orderedDescending?: return !ordering.isAscending
+                default: continue
+                }
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,279 @@
+import RelatePostgres
+
+/// Editing: a context that does not autocommit keeps its writes in memory until
+/// ``save()``, and can ``rollback()``, ``undo()`` and ``redo()`` them.
+extension DatabaseContext {
+    /// Whether writes are pending: made since the last ``save()`` or ``rollback()`` and
+    /// not undone.
+    public var hasChanges: Bool { pending.hasChanges }
+
+    /// The objects inserted and not yet saved, in the order they were made.
+    public var insertedObjects: [DatabaseObject] {
+        pendingSummary().inserted
+    }
+
+    /// The objects whose attributes, foreign keys or many-to-many pairs have pending
+    /// changes: those in the database already, not deleted.
+    public var updatedObjects: [DatabaseObject] {
+        pendingSummary().updated
+    }
+
+    /// The objects deleted and not yet saved — those deleted, and the dependants their
+    /// `ON DELETE CASCADE` rules deleted with them — but never one inserted since the last
+    /// save (that one is simply forgotten).
+    public var deletedObjects: [DatabaseObject] {
+        pendingSummary().deleted
+    }
+
+    /// Whether ``undo()`` has a step to undo.
+    public var canUndo: Bool { !pending.done.isEmpty }
+
+    /// Whether ``redo()`` has a step to apply again.
+    public var canRedo: Bool { !pending.undone.isEmpty }
+
+    /// Forgets every pending change, without a statement: memory is what it was before the
+    /// first of them (a new object is forgotten and answers as deleted, a deleted one is
+    /// back, every set and to-one as it was). The undo stack is emptied.
+    ///
+    /// ```swift
+    /// context.autocommits = false
+    /// try ada.setValue("King", forKey: "surname")
+    /// context.rollback()                       // ada's surname is what it was
+    /// ```
+    public func rollback() {
+        while let step = pending.done.popLast() { undo(step) }
+        pending.clear()
+        graph.pendingObjects = []
+    }
+
+    /// Undoes the last write (or ``undoGroup(_:)``) of a context that does not autocommit,
+    /// in memory: nothing is sent. ``redo()`` applies it again.
+    ///
+    /// ```swift
+    /// try ada.setValue("King", forKey: "surname")
+    /// try ada.setValue("Byron", forKey: "surname")
+    /// try context.undo()                       // "King"
+    /// ```
+    ///
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/invalidRequest``
+    ///   for a context that autocommits (its writes are in the database already) or inside
+    ///   an ``undoGroup(_:)``.
+    public func undo() throws {
+        try requireEditing("undo()")
+        guard let step = pending.done.popLast() else { return }
+        undo(step)
+        pending.undone.append(step)
+        recomputePendingObjects()
+    }
+
+    /// Applies again the write ``undo()`` undid last. A new write empties what can be redone.
+    ///
+    /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/invalidRequest``
+    ///   for a context that autocommits or inside an ``undoGroup(_:)``.
+    public func redo() throws {
+        try requireEditing("redo()")
+        guard let step = pending.undone.popLast() else { return }
+        graph.beginStep()
+        for effect in step.effects { graph.apply(effect) }
+        let (undo, touched) = graph.endStep()
+        pending.done.append(PendingChanges.Step(effects: step.effects, undo: undo, touched: touched))
+        recomputePendingObjects()
+    }
+
+    /// Makes the writes of `body` one undo step.
+    ///
+    /// ```swift
+    /// try context.undoGroup {
+    ///     try ada.setValue("King", forKey: "surname")
+    ///     try ada.objects(forKey: "email").insert(newEmail)
+    /// }
+    /// try context.undo()                       // both
+    /// ```
+    ///
+    /// - Parameter body: The writes to group.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws (the writes it made before stay pending, as one step).
+    @discardableResult
+    public func undoGroup<Result>(_ body: () throws -> Result) throws -> Result {
+        pending.groupDepth += 1
+        if pending.groupDepth == 1 { pending.group = PendingChanges.Step() }
+        defer {
+            pending.groupDepth -= 1
+            if pending.groupDepth == 0, let group = pending.group {
+                pending.group = nil
+                if !group.effects.isEmpty { pending.done.append(group) }
+            }
+        }
+        return try body()
+    }
+
+    // MARK: - Pending writes
+
+    /// Whether a write should change memory only: the context does not autocommit. A
+    /// write-through write while changes are pending would interleave with them: refused.
+    func writesPending() throws(RelateError) -> Bool {
+        if !autocommits { return true }
+        if pending.hasChanges {
+            throw RelateError(
+                kind: .invalidWrite,
+                message: "this context has pending changes (autocommits was false): save() or rollback() them before writing through")
+        }
+        return false
+    }
+
+    /// Runs `body`, whose effects (``applyEffect(_:)``) make one undo step; a write made of
+    /// several (a replace, a one-to-one that steals) is one step too, since steps do not
+    /// nest. When `body` throws, what it applied is undone.
+    func pendingStep<Result>(_ body: () throws -> Result) throws -> Result {
+        if graph.touchedInStep != nil { return try body() }
+        graph.beginStep()
+        pending.current = []
+        let result: Result
+        do {
+            result = try body()
+        } catch {
+            let (undo, _) = graph.endStep()
+            pending.current = nil
+            for action in undo.reversed() { action() }
+            graph.noteChangeOfEverything()
+            throw error
+        }
+        let (undo, touched) = graph.endStep()
+        let step = PendingChanges.Step(effects: pending.current ?? [], undo: undo, touched: touched)
+        pending.current = nil
+        guard !step.effects.isEmpty else { return result }
+        pending.undone = []
+        for object in touched { graph.pendingObjects.insert(ObjectIdentifier(object)) }
+        if pending.groupDepth > 0 {
+            pending.group!.effects += step.effects
+            pending.group!.undo += step.undo
+            pending.group!.touched += step.touched
+        } else {
+            pending.done.append(step)
+        }
+        return result
+    }
+
+    /// Applies `effect` to memory within the step under way, and keeps it for `save()`.
+    func applyEffect(_ effect: Effect) {
+        graph.apply(effect)
+        pending.current?.append(effect)
+    }
+
+    /// An update of `object`'s `columns` to `values`, pending.
+    func pendUpdate(_ object: DatabaseObject, columns: [Int], to values: [StoredValue], releasing: Bool = false) throws {
+        try pendingStep {
+            applyEffect(.update(object, columns: columns, from: columns.map { object.values[$0] }, to: values, releasing: releasing))
+        }
+    }
+
+    private func undo(_ step: PendingChanges.Step) {
+        graph.membershipsMayChange()
+        for action in step.undo.reversed() { action() }
+        graph.noteChangeOfEverything()
+    }
+
+    private func recomputePendingObjects() {
+        var objects = Set<ObjectIdentifier>()
+        for step in pending.done {
+            for object in step.touched { objects.insert(ObjectIdentifier(object)) }
+        }
+        graph.pendingObjects = objects
+    }
+
+    private func requireEditing(_ call: String) throws(RelateError) {
+        guard !autocommits else {
+            throw RelateError(
+                kind: .invalidRequest, message: "\(call) needs a context that does not autocommit (set autocommits to false): "
+                    + "this context's writes are in the database already")
+        }
+        guard pending.groupDepth == 0 else {
+            throw RelateError(kind: .invalidRequest, message: "\(call) cannot run inside undoGroup { }")
+        }
+    }
+
+    // MARK: - What is pending
+
+    /// The pending changes by object: what was inserted, updated and deleted, and for each
+    /// object updated the values its row held before (what `save()` expects it still holds).
+    struct PendingSummary {
+        var inserted: [DatabaseObject] = []
+        var updated: [DatabaseObject] = []
+        var deleted: [DatabaseObject] = []
+        /// By object: the columns changed, each with the value memory held before the first change.
+        var originals: [ObjectIdentifier: [(column: Int, value: StoredValue)]] = [:]
+        /// By inserted object: the columns its insert and later updates gave.
+        var givenColumns: [ObjectIdentifier: [Int]] = [:]
+        /// Updates that take a one-to-one's target from its other holders, by object and columns.
+        var releasing: [ObjectIdentifier: [Int]] = [:]
+        /// The net helper rows: by pair, how many join (positive) or leave (negative).
+        var pairs: [PairKey: (owner: DatabaseObject, relationship: Int, member: DatabaseObject, times: Int)] = [:]
+        var pairOrder: [PairKey] = []
+        /// Objects given a delete effect of their own (not those the rules deleted), in order.
+        var deletedExplicitly: [DatabaseObject] = []
+    }
+
+    /// A many-to-many pair, by owner, relationship and member.
+    struct PairKey: Hashable {
+        let owner: ObjectIdentifier
+        let relationship: Int
+        let member: ObjectIdentifier
+    }
+
+    func pendingSummary() -> PendingSummary {
+        var summary = PendingSummary()
+        var inserted = Set<ObjectIdentifier>()
+        var seenUpdated = Set<ObjectIdentifier>()
+        func noteUpdated(_ object: DatabaseObject) {
+            let id = ObjectIdentifier(object)
+            if !inserted.contains(id), seenUpdated.insert(id).inserted { summary.updated.append(object) }
+        }
+        for effect in pending.effects {
+            switch effect {
+            case .insert(let object, let columns):
+                let id = ObjectIdentifier(object)
+                if inserted.insert(id).inserted { summary.inserted.append(object) }
+                summary.givenColumns[id, default: []] += columns
+            case .update(let object, let columns, let from, _, let releasing):
+                let id = ObjectIdentifier(object)
+                if inserted.contains(id) {
+                    summary.givenColumns[id, default: []] += columns
+                } else {
+                    noteUpdated(object)
+                    var originals = summary.originals[id] ?? []
+                    for (column, value) in zip(columns, from) where !originals.contains(where: { $0.column == column }) {
+                        originals.append((column, value))
+                    }
+                    summary.originals[id] = originals
+                }
+                if releasing { summary.releasing[id] = columns }
+            case .delete(let object):
+                summary.deletedExplicitly.append(object)
+            case .link(let owner, let index, let member, let times), .unlink(let owner, let index, let member, let times):
+                let sign = if case .link = effect { 1 } else { -1 }
+                // One direction for both: the pair as the owner's side of the first effect names it.
+                let key = PairKey(owner: ObjectIdentifier(owner), relationship: index, member: ObjectIdentifier(member))
+                let inverse = graph.inverse(of: owner.entityIndex, index)
+                let reversed = PairKey(owner: ObjectIdentifier(member), relationship: inverse.relationship, member: ObjectIdentifier(owner))
+                let found = summary.pairs[key] != nil ? key : summary.pairs[reversed] != nil ? reversed : nil
+                if let found {
+                    summary.pairs[found]!.times += sign * times
+                } else {
+                    summary.pairs[key] = (owner, index, member, sign * times)
+                    summary.pairOrder.append(key)
+                }
+                if !inserted.contains(ObjectIdentifier(owner)) { noteUpdated(owner) }
+                if !inserted.contains(ObjectIdentifier(member)) { noteUpdated(member) }
+            }
+        }
+        var seenDeleted = Set<ObjectIdentifier>()
+        for step in pending.done + (pending.group.map { [$0] } ?? []) {
+            for object in step.touched where object.isDeleted && !inserted.contains(ObjectIdentifier(object)) {
+                if seenDeleted.insert(ObjectIdentifier(object)).inserted { summary.deleted.append(object) }
+            }
+        }
+        summary.inserted.removeAll { $0.isDeleted }
+        summary.updated.removeAll { $0.isDeleted }
+        return summary
+    }
+}

@@ -1,0 +1,368 @@
+import RelatePostgres
+
+/// `save()`: the pending changes planned into statements, in an order the foreign keys
+/// allow, sent in one transaction in a few pipelines, and checked against what other
+/// clients committed meanwhile.
+extension DatabaseContext {
+    /// Sends every pending change in one transaction, then forgets them (and the undo stack).
+    ///
+    /// ```swift
+    /// context.autocommits = false
+    /// try ada.setValue("King", forKey: "surname")
+    /// let grace = try context.insert("person", values: ["firstname": "Grace"])
+    /// try grace.objects(forKey: "email").insert(newEmail)
+    /// try context.save()     // INSERT person, UPDATE person, UPDATE email: one transaction
+    /// ```
+    ///
+    /// ``validateChanges()`` runs first. New rows go first, a parent before the rows that
+    /// refer to it (one pipeline a level: their keys come back and take the place of their
+    /// ``PendingKey``s, each object keeping its instance); then, in one pipeline, the updates,
+    /// the many-to-many pairs that leave and join, and the deletes, a row's dependants before
+    /// the row. Each `UPDATE` writes only the columns changed and only where the row still
+    /// holds what memory held before the change (`IS NOT DISTINCT FROM`), each `DELETE` only
+    /// where the row is still there: another client's change to the same column throws
+    /// ``RelateError/Kind-swift.struct/conflict`` and nothing is written; a change of another
+    /// column goes through, and both stand. Every object takes its row as stored (defaults,
+    /// triggers, generated columns).
+    ///
+    /// In a `Database.write` unit, or inside ``transaction(_:)``, the changes go in that
+    /// transaction (as a savepoint).
+    ///
+    /// - Throws: A ``RelateError``: ``RelateError/Kind-swift.struct/validationFailed`` before
+    ///   anything is sent, ``RelateError/Kind-swift.struct/conflict`` naming the entity and
+    ///   the columns another client changed, or the database's error (a `CHECK`, a unique
+    ///   index) naming the object whose statement failed. Nothing is written then, and the
+    ///   changes stay pending, memory as it was.
+    public func save() throws {
+        guard pending.groupDepth == 0 else {
+            throw RelateError(kind: .invalidRequest, message: "save() cannot run inside undoGroup { }")
+        }
+        guard pending.hasChanges else { return }
+        try validateChanges()
+        let summary = pendingSummary()
+        let levels = try insertLevels(summary)
+        // Rows read back during the save refresh their objects; a failed save puts memory
+        // back as it was, pending changes and all.
+        let pendingObjects = graph.pendingObjects
+        graph.pendingObjects = []
+        graph.beginTransaction()
+        do {
+            try inDatabaseTransaction {
+                for level in levels { try saveInserts(level, summary) }
+                try saveChanges(summary)
+            }
+        } catch {
+            _ = graph.rollBackTransaction()
+            graph.pendingObjects = pendingObjects
+            throw Self.relateError(error)
+        }
+        graph.commitTransaction()
+        // Deleted objects stayed in the identity map while pending; their rows are gone now.
+        for step in pending.done {
+            for object in step.touched where object.isDeleted { graph.unregister(object) }
+        }
+        pending.clear()
+        graph.noteChangeOfEverything()
+    }
+
+    /// The new rows by level: each after the rows it refers to by a pending key.
+    private func insertLevels(_ summary: PendingSummary) throws -> [[DatabaseObject]] {
+        var levels: [ObjectIdentifier: Int] = [:]
+        var visiting = Set<ObjectIdentifier>()
+        func level(of object: DatabaseObject) throws -> Int {
+            let id = ObjectIdentifier(object)
+            if let known = levels[id] { return known }
+            guard visiting.insert(id).inserted else {
+                throw RelateError(
+                    kind: .invalidWrite,
+                    message: "new \(object.entity.name) objects refer to each other in a cycle: save one of them first, then set its foreign key",
+                    entity: object.entity.name, detail: "\(object)")
+            }
+            var deepest = 0
+            for (index, columns) in object.table.foreignKeys {
+                let values = columns.map { object.values[$0] }
+                guard values.contains(where: \.isPendingKey),
+                    let parent = graph.registered(
+                        entity: graph.target(of: object.entityIndex, index), indexes: graph.targetColumns(of: object.entityIndex, index),
+                        values: values),
+                    parent !== object
+                else { continue }
+                deepest = max(deepest, try level(of: parent) + 1)
+            }
+            visiting.remove(id)
+            levels[id] = deepest
+            return deepest
+        }
+        var ordered: [[DatabaseObject]] = []
+        for object in summary.inserted {
+            let depth = try level(of: object)
+            while ordered.count <= depth { ordered.append([]) }
+            ordered[depth].append(object)
+        }
+        return ordered
+    }
+
+    /// One level of new rows, in one pipeline; each object takes its row and key.
+    private func saveInserts(_ objects: [DatabaseObject], _ summary: PendingSummary) throws {
+        let statements = objects.map { object in
+            var columns: [Int] = []
+            for column in summary.givenColumns[ObjectIdentifier(object)] ?? [] where !columns.contains(column) { columns.append(column) }
+            return Statements.insert(into: object.table.layout, columns: columns, values: columns.map { object.values[$0].parameter })
+        }
+        let results = try sendSaving(statements, for: objects)
+        for (object, result) in zip(objects, results) {
+            guard let row = result.first else { throw RelateError.noRowReturned(object.table) }
+            graph.saved(object, as: try graph.storedValues(of: row, entity: object.entityIndex))
+        }
+    }
+
+    /// What a statement of the last pipeline was for, to read its result by.
+    private enum Saved {
+        /// Updates of rows of one entity, each with the columns it changed and the key the
+        /// database holds it under: each must come back, or another client changed it.
+        case updates(entity: Int, [Update])
+        case rowsOf(Int)
+        case pairs(helper: EntityTable, joined: Bool)
+        case delete(DatabaseObject)
+    }
+
+    /// Updates, pairs that leave and join, deletes: one pipeline, then each answer checked.
+    private func saveChanges(_ summary: PendingSummary) throws {
+        var statements: [Statement] = []
+        var saved: [Saved] = []
+        var objects: [DatabaseObject] = []
+        func add(_ statement: Statement, _ what: Saved, for object: DatabaseObject) {
+            statements.append(statement)
+            saved.append(what)
+            objects.append(object)
+        }
+
+        // Updates; one that takes a one-to-one's target comes after those that let go of it,
+        // and after the database's other holders let go.
+        let updated = summary.updated.filter { summary.releasing[ObjectIdentifier($0)] == nil }
+            + summary.updated.filter { summary.releasing[ObjectIdentifier($0)] != nil }
+        var batches: [UpdateShape: [Update]] = [:]
+        var batchOrder: [UpdateShape] = []
+        for object in updated {
+            let id = ObjectIdentifier(object)
+            let layout = object.table.layout
+            let changed = (summary.originals[id] ?? []).filter { !object.values[$0.column].isSame(as: $0.value) }
+                .sorted { $0.column < $1.column }
+            guard !changed.isEmpty else { continue }
+            let key = object.table.primaryKey.map { column in changed.first { $0.column == column }?.value ?? object.values[column] }
+            let update = Update(object: object, changed: changed, key: key)
+            if let columns = summary.releasing[id] {
+                let statement = Statements.nullify(
+                    layout, columns: columns, matching: columns.map { object.values[$0].parameter }, exceptKey: key)
+                add(statement, .rowsOf(object.entityIndex), for: object)
+            } else if !changed.contains(where: { object.table.primaryKey.contains($0.column) }) {
+                // Rows of one entity changed in the same columns go in one statement.
+                let shape = UpdateShape(entity: object.entityIndex, columns: changed.map(\.column))
+                if batches[shape] == nil { batchOrder.append(shape) }
+                batches[shape, default: []].append(update)
+                continue
+            }
+            add(update.statement, .updates(entity: object.entityIndex, [update]), for: object)
+        }
+        for shape in batchOrder {
+            let updates = batches[shape]!
+            if updates.count > 1, let statement = Update.statement(updates, of: graph.tables[shape.entity].layout) {
+                add(statement, .updates(entity: shape.entity, updates), for: updates[0].object)
+            } else {
+                for update in updates { add(update.statement, .updates(entity: shape.entity, [update]), for: update.object) }
+            }
+        }
+
+        // Pairs: those that leave first (a delete below may need them gone), then those that join.
+        let pairs = summary.pairOrder.compactMap { summary.pairs[$0] }
+        for joining in [false, true] {
+            for (owner, index, member, times) in pairs where joining ? times > 0 : times < 0 {
+                if joining, owner.isDeleted || member.isDeleted { continue }
+                let relationship = owner.entity.relationships[index]
+                guard let helperIndex = owner.table.layout.helpers[index] else { throw RelateError.notToMany(relationship) }
+                let helper = graph.tables[helperIndex]
+                let pair = owner.table.layout.helperColumns[index]
+                let keyed = helperIsKeyed(relationship, helper: helper)
+                let values = owner.table.fromColumns[index].map { owner.values[$0].parameter }
+                    + graph.targetColumns(of: owner.entityIndex, index).map { member.values[$0].parameter }
+                let statement: Statement
+                if joining {
+                    try requireValues(helper, columns: pair.from + pair.to)
+                    statement = Statements.insertPair(
+                        into: helper.layout, pair: pair, values: values, returning: helperRowsAreShown(helper), skippingExisting: keyed)
+                } else {
+                    statement = Statements.deletePair(from: helper.layout, pair: pair, values: values, keyed: keyed)
+                }
+                for _ in 0..<(keyed ? 1 : abs(times)) { add(statement, .pairs(helper: helper, joined: joining), for: owner) }
+            }
+        }
+
+        // Deletes: a row's dependants before the row.
+        let inserted = Set(pending.effects.compactMap { effect -> ObjectIdentifier? in
+            if case .insert(let object, _) = effect { return ObjectIdentifier(object) }
+            return nil
+        })
+        for object in deletionOrder(summary.deletedExplicitly.filter { !inserted.contains(ObjectIdentifier($0)) }) {
+            let originals = summary.originals[ObjectIdentifier(object)] ?? []
+            let key = object.table.primaryKey.map { column in originals.first { $0.column == column }?.value ?? object.values[column] }
+            add(Statements.delete(from: object.table.layout, key: key.map(\.parameter)), .delete(object), for: object)
+        }
+
+        guard !statements.isEmpty else { return }
+        let results = try sendSaving(statements, for: objects)
+        for (what, result) in zip(saved, results) {
+            switch what {
+            case .delete(let object) where (result.affectedRows ?? 0) == 0:
+                throw RelateError.conflict(object, "was deleted by another client since this context read it; nothing was saved, and the changes stay pending")
+            case .updates(let entity, let updates):
+                // Each row comes back as stored (a failed save puts memory back as it was).
+                let returned = Set(try graph.materialize(entity: entity, result: result, rowsAreDistinct: true).map(ObjectIdentifier.init))
+                if let missing = updates.first(where: { !returned.contains(ObjectIdentifier($0.object)) }) {
+                    throw try conflict(missing.object, missing.changed, key: missing.key)
+                }
+            default:
+                break
+            }
+        }
+        for (what, result) in zip(saved, results) {
+            switch what {
+            case .rowsOf(let entity): _ = try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
+            case .pairs(let helper, true) where !result.columns.isEmpty: try graph.didInsertHelperRows(result, helper: helper)
+            case .pairs(let helper, false): try graph.didDeleteHelperRows(result, helper: helper)
+            default: break
+            }
+        }
+    }
+
+    /// An update `save()` sends: the columns changed, each with what memory held before,
+    /// and the key the database holds the row under.
+    private struct Update {
+        let object: DatabaseObject
+        let changed: [(column: Int, value: StoredValue)]
+        let key: [StoredValue]
+
+        /// Its own statement.
+        var statement: Statement {
+            let columns = changed.map(\.column)
+            return Statements.savedUpdate(
+                object.table.layout, setting: columns, to: columns.map { object.values[$0].parameter }, key: key.map(\.parameter),
+                holding: changed)
+        }
+
+        /// One statement for all of `updates` (rows of one entity, the same columns
+        /// changed): 1,000 rows cost one statement's planning, not 1,000. `nil` when a
+        /// column's values cannot go as an array of the column's type.
+        static func statement(_ updates: [Update], of table: EntityLayout) -> Statement? {
+            let columns = updates[0].changed.map(\.column)
+            var keys: [any PostgresEncodable] = []
+            for (position, column) in table.primaryKey.enumerated() {
+                guard let array = Statements.columnArray(updates.map { $0.key[position] }, type: table.types[column]) else { return nil }
+                keys.append(array)
+            }
+            var values: [any PostgresEncodable] = []
+            var held: [any PostgresEncodable] = []
+            for (position, column) in columns.enumerated() {
+                guard let new = Statements.columnArray(updates.map { $0.object.values[column] }, type: table.types[column]),
+                    let old = Statements.columnArray(updates.map { $0.changed[position].value }, type: table.types[column])
+                else { return nil }
+                values.append(new)
+                held.append(old)
+            }
+            return Statements.savedUpdates(table, setting: columns, keys: keys, values: values, held: held)
+        }
+    }
+
+    /// `objects`, each before every one of them it refers to (a row's dependants are
+    /// deleted before it), otherwise in the order given.
+    private func deletionOrder(_ objects: [DatabaseObject]) -> [DatabaseObject] {
+        let ids = Set(objects.map(ObjectIdentifier.init))
+        var refersTo: [ObjectIdentifier: [DatabaseObject]] = [:]
+        var referredBy: [ObjectIdentifier: Int] = [:]
+        for object in objects {
+            for (index, columns) in object.table.foreignKeys {
+                guard let target = graph.registered(
+                    entity: graph.target(of: object.entityIndex, index), indexes: graph.targetColumns(of: object.entityIndex, index),
+                    values: columns.map { object.values[$0] }),
+                    target !== object, ids.contains(ObjectIdentifier(target))
+                else { continue }
+                refersTo[ObjectIdentifier(object), default: []].append(target)
+                referredBy[ObjectIdentifier(target), default: 0] += 1
+            }
+        }
+        var ordered: [DatabaseObject] = []
+        var ready = objects.filter { referredBy[ObjectIdentifier($0), default: 0] == 0 }
+        var emitted = Set<ObjectIdentifier>()
+        while let object = ready.first {
+            ready.removeFirst()
+            guard emitted.insert(ObjectIdentifier(object)).inserted else { continue }
+            ordered.append(object)
+            for target in refersTo[ObjectIdentifier(object)] ?? [] {
+                referredBy[ObjectIdentifier(target)]! -= 1
+                if referredBy[ObjectIdentifier(target)] == 0 { ready.append(target) }
+            }
+        }
+        // Rows that refer to each other in a cycle: the database's rules decide.
+        return ordered + objects.filter { !emitted.contains(ObjectIdentifier($0)) }
+    }
+
+    /// Sends a pipeline of `save()`; an error the database raised names the object whose
+    /// statement failed (`objects[i]` is statement `i`'s).
+    private func sendSaving(_ statements: [Statement], for objects: [DatabaseObject]) throws -> [PostgresResult] {
+        do {
+            return try send(statements, entity: nil)
+        } catch let error as RelateError {
+            guard let postgres = error.postgresError, let index = postgres.statementIndex, objects.indices.contains(index) else { throw error }
+            let object = objects[index]
+            if let denied = RelateError.deleteDenied(error, entity: object.entity.name, detail: "\(object)"), object.isDeleted { throw denied }
+            throw RelateError(
+                kind: .database, message: "saving this \(object.entity.name) object: \(postgres.description)", entity: object.entity.name,
+                postgresError: postgres, detail: "\(object)")
+        }
+    }
+
+    /// The conflict of an update whose row no longer held what memory held: names the
+    /// columns another client changed (read again, within the save's transaction).
+    private func conflict(_ object: DatabaseObject, _ changed: [(column: Int, value: StoredValue)], key: [StoredValue]) throws -> RelateError {
+        let result = try send(Statements.row(of: object.table.layout, key: key.map(\.parameter)), entity: object.entityIndex)
+        guard let row = result.first else {
+            return RelateError.conflict(object, "was deleted by another client since this context read it; nothing was saved, and the changes stay pending")
+        }
+        let stored = try graph.storedValues(of: row, entity: object.entityIndex)
+        let columns = changed.filter { !stored[$0.column].isSame(as: $0.value) }.map { object.entity.attributes[$0.column] }
+        let names = columns.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        return RelateError(
+            kind: .conflict,
+            message: "another client changed \(names) of this \(object.entity.name) object since this context read it; "
+                + "nothing was saved, and the changes stay pending",
+            entity: object.entity.name, key: columns.first?.key, candidates: columns.map(\.key), detail: "\(object)")
+    }
+}
+
+extension ObjectGraph {
+    /// A new row was saved as `values`: its object leaves its pending key for the real one
+    /// (re-keyed in the identity map), and the objects that referred to the pending key
+    /// take the real one.
+    func saved(_ object: DatabaseObject, as values: [StoredValue]) {
+        let old = Array(object.values)
+        rekey(object, from: old, to: values)
+        object.refresh(values)
+        noteChange(of: object.entityIndex)
+        didChange(object, from: old)
+        for (index, relationship) in object.entity.relationships.enumerated() where relationship.foreignKeyIn == .to {
+            let referenced = object.table.fromColumns[index]
+            let before = referenced.map { old[$0] }
+            guard before.contains(where: \.isPendingKey) else { continue }
+            let after = referenced.map { values[$0] }
+            let inverse = inverse(of: object.entityIndex, index)
+            let columns = targetColumns(of: object.entityIndex, index)
+            for dependant in registeredObjects(entity: inverse.entity, indexes: columns, values: before) {
+                let previous = Array(dependant.values)
+                var moved = previous
+                for (column, value) in zip(columns, after) { moved[column] = value }
+                rekey(dependant, from: previous, to: moved)
+                dependant.refresh(moved)
+                didChange(dependant, from: previous)
+            }
+        }
+    }
+}

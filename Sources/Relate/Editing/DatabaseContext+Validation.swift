@@ -1,0 +1,128 @@
+import Foundation
+import RelatePostgres
+
+/// What a context that does not autocommit checks before it sends anything: what the
+/// catalog says a column takes, and what memory says a to-one leads to.
+extension DatabaseContext {
+    /// Checks every pending change against what the schema says, without a statement:
+    /// NOT NULL columns (a domain's `NOT NULL` too; a new row's column left out needs a
+    /// default), `varchar(n)` and `char(n)` lengths, `numeric(p, s)` precision, enum labels,
+    /// and to-ones that lead to an object deleted in memory.
+    ///
+    /// ```swift
+    /// do {
+    ///     try context.validateChanges()
+    /// } catch let error as RelateError where error.kind == .validationFailed {
+    ///     print(error.message)   // 2 problems: person.surname is NOT NULL; email.address is longer than varchar(40)
+    /// }
+    /// ```
+    ///
+    /// What only the server can judge (a `CHECK`, a unique index, a trigger) comes back from
+    /// ``save()`` as the server's error.
+    ///
+    /// - Throws: One ``RelateError`` of kind ``RelateError/Kind-swift.struct/validationFailed``
+    ///   whose message names every problem (entity, key, reason; never a value) and whose
+    ///   ``RelateError/candidates`` are the `entity.key` of each; ``RelateError/detail`` names
+    ///   the objects.
+    public func validateChanges() throws {
+        let summary = pendingSummary()
+        var problems: [(where: String, reason: String, object: DatabaseObject)] = []
+        var seen = Set<String>()
+        func problem(_ object: DatabaseObject, _ key: String, _ reason: String) {
+            guard seen.insert("\(ObjectIdentifier(object).hashValue).\(key)").inserted else { return }
+            problems.append(("\(object.entity.name).\(key)", reason, object))
+        }
+        func check(_ object: DatabaseObject, _ index: Int) {
+            let attribute = object.entity.attributes[index]
+            if let reason = Self.problem(with: object.values[index], for: attribute) { problem(object, attribute.key, reason) }
+        }
+        for object in summary.inserted {
+            let given = Set(summary.givenColumns[ObjectIdentifier(object)] ?? [])
+            for (index, attribute) in object.entity.attributes.enumerated() {
+                if given.contains(index) {
+                    if attribute.isGenerated { problem(object, attribute.key, "is a generated column, which is never written") }
+                    check(object, index)
+                } else if !attribute.isNullable, !attribute.hasDefault {
+                    problem(object, attribute.key, "is NOT NULL and has neither a value nor a default")
+                }
+            }
+        }
+        for object in summary.updated {
+            for (column, _) in summary.originals[ObjectIdentifier(object)] ?? [] { check(object, column) }
+        }
+        // To-ones that lead to an object deleted in memory: the changed objects' own, and
+        // those of every dependant the delete rules left pointing at a deleted row.
+        for object in summary.inserted + summary.updated {
+            for (index, columns) in object.table.foreignKeys {
+                if let target = toOneInMemory(object, index, columns), target.isDeleted {
+                    problem(object, object.entity.relationships[index].key, "leads to a \(target.entity.name) deleted in memory")
+                }
+            }
+        }
+        for deleted in summary.deleted {
+            for (index, relationship) in deleted.entity.relationships.enumerated() where relationship.foreignKeyIn == .to {
+                let inverse = graph.inverse(of: deleted.entityIndex, index)
+                let values = deleted.table.fromColumns[index].map { deleted.values[$0] }
+                for dependant in graph.registeredObjects(entity: inverse.entity, indexes: graph.targetColumns(of: deleted.entityIndex, index), values: values)
+                where !dependant.isDeleted {
+                    problem(
+                        dependant, dependant.entity.relationships[inverse.relationship].key,
+                        "leads to a \(deleted.entity.name) deleted in memory (ON DELETE \(relationship.onDelete))")
+                }
+            }
+        }
+        guard !problems.isEmpty else { return }
+        throw RelateError(
+            kind: .validationFailed,
+            message: (problems.count == 1 ? "1 problem: " : "\(problems.count) problems: ")
+                + problems.map { "\($0.where) \($0.reason)" }.joined(separator: "; "),
+            entity: problems.count == 1 ? problems[0].object.entity.name : nil,
+            key: problems.count == 1 ? problems[0].where.split(separator: ".").last.map(String.init) : nil,
+            candidates: problems.map(\.where), detail: problems.map { "\($0.object)" }.joined(separator: ", "))
+    }
+
+    /// The object a to-one leads to, when memory holds it.
+    private func toOneInMemory(_ object: DatabaseObject, _ index: Int, _ columns: [Int]) -> DatabaseObject? {
+        let values = columns.map { object.values[$0] }
+        guard !values.contains(where: \.isNull) else { return nil }
+        return graph.registered(
+            entity: graph.target(of: object.entityIndex, index), indexes: graph.targetColumns(of: object.entityIndex, index), values: values)
+    }
+
+    /// Why `value` does not fit `attribute`'s column, in words without the value; `nil` when it fits.
+    static func problem(with value: StoredValue, for attribute: Attribute) -> String? {
+        if value.isNull { return attribute.isNullable ? nil : "is NOT NULL" }
+        if value.isPendingKey { return nil }
+        if let labels = attribute.enumLabels, case .string(let label) = value, !labels.contains(label) {
+            return "is not a label of enum \(attribute.type) (\(labels.joined(separator: ", ")))"
+        }
+        guard let modifier = attribute.typeModifier, modifier >= 4 else { return nil }
+        switch PostgresType(attribute.typeOID) {
+        case .varchar, .bpchar:
+            // The server counts characters as code points.
+            let length = Int(modifier) - 4
+            if case .string(let text) = value, text.unicodeScalars.count > length {
+                return "is longer than \(attribute.type)(\(length)) allows"
+            }
+        case .numeric:
+            let precision = Int((modifier - 4) >> 16) & 0xFFFF
+            // The scale's 11 bits are signed (PostgreSQL 15 allows a negative scale).
+            var scale = Int(modifier - 4) & 0x7FF
+            if scale > 1023 { scale -= 2048 }
+            if case .decimal(let number) = value, !number.isNaN, number != 0 {
+                var rounded = Decimal()
+                var given = number
+                NSDecimalRound(&rounded, &given, scale, .plain)
+                var limit = Decimal(1)
+                for _ in 0..<max(precision - scale, 0) { limit *= 10 }
+                if precision - scale < 0 { limit = 1 / pow(Decimal(10), scale - precision) }
+                if abs(rounded) >= limit {
+                    return "does not fit numeric(\(precision), \(scale)): at most \(precision - scale) digits before the point"
+                }
+            }
+        default:
+            break
+        }
+        return nil
+    }
+}

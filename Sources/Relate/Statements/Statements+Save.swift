@@ -1,0 +1,83 @@
+import RelatePostgres
+
+/// The statements `save()` sends for a context's pending changes.
+extension Statements {
+    /// `UPDATE … SET <columns> = … WHERE <key> AND <column> IS NOT DISTINCT FROM <held> …
+    /// RETURNING …`: the columns a context changed, written only where the row still holds
+    /// what memory held before the change (`held`, one per column of `columns`); a row
+    /// another client changed in one of them answers no row, and the save is a conflict.
+    static func savedUpdate(
+        _ table: EntityLayout, setting columns: [Int], to values: [(any PostgresEncodable)?], key: [(any PostgresEncodable)?],
+        holding held: [(column: Int, value: StoredValue)]
+    ) -> Statement {
+        var sql = SQLBuilder("UPDATE \(table.table) SET ")
+        let assignments = zip(columns, sql.bind(values)).map { "\(table.columns[$0]) = \($1)" }.joined(separator: ", ")
+        let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key)
+        sql += "\(assignments) WHERE \(row)"
+        for (column, value) in held {
+            // A NULL parameter takes the column's type, as a `=` comparison's would.
+            let placeholder = sql.bind(value.parameter)
+            sql += " AND \(table.columns[column]) IS NOT DISTINCT FROM \(placeholder)"
+        }
+        sql += " RETURNING \(table.selectList())"
+        return sql.statement
+    }
+}
+
+extension Statements {
+    /// Many rows' updates of the same columns in one statement: `UPDATE … AS t SET <column>
+    /// = v.n0 … FROM unnest(<keys>, <new values>, <held values>) AS v(…) WHERE <key> =
+    /// v.k0 AND <column> IS NOT DISTINCT FROM v.o0 … RETURNING …`. Each list is an array
+    /// a column, each row's held values what memory held before the change; a row another
+    /// client changed in one of the columns is not written and not answered.
+    static func savedUpdates(
+        _ table: EntityLayout, setting columns: [Int], keys: [any PostgresEncodable], values: [any PostgresEncodable],
+        held: [any PostgresEncodable]
+    ) -> Statement {
+        var sql = SQLBuilder()
+        let keyNames = table.primaryKey.indices.map { "k\($0)" }
+        let newNames = columns.indices.map { "n\($0)" }
+        let heldNames = columns.indices.map { "o\($0)" }
+        let arrays = sql.bind(keys + values + held)
+        let assignments = zip(columns, newNames).map { "\(table.columns[$0]) = v.\($1)" }.joined(separator: ", ")
+        let row = zip(table.primaryKey, keyNames).map { "t.\(table.columns[$0]) = v.\($1)" }
+        let unchanged = zip(columns, heldNames).map { "t.\(table.columns[$0]) IS NOT DISTINCT FROM v.\($1)" }
+        sql += "UPDATE \(table.table) AS t SET \(assignments) FROM unnest(\(arrays.joined(separator: ", "))) "
+            + "AS v(\((keyNames + newNames + heldNames).joined(separator: ", "))) WHERE "
+            + (row + unchanged).joined(separator: " AND ") + " RETURNING \(table.selectList(alias: "t"))"
+        return sql.statement
+    }
+
+    /// A column's values as one typed array (NULLs included) a statement can `unnest` into
+    /// the column and compare with it; `nil` for a type whose Swift array would not go in as
+    /// it is (an enum, a date, a `char(n)`).
+    static func columnArray(_ values: [StoredValue], type: PostgresType) -> (any PostgresEncodable)? {
+        func array<T>(_ read: (StoredValue) -> T?) -> [T?]? {
+            var array: [T?] = []
+            array.reserveCapacity(values.count)
+            for value in values {
+                if value.isNull {
+                    array.append(nil)
+                } else if let element = read(value) {
+                    array.append(element)
+                } else {
+                    return nil
+                }
+            }
+            return array
+        }
+        switch type {
+        case .int2: return array { if case .integer(let x) = $0 { Int16(exactly: x) } else { nil } }
+        case .int4: return array { if case .integer(let x) = $0 { Int32(exactly: x) } else { nil } }
+        case .int8: return array { if case .integer(let x) = $0 { x } else { nil } }
+        case .float4: return array { if case .float(let x) = $0 { x } else { nil } }
+        case .float8: return array { if case .double(let x) = $0 { x } else { nil } }
+        case .numeric: return array { if case .decimal(let x) = $0 { x } else { nil } }
+        case .bool: return array { if case .bool(let x) = $0 { x } else { nil } }
+        case .text, .varchar: return array { if case .string(let x) = $0 { x } else { nil } }
+        case .uuid: return array { if case .uuid(let x) = $0 { x } else { nil } }
+        case .bytea: return array { if case .data(let x) = $0 { x } else { nil } }
+        default: return nil
+        }
+    }
+}

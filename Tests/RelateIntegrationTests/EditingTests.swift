@@ -1,0 +1,275 @@
+import Foundation
+import RelatePostgres
+import Testing
+
+@testable import Relate
+
+/// A context that does not autocommit: writes change memory only, `save()` sends them in
+/// one transaction with per-column conflict checks, `rollback()` and undo work on memory.
+@Suite struct EditingTests {
+    /// Ada's surname changed and Grace's firstname: nothing sent until `save()`, another
+    /// connection reads the old values until then, and both rows in one transaction after.
+    @Test func writesWaitForSaveAndGoInOneTransaction() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let sent = try fixture.sql {
+                try ada.setValue("King", forKey: "surname")
+                try grace.setValue("Amazing Grace", forKey: "firstname")
+            }
+            #expect(sent.isEmpty)
+            #expect(try ada.value(forKey: "surname") as? String == "King")
+            #expect(context.hasChanges)
+            #expect(Set(context.updatedObjects.map(ObjectIdentifier.init)) == Set([ada, grace].map(ObjectIdentifier.init)))
+            #expect(context.insertedObjects.isEmpty && context.deletedObjects.isEmpty)
+            let other = try fixture.freshContext()
+            #expect(try other.object("person", primaryKey: 1)?.value(forKey: "surname") as? String == "Lovelace")
+
+            let before = context.connection.roundTrips
+            try context.save()
+            #expect(context.connection.roundTrips - before <= 3)
+            #expect(!context.hasChanges && !context.canUndo)
+            let rows = try context.connection.query("SELECT xmin::text, surname, firstname FROM \"\(fixture.schema)\".person ORDER BY id")
+            #expect(try rows[0].decode(String.self, at: 0) == rows[1].decode(String.self, at: 0))
+            #expect(try rows[0].decode(String.self, at: 1) == "King")
+            #expect(try rows[1].decode(String.self, at: 2) == "Amazing Grace")
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// Another client's change of the same column: `save()` throws a conflict naming the
+    /// column, writes nothing (not even the other object's change), and keeps the changes.
+    @Test func aChangeOfTheSameColumnIsAConflictAndNothingIsWritten() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            try grace.setValue("Amazing Grace", forKey: "firstname")
+            try ada.setValue("King", forKey: "surname")
+            let other = try TestDatabase.connect()
+            try other.query("UPDATE \"\(fixture.schema)\".person SET surname = 'Byron' WHERE id = 1")
+            let error = try #require(throws: RelateError.self) { try context.save() }
+            #expect(error.kind == .conflict)
+            #expect(error.entity == "person" && error.key == "surname")
+            #expect(error.description.contains("\"surname\""))
+            #expect(context.hasChanges)
+            #expect(try ada.value(forKey: "surname") as? String == "King")
+            let rows = try other.query("SELECT firstname, surname FROM \"\(fixture.schema)\".person ORDER BY id")
+            #expect(try rows[0].decode(String.self, at: 1) == "Byron")
+            #expect(try rows[1].decode(String.self, at: 0) == "Grace")
+            // Put right: the other column goes through, both changes stand.
+            context.rollback()
+            #expect(try ada.value(forKey: "surname") as? String == "Lovelace")
+            try ada.setValue("Augusta Ada", forKey: "firstname")
+            try context.save()
+            let row = try other.query("SELECT firstname, surname FROM \"\(fixture.schema)\".person WHERE id = 1")[0]
+            #expect(try row.decode(String.self, at: 0) == "Augusta Ada")
+            #expect(try row.decode(String.self, at: 1) == "Byron")
+            #expect(try ada.value(forKey: "surname") as? String == "Byron")
+        }
+    }
+
+    /// Rows of one entity changed in the same columns go in one statement (arrays, one
+    /// plan); a row of them another client changed makes the whole save a conflict.
+    @Test func rowsChangedAlikeGoInOneStatement() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails + """
+            INSERT INTO person (firstname, surname) SELECT 'P' || n, NULL FROM generate_series(1, 50) n;
+            """) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let people = try context.fetch(FetchRequest("person", orderBy: [.ascending("id")]))
+            for (index, person) in people.enumerated() { try person.setValue("S\(index)", forKey: "surname") }
+            let sent = try fixture.sql { try context.save() }
+            let updates = sent.filter { $0.hasPrefix("UPDATE") }
+            #expect(updates.count == 1)
+            #expect(updates.first?.contains("FROM unnest($1, $2, $3)") == true)
+            #expect(updates.first?.contains(#"t."surname" IS NOT DISTINCT FROM v.o0"#) == true)
+            #expect(try fixture.disagreements() == [])
+
+            for person in people { try person.setValue(nil, forKey: "surname") }
+            let other = try TestDatabase.connect()
+            try other.query("UPDATE \"\(fixture.schema)\".person SET surname = 'Babbage' WHERE id = 30")
+            let error = try #require(throws: RelateError.self) { try context.save() }
+            #expect(error.kind == .conflict && error.key == "surname")
+            #expect(try other.query("SELECT count(*) FROM \"\(fixture.schema)\".person WHERE surname IS NULL")[0].decode(Int.self, at: 0) == 0)
+            #expect(try people[0].value(forKey: "surname") == nil)
+            #expect(context.hasChanges)
+        }
+    }
+
+    /// A new person with an email and a title: no statement until `save()`, then the person
+    /// first (its key comes back), the email and the pair after; each object keeps its instance.
+    @Test func aNewObjectWithItsEmailsAndTitlesSavesInOrder() throws {
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles + """
+            CREATE TABLE email (id SERIAL PRIMARY KEY, address VARCHAR (255), person_id INTEGER CONSTRAINT person REFERENCES person (id));
+            """) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            let doctors = try doctor.objects(forKey: "person")
+            var mary: DatabaseObject!
+            var email: DatabaseObject!
+            let sent = try fixture.sql {
+                mary = try context.insert("person", values: ["firstname": "Mary", "surname": "Somerville"])
+                email = try context.insert("email", values: ["address": "mary@example.com", "person": mary])
+                try mary.objects(forKey: "title").insert(doctor)
+            }
+            // Loading Mary's (empty) set is no write; a new object has no rows to load.
+            #expect(sent.allSatisfy { $0.hasPrefix("SELECT") })
+            #expect(try mary.value(forKey: "id") is PendingKey)
+            #expect(try email.object(forKey: "person") === mary)
+            #expect(try mary.objects(forKey: "email").contains(email))
+            #expect(doctors.contains(mary))
+            #expect(context.insertedObjects.count == 2)
+
+            let statements = try fixture.sql { try context.save() }
+            let writes = statements.filter { !$0.hasPrefix("SELECT") && $0 != "BEGIN" && $0 != "COMMIT" }
+            #expect(writes.count == 3)
+            #expect(writes[0].hasPrefix("INSERT INTO \"\(fixture.schema)\".\"person\""))
+            #expect(writes[1].hasPrefix("INSERT INTO \"\(fixture.schema)\".\"email\""))
+            #expect(writes[2].hasPrefix("INSERT INTO \"\(fixture.schema)\".\"person_title_rel\""))
+            let id = try #require(try mary.value(forKey: "id") as? Int)
+            #expect(try email.value(forKey: "person_id") as? Int == id)
+            #expect(try context.object("person", primaryKey: id) === mary)
+            #expect(doctors.contains(mary))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// `rollback()` sends nothing and puts memory back: values, a new object forgotten, a
+    /// deleted one back, sets on both sides as they were.
+    @Test func rollbackPutsMemoryBackWithoutAStatement() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let adasEmails = try ada.objects(forKey: "email")
+            let gracesEmails = try grace.objects(forKey: "email")
+            let work = try #require(try context.object("email", primaryKey: 2))
+            let sent = try fixture.sql {
+                try ada.setValue("King", forKey: "surname")
+                try gracesEmails.insert(work)
+                let new = try context.insert("email", values: ["address": "new@example.com", "person": ada])
+                #expect(adasEmails.contains(new))
+                try context.delete(grace)
+                #expect(grace.isDeleted)
+                #expect(context.deletedObjects.contains { $0 === grace })
+                context.rollback()
+                #expect(new.isDeleted)
+                #expect(!adasEmails.contains(new))
+            }
+            #expect(sent.isEmpty)
+            #expect(!context.hasChanges)
+            #expect(!grace.isDeleted)
+            #expect(try ada.value(forKey: "surname") as? String == "Lovelace")
+            #expect(adasEmails.contains(work) && !gracesEmails.contains(work))
+            #expect(try work.object(forKey: "person") === ada)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// Three edits, two undone: `save()` writes only the first; redo after a new write has nothing.
+    @Test func threeEditsAndTwoUndosSaveOnlyTheFirst() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            try ada.setValue("King", forKey: "surname")
+            try ada.setValue("Byron", forKey: "surname")
+            try ada.setValue("Augusta", forKey: "firstname")
+            try context.undo()
+            try context.undo()
+            #expect(try ada.value(forKey: "surname") as? String == "King")
+            #expect(try ada.value(forKey: "firstname") as? String == "Ada")
+            #expect(context.canRedo)
+            try context.redo()
+            #expect(try ada.value(forKey: "surname") as? String == "Byron")
+            try context.undo()
+            try context.undoGroup {
+                try ada.setValue("Lady", forKey: "firstname")
+                try ada.setValue("Lovelace", forKey: "surname")
+            }
+            #expect(!context.canRedo)
+            try context.undo()
+            #expect(try ada.value(forKey: "firstname") as? String == "Ada")
+            try context.save()
+            let row = try context.connection.query("SELECT firstname, surname FROM \"\(fixture.schema)\".person WHERE id = 1")[0]
+            #expect(try row.decode(String.self, at: 0) == "Ada")
+            #expect(try row.decode(String.self, at: 1) == "King")
+            #expect(!context.canUndo)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// One `validateChanges()` names a NULL, an over-long varchar and a wrong enum label
+    /// together, and sends nothing.
+    @Test func validationNamesEveryProblemWithoutAStatement() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: """
+            CREATE TYPE mood AS ENUM ('happy', 'sad');
+            CREATE DOMAIN code AS varchar(4) NOT NULL;
+            CREATE TABLE diary (id serial PRIMARY KEY, title varchar(5) NOT NULL, mood mood, code code, amount numeric(4, 2));
+            INSERT INTO diary (title, mood, code) VALUES ('one', 'happy', 'a');
+            """) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let entry = try #require(try context.object("diary", primaryKey: 1))
+            let sent = try fixture.sql {
+                try entry.setValue(nil, forKey: "title")
+                try entry.setValue("grumpy", forKey: "mood")
+                try entry.setValue(Decimal(string: "123.4")!, forKey: "amount")
+                _ = try context.insert("diary", values: ["title": "much too long", "code": nil])
+                let error = try #require(throws: RelateError.self) { try context.validateChanges() }
+                #expect(error.kind == .validationFailed)
+                #expect(Set(error.candidates) == ["diary.title", "diary.mood", "diary.amount", "diary.code"])
+                #expect(error.message.hasPrefix("5 problems"))
+                #expect(!error.description.contains("grumpy") && !error.description.contains("much too long"))
+                #expect(throws: RelateError.self) { try context.save() }
+            }
+            #expect(sent.isEmpty)
+        }
+    }
+}
+
+/// Reads of a context with pending changes answer as if they were saved.
+@Suite struct PendingReadTests {
+    @Test func aFetchSeesPendingInsertsUpdatesAndDeletes() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails + """
+            INSERT INTO person (firstname, surname) VALUES ('Alan', 'Turing'), ('Edsger', 'Dijkstra');
+            """) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let hoppers = try context.liveFetch(FetchRequest("person", where: Key("surname").hasPrefix("H"), orderBy: [.ascending("firstname")]))
+            #expect(try hoppers.objects.map { try $0.value(forKey: "firstname") as? String } == ["Grace"])
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let alan = try #require(try context.object("person", primaryKey: 3))
+            try ada.setValue("Hopper", forKey: "surname")                       // now matches
+            let betty = try context.insert("person", values: ["firstname": "Betty", "surname": "Holberton"])
+            try context.delete(try #require(try context.object("person", primaryKey: 2)))   // Grace leaves
+            // Her email after her: save() deletes it first (a row's dependants before the row).
+            try context.delete(try #require(try context.object("email", primaryKey: 3)))
+            try alan.setValue("Zuse", forKey: "surname")
+            var names: [String?] = []
+            let sent = try fixture.sql { names = try hoppers.objects.map { try $0.value(forKey: "firstname") as? String } }
+            #expect(names == ["Ada", "Betty"])
+            #expect(sent.count == 1)
+            let everyone = try context.fetch(FetchRequest("person", orderBy: [.descending("surname")], limit: 2))
+            #expect(everyone.map(ObjectIdentifier.init) == [alan, ada].map(ObjectIdentifier.init))
+            #expect(try context.count(FetchRequest("person")) == 4)
+            #expect(try context.count("person", where: Key("surname") == "Hopper") == 1)
+            #expect(try context.object("person", primaryKey: 2) == nil)
+            // A set loaded now sees the pending moves, and a new object's set its new members.
+            let email = try context.insert("email", values: ["address": "betty@example.com", "person": betty])
+            #expect(try betty.objects(forKey: "email").allObjects.map(ObjectIdentifier.init) == [ObjectIdentifier(email)])
+            #expect(try betty.count(forKey: "email") == 1)
+            let withBettysEmail = try context.fetch(FetchRequest("person", where: Key("email").any(Key("address").hasPrefix("betty"))))
+            #expect(withBettysEmail.map(ObjectIdentifier.init) == [ObjectIdentifier(betty)])
+            try context.save()
+            #expect(try hoppers.objects.map { try $0.value(forKey: "firstname") as? String } == ["Ada", "Betty"])
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+}
