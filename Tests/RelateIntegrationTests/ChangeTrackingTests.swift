@@ -264,7 +264,7 @@ import Testing
                         switch event {
                         case .changes(let list): seen += list.count
                         case .schemaChanged(_, let table, _): altered.append(table)
-                        case .gap: break
+                        case .gap, .editMarks: break
                         }
                     }
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import RelatePostgres
 import Testing
 
@@ -270,6 +271,63 @@ import Testing
             try context.save()
             #expect(try hoppers.objects.map { try $0.value(forKey: "firstname") as? String } == ["Ada", "Betty"])
             #expect(try fixture.disagreements() == [])
+        }
+    }
+}
+
+/// Edit marks: rows a context holds pending changes for are marked for other contexts,
+/// until save, roll-back, or the editing connection's end.
+@Suite struct EditMarkTests {
+    @Test func anEditMarkReachesAnotherContextAndGoes() throws {
+        try TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(ChangeTrackingTests.schema)
+            try ChangeTracking.enable(on: setup)
+            let editor = try DatabaseContext(url: url)
+            editor.autocommits = false
+            editor.marksEdits = true
+            let watcher = try DatabaseContext(url: url)
+            watcher.isObservable = true
+            try watcher.startTrackingChanges()
+            let seen = try #require(try watcher.object("person", primaryKey: 1))
+            let other = try #require(try watcher.object("person", primaryKey: 2))
+            #expect(!seen.isBeingEdited)
+
+            // The mark shows within the feed's latency, for that row only, and Observation tells.
+            final class Flag: @unchecked Sendable { var fired = false }
+            let flag = Flag()
+            withObservationTracking { _ = seen.isBeingEdited } onChange: { flag.fired = true }
+            /// Processes changes until `condition` holds, for at most 5 s.
+            func eventually(_ condition: () -> Bool) throws -> Bool {
+                for _ in 0..<50 {
+                    _ = try watcher.waitForChanges(timeout: .milliseconds(100))
+                    if condition() { return true }
+                }
+                return false
+            }
+            let ada = try #require(try editor.object("person", primaryKey: 1))
+            try ada.setValue("King", forKey: "surname")
+            #expect(try eventually { seen.isBeingEdited })
+            #expect(!other.isBeingEdited)
+            #expect(flag.fired)
+
+            // Another editor that asks first is refused at once.
+            let rival = try DatabaseContext(url: url)
+            rival.autocommits = false
+            rival.marksEdits = true
+            let rivalsAda = try #require(try rival.object("person", primaryKey: 1))
+            let refused = try #require(throws: RelateError.self) { try rivalsAda.beginEditing() }
+            #expect(refused.kind == .conflict)
+            try #require(try rival.object("person", primaryKey: 2)).beginEditing()
+
+            // Saved: the mark goes.
+            try editor.save()
+            #expect(try eventually { !seen.isBeingEdited && other.isBeingEdited })
+
+            // The editing backend terminated: no word comes, the mark goes all the same.
+            let pid = rival.connection.backendProcessID
+            try setup.query("SELECT pg_terminate_backend($1::int4)", [Int(pid)])
+            #expect(try eventually { !other.isBeingEdited })
         }
     }
 }

@@ -48,6 +48,7 @@ final class NotificationFeed: ChangeFeed {
     private static func listen(like main: Connection) throws -> Connection {
         let listener = try Connection(sameAs: main)
         try listener.execute("LISTEN \(ChangeTracking.channel)")
+        try listener.execute("LISTEN \(DatabaseContext.editMarksChannel)")
         return listener
     }
 
@@ -61,6 +62,7 @@ final class NotificationFeed: ChangeFeed {
         }
         let own = main.backendProcessID
         var payloads: [[String: Any]] = []
+        let marks: [FeedEvent] = notifications.contains { $0.channel == DatabaseContext.editMarksChannel && $0.processID != own } ? [.editMarks] : []
         for notification in notifications where notification.channel == ChangeTracking.channel && notification.processID != own {
             if let object = try? JSONSerialization.jsonObject(with: Data(notification.payload.utf8)) as? [String: Any] {
                 payloads.append(object)
@@ -72,7 +74,7 @@ final class NotificationFeed: ChangeFeed {
         }
         do {
             payloads = try resolveStored(payloads)
-            return try events(payloads)
+            return try marks + events(payloads)
         } catch let error as PostgresError where error.kind == .connectionClosed || !listener.isOpen {
             return try listenAgain(after: error)
         }

@@ -21,6 +21,8 @@ enum FeedEvent {
     /// A table's definition changed since the model was read. Schema and table apart: either
     /// may hold a dot.
     case schemaChanged(schema: String, table: String, what: String)
+    /// Another context took or let go of edit marks (see ``DatabaseContext/marksEdits``).
+    case editMarks
 }
 
 /// One change as a feed read it: a table by name, keys in the server's text form.

@@ -88,6 +88,8 @@ extension Database {
                         continuation.yield(CommittedChanges(changes: notices.flatMap { Self.changes($0, layout: layout) }, mayHaveMissedChanges: false))
                     case .gap:
                         continuation.yield(CommittedChanges(changes: [], mayHaveMissedChanges: true))
+                    case .editMarks:
+                        continue
                     case .schemaChanged(let schema, let table, let what):
                         let name = layout.entityIndex(schema: schema, table: table).map { layout.model.entities[$0].name } ?? table
                         throw RelateError(

@@ -44,6 +44,7 @@ extension DatabaseContext {
         while let step = pending.done.popLast() { undo(step) }
         pending.clear()
         graph.pendingObjects = []
+        releaseEditMarks()
     }
 
     /// Undoes the last write (or ``undoGroup(_:)``) of a context that does not autocommit,
@@ -151,6 +152,7 @@ extension DatabaseContext {
         } else {
             pending.done.append(step)
         }
+        markEdits(of: touched)
         return result
     }
 

@@ -63,6 +63,7 @@ extension DatabaseContext {
         }
         pending.clear()
         graph.noteChangeOfEverything()
+        releaseEditMarks()
     }
 
     /// The new rows by level: each after the rows it refers to by a pending key.

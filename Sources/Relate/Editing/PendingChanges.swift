@@ -20,6 +20,8 @@ final class PendingChanges {
     var groupDepth = 0
     /// The effects of the write under way (see ``DatabaseContext/pendingStep(_:)``).
     var current: [Effect]?
+    /// The rows this context marks as being edited, by object (see ``DatabaseContext/marksEdits``).
+    var marks: [ObjectIdentifier: EditMarkKey] = [:]
     /// The last ``PendingKey`` number given.
     var lastPendingKey = 0
 

@@ -50,6 +50,8 @@ final class ObjectGraph {
     /// with yet: a row read from the database does not overwrite its values, which hold
     /// what the context will write.
     var pendingObjects = Set<ObjectIdentifier>()
+    /// The objects another client marks as being edited (see ``DatabaseObject/isBeingEdited``).
+    var editMarked = Set<ObjectIdentifier>()
     /// The live results to tell when rows of each entity change, held weakly.
     var watchers: [Int: [Weak<LiveResults>]] = [:]
     /// Objects `reset()` let go of that nothing else held, by entity index: a later bulk

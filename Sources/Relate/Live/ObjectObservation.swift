@@ -99,6 +99,17 @@ final class ObjectObservation {
         tell(registrar, object, attributes + relationships, change)
     }
 
+    /// ``DatabaseObject/isBeingEdited`` was read.
+    func readEditMark(of object: DatabaseObject) {
+        registrar(of: object).access(object, keyPath: \.observedEditMark)
+    }
+
+    /// Runs `change`, which marks `object` as being edited elsewhere or clears the mark.
+    func change(editMarkOf object: DatabaseObject, _ change: () -> Void) {
+        guard let registrar = object.loaded?.registrar else { return change() }
+        tell(registrar, object, [\.observedEditMark], change)
+    }
+
     private func tell(
         _ registrar: ObservationRegistrar, _ object: DatabaseObject, _ keyPaths: [KeyPath<DatabaseObject, Void>], _ change: () -> Void
     ) {
@@ -124,6 +135,7 @@ extension DatabaseObject {
     /// apart by; never read.
     subscript(observedAttribute index: Int) -> Void { () }
     subscript(observedRelationship index: Int) -> Void { () }
+    var observedEditMark: Void { () }
 
     /// An attribute was read: tells Observation, when the context is observable.
     @usableFromInline func observeRead(attribute index: Int) {

@@ -99,8 +99,15 @@ extension DatabaseContext {
         }
         let events = try Self.wrappingErrors { try changeFeed.receive() }
         var notices: [ChangeNotice] = []
+        // Marks are read when another context said it changed some, and while any is
+        // shown (a mark whose session died sends no word).
+        if events.contains(where: { if case .editMarks = $0 { true } else { false } }) || !graph.editMarked.isEmpty {
+            try refreshEditMarks()
+        }
         for event in events {
             switch event {
+            case .editMarks:
+                continue
             case .changes(let more):
                 notices += more
             case .gap:

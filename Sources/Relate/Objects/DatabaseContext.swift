@@ -61,6 +61,23 @@ public final class DatabaseContext {
     /// only once nothing is pending: a write-through write while changes are pending
     /// throws.
     public var autocommits = true
+    /// Whether a context that does not autocommit marks the rows it holds pending changes
+    /// for, so that other contexts see ``DatabaseObject/isBeingEdited`` (`false` by default).
+    ///
+    /// ```swift
+    /// context.autocommits = false
+    /// context.marksEdits = true
+    /// try ada.setValue("King", forKey: "surname")   // elsewhere: ada.isBeingEdited == true
+    /// try context.save()                             // … and false again
+    /// ```
+    ///
+    /// A mark is a session-level advisory lock (`pg_try_advisory_lock`) on the context's
+    /// connection, so it goes with `save()`, `rollback()`, or the connection's end — a
+    /// crashed program leaves no row marked — and a `NOTIFY relate_edits` tells other
+    /// contexts to look (see ``refreshEditMarks()``). Taking marks costs one round trip
+    /// per write that touches rows not marked yet. Needs a direct connection (not PgBouncer
+    /// in transaction mode).
+    public var marksEdits = false
     /// The model: entities, attributes, relationships and the rules that made them.
     public var model: Model { layout.model }
 
