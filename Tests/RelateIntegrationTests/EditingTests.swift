@@ -331,3 +331,76 @@ import Testing
         }
     }
 }
+
+/// The other ways in: generated types' setters, a one-to-one that steals, Observation, and
+/// a `Database.write` unit whose transaction the save joins.
+@Suite struct EditingEntryPointTests {
+    @Test func generatedSettersAndInsertsArePendingAndObserved() throws {
+        try TypedSeeds.with { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            context.isObservable = true
+            let ada = try #require(try context.object(Person.self, primaryKey: 1))
+            final class Flag: @unchecked Sendable { var fired = false }
+            let flag = Flag()
+            withObservationTracking { _ = try? ada.surname } onChange: { flag.fired = true }
+            let sent = try fixture.sql {
+                try ada.update { $0.surname = "King" }
+                let grace = try context.insert(Person.self) { $0.firstname = "Grace"; $0.surname = "Murray" }
+                _ = try context.insert(Email.self) { $0.address = "murray@example.com"; $0.person = grace }
+            }
+            #expect(sent.isEmpty)
+            #expect(flag.fired)
+            #expect(try ada.surname == "King")
+            #expect(try context.fetch(Person.self, where: { $0.surname == "Murray" }).count == 1)
+            try context.save()
+            let murray = try #require(try context.fetch(Person.self, where: { $0.surname == "Murray" }).first)
+            #expect(try murray.email.count == 1)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    @Test func aOneToOneStealsInMemoryAndOnSave() throws {
+        try ObjectFixture.with("seed_person_email_one_to_one", extraSQL: """
+            INSERT INTO person (firstname, surname) VALUES ('Ada', 'Lovelace'), ('Grace', 'Hopper');
+            INSERT INTO email (address, person_id) VALUES ('ada@example.com', 1), ('spare@example.com', NULL);
+            """) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            let adas = try #require(try context.object("email", primaryKey: 1))
+            let ada = try #require(try adas.object(forKey: "person"))
+            // Grace takes Ada's email: Ada lets go, in memory at once.
+            try grace.setValue(adas, forKey: "email")
+            #expect(try ada.object(forKey: "email") == nil)
+            #expect(try adas.object(forKey: "person") === grace)
+            try context.save()
+            #expect(try fixture.disagreements() == [])
+            let fresh = try fixture.freshContext()
+            #expect(try fresh.object("email", primaryKey: 1)?.value(forKey: "person_id") as? Int == 2)
+        }
+    }
+
+    @Test func aSaveInAWriteUnitJoinsItsTransaction() async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(ChangeTrackingTests.schema)
+            let database = try Database(url: url, maxConnections: 2)
+            await #expect(throws: RelateError.self) {
+                try await database.write { context in
+                    context.autocommits = false
+                    try context.object("person", primaryKey: 1)!.setValue("King", forKey: "surname")
+                    try context.save()
+                    throw RelateError(kind: .invalidRequest, message: "the unit fails after the save")
+                }
+            }
+            #expect(try setup.query("SELECT surname FROM person WHERE id = 1")[0].decode(String.self, at: 0) == "Lovelace")
+            try await database.write { context in
+                context.autocommits = false
+                try context.object("person", primaryKey: 1)!.setValue("King", forKey: "surname")
+                try context.save()
+            }
+            #expect(try setup.query("SELECT surname FROM person WHERE id = 1")[0].decode(String.self, at: 0) == "King")
+        }
+    }
+}
