@@ -17,15 +17,8 @@ extension DatabaseContext {
                 cells[index] = StoredValue(encoded: try AttributeValue.encodable(value, for: table.entity.attributes[index], entity: table.entity))
                 given.append(index)
             case .relationship(let index):
-                guard table.entity.relationships[index].foreignKeyIn == .from else {
-                    throw RelateError(
-                        kind: .invalidWrite, message: "key \"\(key)\" of \"\(table.entity.name)\" is not held by this table; insert first, then set it",
-                        entity: table.entity.name, key: key)
-                }
-                let target = try relatedObject(AttributeValue.unwrap(value), for: entity, index, key: key)
-                let referenced = graph.targetColumns(of: entity, index)
-                for (offset, column) in table.fromColumns[index].enumerated() {
-                    cells[column] = target?.values[referenced[offset]] ?? .null
+                for (column, value) in try heldToOne(key, value, of: entity, index, for: "insert first, then set it") {
+                    cells[column] = value
                     given.append(column)
                 }
             }

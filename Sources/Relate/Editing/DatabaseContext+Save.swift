@@ -245,9 +245,9 @@ extension DatabaseContext {
         /// Its own statement.
         var statement: Statement {
             let columns = changed.map(\.column)
-            return Statements.savedUpdate(
+            return Statements.update(
                 object.table.layout, setting: columns, to: columns.map { object.values[$0].parameter }, key: key.map(\.parameter),
-                holding: changed)
+                expecting: changed, nullSafe: true)
         }
 
         /// One statement for all of `updates` (rows of one entity, the same columns

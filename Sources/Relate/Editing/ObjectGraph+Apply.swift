@@ -54,22 +54,15 @@ extension ObjectGraph {
                 recordUndo { registry.remove(forgotten, key: key) }
             }
 
-        case .link(let owner, let index, let member, let times):
+        case .link(let owner, let index, let member, let times), .unlink(let owner, let index, let member, let times):
             touch(owner)
             touch(member)
+            let change = if case .link = effect { link } else { unlink }
+            // From the owner's side when its set is loaded, else from the member's.
             if let set = owner.sets[index] {
-                link(owner, member, set: set, times: times)
+                change(owner, member, set, times)
             } else if let other = member.sets[inverse(of: owner.entityIndex, index).relationship] {
-                link(member, owner, set: other, times: times)
-            }
-
-        case .unlink(let owner, let index, let member, let times):
-            touch(owner)
-            touch(member)
-            if let set = owner.sets[index] {
-                unlink(owner, member, set: set, times: times)
-            } else if let other = member.sets[inverse(of: owner.entityIndex, index).relationship] {
-                unlink(member, owner, set: other, times: times)
+                change(member, owner, other, times)
             }
         }
     }

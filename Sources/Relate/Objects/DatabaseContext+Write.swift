@@ -99,16 +99,9 @@ extension DatabaseContext {
                 columns.append(index)
                 parameters.append(try AttributeValue.encodable(value, for: table.entity.attributes[index], entity: table.entity))
             case .relationship(let index):
-                guard table.entity.relationships[index].foreignKeyIn == .from else {
-                    throw RelateError(
-                        kind: .invalidWrite, message: "key \"\(key)\" of \"\(table.entity.name)\" is not held by this table; \(advice)",
-                        entity: table.entity.name, key: key)
-                }
-                let target = try relatedObject(AttributeValue.unwrap(value), for: entity, index, key: key)
-                let referenced = graph.targetColumns(of: entity, index)
-                for (offset, column) in table.fromColumns[index].enumerated() {
+                for (column, value) in try heldToOne(key, value, of: entity, index, for: advice) {
                     columns.append(column)
-                    parameters.append(target.map { $0.values[referenced[offset]].parameter } ?? nil)
+                    parameters.append(value.parameter)
                 }
             }
         }
@@ -120,6 +113,21 @@ extension DatabaseContext {
             for (key, value) in values.sorted(by: { $0.key < $1.key }) { try add(key, value) }
         }
         return (columns, parameters)
+    }
+
+    /// A to-one `key` (relationship `index` of `entity`) given `value`, an object or `nil`,
+    /// as the values of the foreign-key columns this table holds; `advice` says what to do
+    /// for a to-one whose key the other table holds.
+    func heldToOne(_ key: String, _ value: Any?, of entity: Int, _ index: Int, for advice: String) throws -> [(column: Int, value: StoredValue)] {
+        let table = graph.tables[entity]
+        guard table.entity.relationships[index].foreignKeyIn == .from else {
+            throw RelateError(
+                kind: .invalidWrite, message: "key \"\(key)\" of \"\(table.entity.name)\" is not held by this table; \(advice)",
+                entity: table.entity.name, key: key)
+        }
+        let target = try relatedObject(AttributeValue.unwrap(value), for: entity, index, key: key)
+        let referenced = graph.targetColumns(of: entity, index)
+        return table.fromColumns[index].enumerated().map { offset, column in (column, target?.values[referenced[offset]] ?? .null) }
     }
 
     // MARK: - Attributes and to-one keys

@@ -2,29 +2,6 @@ import RelatePostgres
 
 /// The statements `save()` sends for a context's pending changes.
 extension Statements {
-    /// `UPDATE … SET <columns> = … WHERE <key> AND <column> IS NOT DISTINCT FROM <held> …
-    /// RETURNING …`: the columns a context changed, written only where the row still holds
-    /// what memory held before the change (`held`, one per column of `columns`); a row
-    /// another client changed in one of them answers no row, and the save is a conflict.
-    static func savedUpdate(
-        _ table: EntityLayout, setting columns: [Int], to values: [(any PostgresEncodable)?], key: [(any PostgresEncodable)?],
-        holding held: [(column: Int, value: StoredValue)]
-    ) -> Statement {
-        var sql = SQLBuilder("UPDATE \(table.table) SET ")
-        let assignments = zip(columns, sql.bind(values)).map { "\(table.columns[$0]) = \($1)" }.joined(separator: ", ")
-        let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key)
-        sql += "\(assignments) WHERE \(row)"
-        for (column, value) in held {
-            // A NULL parameter takes the column's type, as a `=` comparison's would.
-            let placeholder = sql.bind(value.parameter)
-            sql += " AND \(table.columns[column]) IS NOT DISTINCT FROM \(placeholder)"
-        }
-        sql += " RETURNING \(table.selectList())"
-        return sql.statement
-    }
-}
-
-extension Statements {
     /// Many rows' updates of the same columns in one statement: `UPDATE … AS t SET <column>
     /// = v.n0 … FROM unnest(<keys>, <new values>, <held values>) AS v(…) WHERE <key> =
     /// v.k0 AND <column> IS NOT DISTINCT FROM v.o0 … RETURNING …`. Each list is an array

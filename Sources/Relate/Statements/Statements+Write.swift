@@ -19,9 +19,11 @@ extension Statements {
     /// row whose primary key memory holds as `key`. `expected` are values memory believes
     /// the row holds and the write depends on: a row that no longer holds them is not
     /// written (and answers no row).
+    /// `nullSafe`: each expected value is compared `IS NOT DISTINCT FROM` (a NULL held is
+    /// expected too: `save()`'s check), else with `=`.
     static func update(
         _ table: EntityLayout, setting columns: [Int], to values: [(any PostgresEncodable)?], key: [(any PostgresEncodable)?],
-        expecting expected: [(column: Int, value: StoredValue)] = []
+        expecting expected: [(column: Int, value: StoredValue)] = [], nullSafe: Bool = false
     ) -> Statement {
         var sql = SQLBuilder("UPDATE \(table.table) SET ")
         // Values first, then the key: the order `update(sql:values:key:)` binds them in.
@@ -29,8 +31,9 @@ extension Statements {
         let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key)
         sql += "\(assignments) WHERE \(row)"
         for (column, value) in expected {
+            // A NULL parameter takes the column's type, as it does in `=`.
             let placeholder = sql.bind(value.parameter)
-            sql += " AND \(table.columns[column]) = \(placeholder)"
+            sql += " AND \(table.columns[column]) \(nullSafe ? "IS NOT DISTINCT FROM" : "=") \(placeholder)"
         }
         sql += " RETURNING \(table.selectList())"
         var statement = sql.statement
