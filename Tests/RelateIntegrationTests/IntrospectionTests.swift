@@ -91,6 +91,8 @@ import Testing
         "country.city one-to-many city (foreign-key)",
         "country.passport one-to-many passport (foreign-key)",
         "customer.invoice one-to-many invoice (foreign-key)",
+        "departments.regions many-to-one regions (foreign-key)",
+        "departments.towns one-to-many towns (foreign-key)",
         "employee.assignment one-to-many assignment (foreign-key)",
         "employee.employee one-to-many employee (foreign-key)",
         "employee.manager many-to-one employee (foreign-key)",
@@ -119,6 +121,7 @@ import Testing
         "profile.user one-to-one app_user (unique-foreign-key)",
         "project.assignment one-to-many assignment (foreign-key)",
         "reading.sensor many-to-one sensor (foreign-key)",
+        "regions.departments one-to-many departments (foreign-key)",
         "role.assignment one-to-many assignment (foreign-key)",
         "sensor.measurement one-to-many measurement (foreign-key)",
         "sensor.reading one-to-many reading (foreign-key)",
@@ -126,6 +129,7 @@ import Testing
         "tag.tag_link one-to-many tag_link (foreign-key)",
         "tag_link.item many-to-one item (foreign-key)",
         "tag_link.tag many-to-one tag (foreign-key)",
+        "towns.departments many-to-one departments (foreign-key)",
         "warehouse.shelf one-to-many shelf (foreign-key)",
     ]
 

@@ -26,6 +26,8 @@ import Testing
         "country: city one-to-many country(code) → city(country_code) fk:to city_country_code_fkey foreign-key inverse:country",
         "country: passport one-to-many country(id) → passport(issuer_country_id) fk:to passport_issuer_country_id_fkey foreign-key inverse:issuer_country",
         "customer: invoice one-to-many customer(id) → invoice(customer_id) fk:to invoice_customer foreign-key inverse:customer",
+        "departments: regions many-to-one departments(region) → regions(code) fk:from departments_region_fkey foreign-key inverse:departments",
+        "departments: towns one-to-many departments(code) → towns(department) fk:to towns_department_fkey foreign-key inverse:departments",
         "employee: assignment one-to-many employee(id) → assignment(employee_id) fk:to assignment_employee_id_fkey foreign-key inverse:employee",
         "employee: employee one-to-many employee(id) → employee(manager_id) fk:to employee_manager_id_fkey foreign-key inverse:manager",
         "employee: manager many-to-one employee(manager_id) → employee(id) fk:from employee_manager_id_fkey foreign-key inverse:employee",
@@ -55,6 +57,7 @@ import Testing
         "profile: user one-to-one profile(user_id) → app_user(id) fk:from profile_user_id_fkey unique-foreign-key inverse:profile",
         "project: assignment one-to-many project(id) → assignment(project_id) fk:to assignment_project_id_fkey foreign-key inverse:project",
         "reading: sensor many-to-one reading(sensor_id) → sensor(id) fk:from reading_sensor foreign-key inverse:reading",
+        "regions: departments one-to-many regions(code) → departments(region) fk:to departments_region_fkey foreign-key inverse:regions",
         "role: assignment one-to-many role(id) → assignment(role_id) fk:to assignment_role_id_fkey foreign-key inverse:role",
         "sensor: measurement one-to-many sensor(id) → measurement(sensor_id) fk:to measurement_sensor_id_fkey foreign-key inverse:sensor",
         "sensor: reading one-to-many sensor(id) → reading(sensor_id) fk:to reading_sensor foreign-key inverse:sensor",
@@ -62,6 +65,7 @@ import Testing
         "tag: tag_link one-to-many tag(id) → tag_link(tag_id) fk:to tag_link_tag_id_fkey foreign-key inverse:tag",
         "tag_link: item many-to-one tag_link(item_id) → item(id) fk:from tag_link_item_id_fkey foreign-key inverse:tag_link",
         "tag_link: tag many-to-one tag_link(tag_id) → tag(id) fk:from tag_link_tag_id_fkey foreign-key inverse:tag_link",
+        "towns: departments many-to-one towns(department) → departments(code) fk:from towns_department_fkey foreign-key inverse:towns",
         "warehouse: shelf one-to-many warehouse(region,code) → shelf(region,warehouse_code) fk:to shelf_region_warehouse_code_fkey foreign-key inverse:warehouse",
     ]
 
@@ -119,6 +123,7 @@ import Testing
             ("measurement_flag", "measurement", .noAction), ("membership", "member", .cascade), ("membership", "club", .cascade),
             ("tag_link", "item", .cascade), ("tag_link", "tag", .cascade), ("friendship", "a", .cascade),
             ("friendship", "b", .cascade), ("LineItem", "order", .cascade), ("invoice", "customer", .noAction),
+            ("departments", "regions", .noAction), ("towns", "departments", .noAction),
         ]
         for (entity, key, action) in expected {
             let relationship = try model.entity(entity).relationship(forKey: key)
@@ -134,9 +139,10 @@ import Testing
         let model = try Self.model()
         #expect(model.entities.map(\.name).sorted() == [
             "LineItem", "Order", "annotation", "app_user", "assignment", "book", "book_with_author", "city", "club",
-            "country", "customer", "employee", "friendship", "hard_cases_other.currency", "invoice", "item", "measurement",
-            "measurement_flag", "member", "membership", "passport", "person", "player", "price", "profile", "project",
-            "reading", "role", "sensor", "shelf", "tag", "tag_link", "warehouse",
+            "constraint_first", "country", "customer", "departments", "employee", "friendship", "hard_cases_other.currency",
+            "index_keyed", "invoice", "item", "measurement", "measurement_flag", "member", "membership", "nullable_code",
+            "partial_code", "passport", "person", "player", "price", "profile", "project", "reading", "regions", "role",
+            "sensor", "shelf", "tag", "tag_link", "towns", "warehouse",
         ])
     }
 }

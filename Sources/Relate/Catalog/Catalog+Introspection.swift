@@ -102,7 +102,8 @@ extension Catalog {
             if try row.decode(Bool.self, at: 2) {
                 relations[oid]?.table.primaryKey = columns
             } else {
-                relations[oid]?.table.uniqueKeys.append(UniqueKey(name: try row.decode(String.self, at: 1), columns: columns))
+                relations[oid]?.table.uniqueKeys.append(
+                    UniqueKey(name: try row.decode(String.self, at: 1), columns: columns, isConstraint: try row.decode(Bool.self, at: 4)))
             }
         }
 
@@ -238,7 +239,8 @@ extension Catalog {
                 FROM unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
                 JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
                 WHERE k.position <= x.indnkeyatts
-                ORDER BY k.position)
+                ORDER BY k.position),
+          con.oid IS NOT NULL
         FROM pg_index x
         JOIN \(included) ON i.oid = x.indrelid
         JOIN pg_class ic ON ic.oid = x.indexrelid

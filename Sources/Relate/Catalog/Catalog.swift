@@ -157,14 +157,37 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var name: String
         /// The key's columns, in key order.
         public var columns: [String]
+        /// Whether a `UNIQUE` constraint declares the key; `false` for a unique index made
+        /// with `CREATE UNIQUE INDEX`. A table without a primary key takes a constraint
+        /// before an index as its key (see <doc:Relationships>).
+        public var isConstraint: Bool
+
         /// Creates a unique key by hand.
         ///
         /// - Parameters:
         ///   - name: The constraint's name.
         ///   - columns: The key's columns, in key order.
-        public init(name: String, columns: [String]) {
+        ///   - isConstraint: Whether a constraint declares it (`true`, the default) or only
+        ///     a unique index.
+        public init(name: String, columns: [String], isConstraint: Bool = true) {
             self.name = name
             self.columns = columns
+            self.isConstraint = isConstraint
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, columns, isConstraint
+        }
+
+        /// Decodes a unique key; one encoded before `isConstraint` existed counts as a constraint.
+        ///
+        /// - Parameter decoder: The decoder to read from.
+        /// - Throws: A `DecodingError` when the name or the columns are missing.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            columns = try container.decode([String].self, forKey: .columns)
+            isConstraint = try container.decodeIfPresent(Bool.self, forKey: .isConstraint) ?? true
         }
     }
 

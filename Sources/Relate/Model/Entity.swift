@@ -9,8 +9,15 @@ public struct Entity: Sendable, Hashable {
     public let name: String
     /// Whether the entity is a table, a view, a materialized view…
     public let kind: Catalog.Table.Kind
-    /// Primary key columns; empty for views and tables without one.
+    /// The columns that identify a row, in key order: the primary key; for a table without
+    /// one, the unique key ``keySource`` names (see <doc:Relationships>); empty when nothing
+    /// identifies a row (most views), and then the entity is read-only.
     public let primaryKey: [String]
+    /// Where ``primaryKey`` comes from; `nil` when the entity has no key.
+    public let keySource: KeySource?
+    /// The name of the unique constraint or index that is the key, when ``keySource`` is
+    /// ``KeySource/uniqueConstraint`` or ``KeySource/uniqueIndex``; `nil` otherwise.
+    public let keyName: String?
     /// Columns of the other unique keys.
     public let uniqueKeys: [[String]]
     /// The entity's columns as attributes, in table order.
@@ -35,13 +42,16 @@ public struct Entity: Sendable, Hashable {
         case relationship(Relationship)
     }
 
-    init(table: Catalog.Table, name: String) {
+    init(table: Catalog.Table, name: String, key: IdentityKey?) {
         schema = table.schema
         self.table = table.name
         self.name = name
         kind = table.kind
-        primaryKey = table.primaryKey
-        uniqueKeys = table.uniqueKeys.map(\.columns)
+        let columns = key?.columns ?? []
+        primaryKey = columns
+        keySource = key?.source
+        keyName = key?.name
+        uniqueKeys = table.uniqueKeys.map(\.columns).filter { $0 != columns }
         attributes = table.columns.map(Attribute.init)
         relationships = []
     }

@@ -37,7 +37,7 @@ extension DatabaseContext {
     ///   - primaryKey: The primary key's value, or an array of values in key order for a
     ///     composite key.
     /// - Returns: The object, or `nil` when there is no such row.
-    /// - Throws: A ``RelateError`` when the entity is unknown or has no primary key
+    /// - Throws: A ``RelateError`` when the entity is unknown or has no key (see ``Entity/primaryKey``)
     ///   (``RelateError/Kind-swift.struct/invalidRequest``), the values do not fit the key
     ///   (``RelateError/Kind-swift.struct/typeMismatch``), or the database refuses the query.
     public func object(_ entityName: String, primaryKey: Any) throws -> DatabaseObject? {
@@ -57,7 +57,7 @@ extension DatabaseContext {
         let table = graph.tables[entity]
         guard !table.primaryKey.isEmpty else {
             throw RelateError(
-                kind: .invalidRequest, message: "\"\(table.entity.name)\" has no primary key; \(advice)", entity: table.entity.name)
+                kind: .invalidRequest, message: "\"\(table.entity.name)\" has no key (no primary key, nor a unique key whose columns are all NOT NULL); \(advice)", entity: table.entity.name)
         }
         // A composite key comes as an array; a single one as its value or a one-element array.
         // The value itself, most often: tried first, as the cast to an array is not cheap.

@@ -12,7 +12,8 @@ extension RelateError {
     static func readOnly(_ table: EntityTable) -> RelateError {
         RelateError(
             kind: .invalidWrite,
-            message: "\"\(table.entity.name)\" has no primary key, so its rows cannot be told apart for a write",
+            message: "\"\(table.entity.name)\" has no key (no primary key, nor a unique key whose columns are all NOT NULL), "
+                + "so its rows cannot be told apart for a write; declare one with Override.primaryKey(of:columns:)",
             entity: table.entity.name)
     }
 
