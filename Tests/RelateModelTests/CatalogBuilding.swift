@@ -182,6 +182,9 @@ enum Examples {
         ]),
         table("Order", "id select placedAt"),
         table("LineItem", "id orderId quantity", foreignKeys: [fk(on: "LineItem", ["orderId"], "Order", onDelete: .cascade)]),
+        table("place", "id name country_id", foreignKeys: [fk(on: "place", ["country_id"], "country")]),
+        Catalog.Table(
+            name: "capital", columns: columns("id! name! country_id since"), primaryKey: ["id"], parent: .init(name: "place")),
         table("customer", "id name"),
         table("invoice", "id customer_id total", foreignKeys: [
             fk("invoice_customer", ["customer_id"], "customer"),

@@ -20,11 +20,14 @@ import Testing
         "assignment: role many-to-one assignment(role_id) → role(id) fk:from assignment_role_id_fkey foreign-key inverse:assignment",
         "book: author many-to-one book(authorId) → person(id) fk:from book_authorId_fkey foreign-key inverse:book_by_authorId",
         "book: translator many-to-one book(translatorId) → person(id) fk:from book_translatorId_fkey foreign-key inverse:book_by_translatorId",
+        "capital: country many-to-one capital(country_id) → country(id) fk:from place_country_id_fkey foreign-key inverse:capital",
         "city: country many-to-one city(country_code) → country(code) fk:from city_country_code_fkey foreign-key inverse:city",
         "club: member many-to-many club(id) → member(id) via membership(club_id; member_id) fk:via membership_member_id_fkey keyed inverse:club",
         "club: membership one-to-many club(id) → membership(club_id) fk:to membership_club_id_fkey foreign-key inverse:club",
+        "country: capital one-to-many country(id) → capital(country_id) fk:to place_country_id_fkey foreign-key inverse:country",
         "country: city one-to-many country(code) → city(country_code) fk:to city_country_code_fkey foreign-key inverse:country",
         "country: passport one-to-many country(id) → passport(issuer_country_id) fk:to passport_issuer_country_id_fkey foreign-key inverse:issuer_country",
+        "country: place one-to-many country(id) → place(country_id) fk:to place_country_id_fkey foreign-key inverse:country",
         "customer: invoice one-to-many customer(id) → invoice(customer_id) fk:to invoice_customer foreign-key inverse:customer",
         "departments: regions many-to-one departments(region) → regions(code) fk:from departments_region_fkey foreign-key inverse:departments",
         "departments: towns one-to-many departments(code) → towns(department) fk:to towns_department_fkey foreign-key inverse:departments",
@@ -49,6 +52,7 @@ import Testing
         "person: book_by_authorId one-to-many person(id) → book(authorId) fk:to book_authorId_fkey foreign-key inverse:author",
         "person: book_by_translatorId one-to-many person(id) → book(translatorId) fk:to book_translatorId_fkey foreign-key inverse:translator",
         "person: passport one-to-one person(id) → passport(holder_id) fk:to passport_holder_id_fkey unique-foreign-key inverse:holder",
+        "place: country many-to-one place(country_id) → country(id) fk:from place_country_id_fkey foreign-key inverse:place",
         "player: friendship_by_a_id one-to-many player(id) → friendship(a_id) fk:to friendship_a_id_fkey foreign-key inverse:a",
         "player: friendship_by_b_id one-to-many player(id) → friendship(b_id) fk:to friendship_b_id_fkey foreign-key inverse:b",
         "player: player_via_friendship_by_a_id many-to-many player(id) → player(id) via friendship(a_id; b_id) fk:via friendship_b_id_fkey keyed inverse:player_via_friendship_by_b_id",
@@ -123,7 +127,8 @@ import Testing
             ("measurement_flag", "measurement", .noAction), ("membership", "member", .cascade), ("membership", "club", .cascade),
             ("tag_link", "item", .cascade), ("tag_link", "tag", .cascade), ("friendship", "a", .cascade),
             ("friendship", "b", .cascade), ("LineItem", "order", .cascade), ("invoice", "customer", .noAction),
-            ("departments", "regions", .noAction), ("towns", "departments", .noAction),
+            ("departments", "regions", .noAction), ("towns", "departments", .noAction), ("place", "country", .noAction),
+            ("capital", "country", .noAction),
         ]
         for (entity, key, action) in expected {
             let relationship = try model.entity(entity).relationship(forKey: key)
@@ -138,10 +143,10 @@ import Testing
     @Test func entities() throws {
         let model = try Self.model()
         #expect(model.entities.map(\.name).sorted() == [
-            "LineItem", "Order", "annotation", "app_user", "assignment", "book", "book_with_author", "city", "club",
+            "LineItem", "Order", "annotation", "app_user", "assignment", "book", "book_with_author", "capital", "city", "club",
             "constraint_first", "country", "customer", "departments", "employee", "friendship", "hard_cases_other.currency",
             "index_keyed", "invoice", "item", "measurement", "measurement_flag", "member", "membership", "nullable_code",
-            "partial_code", "passport", "person", "player", "price", "profile", "project", "reading", "regions", "role",
+            "partial_code", "passport", "person", "place", "player", "price", "profile", "project", "reading", "regions", "role",
             "sensor", "shelf", "tag", "tag_link", "towns", "warehouse",
         ])
     }

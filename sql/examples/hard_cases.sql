@@ -374,3 +374,20 @@ CREATE TABLE constraint_first (
     UNIQUE (a, b)
 );
 CREATE UNIQUE INDEX constraint_first_c ON constraint_first (c);
+
+-- Inheritance: capital INHERITS place. PostgreSQL copies columns and NOT NULL to the child,
+-- not keys nor foreign keys; capital declares its own primary key. Expect: capital's parent
+-- is place; place.country (to-one, from country_id) and country.place (to-many); the
+-- parent's foreign key applies to the child, which carries its column: capital.country
+-- (to-one, constraint place_country_id_fkey) and country.capital (to-many). A fetch of
+-- place includes capital's rows, as capital objects; FetchRequest.only leaves them out.
+CREATE TABLE place (
+    id         serial PRIMARY KEY,
+    name       text NOT NULL,
+    country_id integer REFERENCES country (id)
+);
+
+CREATE TABLE capital (
+    since integer,
+    PRIMARY KEY (id)
+) INHERITS (place);

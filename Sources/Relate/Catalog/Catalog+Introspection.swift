@@ -90,9 +90,12 @@ extension Catalog {
                 case "f": .foreignTable
                 default: .table
                 }
-            let table = Table(
+            var table = Table(
                 schema: try row.decode(String.self, at: 1), name: try row.decode(String.self, at: 2), kind: kind,
                 columns: columns)
+            if let parent = try row.decode([String]?.self, at: 12), parent.count == 2 {
+                table.parent = TableName(schema: parent[0], name: parent[1])
+            }
             relations[try row.decode(Int.self, at: 0)] = Relation(table: table, leaves: Set(try row.decode([Int].self, at: 11)))
         }
 
@@ -209,7 +212,11 @@ extension Catalog {
           coalesce(array_agg(a.attidentity <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(a.attgenerated <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           CASE WHEN c.relkind = 'p' THEN array(SELECT p.relid::int8 FROM pg_partition_tree(c.oid) p WHERE p.isleaf ORDER BY 1)
-               ELSE '{}'::int8[] END
+               ELSE '{}'::int8[] END,
+          -- The first table an INHERITS clause names (a partition's parent is partitioned).
+          (SELECT ARRAY[pn.nspname::text, pc.relname::text]
+             FROM pg_inherits h JOIN pg_class pc ON pc.oid = h.inhparent JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+            WHERE h.inhrelid = c.oid AND h.inhseqno = 1 AND pc.relkind <> 'p')
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -48,6 +48,9 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var uniqueKeys: [UniqueKey]
         /// The foreign keys this table holds, each referencing another (or the same) table.
         public var foreignKeys: [ForeignKey]
+        /// For a table that `INHERITS` from others: the first one it names (a partition's
+        /// partitioned table is not a parent); `nil` otherwise.
+        public var parent: TableName? = nil
 
         /// Creates a table by hand.
         ///
@@ -59,10 +62,12 @@ public struct Catalog: Sendable, Codable, Hashable {
         ///   - primaryKey: The primary key's columns, in key order; none by default.
         ///   - uniqueKeys: Its unique keys other than the primary key.
         ///   - foreignKeys: The foreign keys it holds.
+        ///   - parent: The table it inherits from (`INHERITS`), if any.
         public init(
             schema: String = "public", name: String, kind: Kind = .table, columns: [Column],
-            primaryKey: [String] = [], uniqueKeys: [UniqueKey] = [], foreignKeys: [ForeignKey] = []
+            primaryKey: [String] = [], uniqueKeys: [UniqueKey] = [], foreignKeys: [ForeignKey] = [], parent: TableName? = nil
         ) {
+            self.parent = parent
             self.schema = schema
             self.name = name
             self.kind = kind
@@ -98,6 +103,24 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// - Returns: The column, or `nil`.
         public func column(named name: String) -> Column? {
             columns.first { $0.name == name }
+        }
+    }
+
+    /// A table's schema and name.
+    public struct TableName: Sendable, Codable, Hashable {
+        /// The schema that holds the table.
+        public var schema: String
+        /// The table's name, as in the catalog.
+        public var name: String
+
+        /// Names a table.
+        ///
+        /// - Parameters:
+        ///   - schema: The schema that holds it; `public` by default.
+        ///   - name: The table's name.
+        public init(schema: String = "public", name: String) {
+            self.schema = schema
+            self.name = name
         }
     }
 

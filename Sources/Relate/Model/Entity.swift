@@ -20,6 +20,10 @@ public struct Entity: Sendable, Hashable {
     public let keyName: String?
     /// Columns of the other unique keys.
     public let uniqueKeys: [[String]]
+    /// For a table that `INHERITS` from another: the parent entity's name (the first table
+    /// its `INHERITS` clause names, when the model has it); `nil` otherwise. The parent's
+    /// foreign keys apply to the child where it carries their columns.
+    public internal(set) var parent: String? = nil
     /// The entity's columns as attributes, in table order.
     public internal(set) var attributes: [Attribute]
     /// The relationships from this entity to others (and to itself), each with an inverse on

@@ -31,6 +31,8 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         public var keySource: String? = nil
         /// The unique constraint's or index's name, for `unique-constraint` and `unique-index`.
         public var keyName: String? = nil
+        /// For a table that `INHERITS` from another: the parent entity's model name.
+        public var parent: String? = nil
     }
 
     /// A column of an entity.
@@ -104,7 +106,8 @@ public struct ModelDescription: Codable, Sendable, Hashable {
                         name: attribute.name, type: attribute.type, nullable: attribute.isNullable,
                         key: attribute.key == attribute.name ? nil : attribute.key,
                         baseType: base == attribute.type || base.hasPrefix("oid ") ? nil : base, enumLabels: attribute.enumLabels)
-                }, modelName: entity.name, keySource: entity.keySource?.rawValue, keyName: entity.keyName)
+                }, modelName: entity.name, keySource: entity.keySource?.rawValue, keyName: entity.keyName,
+                parent: entity.parent)
         }
         relationships = model.relationships.map { relationship in
             RelationshipDescription(

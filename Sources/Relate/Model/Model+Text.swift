@@ -11,7 +11,9 @@ extension Model {
         var lines: [String] = []
         for entity in entities {
             var header = "\(entity.name)  (\(entity.schema).\(entity.table), \(entity.kind.rawValue)"
-            header += Self.keyText(of: entity) + ")"
+            header += Self.keyText(of: entity)
+            if let parent = entity.parent { header += ", inherits \(parent)" }
+            header += ")"
             lines.append(header)
             let width = max(8, entity.attributes.map(\.key.count).max() ?? 0, entity.relationships.map(\.key.count).max() ?? 0)
             for attribute in entity.attributes {

@@ -16,12 +16,18 @@ struct ModelBuilder {
 
     func build() throws(RelateError) -> [Entity] {
         var (tables, keys) = try applyTableOverrides(catalog.tables.sorted { ($0.schema, $0.name) < ($1.schema, $1.name) })
-        let duplicateNames = normalizeForeignKeys(&tables)
-        var entities = tables.indices.map { index in
-            Entity(table: tables[index], name: displayName(schema: tables[index].schema, table: tables[index].name), key: keys[index])
-        }
         var position: [QualifiedName: Int] = [:]
         for (index, table) in tables.enumerated() { position[QualifiedName(table.schema, table.name)] = index }
+        Self.inheritForeignKeys(&tables, position: position)
+        let duplicateNames = normalizeForeignKeys(&tables)
+        var entities = tables.indices.map { index in
+            var entity = Entity(
+                table: tables[index], name: displayName(schema: tables[index].schema, table: tables[index].name), key: keys[index])
+            if let parent = tables[index].parent, position[QualifiedName(parent.schema, parent.name)] != nil {
+                entity.parent = displayName(schema: parent.schema, table: parent.name)
+            }
+            return entity
+        }
         let overridden = overriddenKeys()
 
         var pairID = 0
@@ -120,6 +126,24 @@ struct ModelBuilder {
             guard table.allUniqueKeys.contains(where: { Set($0) == together }) else { return nil }
             if options.manyToMany == .strict, !Set(table.columns.map(\.name)).isSubset(of: together) { return nil }
             return (first, second)
+        }
+    }
+
+    /// A child table (`INHERITS`) takes the foreign keys its ancestors declare where it
+    /// carries their columns: PostgreSQL does not copy foreign keys to children, but the
+    /// columns mean what they mean in the parent. The copies keep the ancestor's constraint
+    /// name; one with the same columns and target as another of the child's is the same key
+    /// (``normalizeForeignKeys(_:)``: both names answer).
+    static func inheritForeignKeys(_ tables: inout [Catalog.Table], position: [QualifiedName: Int]) {
+        let declared = tables.map(\.foreignKeys)
+        for index in tables.indices where tables[index].parent != nil {
+            var seen = Set([index])
+            let columns = Set(tables[index].columns.map(\.name))
+            var next = tables[index].parent.flatMap { position[QualifiedName($0.schema, $0.name)] }
+            while let ancestor = next, seen.insert(ancestor).inserted {
+                tables[index].foreignKeys += declared[ancestor].filter { Set($0.columns).isSubset(of: columns) }
+                next = tables[ancestor].parent.flatMap { position[QualifiedName($0.schema, $0.name)] }
+            }
         }
     }
 

@@ -14,7 +14,8 @@ extension DatabaseContext {
     ///   - arguments: The values bound to `$1`, `$2`… in `condition`.
     ///   - orderBy: A SQL `ORDER BY` list, or `nil` for the server's order.
     ///   - limit: At most this many objects; all when `nil`.
-    /// - Returns: The objects, each row's one instance in this context.
+    /// - Returns: The objects, each row's one instance in this context; for a table that others
+    ///   `INHERITS` from, their rows too, as objects of their own entities (see ``fetch(_:)``).
     /// - Throws: A ``RelateError`` when the entity is unknown or the database refuses the
     ///   query, and one of kind ``RelateError/Kind-swift.struct/invalidRequest`` for more
     ///   than 4,294,967,295 values (rows × columns): read those in batches with
@@ -24,8 +25,12 @@ extension DatabaseContext {
         orderBy: String? = nil, limit: Int? = nil
     ) throws -> [DatabaseObject] {
         let entity = try entityIndex(named: entityName)
-        let statement = Statements.select(from: layout.entities[entity], where: condition, arguments, orderBy: orderBy, limit: limit)
+        let descendants = layout.descendants[entity] ?? []
+        let statement = Statements.select(
+            from: layout.entities[entity], where: condition, arguments, orderBy: orderBy, limit: limit,
+            marking: descendants.map { layout.entities[$0] })
         let result = try send(statement, entity: entity)
+        if !descendants.isEmpty { return try materialize(entity: entity, descendants: descendants, result: result) }
         return try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
     }
 
