@@ -96,6 +96,7 @@ extension Catalog {
             if let parent = try row.decode([String]?.self, at: 12), parent.count == 2 {
                 table.parent = TableName(schema: parent[0], name: parent[1])
             }
+            table.allowedWrites = WriteOperations(rawValue: try row.decode(Int.self, at: 13))
             relations[try row.decode(Int.self, at: 0)] = Relation(table: table, leaves: Set(try row.decode([Int].self, at: 11)))
         }
 
@@ -216,7 +217,10 @@ extension Catalog {
           -- The first table an INHERITS clause names (a partition's parent is partitioned).
           (SELECT ARRAY[pn.nspname::text, pc.relname::text]
              FROM pg_inherits h JOIN pg_class pc ON pc.oid = h.inhparent JOIN pg_namespace pn ON pn.oid = pc.relnamespace
-            WHERE h.inhrelid = c.oid AND h.inhseqno = 1 AND pc.relkind <> 'p')
+            WHERE h.inhrelid = c.oid AND h.inhseqno = 1 AND pc.relkind <> 'p'),
+          -- What a view (its INSTEAD OF triggers and rules counted), a materialized view
+          -- (nothing) or a foreign table takes; a table takes everything.
+          (CASE WHEN c.relkind IN ('v', 'm', 'f') THEN pg_relation_is_updatable(c.oid, true) ELSE 28 END)::int8
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace

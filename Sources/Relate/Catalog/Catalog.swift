@@ -51,6 +51,11 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// For a table that `INHERITS` from others: the first one it names (a partition's
         /// partitioned table is not a parent); `nil` otherwise.
         public var parent: TableName? = nil
+        /// What PostgreSQL lets a statement do to the relation (`pg_relation_is_updatable`,
+        /// `INSTEAD OF` triggers and rules counted): all of it for a table, what the view
+        /// allows for a view, nothing for a materialized view; `nil` when not known (a
+        /// catalog made by hand, or read before this was), taken as all.
+        public var allowedWrites: WriteOperations? = nil
 
         /// Creates a table by hand.
         ///
@@ -104,6 +109,28 @@ public struct Catalog: Sendable, Codable, Hashable {
         public func column(named name: String) -> Column? {
             columns.first { $0.name == name }
         }
+    }
+
+    /// The statements a relation takes: inserts, updates, deletes.
+    public struct WriteOperations: OptionSet, Sendable, Codable, Hashable {
+        /// The operations' bits, as `pg_relation_is_updatable` gives them (8 insert, 4 update, 16 delete).
+        public let rawValue: Int
+
+        /// Makes a set of operations from their bits.
+        ///
+        /// - Parameter rawValue: The bits: 8 insert, 4 update, 16 delete; others are ignored.
+        public init(rawValue: Int) {
+            self.rawValue = rawValue & 28
+        }
+
+        /// `INSERT`.
+        public static let insert = WriteOperations(rawValue: 8)
+        /// `UPDATE`.
+        public static let update = WriteOperations(rawValue: 4)
+        /// `DELETE`.
+        public static let delete = WriteOperations(rawValue: 16)
+        /// All three.
+        public static let all: WriteOperations = [.insert, .update, .delete]
     }
 
     /// A table's schema and name.

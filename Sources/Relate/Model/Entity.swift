@@ -24,6 +24,10 @@ public struct Entity: Sendable, Hashable {
     /// its `INHERITS` clause names, when the model has it); `nil` otherwise. The parent's
     /// foreign keys apply to the child where it carries their columns.
     public internal(set) var parent: String? = nil
+    /// What PostgreSQL lets a statement do to the entity's relation: everything for a table;
+    /// for a view, what it can update (a simple view, or `INSTEAD OF` triggers or rules); nothing
+    /// for a materialized view. A write it does not allow throws before any statement is sent.
+    public let allowedWrites: Catalog.WriteOperations
     /// The entity's columns as attributes, in table order.
     public internal(set) var attributes: [Attribute]
     /// The relationships from this entity to others (and to itself), each with an inverse on
@@ -56,6 +60,7 @@ public struct Entity: Sendable, Hashable {
         keySource = key?.source
         keyName = key?.name
         uniqueKeys = table.uniqueKeys.map(\.columns).filter { $0 != columns }
+        allowedWrites = table.allowedWrites ?? (table.kind == .materializedView ? [] : .all)
         attributes = table.columns.map(Attribute.init)
         relationships = []
     }

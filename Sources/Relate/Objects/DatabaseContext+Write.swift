@@ -28,6 +28,7 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let entity = try entityIndex(named: entityName)
         let table = graph.tables[entity]
+        try require(.insert, on: table)
         let (columns, parameters) = try columnValues(values, of: entity, for: "insert first, then set it")
         let result = try send(Statements.insert(into: table.layout, columns: columns, values: parameters), entity: entity)
         guard let row = result.first else { throw RelateError.noRowReturned(table) }
@@ -53,6 +54,7 @@ extension DatabaseContext {
         try check(object)
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        try require(.delete, on: table)
         let deleted: Int
         do {
             deleted = try send(Statements.delete(from: table.layout, key: object.primaryKeyValues.map(\.parameter)), entity: object.entityIndex).affectedRows ?? 0
@@ -144,6 +146,7 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        try require(.update, on: table)
         let writesKey = columns.contains(where: table.primaryKey.contains)
         let statement = updateStatement(table.layout, setting: columns, to: values, key: object.primaryKeyValues.map(\.parameter), expecting: expected)
         let result: PostgresResult
@@ -217,6 +220,7 @@ extension DatabaseContext {
 
     /// `UPDATE t SET fk = NULL WHERE fk = … [AND NOT <key of except>] RETURNING …`.
     private func nullify(entity: Int, columns: [Int], matching values: [(any PostgresEncodable)?], except: DatabaseObject?) throws {
+        try require(.update, on: graph.tables[entity])
         let statement = Statements.nullify(layout.entities[entity], columns: columns, matching: values, exceptKey: except?.primaryKeyValues)
         let result = try send(statement, entity: entity)
         _ = try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)

@@ -25,6 +25,7 @@ extension DatabaseContext {
         let entity = try entityIndex(named: entityName)
         let table = graph.tables[entity]
         let key = try keyParameters(primaryKey, of: entity, for: "rows cannot be told apart for a write")
+        try require(.update, on: table)
         let (columns, parameters) = try columnValues(values, of: entity, for: "set it through the object that holds the key")
         guard !columns.isEmpty else { return try object(entityName, primaryKey: primaryKey) }
         graph.membershipsMayChange()
@@ -71,6 +72,7 @@ extension DatabaseContext {
         let entity = try entityIndex(named: entityName)
         let table = graph.tables[entity]
         let key = try keyParameters(primaryKey, of: entity, for: "rows cannot be told apart for a write")
+        try require(.delete, on: table)
         graph.membershipsMayChange()
         let registered = ObjectKey(parameters: key).flatMap { graph.registries[entity][$0] }
         let result: PostgresResult
