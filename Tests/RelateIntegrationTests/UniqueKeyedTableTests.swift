@@ -166,15 +166,12 @@ import Testing
 
     // MARK: - Override.primaryKey(of:columns:)
 
-    /// A view over one table is keyed by an override: opened by key, one object per row,
-    /// written through (PostgreSQL updates a simple view itself).
+    /// A view over one table (`hard_cases.sql`'s `big_departments`) is keyed by an override:
+    /// opened by key, one object per row, written through (PostgreSQL updates a simple view itself).
     @Test func anOverrideKeysAnUpdatableView() throws {
         try TestDatabase.withSchema { connection, schema in
             try TestDatabase.loadExample("hard_cases", into: connection, schema: schema)
-            try connection.executeScript("""
-                \(Self.data)
-                CREATE VIEW big_departments AS SELECT code, name, region FROM departments WHERE region = '84';
-                """)
+            try connection.executeScript(Self.data)
             let context = try DatabaseContext(
                 connection: connection, overrides: [
                     .primaryKey(of: "big_departments", columns: ["code"]),

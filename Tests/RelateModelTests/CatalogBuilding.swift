@@ -119,7 +119,7 @@ enum Examples {
 
     /// `hard_cases.sql`, as introspection reads it (partitions folded into their roots,
     /// the FK to `measurement_2024` pointing at `measurement`, the leaves' FK on `reading`).
-    static let hardCases: [Catalog.Table] = keyedWithoutPrimaryKey + [
+    static let hardCases: [Catalog.Table] = keyedWithoutPrimaryKey + views + [
         table("warehouse", "region code name", primaryKey: ["region", "code"]),
         table("shelf", "id region warehouse_code label", foreignKeys: [
             fk(on: "shelf", ["region", "warehouse_code"], "warehouse", ["region", "code"], onDelete: .cascade),
@@ -227,5 +227,13 @@ enum Examples {
             name: "constraint_first", columns: columns("a! b! c!"),
             uniqueKeys: [.init(name: "constraint_first_a_b_key", columns: ["a", "b"]),
                          .init(name: "constraint_first_c", columns: ["c"], isConstraint: false)]),
+    ]
+
+    /// The views of `hard_cases.sql` over those tables, with what PostgreSQL lets each take.
+    static let views: [Catalog.Table] = [
+        Catalog.Table(name: "big_departments", kind: .view, columns: columns("code name region"), allowedWrites: .all),
+        Catalog.Table(name: "department_counts", kind: .view, columns: columns("region departments"), allowedWrites: []),
+        Catalog.Table(name: "town_names", kind: .view, columns: columns("id name department_name"), allowedWrites: .update),
+        Catalog.Table(name: "region_sizes", kind: .materializedView, columns: columns("region departments"), allowedWrites: []),
     ]
 }

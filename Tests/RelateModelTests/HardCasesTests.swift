@@ -143,11 +143,11 @@ import Testing
     @Test func entities() throws {
         let model = try Self.model()
         #expect(model.entities.map(\.name).sorted() == [
-            "LineItem", "Order", "annotation", "app_user", "assignment", "book", "book_with_author", "capital", "city", "club",
-            "constraint_first", "country", "customer", "departments", "employee", "friendship", "hard_cases_other.currency",
+            "LineItem", "Order", "annotation", "app_user", "assignment", "big_departments", "book", "book_with_author", "capital",
+            "city", "club", "constraint_first", "country", "customer", "department_counts", "departments", "employee", "friendship", "hard_cases_other.currency",
             "index_keyed", "invoice", "item", "measurement", "measurement_flag", "member", "membership", "nullable_code",
-            "partial_code", "passport", "person", "place", "player", "price", "profile", "project", "reading", "regions", "role",
-            "sensor", "shelf", "tag", "tag_link", "towns", "warehouse",
+            "partial_code", "passport", "person", "place", "player", "price", "profile", "project", "reading", "region_sizes", "regions", "role",
+            "sensor", "shelf", "tag", "tag_link", "town_names", "towns", "warehouse",
         ])
     }
 }

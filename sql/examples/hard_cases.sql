@@ -391,3 +391,27 @@ CREATE TABLE capital (
     since integer,
     PRIMARY KEY (id)
 ) INHERITS (place);
+
+-- Views of every kind, over the regions, departments and towns above. None has a key or a
+-- relationship unless an override declares them (Override.primaryKey, Override.foreignKey);
+-- what each takes as writes is PostgreSQL's answer (pg_relation_is_updatable).
+-- A simple view over one table: takes inserts, updates and deletes.
+CREATE VIEW big_departments AS SELECT code, name, region FROM departments WHERE region = '84';
+
+-- An aggregate: takes no write (a write is refused, naming the view, before it is sent).
+CREATE VIEW department_counts AS SELECT region, count(*) AS departments FROM departments GROUP BY region;
+
+-- A join with an INSTEAD OF UPDATE trigger: takes updates only.
+CREATE VIEW town_names AS
+    SELECT t.id, t.name, d.name AS department_name FROM towns t JOIN departments d ON d.code = t.department;
+CREATE FUNCTION rename_town() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    UPDATE towns SET name = NEW.name WHERE id = OLD.id;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER rename_town INSTEAD OF UPDATE ON town_names FOR EACH ROW EXECUTE FUNCTION rename_town();
+
+-- A materialized view, with the unique index REFRESH … CONCURRENTLY needs: takes no write.
+CREATE MATERIALIZED VIEW region_sizes AS
+    SELECT region, count(*)::int4 AS departments FROM departments GROUP BY region;
+CREATE UNIQUE INDEX region_sizes_region ON region_sizes (region);

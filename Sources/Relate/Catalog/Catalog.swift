@@ -68,11 +68,14 @@ public struct Catalog: Sendable, Codable, Hashable {
         ///   - uniqueKeys: Its unique keys other than the primary key.
         ///   - foreignKeys: The foreign keys it holds.
         ///   - parent: The table it inherits from (`INHERITS`), if any.
+        ///   - allowedWrites: What PostgreSQL lets a statement do to it; `nil` (not known) by default.
         public init(
             schema: String = "public", name: String, kind: Kind = .table, columns: [Column],
-            primaryKey: [String] = [], uniqueKeys: [UniqueKey] = [], foreignKeys: [ForeignKey] = [], parent: TableName? = nil
+            primaryKey: [String] = [], uniqueKeys: [UniqueKey] = [], foreignKeys: [ForeignKey] = [], parent: TableName? = nil,
+            allowedWrites: WriteOperations? = nil
         ) {
             self.parent = parent
+            self.allowedWrites = allowedWrites
             self.schema = schema
             self.name = name
             self.kind = kind
