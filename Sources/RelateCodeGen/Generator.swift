@@ -300,6 +300,27 @@ public struct Generator {
         return out
     }
 
+    /// The doc comment's lines that say which key tells the rows apart, when it is not the
+    /// primary key (empty otherwise), each ending with a newline and the indentation of the
+    /// line after it.
+    static func keyDocumentation(of entity: ModelSnapshot.Entity) -> String {
+        let columns = entity.primaryKey.map { "`\($0)`" }.joined(separator: ", ")
+        let sentence: String
+        switch entity.keySource {
+        case "unique-constraint":
+            sentence = "Keyed by the unique constraint `\(entity.keyName ?? "")` (\(columns)): the table has no primary key."
+        case "unique-index":
+            sentence = "Keyed by the unique index `\(entity.keyName ?? "")` (\(columns)): the table has neither a primary key nor a unique constraint."
+        case "override":
+            sentence = "Keyed by \(columns), as an override declares (`Override.primaryKey(of:columns:)`)."
+        case nil where entity.primaryKey.isEmpty:
+            sentence = "It has no key: its rows are read, never written or opened by key."
+        default:
+            return ""
+        }
+        return "///\n/// \(sentence)\n"
+    }
+
     func entityFile(name: String, entity: ModelSnapshot.Entity) -> String {
         let typeName = SwiftNames.escaped(typeNames[name]!)
         let properties = properties(of: entity)
@@ -313,7 +334,7 @@ public struct Generator {
             /// A row of \(entity.kind == "table" ? "table" : entity.kind) `\(qualified)`: a typed view of its `DatabaseObject`,
             /// which ``object`` is. Attributes read as throwing getters, relationships as typed
             /// objects and `RelatedObjects`; every write goes to the database at once.
-            public struct \(typeName): TypedObject {
+            \(Self.keyDocumentation(of: entity))public struct \(typeName): TypedObject {
 
             """
         // The description checked against the live model.
@@ -349,7 +370,7 @@ public struct Generator {
             swiftType(of: $0)
         }
         let primaryKey = keyTypes.count == 1 ? keyTypes[0] : "[any Sendable]"
-        out += "    /// The primary key's type: "
+        out += "    /// The \(entity.keySource.map { $0 == "primary-key" ? "primary key" : "key (\($0))" } ?? "primary key")'s type: "
         out += entity.primaryKey.isEmpty
             ? "this entity has none.\n"
             : keyTypes.count == 1 ? "its one column's.\n" : "its columns' values in key order.\n"

@@ -23,13 +23,19 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         public var name: String
         /// `table`, `view`, `partitioned-table`, `materialized-view` or `foreign-table`.
         public var kind: String
-        /// The primary key's columns, in key order; empty when there is none.
+        /// The key's columns, in key order: the primary key, or the unique key or override
+        /// ``keySource`` names; empty when there is none.
         public var primaryKey: [String]
         /// The columns, in the table's order.
         public var attributes: [Attribute]
         /// The entity's name in the model (`person`, or `schema.table`); absent in older
         /// snapshots (see ``ModelSnapshot/entityName(schema:table:)``).
         public var modelName: String?
+        /// Where the key comes from: `primary-key`, `unique-constraint`, `unique-index` or
+        /// `override`; absent when there is no key, and in older snapshots (a primary key then).
+        public var keySource: String?
+        /// The unique constraint's or index's name, for `unique-constraint` and `unique-index`.
+        public var keyName: String?
 
         /// Creates an entity by hand (tests of the generator); decoding a snapshot makes them otherwise.
         ///
@@ -40,10 +46,15 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         ///   - primaryKey: The primary key's columns.
         ///   - attributes: The columns.
         ///   - modelName: The entity's name in the model, when known.
+        ///   - keySource: Where the key comes from, when known.
+        ///   - keyName: The unique constraint's or index's name that is the key.
         public init(
-            schema: String, name: String, kind: String = "table", primaryKey: [String], attributes: [Attribute], modelName: String? = nil
+            schema: String, name: String, kind: String = "table", primaryKey: [String], attributes: [Attribute], modelName: String? = nil,
+            keySource: String? = nil, keyName: String? = nil
         ) {
             self.modelName = modelName
+            self.keySource = keySource
+            self.keyName = keyName
             self.schema = schema
             self.name = name
             self.kind = kind

@@ -13,7 +13,7 @@ struct ModelSource: ParsableArguments {
     @Option(name: .customLong("many-to-many"), help: "Helper-table rule: keyed (default), strict, any.")
     var manyToMany: Inspect.Rule = .keyed
 
-    @Option(help: "A JSON file of overrides: foreign keys the schema lacks, renamed keys, ignored tables.")
+    @Option(help: "A JSON file of overrides: foreign keys and keys the schema lacks, renamed keys, ignored tables.")
     var overrides: String?
 
     /// Reads the catalog and builds the model.

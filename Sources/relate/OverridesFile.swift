@@ -8,6 +8,7 @@ import Relate
 /// [ { "foreignKey": { "table": "book", "columns": ["authorId"], "references": "person",
 ///                     "referencedColumns": ["id"], "name": "author" } },
 ///   { "rename": { "table": "person", "key": "book_by_authorId", "to": "writtenBooks" } },
+///   { "primaryKey": { "table": "customer_list", "columns": ["id"] } },
 ///   { "ignore": "audit_log" } ]
 /// ```
 enum OverridesFile {
@@ -24,8 +25,13 @@ enum OverridesFile {
             var key: String
             var to: String
         }
+        struct PrimaryKey: Decodable {
+            var table: String
+            var columns: [String]
+        }
         var foreignKey: ForeignKey?
         var rename: Rename?
+        var primaryKey: PrimaryKey?
         var ignore: String?
     }
 
@@ -37,15 +43,17 @@ enum OverridesFile {
             throw ValidationError("cannot read overrides from \(path): \(error)")
         }
         return try entries.enumerated().map { index, entry in
-            switch (entry.foreignKey, entry.rename, entry.ignore) {
-            case (let key?, nil, nil):
+            switch (entry.foreignKey, entry.rename, entry.primaryKey, entry.ignore) {
+            case (let key?, nil, nil, nil):
                 return .foreignKey(key.table, key.columns, references: key.references, key.referencedColumns, name: key.name)
-            case (nil, let rename?, nil):
+            case (nil, let rename?, nil, nil):
                 return .rename(rename.table, key: rename.key, to: rename.to)
-            case (nil, nil, let table?):
+            case (nil, nil, let key?, nil):
+                return .primaryKey(of: key.table, columns: key.columns)
+            case (nil, nil, nil, let table?):
                 return .ignore(table)
             default:
-                throw ValidationError("override \(index + 1) in \(path): give exactly one of foreignKey, rename, ignore")
+                throw ValidationError("override \(index + 1) in \(path): give exactly one of foreignKey, rename, primaryKey, ignore")
             }
         }
     }

@@ -128,6 +128,56 @@ import Testing
         }
     }
 
+    /// Tables without a primary key show the key they take and where it comes from.
+    @Test func keysWithoutAPrimaryKey() throws {
+        try withSeed("hard_cases") { url, schema in
+            let text = try Self.relate(["inspect", url, "--schema", schema])
+            #expect(text.status == 0, "\(text.errors)")
+            #expect(text.output.contains("regions  (\(schema).regions, table, key: code (unique constraint regions_code_key))"))
+            #expect(text.output.contains("index_keyed  (\(schema).index_keyed, table, key: code (unique index index_keyed_code))"))
+            #expect(text.output.contains("partial_code  (\(schema).partial_code, table, no key)"))
+            let json = try Self.relate(["inspect", url, "--schema", schema, "--format", "json"])
+            let model = try JSONDecoder().decode(ModelDescription.self, from: Data(json.output.utf8))
+            let keys = Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, ($0.primaryKey, $0.keySource, $0.keyName)) })
+            #expect(keys["towns"]?.0 == ["id"] && keys["towns"]?.1 == "unique-constraint" && keys["towns"]?.2 == "towns_id_key")
+            #expect(keys["index_keyed"]?.1 == "unique-index" && keys["constraint_first"]?.0 == ["a", "b"])
+            #expect(keys["nullable_code"]?.0 == [] && keys["nullable_code"]?.1 == nil)
+            #expect(keys["shelf"]?.1 == "primary-key" && keys["shelf"]?.2 == nil)
+        }
+    }
+
+    /// An overrides file declares a view's key; `relate generate` says which key each type uses.
+    @Test func keyOverridesAndGeneratedKeyDocumentation() throws {
+        try withSeed("hard_cases") { url, schema in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relate-keys-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let overrides = directory.appendingPathComponent("overrides.json")
+            try Data(#"[{"primaryKey": {"table": "book_with_author", "columns": ["id"]}}]"#.utf8).write(to: overrides)
+            let json = try Self.relate(["inspect", url, "--schema", schema, "--format", "json", "--overrides", overrides.path])
+            #expect(json.status == 0, "\(json.errors)")
+            let model = try JSONDecoder().decode(ModelDescription.self, from: Data(json.output.utf8))
+            let view = try #require(model.entities.first { $0.name == "book_with_author" })
+            #expect(view.primaryKey == ["id"] && view.keySource == "override")
+
+            let output = directory.appendingPathComponent("out")
+            let run = try Self.relate(["generate", url, "--schema", schema, "--overrides", overrides.path, "--output", output.path])
+            #expect(run.status == 0, "\(run.errors)")
+            func file(_ entity: String) throws -> String {
+                try String(contentsOf: output.appendingPathComponent("RelateModel+\(entity).swift"), encoding: .utf8)
+            }
+            #expect(try file("regions").contains("/// Keyed by the unique constraint `regions_code_key` (`code`): the table has no primary key."))
+            #expect(try file("book_with_author").contains("/// Keyed by `id`, as an override declares"))
+            #expect(try file("partial_code").contains("/// It has no key"))
+            #expect(try !file("shelf").contains("Keyed by"))
+
+            try Data(#"[{"primaryKey": {"table": "book_with_author", "columns": ["isbn"]}}]"#.utf8).write(to: overrides)
+            let bad = try Self.relate(["inspect", url, "--schema", schema, "--overrides", overrides.path])
+            #expect(bad.status != 0)
+            #expect(bad.errors.contains("column \"isbn\" of \"book_with_author\""), "\(bad.errors)")
+        }
+    }
+
     @Test func manyToManyRuleOption() throws {
         try withSeed("hard_cases") { url, schema in
             let keyed = try Self.relate(["inspect", url, "--schema", schema, "--format", "json"])

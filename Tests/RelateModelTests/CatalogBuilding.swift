@@ -119,7 +119,7 @@ enum Examples {
 
     /// `hard_cases.sql`, as introspection reads it (partitions folded into their roots,
     /// the FK to `measurement_2024` pointing at `measurement`, the leaves' FK on `reading`).
-    static let hardCases: [Catalog.Table] = [
+    static let hardCases: [Catalog.Table] = keyedWithoutPrimaryKey + views + [
         table("warehouse", "region code name", primaryKey: ["region", "code"]),
         table("shelf", "id region warehouse_code label", foreignKeys: [
             fk(on: "shelf", ["region", "warehouse_code"], "warehouse", ["region", "code"], onDelete: .cascade),
@@ -182,6 +182,9 @@ enum Examples {
         ]),
         table("Order", "id select placedAt"),
         table("LineItem", "id orderId quantity", foreignKeys: [fk(on: "LineItem", ["orderId"], "Order", onDelete: .cascade)]),
+        table("place", "id name country_id", foreignKeys: [fk(on: "place", ["country_id"], "country")]),
+        Catalog.Table(
+            name: "capital", columns: columns("id! name! country_id since"), primaryKey: ["id"], parent: .init(name: "place")),
         table("customer", "id name"),
         table("invoice", "id customer_id total", foreignKeys: [
             fk("invoice_customer", ["customer_id"], "customer"),
@@ -190,4 +193,47 @@ enum Examples {
     ]
 
     static let hardCasesSchemas = ["public", otherSchema]
+
+    /// A column that is `NOT NULL` (`name!`) or not: `columns("id! code! capital")`.
+    static func columns(_ text: String) -> [Catalog.Column] {
+        text.split(separator: " ").map { word in
+            let name = word.hasSuffix("!") ? String(word.dropLast()) : String(word)
+            return Catalog.Column(name: name, type: name == "id" || name.count == 1 ? "int4" : "text", isNullable: !word.hasSuffix("!"))
+        }
+    }
+
+    /// The tables of `hard_cases.sql` without a primary key, as introspection reads them
+    /// (the partial unique index and the expression index are not unique keys to it).
+    static let keyedWithoutPrimaryKey: [Catalog.Table] = [
+        Catalog.Table(
+            name: "regions", columns: columns("id! code! capital! name!"),
+            uniqueKeys: [.init(name: "regions_code_key", columns: ["code"]), .init(name: "regions_id_key", columns: ["id"]),
+                         .init(name: "regions_name_key", columns: ["name"])]),
+        Catalog.Table(
+            name: "departments", columns: columns("id! code! capital! region! name!"),
+            uniqueKeys: [.init(name: "departments_code_key", columns: ["code"]), .init(name: "departments_id_key", columns: ["id"])],
+            foreignKeys: [fk(on: "departments", ["region"], "regions", ["code"])]),
+        Catalog.Table(
+            name: "towns", columns: columns("id! code! article name! department!"),
+            uniqueKeys: [.init(name: "towns_code_department_key", columns: ["code", "department"]),
+                         .init(name: "towns_id_key", columns: ["id"])],
+            foreignKeys: [fk(on: "towns", ["department"], "departments", ["code"])]),
+        Catalog.Table(name: "nullable_code", columns: columns("code label!"), uniqueKeys: [.init(name: "nullable_code_code_key", columns: ["code"])]),
+        Catalog.Table(name: "partial_code", columns: columns("code! label")),
+        Catalog.Table(
+            name: "index_keyed", columns: columns("code! label!"),
+            uniqueKeys: [.init(name: "index_keyed_code", columns: ["code"], isConstraint: false)]),
+        Catalog.Table(
+            name: "constraint_first", columns: columns("a! b! c!"),
+            uniqueKeys: [.init(name: "constraint_first_a_b_key", columns: ["a", "b"]),
+                         .init(name: "constraint_first_c", columns: ["c"], isConstraint: false)]),
+    ]
+
+    /// The views of `hard_cases.sql` over those tables, with what PostgreSQL lets each take.
+    static let views: [Catalog.Table] = [
+        Catalog.Table(name: "big_departments", kind: .view, columns: columns("code name region"), allowedWrites: .all),
+        Catalog.Table(name: "department_counts", kind: .view, columns: columns("region departments"), allowedWrites: []),
+        Catalog.Table(name: "town_names", kind: .view, columns: columns("id name department_name"), allowedWrites: .update),
+        Catalog.Table(name: "region_sizes", kind: .materializedView, columns: columns("region departments"), allowedWrites: []),
+    ]
 }

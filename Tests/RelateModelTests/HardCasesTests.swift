@@ -20,12 +20,17 @@ import Testing
         "assignment: role many-to-one assignment(role_id) → role(id) fk:from assignment_role_id_fkey foreign-key inverse:assignment",
         "book: author many-to-one book(authorId) → person(id) fk:from book_authorId_fkey foreign-key inverse:book_by_authorId",
         "book: translator many-to-one book(translatorId) → person(id) fk:from book_translatorId_fkey foreign-key inverse:book_by_translatorId",
+        "capital: country many-to-one capital(country_id) → country(id) fk:from place_country_id_fkey foreign-key inverse:capital",
         "city: country many-to-one city(country_code) → country(code) fk:from city_country_code_fkey foreign-key inverse:city",
         "club: member many-to-many club(id) → member(id) via membership(club_id; member_id) fk:via membership_member_id_fkey keyed inverse:club",
         "club: membership one-to-many club(id) → membership(club_id) fk:to membership_club_id_fkey foreign-key inverse:club",
+        "country: capital one-to-many country(id) → capital(country_id) fk:to place_country_id_fkey foreign-key inverse:country",
         "country: city one-to-many country(code) → city(country_code) fk:to city_country_code_fkey foreign-key inverse:country",
         "country: passport one-to-many country(id) → passport(issuer_country_id) fk:to passport_issuer_country_id_fkey foreign-key inverse:issuer_country",
+        "country: place one-to-many country(id) → place(country_id) fk:to place_country_id_fkey foreign-key inverse:country",
         "customer: invoice one-to-many customer(id) → invoice(customer_id) fk:to invoice_customer foreign-key inverse:customer",
+        "departments: regions many-to-one departments(region) → regions(code) fk:from departments_region_fkey foreign-key inverse:departments",
+        "departments: towns one-to-many departments(code) → towns(department) fk:to towns_department_fkey foreign-key inverse:departments",
         "employee: assignment one-to-many employee(id) → assignment(employee_id) fk:to assignment_employee_id_fkey foreign-key inverse:employee",
         "employee: employee one-to-many employee(id) → employee(manager_id) fk:to employee_manager_id_fkey foreign-key inverse:manager",
         "employee: manager many-to-one employee(manager_id) → employee(id) fk:from employee_manager_id_fkey foreign-key inverse:employee",
@@ -47,6 +52,7 @@ import Testing
         "person: book_by_authorId one-to-many person(id) → book(authorId) fk:to book_authorId_fkey foreign-key inverse:author",
         "person: book_by_translatorId one-to-many person(id) → book(translatorId) fk:to book_translatorId_fkey foreign-key inverse:translator",
         "person: passport one-to-one person(id) → passport(holder_id) fk:to passport_holder_id_fkey unique-foreign-key inverse:holder",
+        "place: country many-to-one place(country_id) → country(id) fk:from place_country_id_fkey foreign-key inverse:place",
         "player: friendship_by_a_id one-to-many player(id) → friendship(a_id) fk:to friendship_a_id_fkey foreign-key inverse:a",
         "player: friendship_by_b_id one-to-many player(id) → friendship(b_id) fk:to friendship_b_id_fkey foreign-key inverse:b",
         "player: player_via_friendship_by_a_id many-to-many player(id) → player(id) via friendship(a_id; b_id) fk:via friendship_b_id_fkey keyed inverse:player_via_friendship_by_b_id",
@@ -55,6 +61,7 @@ import Testing
         "profile: user one-to-one profile(user_id) → app_user(id) fk:from profile_user_id_fkey unique-foreign-key inverse:profile",
         "project: assignment one-to-many project(id) → assignment(project_id) fk:to assignment_project_id_fkey foreign-key inverse:project",
         "reading: sensor many-to-one reading(sensor_id) → sensor(id) fk:from reading_sensor foreign-key inverse:reading",
+        "regions: departments one-to-many regions(code) → departments(region) fk:to departments_region_fkey foreign-key inverse:regions",
         "role: assignment one-to-many role(id) → assignment(role_id) fk:to assignment_role_id_fkey foreign-key inverse:role",
         "sensor: measurement one-to-many sensor(id) → measurement(sensor_id) fk:to measurement_sensor_id_fkey foreign-key inverse:sensor",
         "sensor: reading one-to-many sensor(id) → reading(sensor_id) fk:to reading_sensor foreign-key inverse:sensor",
@@ -62,6 +69,7 @@ import Testing
         "tag: tag_link one-to-many tag(id) → tag_link(tag_id) fk:to tag_link_tag_id_fkey foreign-key inverse:tag",
         "tag_link: item many-to-one tag_link(item_id) → item(id) fk:from tag_link_item_id_fkey foreign-key inverse:tag_link",
         "tag_link: tag many-to-one tag_link(tag_id) → tag(id) fk:from tag_link_tag_id_fkey foreign-key inverse:tag_link",
+        "towns: departments many-to-one towns(department) → departments(code) fk:from towns_department_fkey foreign-key inverse:towns",
         "warehouse: shelf one-to-many warehouse(region,code) → shelf(region,warehouse_code) fk:to shelf_region_warehouse_code_fkey foreign-key inverse:warehouse",
     ]
 
@@ -119,6 +127,8 @@ import Testing
             ("measurement_flag", "measurement", .noAction), ("membership", "member", .cascade), ("membership", "club", .cascade),
             ("tag_link", "item", .cascade), ("tag_link", "tag", .cascade), ("friendship", "a", .cascade),
             ("friendship", "b", .cascade), ("LineItem", "order", .cascade), ("invoice", "customer", .noAction),
+            ("departments", "regions", .noAction), ("towns", "departments", .noAction), ("place", "country", .noAction),
+            ("capital", "country", .noAction),
         ]
         for (entity, key, action) in expected {
             let relationship = try model.entity(entity).relationship(forKey: key)
@@ -133,10 +143,11 @@ import Testing
     @Test func entities() throws {
         let model = try Self.model()
         #expect(model.entities.map(\.name).sorted() == [
-            "LineItem", "Order", "annotation", "app_user", "assignment", "book", "book_with_author", "city", "club",
-            "country", "customer", "employee", "friendship", "hard_cases_other.currency", "invoice", "item", "measurement",
-            "measurement_flag", "member", "membership", "passport", "person", "player", "price", "profile", "project",
-            "reading", "role", "sensor", "shelf", "tag", "tag_link", "warehouse",
+            "LineItem", "Order", "annotation", "app_user", "assignment", "big_departments", "book", "book_with_author", "capital",
+            "city", "club", "constraint_first", "country", "customer", "department_counts", "departments", "employee", "friendship", "hard_cases_other.currency",
+            "index_keyed", "invoice", "item", "measurement", "measurement_flag", "member", "membership", "nullable_code",
+            "partial_code", "passport", "person", "place", "player", "price", "profile", "project", "reading", "region_sizes", "regions", "role",
+            "sensor", "shelf", "tag", "tag_link", "town_names", "towns", "warehouse",
         ])
     }
 }

@@ -304,3 +304,114 @@ CREATE TABLE invoice (
     CONSTRAINT invoice_customer FOREIGN KEY (customer_id) REFERENCES customer (id),
     CONSTRAINT invoice_customer_again FOREIGN KEY (customer_id) REFERENCES customer (id)
 );
+
+-- Tables without a primary key, keyed by a unique key (the Relationships article, "Keys
+-- without a primary key"): a unique constraint, else a unique index, neither partial nor on
+-- expressions, whose columns are all NOT NULL; a constraint before an index, then the fewest
+-- columns, then the name.
+-- The shape of a French teaching database (regions, departments, towns): every table has
+-- id SERIAL UNIQUE NOT NULL and a code UNIQUE NOT NULL, foreign keys refer to the codes, and
+-- nothing is a primary key.
+-- Expect: regions keyed by code (regions_code_key: one column, like regions_id_key and
+-- regions_name_key, and first by name); departments keyed by code (departments_code_key);
+-- towns keyed by id (towns_id_key: one column, before the two of towns_code_department_key).
+-- departments.regions (to-one, region → code; the column does not end in _id) and
+-- regions.departments (to-many); towns.departments (to-one, department → code) and
+-- departments.towns (to-many). The attribute departments.region keeps its name.
+CREATE TABLE regions (
+    id      serial UNIQUE NOT NULL,
+    code    varchar(4) UNIQUE NOT NULL,
+    capital varchar(10) NOT NULL,
+    name    text UNIQUE NOT NULL
+);
+
+CREATE TABLE departments (
+    id      serial UNIQUE NOT NULL,
+    code    varchar(4) UNIQUE NOT NULL,
+    capital varchar(10) NOT NULL,
+    region  varchar(4) NOT NULL REFERENCES regions (code) ON UPDATE CASCADE,
+    name    text NOT NULL
+);
+
+CREATE TABLE towns (
+    id         serial UNIQUE NOT NULL,
+    code       varchar(10) NOT NULL,
+    article    text,
+    name       text NOT NULL,
+    department varchar(4) NOT NULL REFERENCES departments (code) ON UPDATE CASCADE,
+    UNIQUE (code, department)
+);
+
+-- A unique column that accepts NULL: two rows may both hold NULL there, so it tells no
+-- rows apart. Expect: no key; read-only.
+CREATE TABLE nullable_code (
+    code  text UNIQUE,
+    label text NOT NULL
+);
+
+-- A partial unique index: unique only among some rows. Expect: no key; read-only.
+CREATE TABLE partial_code (
+    code  text NOT NULL,
+    label text
+);
+CREATE UNIQUE INDEX partial_code_code ON partial_code (code) WHERE label IS NOT NULL;
+
+-- A unique index and no constraint. Expect: keyed by the index (code), the expression
+-- index on lower(label) left aside.
+CREATE TABLE index_keyed (
+    code  text NOT NULL,
+    label text NOT NULL
+);
+CREATE UNIQUE INDEX index_keyed_code ON index_keyed (code);
+CREATE UNIQUE INDEX index_keyed_label ON index_keyed (lower(label));
+
+-- A constraint before an index, even one of fewer columns. Expect: keyed by (a, b)
+-- (constraint_first_a_b_key), not by the index on c.
+CREATE TABLE constraint_first (
+    a integer NOT NULL,
+    b integer NOT NULL,
+    c integer NOT NULL,
+    UNIQUE (a, b)
+);
+CREATE UNIQUE INDEX constraint_first_c ON constraint_first (c);
+
+-- Inheritance: capital INHERITS place. PostgreSQL copies columns and NOT NULL to the child,
+-- not keys nor foreign keys; capital declares its own primary key. Expect: capital's parent
+-- is place; place.country (to-one, from country_id) and country.place (to-many); the
+-- parent's foreign key applies to the child, which carries its column: capital.country
+-- (to-one, constraint place_country_id_fkey) and country.capital (to-many). A fetch of
+-- place includes capital's rows, as capital objects; FetchRequest.only leaves them out.
+CREATE TABLE place (
+    id         serial PRIMARY KEY,
+    name       text NOT NULL,
+    country_id integer REFERENCES country (id)
+);
+
+CREATE TABLE capital (
+    since integer,
+    PRIMARY KEY (id)
+) INHERITS (place);
+
+-- Views of every kind, over the regions, departments and towns above. None has a key or a
+-- relationship unless an override declares them (Override.primaryKey, Override.foreignKey);
+-- what each takes as writes is PostgreSQL's answer (pg_relation_is_updatable).
+-- A simple view over one table: takes inserts, updates and deletes.
+CREATE VIEW big_departments AS SELECT code, name, region FROM departments WHERE region = '84';
+
+-- An aggregate: takes no write (a write is refused, naming the view, before it is sent).
+CREATE VIEW department_counts AS SELECT region, count(*) AS departments FROM departments GROUP BY region;
+
+-- A join with an INSTEAD OF UPDATE trigger: takes updates only.
+CREATE VIEW town_names AS
+    SELECT t.id, t.name, d.name AS department_name FROM towns t JOIN departments d ON d.code = t.department;
+CREATE FUNCTION rename_town() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    UPDATE towns SET name = NEW.name WHERE id = OLD.id;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER rename_town INSTEAD OF UPDATE ON town_names FOR EACH ROW EXECUTE FUNCTION rename_town();
+
+-- A materialized view, with the unique index REFRESH … CONCURRENTLY needs: takes no write.
+CREATE MATERIALIZED VIEW region_sizes AS
+    SELECT region, count(*)::int4 AS departments FROM departments GROUP BY region;
+CREATE UNIQUE INDEX region_sizes_region ON region_sizes (region);

@@ -76,8 +76,8 @@ extension Catalog {
             let defaults = try row.decode([String?].self, at: 8)
             let identity = try row.decode([Bool].self, at: 9)
             let generated = try row.decode([Bool].self, at: 10)
-            let modifiers = try row.decode([Int].self, at: 12)
-            let domainNotNull = try row.decode([Bool].self, at: 13)
+            let modifiers = try row.decode([Int].self, at: 14)
+            let domainNotNull = try row.decode([Bool].self, at: 15)
             let columns = names.indices.map { index in
                 // A domain's NOT NULL refuses NULL as the column's own does.
                 Column(
@@ -94,9 +94,13 @@ extension Catalog {
                 case "f": .foreignTable
                 default: .table
                 }
-            let table = Table(
+            var table = Table(
                 schema: try row.decode(String.self, at: 1), name: try row.decode(String.self, at: 2), kind: kind,
                 columns: columns)
+            if let parent = try row.decode([String]?.self, at: 12), parent.count == 2 {
+                table.parent = TableName(schema: parent[0], name: parent[1])
+            }
+            table.allowedWrites = WriteOperations(rawValue: try row.decode(Int.self, at: 13))
             relations[try row.decode(Int.self, at: 0)] = Relation(table: table, leaves: Set(try row.decode([Int].self, at: 11)))
         }
 
@@ -106,7 +110,8 @@ extension Catalog {
             if try row.decode(Bool.self, at: 2) {
                 relations[oid]?.table.primaryKey = columns
             } else {
-                relations[oid]?.table.uniqueKeys.append(UniqueKey(name: try row.decode(String.self, at: 1), columns: columns))
+                relations[oid]?.table.uniqueKeys.append(
+                    UniqueKey(name: try row.decode(String.self, at: 1), columns: columns, isConstraint: try row.decode(Bool.self, at: 4)))
             }
         }
 
@@ -213,6 +218,13 @@ extension Catalog {
           coalesce(array_agg(a.attgenerated <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           CASE WHEN c.relkind = 'p' THEN array(SELECT p.relid::int8 FROM pg_partition_tree(c.oid) p WHERE p.isleaf ORDER BY 1)
                ELSE '{}'::int8[] END,
+          -- The first table an INHERITS clause names (a partition's parent is partitioned).
+          (SELECT ARRAY[pn.nspname::text, pc.relname::text]
+             FROM pg_inherits h JOIN pg_class pc ON pc.oid = h.inhparent JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+            WHERE h.inhrelid = c.oid AND h.inhseqno = 1 AND pc.relkind <> 'p'),
+          -- What a view (its INSTEAD OF triggers and rules counted), a materialized view
+          -- (nothing) or a foreign table takes; a table takes everything.
+          (CASE WHEN c.relkind IN ('v', 'm', 'f') THEN pg_relation_is_updatable(c.oid, true) ELSE 28 END)::int8,
           coalesce(array_agg((CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END)::int8 ORDER BY a.attnum)
                    FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(t.typtype = 'd' AND t.typnotnull ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}')
@@ -245,7 +257,8 @@ extension Catalog {
                 FROM unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
                 JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
                 WHERE k.position <= x.indnkeyatts
-                ORDER BY k.position)
+                ORDER BY k.position),
+          con.oid IS NOT NULL
         FROM pg_index x
         JOIN \(included) ON i.oid = x.indrelid
         JOIN pg_class ic ON ic.oid = x.indexrelid

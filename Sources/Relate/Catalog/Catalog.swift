@@ -48,6 +48,14 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var uniqueKeys: [UniqueKey]
         /// The foreign keys this table holds, each referencing another (or the same) table.
         public var foreignKeys: [ForeignKey]
+        /// For a table that `INHERITS` from others: the first one it names (a partition's
+        /// partitioned table is not a parent); `nil` otherwise.
+        public var parent: TableName? = nil
+        /// What PostgreSQL lets a statement do to the relation (`pg_relation_is_updatable`,
+        /// `INSTEAD OF` triggers and rules counted): all of it for a table, what the view
+        /// allows for a view, nothing for a materialized view; `nil` when not known (a
+        /// catalog made by hand, or read before this was), taken as all.
+        public var allowedWrites: WriteOperations? = nil
 
         /// Creates a table by hand.
         ///
@@ -59,10 +67,15 @@ public struct Catalog: Sendable, Codable, Hashable {
         ///   - primaryKey: The primary key's columns, in key order; none by default.
         ///   - uniqueKeys: Its unique keys other than the primary key.
         ///   - foreignKeys: The foreign keys it holds.
+        ///   - parent: The table it inherits from (`INHERITS`), if any.
+        ///   - allowedWrites: What PostgreSQL lets a statement do to it; `nil` (not known) by default.
         public init(
             schema: String = "public", name: String, kind: Kind = .table, columns: [Column],
-            primaryKey: [String] = [], uniqueKeys: [UniqueKey] = [], foreignKeys: [ForeignKey] = []
+            primaryKey: [String] = [], uniqueKeys: [UniqueKey] = [], foreignKeys: [ForeignKey] = [], parent: TableName? = nil,
+            allowedWrites: WriteOperations? = nil
         ) {
+            self.parent = parent
+            self.allowedWrites = allowedWrites
             self.schema = schema
             self.name = name
             self.kind = kind
@@ -98,6 +111,46 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// - Returns: The column, or `nil`.
         public func column(named name: String) -> Column? {
             columns.first { $0.name == name }
+        }
+    }
+
+    /// The statements a relation takes: inserts, updates, deletes.
+    public struct WriteOperations: OptionSet, Sendable, Codable, Hashable {
+        /// The operations' bits, as `pg_relation_is_updatable` gives them (8 insert, 4 update, 16 delete).
+        public let rawValue: Int
+
+        /// Makes a set of operations from their bits.
+        ///
+        /// - Parameter rawValue: The bits: 8 insert, 4 update, 16 delete; others are ignored.
+        public init(rawValue: Int) {
+            self.rawValue = rawValue & 28
+        }
+
+        /// `INSERT`.
+        public static let insert = WriteOperations(rawValue: 8)
+        /// `UPDATE`.
+        public static let update = WriteOperations(rawValue: 4)
+        /// `DELETE`.
+        public static let delete = WriteOperations(rawValue: 16)
+        /// All three.
+        public static let all: WriteOperations = [.insert, .update, .delete]
+    }
+
+    /// A table's schema and name.
+    public struct TableName: Sendable, Codable, Hashable {
+        /// The schema that holds the table.
+        public var schema: String
+        /// The table's name, as in the catalog.
+        public var name: String
+
+        /// Names a table.
+        ///
+        /// - Parameters:
+        ///   - schema: The schema that holds it; `public` by default.
+        ///   - name: The table's name.
+        public init(schema: String = "public", name: String) {
+            self.schema = schema
+            self.name = name
         }
     }
 
@@ -164,14 +217,37 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var name: String
         /// The key's columns, in key order.
         public var columns: [String]
+        /// Whether a `UNIQUE` constraint declares the key; `false` for a unique index made
+        /// with `CREATE UNIQUE INDEX`. A table without a primary key takes a constraint
+        /// before an index as its key (see <doc:Relationships>).
+        public var isConstraint: Bool
+
         /// Creates a unique key by hand.
         ///
         /// - Parameters:
         ///   - name: The constraint's name.
         ///   - columns: The key's columns, in key order.
-        public init(name: String, columns: [String]) {
+        ///   - isConstraint: Whether a constraint declares it (`true`, the default) or only
+        ///     a unique index.
+        public init(name: String, columns: [String], isConstraint: Bool = true) {
             self.name = name
             self.columns = columns
+            self.isConstraint = isConstraint
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, columns, isConstraint
+        }
+
+        /// Decodes a unique key; one encoded before `isConstraint` existed counts as a constraint.
+        ///
+        /// - Parameter decoder: The decoder to read from.
+        /// - Throws: A `DecodingError` when the name or the columns are missing.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            columns = try container.decode([String].self, forKey: .columns)
+            isConstraint = try container.decodeIfPresent(Bool.self, forKey: .isConstraint) ?? true
         }
     }
 

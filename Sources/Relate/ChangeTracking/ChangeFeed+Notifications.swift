@@ -178,7 +178,8 @@ final class NotificationFeed: ChangeFeed {
     /// "k": "I"|"U"|"D", "keys": […], "old": […]}`, as a notice of the model's table it names;
     /// `nil` for a table the model lacks.
     private func notice(_ object: [String: Any]) -> ChangeNotice? {
-        guard let schema = object["s"] as? String, let name = object["t"] as? String, tables.index(schema: schema, table: name) != nil else {
+        guard let schema = object["s"] as? String, let name = object["t"] as? String, let index = tables.index(schema: schema, table: name)
+        else {
             main.logger.debug("change feed: a payload that names no table of the model; ignored")
             return nil
         }
@@ -190,6 +191,8 @@ final class NotificationFeed: ChangeFeed {
             main.logger.debug("change feed: a payload with more keys than \(Self.maxKeys); its table is read again whole")
             (keys, old) = (nil, nil)
         }
+        // The trigger sent the catalog's key, which is not the one an override declared.
+        if !tables.tables[index].triggersSendKey { (keys, old) = (nil, nil) }
         return ChangeNotice(schema: schema, table: name, kind: kind, keys: keys, oldKeys: old)
     }
 

@@ -13,8 +13,11 @@ final class TrackedTables {
         var name: String
         /// The model's columns (generated ones apart: neither the triggers nor pgoutput send them).
         var columns: [String]
-        /// The model's primary key columns.
+        /// The model's key columns.
         var primaryKey: [String]
+        /// Whether the triggers send that key: they know the catalog's keys, not an
+        /// override's (the table is then read again whole).
+        var triggersSendKey: Bool
         /// The oid the table had when the feed started; `nil` when there was none by that name.
         var oid: Int?
     }
@@ -28,7 +31,7 @@ final class TrackedTables {
         tables = layout.model.entities.map {
             Table(
                 schema: $0.schema, name: $0.table, columns: $0.attributes.filter { !$0.isGenerated }.map(\.name),
-                primaryKey: $0.primaryKey, oid: nil)
+                primaryKey: $0.primaryKey, triggersSendKey: $0.keySource != .override, oid: nil)
         }
         for (index, table) in tables.enumerated() { byName[QualifiedName(table.schema, table.name)] = index }
         let result = try connection.query(Self.pinSQL, [tables.map(\.schema), tables.map(\.name)])

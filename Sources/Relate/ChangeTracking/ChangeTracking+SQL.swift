@@ -13,7 +13,9 @@ extension ChangeTracking {
     /// over NOTIFY's 8,000 bytes is stored in `relate_tracking.change` and the notification
     /// names its row (and the table, the operation and the transaction, so that a reader that
     /// cannot read the row still knows which table to read again). A table without a primary
-    /// key is notified without keys.
+    /// key is notified with the unique key the model takes instead (a unique constraint, else
+    /// a unique index, on `NOT NULL` columns: <doc:Relationships>), and without keys when it
+    /// has none.
     ///
     /// Privileges: the trigger functions run `SECURITY DEFINER` with `search_path` pinned to
     /// `pg_catalog, pg_temp`, owned by the role that ran `track` (`relate enable`), so a writer
@@ -96,12 +98,26 @@ extension ChangeTracking {
         $body$;
         BEGIN
             PERFORM relate_tracking.untrack(target);
+            -- The key the model takes (the Relationships article): the primary key; else a
+            -- unique constraint, then a unique index, neither partial nor on expressions, with
+            -- every column NOT NULL: fewest columns first, then by name.
             SELECT 'jsonb_build_array(' || string_agg(format('r.%I', a.attname), ', ' ORDER BY k.position) || ')'
               INTO key_row
-              FROM pg_index i
+              FROM (SELECT i.indexrelid, i.indrelid, i.indkey, i.indnkeyatts
+                      FROM pg_index i
+                      JOIN pg_class ic ON ic.oid = i.indexrelid
+                      LEFT JOIN pg_constraint con
+                        ON con.conindid = i.indexrelid AND con.conrelid = i.indrelid AND con.contype IN ('p', 'u')
+                     WHERE i.indrelid = target AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+                       AND (i.indisprimary OR NOT EXISTS (
+                             SELECT FROM unnest(i.indkey) WITH ORDINALITY AS n(attnum, position)
+                               JOIN pg_attribute na ON na.attrelid = i.indrelid AND na.attnum = n.attnum
+                              WHERE n.position <= i.indnkeyatts AND NOT na.attnotnull))
+                     ORDER BY i.indisprimary DESC, con.oid IS NULL, i.indnkeyatts, coalesce(con.conname, ic.relname)
+                     LIMIT 1) i
               CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, position)
               JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-             WHERE i.indrelid = target AND i.indisprimary;
+             WHERE k.position <= i.indnkeyatts;
             body := replace(replace(body, '@keyed@', (key_row IS NOT NULL)::text), '@key_row@', coalesce(key_row, 'NULL'));
             -- Runs as its owner, whoever writes: a writer needs nothing on relate_tracking.
             EXECUTE format('CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER '

@@ -9,10 +9,25 @@ public struct Entity: Sendable, Hashable {
     public let name: String
     /// Whether the entity is a table, a view, a materialized view…
     public let kind: Catalog.Table.Kind
-    /// Primary key columns; empty for views and tables without one.
+    /// The columns that identify a row, in key order: the primary key; for a table without
+    /// one, the unique key ``keySource`` names (see <doc:Relationships>); empty when nothing
+    /// identifies a row (most views), and then the entity is read-only.
     public let primaryKey: [String]
+    /// Where ``primaryKey`` comes from; `nil` when the entity has no key.
+    public let keySource: KeySource?
+    /// The name of the unique constraint or index that is the key, when ``keySource`` is
+    /// ``KeySource/uniqueConstraint`` or ``KeySource/uniqueIndex``; `nil` otherwise.
+    public let keyName: String?
     /// Columns of the other unique keys.
     public let uniqueKeys: [[String]]
+    /// For a table that `INHERITS` from another: the parent entity's name (the first table
+    /// its `INHERITS` clause names, when the model has it); `nil` otherwise. The parent's
+    /// foreign keys apply to the child where it carries their columns.
+    public internal(set) var parent: String? = nil
+    /// What PostgreSQL lets a statement do to the entity's relation: everything for a table;
+    /// for a view, what it can update (a simple view, or `INSTEAD OF` triggers or rules); nothing
+    /// for a materialized view. A write it does not allow throws before any statement is sent.
+    public let allowedWrites: Catalog.WriteOperations
     /// The entity's columns as attributes, in table order.
     public internal(set) var attributes: [Attribute]
     /// The relationships from this entity to others (and to itself), each with an inverse on
@@ -35,13 +50,17 @@ public struct Entity: Sendable, Hashable {
         case relationship(Relationship)
     }
 
-    init(table: Catalog.Table, name: String) {
+    init(table: Catalog.Table, name: String, key: IdentityKey?) {
         schema = table.schema
         self.table = table.name
         self.name = name
         kind = table.kind
-        primaryKey = table.primaryKey
-        uniqueKeys = table.uniqueKeys.map(\.columns)
+        let columns = key?.columns ?? []
+        primaryKey = columns
+        keySource = key?.source
+        keyName = key?.name
+        uniqueKeys = table.uniqueKeys.map(\.columns).filter { $0 != columns }
+        allowedWrites = table.allowedWrites ?? (table.kind == .materializedView ? [] : .all)
         attributes = table.columns.map(Attribute.init)
         relationships = []
     }

@@ -18,13 +18,21 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         public var name: String
         /// The ``Catalog/Table/Kind`` raw value: `table`, `view`, `materialized-view`…
         public var kind: String
-        /// The primary key's columns in key order; empty when there is none.
+        /// The key's columns in key order (``Entity/primaryKey``: the primary key, or the
+        /// unique key or override `keySource` names); empty when there is none.
         public var primaryKey: [String]
         /// The columns, in table order.
         public var attributes: [AttributeDescription]
         /// The entity's name in the model (`person`, or `schema.table` outside the first
         /// schema), for the typed-model generator; absent in older files.
         public var modelName: String? = nil
+        /// The ``Entity/KeySource`` raw value: `primary-key`, `unique-constraint`,
+        /// `unique-index` or `override`; absent when the entity has no key, and in older files.
+        public var keySource: String? = nil
+        /// The unique constraint's or index's name, for `unique-constraint` and `unique-index`.
+        public var keyName: String? = nil
+        /// For a table that `INHERITS` from another: the parent entity's model name.
+        public var parent: String? = nil
     }
 
     /// A column of an entity.
@@ -98,7 +106,8 @@ public struct ModelDescription: Codable, Sendable, Hashable {
                         name: attribute.name, type: attribute.type, nullable: attribute.isNullable,
                         key: attribute.key == attribute.name ? nil : attribute.key,
                         baseType: base == attribute.type || base.hasPrefix("oid ") ? nil : base, enumLabels: attribute.enumLabels)
-                }, modelName: entity.name)
+                }, modelName: entity.name, keySource: entity.keySource?.rawValue, keyName: entity.keyName,
+                parent: entity.parent)
         }
         relationships = model.relationships.map { relationship in
             RelationshipDescription(

@@ -11,7 +11,9 @@ extension Model {
         var lines: [String] = []
         for entity in entities {
             var header = "\(entity.name)  (\(entity.schema).\(entity.table), \(entity.kind.rawValue)"
-            header += entity.primaryKey.isEmpty ? ", no primary key)" : ", primary key: \(entity.primaryKey.joined(separator: ", ")))"
+            header += Self.keyText(of: entity)
+            if let parent = entity.parent { header += ", inherits \(parent)" }
+            header += ")"
             lines.append(header)
             let width = max(8, entity.attributes.map(\.key.count).max() ?? 0, entity.relationships.map(\.key.count).max() ?? 0)
             for attribute in entity.attributes {
@@ -53,5 +55,20 @@ extension Model {
 extension String {
     func padded(to width: Int) -> String {
         count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}
+
+extension Model {
+    /// `, primary key: id`; for a key that is not the primary key, where it comes from
+    /// (`, key: code (unique constraint region_code_key)`); `, no key` when there is none.
+    static func keyText(of entity: Entity) -> String {
+        let columns = entity.primaryKey.joined(separator: ", ")
+        switch entity.keySource {
+        case nil: return ", no key"
+        case .primaryKey: return ", primary key: \(columns)"
+        case .uniqueConstraint: return ", key: \(columns) (unique constraint \(entity.keyName ?? "?"))"
+        case .uniqueIndex: return ", key: \(columns) (unique index \(entity.keyName ?? "?"))"
+        case .override: return ", key: \(columns) (override)"
+        }
     }
 }

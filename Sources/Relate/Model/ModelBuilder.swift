@@ -15,11 +15,19 @@ struct ModelBuilder {
     }
 
     func build() throws(RelateError) -> [Entity] {
-        var tables = try applyTableOverrides(catalog.tables.sorted { ($0.schema, $0.name) < ($1.schema, $1.name) })
-        let duplicateNames = normalizeForeignKeys(&tables)
-        var entities = tables.map { Entity(table: $0, name: displayName(schema: $0.schema, table: $0.name)) }
+        var (tables, keys) = try applyTableOverrides(catalog.tables.sorted { ($0.schema, $0.name) < ($1.schema, $1.name) })
         var position: [QualifiedName: Int] = [:]
         for (index, table) in tables.enumerated() { position[QualifiedName(table.schema, table.name)] = index }
+        Self.inheritForeignKeys(&tables, position: position)
+        let duplicateNames = normalizeForeignKeys(&tables)
+        var entities = tables.indices.map { index in
+            var entity = Entity(
+                table: tables[index], name: displayName(schema: tables[index].schema, table: tables[index].name), key: keys[index])
+            if let parent = tables[index].parent, position[QualifiedName(parent.schema, parent.name)] != nil {
+                entity.parent = displayName(schema: parent.schema, table: parent.name)
+            }
+            return entity
+        }
         let overridden = overriddenKeys()
 
         var pairID = 0
@@ -121,6 +129,24 @@ struct ModelBuilder {
         }
     }
 
+    /// A child table (`INHERITS`) takes the foreign keys its ancestors declare where it
+    /// carries their columns: PostgreSQL does not copy foreign keys to children, but the
+    /// columns mean what they mean in the parent. The copies keep the ancestor's constraint
+    /// name; one with the same columns and target as another of the child's is the same key
+    /// (``normalizeForeignKeys(_:)``: both names answer).
+    static func inheritForeignKeys(_ tables: inout [Catalog.Table], position: [QualifiedName: Int]) {
+        let declared = tables.map(\.foreignKeys)
+        for index in tables.indices where tables[index].parent != nil {
+            var seen = Set([index])
+            let columns = Set(tables[index].columns.map(\.name))
+            var next = tables[index].parent.flatMap { position[QualifiedName($0.schema, $0.name)] }
+            while let ancestor = next, seen.insert(ancestor).inserted {
+                tables[index].foreignKeys += declared[ancestor].filter { Set($0.columns).isSubset(of: columns) }
+                next = tables[ancestor].parent.flatMap { position[QualifiedName($0.schema, $0.name)] }
+            }
+        }
+    }
+
     /// `person_id` → `person`, `authorId` → `author`; otherwise the target's name.
     static func toOneName(_ key: Catalog.ForeignKey, targetName: String) -> String {
         guard key.columns.count == 1 else { return targetName }
@@ -187,20 +213,39 @@ struct ModelBuilder {
         }
     }
 
-    private func applyTableOverrides(_ input: [Catalog.Table]) throws(RelateError) -> [Catalog.Table] {
+    /// Applies the overrides that change tables: ignores, declared keys, declared foreign
+    /// keys (which refer to a table's key, declared or not, when they name no columns).
+    /// Returns the tables and each one's key (``IdentityKey``), by position.
+    private func applyTableOverrides(_ input: [Catalog.Table]) throws(RelateError) -> ([Catalog.Table], [IdentityKey?]) {
         var tables = input
         for case .ignore(let name) in options.overrides {
             tables.remove(at: try lookup(name, in: tables))
+        }
+        var keys = tables.map(IdentityKey.init(of:))
+        for case .primaryKey(let name, let columns) in options.overrides {
+            let index = try lookup(name, in: tables)
+            try checkColumns(columns, of: tables[index])
+            if Set(columns).count != columns.count {
+                throw RelateError(
+                    kind: .invalidOverride, message: "a primary key override on \"\(name)\" names a column twice: \(columns.joined(separator: ", "))",
+                    entity: name)
+            }
+            keys[index] = IdentityKey(columns: columns, source: .override, name: nil)
+            // A declared key is unique: relationships from its columns are one-to-one.
+            if !tables[index].allUniqueKeys.contains(columns) {
+                tables[index].uniqueKeys.append(
+                    Catalog.UniqueKey(name: "\(tables[index].name)_\(columns.joined(separator: "_"))_key_override", columns: columns))
+            }
         }
         for case .foreignKey(let tableName, let columns, let targetName, let targetColumns, let name) in options.overrides {
             let source = try lookup(tableName, in: tables)
             let target = try lookup(targetName, in: tables)
             try checkColumns(columns, of: tables[source])
-            let referenced = targetColumns ?? tables[target].primaryKey
+            let referenced = targetColumns ?? keys[target]?.columns ?? []
             if referenced.isEmpty {
                 throw RelateError(
                     kind: .invalidOverride,
-                    message: "\"\(targetName)\" has no primary key; name the columns \(columns) of \"\(tableName)\" refer to",
+                    message: "\"\(targetName)\" has no key; name the columns \(columns) of \"\(tableName)\" refer to",
                     entity: targetName)
             }
             try checkColumns(referenced, of: tables[target])
@@ -215,7 +260,7 @@ struct ModelBuilder {
                 columns: columns, referencedSchema: tables[target].schema, referencedTable: tables[target].name,
                 referencedColumns: referenced))
         }
-        return tables
+        return (tables, keys)
     }
 
     static func overrideName(table: String, columns: [String]) -> String {

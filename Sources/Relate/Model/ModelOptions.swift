@@ -28,12 +28,13 @@ public struct ModelOptions: Sendable, Hashable {
 }
 
 /// A correction to what the catalog says: a relationship the schema has no foreign key
-/// for, a key renamed, a table left out. Tables are named as the model names them
-/// (`person`, or `schema.table` outside the first schema).
+/// for, a key the schema does not declare, a key renamed, a table left out. Tables are
+/// named as the model names them (`person`, or `schema.table` outside the first schema).
 ///
 /// ```swift
 /// let options = ModelOptions(overrides: [
-///     .foreignKey("book", ["authorId"], references: "person"),     // to its primary key
+///     .primaryKey(of: "customer_list", columns: ["id"]),          // a view's rows, told apart
+///     .foreignKey("book", ["authorId"], references: "person"),     // to its key
 ///     .rename("person", key: "book_by_authorId", to: "writtenBooks"),
 ///     .ignore("audit_log"),
 /// ])
@@ -47,6 +48,8 @@ public enum Override: Sendable, Hashable {
     case rename(table: String, key: String, newName: String)
     /// `table` is left out of the model, with every relationship to it.
     case ignore(table: String)
+    /// `columns` identify the rows of `table` (a table or a view), whatever its catalog says.
+    case primaryKey(table: String, columns: [String])
 
     /// A relationship the schema declares no foreign key for: `columns` of `table` refer to
     /// `referencedColumns` of `referencedTable`.
@@ -75,6 +78,25 @@ public enum Override: Sendable, Hashable {
     /// - Returns: The override.
     public static func rename(_ table: String, key: String, to newName: String) -> Override {
         .rename(table: table, key: key, newName: newName)
+    }
+
+    /// Declares the key of `table`: the columns that tell its rows apart, for a view (which
+    /// has none in the catalog) or a table whose schema declares none that qualifies. The
+    /// entity is then keyed everywhere: opened by key, written, kept one object per row.
+    /// Relate trusts the declaration; a key that is not unique makes one object stand for
+    /// several rows.
+    ///
+    /// ```swift
+    /// let context = try DatabaseContext(url: url, overrides: [.primaryKey(of: "customer_list", columns: ["id"])])
+    /// let customer = try context.object("customer_list", primaryKey: 7)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - table: The table or view, as the model names it.
+    ///   - columns: The key's columns, in key order.
+    /// - Returns: The override.
+    public static func primaryKey(of table: String, columns: [String]) -> Override {
+        .primaryKey(table: table, columns: columns)
     }
 
     /// Leaves `table` out of the model, with every relationship to it.

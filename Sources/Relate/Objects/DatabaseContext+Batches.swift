@@ -21,7 +21,8 @@ extension DatabaseContext {
     /// a time: fewer round trips and results, the same batches. A
     /// cursor lives in a transaction: the walk runs in one (a savepoint of the transaction
     /// already open), and what the body writes commits with it, or rolls back with it
-    /// when the body or the walk throws.
+    /// when the body or the walk throws. A walk of a table that others `INHERITS` from
+    /// reads its own rows only, as ``FetchRequest/only`` does: walk each child on its own.
     ///
     /// - Parameters:
     ///   - request: The objects to walk, in the request's order (give one, or batches follow
@@ -36,7 +37,9 @@ extension DatabaseContext {
         guard batchSize > 0 else {
             throw RelateError(kind: .invalidRequest, message: "a batch size of \(batchSize); give 1 or more", key: "batchSize")
         }
-        let (entity, statement) = try request.selectStatement(layout)
+        // A walk's objects are the entity's own rows: those of tables that inherit from it
+        // would come as objects of the wrong entity.
+        let (entity, statement) = try request.selectStatement(layout, descendants: .excluded)
         cursorCount += 1
         let cursor = "relate_cursor_\(cursorCount)"
         try transaction {

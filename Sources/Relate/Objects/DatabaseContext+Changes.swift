@@ -18,7 +18,7 @@ public struct Change: Sendable, CustomStringConvertible {
     public var entity: String
     /// What the statement did to the row.
     public var kind: Kind
-    /// The row's primary key values; empty for a table without a primary key.
+    /// The row's key values (``Entity/primaryKey``); empty for a table without a key.
     public var primaryKey: [(any Sendable)?]
     /// For an update of an object this context holds: the attribute keys whose values changed.
     public var changedKeys: [String]

@@ -70,6 +70,7 @@ extension DatabaseContext {
             let target = graph.target(of: owner.entityIndex, index)
             let targetTable = graph.tables[target]
             guard !targetTable.primaryKey.isEmpty else { throw RelateError.readOnly(targetTable) }
+            try require(.update, on: targetTable)
             let childColumns = graph.targetColumns(of: owner.entityIndex, index)
             let ownerValues = owner.table.fromColumns[index].map { owner.values[$0].parameter }
             let statement = Statements.claim(
@@ -211,6 +212,7 @@ extension DatabaseContext {
 
         switch relationship.foreignKeyIn {
         case .to:
+            try require(.update, on: targetTable)
             if removesAny { try requireNullable(relationship, childEntity: target) }
             // Both statements follow the database, not memory (which may be stale): what
             // leaves is whatever it links to the owner beyond the members, what arrives is

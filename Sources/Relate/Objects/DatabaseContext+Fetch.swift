@@ -14,7 +14,8 @@ extension DatabaseContext {
     ///   - arguments: The values bound to `$1`, `$2`… in `condition`.
     ///   - orderBy: A SQL `ORDER BY` list, or `nil` for the server's order.
     ///   - limit: At most this many objects; all when `nil`.
-    /// - Returns: The objects, each row's one instance in this context.
+    /// - Returns: The objects, each row's one instance in this context; for a table that others
+    ///   `INHERITS` from, their rows too, as objects of their own entities (see ``fetch(_:)``).
     /// - Throws: A ``RelateError`` when the entity is unknown or the database refuses the
     ///   query, and one of kind ``RelateError/Kind-swift.struct/invalidRequest`` for more
     ///   than 4,294,967,295 values (rows × columns): read those in batches with
@@ -24,13 +25,19 @@ extension DatabaseContext {
         orderBy: String? = nil, limit: Int? = nil
     ) throws -> [DatabaseObject] {
         let entity = try entityIndex(named: entityName)
+        let descendants = layout.descendants[entity] ?? []
         let seesPending = !graph.pendingObjects.isEmpty
         // With pending changes, every row is what memory can judge; a condition in SQL only
         // the database can: pending inserts and updates are judged as the database holds them.
         if seesPending, condition == nil, orderBy == nil { return try fetch(FetchRequest(entityName, limit: limit)) }
-        let statement = Statements.select(from: layout.entities[entity], where: condition, arguments, orderBy: orderBy, limit: limit)
+        let statement = Statements.select(
+            from: layout.entities[entity], where: condition, arguments, orderBy: orderBy, limit: limit,
+            marking: descendants.map { layout.entities[$0] })
         let result = try send(statement, entity: entity)
-        let objects = try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
+        let objects =
+            descendants.isEmpty
+            ? try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
+            : try materialize(entity: entity, descendants: descendants, result: result)
         return seesPending ? objects.filter { !$0.isDeleted } : objects
     }
 
@@ -42,7 +49,7 @@ extension DatabaseContext {
     ///   - primaryKey: The primary key's value, or an array of values in key order for a
     ///     composite key.
     /// - Returns: The object, or `nil` when there is no such row.
-    /// - Throws: A ``RelateError`` when the entity is unknown or has no primary key
+    /// - Throws: A ``RelateError`` when the entity is unknown or has no key (see ``Entity/primaryKey``)
     ///   (``RelateError/Kind-swift.struct/invalidRequest``), the values do not fit the key
     ///   (``RelateError/Kind-swift.struct/typeMismatch``), or the database refuses the query.
     public func object(_ entityName: String, primaryKey: Any) throws -> DatabaseObject? {
@@ -63,7 +70,7 @@ extension DatabaseContext {
         let table = graph.tables[entity]
         guard !table.primaryKey.isEmpty else {
             throw RelateError(
-                kind: .invalidRequest, message: "\"\(table.entity.name)\" has no primary key; \(advice)", entity: table.entity.name)
+                kind: .invalidRequest, message: "\"\(table.entity.name)\" has no key (no primary key, nor a unique key whose columns are all NOT NULL); \(advice)", entity: table.entity.name)
         }
         // A composite key comes as an array; a single one as its value or a one-element array.
         // The value itself, most often: tried first, as the cast to an array is not cheap.

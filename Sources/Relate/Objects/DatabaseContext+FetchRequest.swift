@@ -7,6 +7,10 @@ extension DatabaseContext {
     /// let sailors = try context.fetch(FetchRequest("person", where: Key("email").any(Key("address").hasSuffix("@navy.mil"))))
     /// ```
     ///
+    /// A fetch of a table that others `INHERITS` from includes their rows, as PostgreSQL
+    /// does, each as an object of its own entity (read again from its table: one more query
+    /// per child entity present); ``FetchRequest/only`` leaves them out.
+    ///
     /// - Parameter request: The entity, condition, order and page.
     /// - Returns: The objects, in the request's order; each row's one instance in this context.
     /// - Throws: A ``RelateError`` when a key path is unknown or crosses a to-many relationship
@@ -21,8 +25,11 @@ extension DatabaseContext {
 
     /// ``fetch(_:)`` as the database answers it.
     func fetchFromDatabase(_ request: FetchRequest) throws -> [DatabaseObject] {
-        let (entity, statement) = try request.selectStatement(layout)
+        let (entity, statement) = try request.selectStatement(layout, descendants: .marked)
         let result = try send(statement.statement, entity: entity)
+        if !statement.descendants.isEmpty {
+            return try materialize(entity: entity, descendants: statement.descendants, result: result)
+        }
         return try graph.materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct)
     }
 

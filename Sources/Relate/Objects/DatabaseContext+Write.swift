@@ -27,8 +27,9 @@ extension DatabaseContext {
     public func insert(_ entityName: String, values: [String: Any?] = [:]) throws -> DatabaseObject {
         graph.membershipsMayChange()
         let entity = try entityIndex(named: entityName)
-        if try writesPending() { return try pendInsert(entity, values: values) }
         let table = graph.tables[entity]
+        try require(.insert, on: table)
+        if try writesPending() { return try pendInsert(entity, values: values) }
         let (columns, parameters) = try columnValues(values, of: entity, for: "insert first, then set it")
         let result = try send(Statements.insert(into: table.layout, columns: columns, values: parameters), entity: entity)
         guard let row = result.first else { throw RelateError.noRowReturned(table) }
@@ -54,6 +55,7 @@ extension DatabaseContext {
         try check(object)
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        try require(.delete, on: table)
         if try writesPending() { return try pendingStep { applyEffect(.delete(object)) } }
         let deleted: Int
         do {
@@ -154,6 +156,7 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        try require(.update, on: table)
         if try writesPending() { return try pendUpdate(object, columns: columns, to: values.map(StoredValue.init(encoded:))) }
         let writesKey = columns.contains(where: table.primaryKey.contains)
         let statement = updateStatement(table.layout, setting: columns, to: values, key: object.primaryKeyValues.map(\.parameter), expecting: expected)
@@ -229,6 +232,7 @@ extension DatabaseContext {
 
     /// `UPDATE t SET fk = NULL WHERE fk = … [AND NOT <key of except>] RETURNING …`.
     private func nullify(entity: Int, columns: [Int], matching values: [(any PostgresEncodable)?], except: DatabaseObject?) throws {
+        try require(.update, on: graph.tables[entity])
         let statement = Statements.nullify(layout.entities[entity], columns: columns, matching: values, exceptKey: except?.primaryKeyValues)
         let result = try send(statement, entity: entity)
         _ = try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)

@@ -25,6 +25,7 @@ extension DatabaseContext {
         let entity = try entityIndex(named: entityName)
         let table = graph.tables[entity]
         let key = try keyParameters(primaryKey, of: entity, for: "rows cannot be told apart for a write")
+        try require(.update, on: table)
         if try writesPending() {
             // Pending, the write is the object's: read it (if memory does not hold it) and set it.
             guard let object = try object(entityName, primaryKey: primaryKey) else { return nil }
@@ -77,6 +78,7 @@ extension DatabaseContext {
         let entity = try entityIndex(named: entityName)
         let table = graph.tables[entity]
         let key = try keyParameters(primaryKey, of: entity, for: "rows cannot be told apart for a write")
+        try require(.delete, on: table)
         graph.membershipsMayChange()
         if try writesPending() {
             guard let object = try object(entityName, primaryKey: primaryKey) else { return false }

@@ -11,6 +11,10 @@ final class EntityLayout: Sendable {
     let index: Int
     /// `"schema"."table"`.
     let table: String
+    /// What statements on the entity's own rows read and write: `ONLY "schema"."table"` for
+    /// a table others inherit from (their rows are objects of their own entities), else
+    /// ``table``. A fetch reads ``table``, children's rows included.
+    let source: String
     /// Quoted column names, by attribute index.
     let columns: [String]
     /// Each attribute's type, by attribute index.
@@ -51,11 +55,13 @@ final class EntityLayout: Sendable {
 
     /// `entityIndex` finds an entity of the model by schema and table.
     init(
-        entity: Entity, index: Int, model: Model, entityIndex: [QualifiedName: Int], quote: (String) throws -> String
+        entity: Entity, index: Int, model: Model, entityIndex: [QualifiedName: Int], hasDescendants: Bool = false,
+        quote: (String) throws -> String
     ) throws {
         self.entity = entity
         self.index = index
         table = try quote(entity.schema) + "." + quote(entity.table)
+        source = hasDescendants ? "ONLY " + table : table
         columns = try entity.attributes.map { try quote($0.name) }
         types = entity.attributes.map { PostgresType($0.typeOID) }
         readsAsText = types.map { !$0.mapping.readsBinary }
@@ -112,7 +118,7 @@ final class EntityLayout: Sendable {
         self.inverses = inverses
         selectByPrimaryKey =
             primaryKey.isEmpty
-            ? "" : Statements.rowByPrimaryKey(table: table, selectList: selectColumns, key: primaryKey.map { quoted[$0] })
+            ? "" : Statements.rowByPrimaryKey(table: source, selectList: selectColumns, key: primaryKey.map { quoted[$0] })
     }
 
     /// The relationship `key` names, `nil` when it names none: its own key found by

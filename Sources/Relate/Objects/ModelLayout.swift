@@ -5,6 +5,9 @@ final class ModelLayout: Sendable {
     /// By entity index in `model.entities`.
     let entities: [EntityLayout]
     private let entityIndex: [QualifiedName: Int]
+    /// For each entity that others inherit from (`INHERITS`, at any depth), their indexes:
+    /// a fetch of it hands their rows out as their objects.
+    let descendants: [Int: [Int]]
 
     /// `quote` quotes an identifier (a connection's `quoteIdentifier`, libpq's escaping).
     init(model: Model, quote: (String) throws -> String) throws {
@@ -12,8 +15,20 @@ final class ModelLayout: Sendable {
         var entityIndex: [QualifiedName: Int] = [:]
         for (index, entity) in model.entities.enumerated() { entityIndex[QualifiedName(entity.schema, entity.table)] = index }
         self.entityIndex = entityIndex
+        var descendants: [Int: [Int]] = [:]
+        for (index, entity) in model.entities.enumerated() where entity.parent != nil {
+            var seen = Set([index])
+            var parent = entity.parent.flatMap { try? model.position(of: $0) }
+            while let ancestor = parent, seen.insert(ancestor).inserted {
+                descendants[ancestor, default: []].append(index)
+                parent = model.entities[ancestor].parent.flatMap { try? model.position(of: $0) }
+            }
+        }
+        self.descendants = descendants
         entities = try model.entities.enumerated().map { index, entity in
-            try EntityLayout(entity: entity, index: index, model: model, entityIndex: entityIndex, quote: quote)
+            try EntityLayout(
+                entity: entity, index: index, model: model, entityIndex: entityIndex, hasDescendants: descendants[index] != nil,
+                quote: quote)
         }
     }
 

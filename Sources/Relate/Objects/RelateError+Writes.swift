@@ -12,8 +12,24 @@ extension RelateError {
     static func readOnly(_ table: EntityTable) -> RelateError {
         RelateError(
             kind: .invalidWrite,
-            message: "\"\(table.entity.name)\" has no primary key, so its rows cannot be told apart for a write",
+            message: "\"\(table.entity.name)\" has no key (no primary key, nor a unique key whose columns are all NOT NULL), "
+                + "so its rows cannot be told apart for a write; declare one with Override.primaryKey(of:columns:)",
             entity: table.entity.name)
+    }
+
+    /// A write the relation does not take (``Entity/allowedWrites``), refused before it is sent.
+    static func refused(_ operation: Catalog.WriteOperations, on table: EntityTable) -> RelateError {
+        let verb = operation == .insert ? "an insert into" : operation == .update ? "an update of" : "a delete from"
+        let entity = table.entity
+        let what: String =
+            switch entity.kind {
+            case .materializedView: "a materialized view, which is read-only (refresh it with refreshMaterializedView(_:concurrently:))"
+            case .view: "a view PostgreSQL cannot \(operation == .insert ? "insert into" : operation == .update ? "update" : "delete from")"
+                + " (not a simple view over one table, and no INSTEAD OF trigger or rule for it)"
+            default: "a \(entity.kind.rawValue) PostgreSQL does not let this statement write"
+            }
+        return RelateError(
+            kind: .invalidWrite, message: "\(verb) \"\(entity.name)\" was not sent: it is \(what)", entity: entity.name)
     }
 
     static func noRowReturned(_ table: EntityTable) -> RelateError {

@@ -6,27 +6,49 @@ struct RequestStatement {
     /// No join that could repeat a row: a to-one is joined on a key or a unique
     /// constraint, but one an override declares may have neither.
     var rowsAreDistinct = true
+    /// The entities whose rows the last column marks (``Statements/descendantMarker(_:of:bind:)``):
+    /// empty when there is no such column.
+    var descendants: [Int] = []
 
     var sql: String { statement.sql }
 }
 
+/// What a statement does with the rows of the tables that inherit from the entity's.
+enum DescendantRows {
+    /// Reads them as rows of the entity's table, as PostgreSQL does (values, not objects).
+    case included
+    /// Reads them, a last column telling whose each row is (``RequestStatement/descendants``).
+    case marked
+    /// Leaves them out (`FROM ONLY`).
+    case excluded
+}
+
 extension FetchRequest {
-    /// `SELECT` of the entity's columns (in attribute order, as a fetch reads them).
-    func selectStatement(_ layout: ModelLayout) throws(RelateError) -> (entity: Int, statement: RequestStatement) {
-        var (builder, entity, scope, condition) = try filtered(layout)
+    /// `SELECT` of the entity's columns (in attribute order, as a fetch reads them); with
+    /// `descendants` `.marked` and an entity others inherit from, a last column that says
+    /// whose each row is. The request's ``only`` leaves their rows out whatever `descendants` says.
+    func selectStatement(
+        _ layout: ModelLayout, descendants: DescendantRows = .included
+    ) throws(RelateError) -> (entity: Int, statement: RequestStatement) {
+        var (builder, entity, scope, condition) = try filtered(layout, descendants: descendants)
         let root = scope.alias
         let order = try orderBy.map { ordering throws(RelateError) in try builder.sql(ordering, in: &scope) }
-        var sql = "SELECT \(layout.entities[entity].selectList(alias: root)) FROM " + builder.from(scope)
+        var sql = "SELECT \(layout.entities[entity].selectList(alias: root))"
+        let marked = only || descendants != .marked ? [] : layout.descendants[entity] ?? []
+        if !marked.isEmpty {
+            sql += ", " + Statements.descendantMarker("\(root).tableoid", of: marked.map { layout.entities[$0] }) { builder.bind($0) }
+        }
+        sql += " FROM " + builder.from(scope)
         if let condition { sql += " WHERE \(condition)" }
         if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
         sql += try builder.page(limit: limit, offset: offset)
-        return (entity, RequestStatement(statement: builder.statement(sql), rowsAreDistinct: scope.joins.isEmpty))
+        return (entity, RequestStatement(statement: builder.statement(sql), rowsAreDistinct: scope.joins.isEmpty, descendants: marked))
     }
 
     /// `SELECT count(*)` of the objects the request fetches; the order does not change how
     /// many, so it is not sent.
     func countStatement(_ layout: ModelLayout) throws(RelateError) -> (entity: Int, statement: RequestStatement) {
-        var (builder, entity, scope, condition) = try filtered(layout)
+        var (builder, entity, scope, condition) = try filtered(layout, descendants: .included)
         for ordering in orderBy { _ = try builder.resolveOrdering(ordering, from: entity) }
         let filtered = builder.from(scope) + (condition.map { " WHERE \($0)" } ?? "")
         let page = try builder.page(limit: limit, offset: offset)
@@ -34,14 +56,17 @@ extension FetchRequest {
         return (entity, RequestStatement(statement: builder.statement(sql)))
     }
 
-    /// What both statements start from: the entity, its scope (alias `t0`) and the
-    /// condition as SQL, its values bound in `builder`.
+    /// What both statements start from: the entity, its scope (alias `t0`; `FROM ONLY` for
+    /// ``only`` or descendants `.excluded`) and the condition as SQL, its values bound in `builder`.
     private func filtered(
-        _ layout: ModelLayout
+        _ layout: ModelLayout, descendants: DescendantRows
     ) throws(RelateError) -> (builder: RequestSQL, entity: Int, scope: RequestSQL.Scope, condition: String?) {
         var builder = RequestSQL(layout: layout)
         let entity = try layout.entityIndex(named: self.entity)
         var scope = RequestSQL.Scope(entity: entity, alias: builder.newAlias())
+        if only || (descendants == .excluded && layout.descendants[entity] != nil) {
+            scope.head = "ONLY \(layout.entities[entity].table) \(scope.alias)"
+        }
         let condition = try self.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
         return (builder, entity, scope, condition)
     }
@@ -91,7 +116,7 @@ struct RequestSQL {
         return "t\(aliasCount)"
     }
 
-    private mutating func bind(_ value: (any PostgresEncodable)?) -> String {
+    mutating func bind(_ value: (any PostgresEncodable)?) -> String {
         values.bind(value)
     }
 

@@ -19,6 +19,10 @@ public struct FetchRequest: Sendable {
     public var limit: Int?
     /// Skips this many objects of the order first; none when `nil`.
     public var offset: Int?
+    /// Only the entity's own rows: for a table others `INHERITS` from, leaves out their
+    /// rows (`SELECT … FROM ONLY …`), which a fetch otherwise includes, as objects of their
+    /// own entities. `false` by default.
+    public var only = false
 
     /// Creates a request for the objects of an entity.
     ///
@@ -33,9 +37,12 @@ public struct FetchRequest: Sendable {
     ///   - orderBy: The sort order, most significant key first.
     ///   - limit: At most this many objects; all when `nil`.
     ///   - offset: How many objects of the order to skip first.
+    ///   - only: Whether to leave out the rows of tables that inherit from the entity's.
     public init(
-        _ entity: String, where condition: Condition? = nil, orderBy: [Ordering] = [], limit: Int? = nil, offset: Int? = nil
+        _ entity: String, where condition: Condition? = nil, orderBy: [Ordering] = [], limit: Int? = nil, offset: Int? = nil,
+        only: Bool = false
     ) {
+        self.only = only
         self.entity = entity
         self.condition = condition
         self.orderBy = orderBy

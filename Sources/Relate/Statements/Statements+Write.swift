@@ -25,7 +25,7 @@ extension Statements {
         _ table: EntityLayout, setting columns: [Int], to values: [(any PostgresEncodable)?], key: [(any PostgresEncodable)?],
         expecting expected: [(column: Int, value: StoredValue)] = [], nullSafe: Bool = false
     ) -> Statement {
-        var sql = SQLBuilder("UPDATE \(table.table) SET ")
+        var sql = SQLBuilder("UPDATE \(table.source) SET ")
         // Values first, then the key: the order `update(sql:values:key:)` binds them in.
         let assignments = zip(columns, sql.bind(values)).map { "\(table.columns[$0]) = \($1)" }.joined(separator: ", ")
         let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key)
@@ -53,7 +53,7 @@ extension Statements {
     static func nullify(
         _ table: EntityLayout, columns: [Int], matching values: [(any PostgresEncodable)?], exceptKey: [StoredValue]?
     ) -> Statement {
-        var sql = SQLBuilder("UPDATE \(table.table) SET " + columns.map { "\(table.columns[$0]) = NULL" }.joined(separator: ", "))
+        var sql = SQLBuilder("UPDATE \(table.source) SET " + columns.map { "\(table.columns[$0]) = NULL" }.joined(separator: ", "))
         let referring = sql.equal(columns.map { table.columns[$0] }, values)
         sql += " WHERE \(referring)"
         if let exceptKey {
@@ -71,7 +71,7 @@ extension Statements {
     static func delete(from table: EntityLayout, key: [(any PostgresEncodable)?], returning: Bool = false) -> Statement {
         var sql = SQLBuilder()
         let row = sql.equal(table.primaryKey.map { table.columns[$0] }, key)
-        sql += "DELETE FROM \(table.table) WHERE \(row)"
+        sql += "DELETE FROM \(table.source) WHERE \(row)"
         if returning { sql += " RETURNING \(table.selectList())" }
         var statement = sql.statement
         statement.isRepeated = true
@@ -87,7 +87,7 @@ extension Statements {
     static func release(
         _ table: EntityLayout, foreignKey columns: [Int], owner: [(any PostgresEncodable)?], keeping kept: [[StoredValue]]
     ) -> Statement {
-        var sql = SQLBuilder("UPDATE \(table.table) SET " + columns.map { "\(table.columns[$0]) = NULL" }.joined(separator: ", "))
+        var sql = SQLBuilder("UPDATE \(table.source) SET " + columns.map { "\(table.columns[$0]) = NULL" }.joined(separator: ", "))
         let belongs = sql.equal(columns.map { table.columns[$0] }, owner)
         sql += " WHERE \(belongs)"
         if !kept.isEmpty {
@@ -104,7 +104,7 @@ extension Statements {
     static func claim(
         _ table: EntityLayout, foreignKey columns: [Int], owner: [(any PostgresEncodable)?], members: [[StoredValue]]
     ) -> Statement {
-        var sql = SQLBuilder("UPDATE \(table.table) SET ")
+        var sql = SQLBuilder("UPDATE \(table.source) SET ")
         let ownerPlaceholders = sql.bind(owner)
         sql += zip(columns, ownerPlaceholders).map { "\(table.columns[$0]) = \($1)" }.joined(separator: ", ")
         let chosen = primaryKeyCondition(table, members, in: &sql)

@@ -14,7 +14,7 @@ enum Statements {
     static func rows(of table: EntityLayout, keys: [[StoredValue]]) -> Statement {
         var sql = SQLBuilder()
         let condition = primaryKeyCondition(table, keys, in: &sql)
-        sql += "SELECT \(table.selectList()) FROM \(table.table) WHERE \(condition)"
+        sql += "SELECT \(table.selectList()) FROM \(table.source) WHERE \(condition)"
         return sql.statement
     }
 
@@ -34,11 +34,15 @@ enum Statements {
     }
 
     /// `SELECT <columns> FROM <table> [WHERE <condition>] [ORDER BY …] [LIMIT $n]`, where
-    /// `condition` and `orderBy` are a caller's SQL whose placeholders refer to `arguments`.
+    /// `condition` and `orderBy` are a caller's SQL whose placeholders refer to `arguments`;
+    /// with `descendants`, a last column says which of them each row is (``descendantMarker(_:of:bind:)``).
     static func select(
-        from table: EntityLayout, where condition: String?, _ arguments: [(any PostgresEncodable)?], orderBy: String?, limit: Int?
+        from table: EntityLayout, where condition: String?, _ arguments: [(any PostgresEncodable)?], orderBy: String?, limit: Int?,
+        marking descendants: [EntityLayout] = []
     ) -> Statement {
-        var sql = SQLBuilder("SELECT \(table.selectList()) FROM \(table.table)", parameters: arguments)
+        var sql = SQLBuilder(parameters: arguments)
+        let marker = descendants.isEmpty ? "" : ", " + descendantMarker("tableoid", of: descendants) { sql.bind($0) }
+        sql += "SELECT \(table.selectList())\(marker) FROM \(table.table)"
         if let condition { sql += " WHERE \(condition)" }
         if let orderBy { sql += " ORDER BY \(orderBy)" }
         if let limit {
@@ -46,6 +50,14 @@ enum Statements {
             sql += " LIMIT \(placeholder)"
         }
         return sql.statement
+    }
+
+    /// `CASE <tableoid> WHEN $n::regclass THEN 1 … ELSE 0 END`: which of `descendants` (1,
+    /// 2…) a row of their ancestor's table is, 0 for the ancestor's own; the tables' quoted
+    /// names bound by `bind`.
+    static func descendantMarker(_ tableoid: String, of descendants: [EntityLayout], bind: (String) -> String) -> String {
+        let cases = descendants.enumerated().map { "WHEN \(bind($1.table))::regclass THEN \($0 + 1)" }
+        return "CASE \(tableoid) \(cases.joined(separator: " ")) ELSE 0 END"
     }
 
     /// `SELECT count(*) FROM <table> [WHERE <condition>]`, the condition a caller's SQL.
@@ -69,7 +81,7 @@ enum Statements {
         guard let helperIndex = owner.helpers[index] else {
             var sql = SQLBuilder()
             let belongs = sql.keyCondition(targetColumns.map { target.columns[$0] }, types: targetColumns.map { target.types[$0] }, ownerKeys)
-            sql += "SELECT \(target.selectList()) FROM \(target.table) WHERE \(belongs)"
+            sql += "SELECT \(target.selectList()) FROM \(target.source) WHERE \(belongs)"
             return sql.statement
         }
         let helper = layout.entities[helperIndex]
@@ -79,7 +91,7 @@ enum Statements {
         var sql = SQLBuilder()
         let belongs = sql.keyCondition(fromColumns, types: helperFrom.map { helper.types[$0] }, ownerKeys)
         sql += "SELECT \(target.selectList(alias: "t")), \(fromColumns.joined(separator: ", ")) FROM \(helper.table) h "
-            + "JOIN \(target.table) t ON \(join) WHERE \(belongs)"
+            + "JOIN \(target.source) t ON \(join) WHERE \(belongs)"
         return sql.statement
     }
 
@@ -103,7 +115,7 @@ enum Statements {
         let list = names.joined(separator: ", ")
         var sql = SQLBuilder()
         let belongs = sql.keyCondition(names, types: columns.map { counted.types[$0] }, byColumn: ownerKeys)
-        sql += "SELECT \(list), count(*) FROM \(counted.table) WHERE \(belongs) GROUP BY \(list)"
+        sql += "SELECT \(list), count(*) FROM \(counted.source) WHERE \(belongs) GROUP BY \(list)"
         return sql.statement
     }
 
