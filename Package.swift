@@ -15,6 +15,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         // Pool and statement metrics; nothing is recorded (or timed) without a backend.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        // `Database` is a ServiceLifecycle `Service`: a dependency, not a trait (see the
+        // Production article): the conformance is what lets a server's `ServiceGroup` drain it.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // `swift package generate-documentation`: the DocC catalogs (no code of the library depends on it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -37,6 +40,7 @@ let package = Package(
                 "RelatePostgres",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Swift source from `relate inspect --format json`: plain text, no Relate, no libpq,
@@ -62,6 +66,7 @@ let package = Package(
             dependencies: [
                 "Relate", "RelatePostgres", "RelateCodeGen", "relate", "relate-generate-tool",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Types generated from sql/examples/awkward_identifiers.sql, used against the server:

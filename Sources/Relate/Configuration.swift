@@ -85,6 +85,19 @@ public struct Configuration: Sendable {
     /// Set on each connection Relate opens; a connection handed to a context keeps its own
     /// `Connection.preparesStatements`.
     public var preparesStatements: Bool
+    /// How long a graceful shutdown of the ``Database``'s service (``Database/run()`` in a
+    /// `ServiceGroup`) lets units of work already running finish and commit; units still
+    /// running then are cancelled (their statements cancelled on the server) and throw
+    /// ``RelateError/Kind-swift.struct/shuttingDown``. Default 10 seconds.
+    public var shutdownGracePeriod: Duration = .seconds(10)
+    /// The level at which each statement's SQL (placeholders only, never a bound value) is
+    /// logged. Default `.debug`; `.trace` keeps statements out of a debug log.
+    public var queryLogLevel: Logger.Level = .debug
+    /// For debugging only, never in production: logs each statement's bound values beside
+    /// its SQL and the text of the server's notices, which can hold row data (passwords,
+    /// personal data). Default `false`: no log line or its metadata holds a bound or a row
+    /// value, at any level.
+    public var logsValuesForDebugging = false
 
     /// A configuration with every option at its default, but those given.
     ///
@@ -151,8 +164,11 @@ public struct Configuration: Sendable {
     var setUp: @Sendable (Connection) throws -> Void {
         let statementTimeout = self.statementTimeout
         let preparesStatements = self.preparesStatements
+        let (queryLogLevel, logsValues) = (self.queryLogLevel, self.logsValuesForDebugging)
         return { connection in
             connection.preparesStatements = preparesStatements
+            connection.queryLogLevel = queryLogLevel
+            connection.logsValuesForDebugging = logsValues
             guard let statementTimeout else { return }
             // PostgreSQL takes 1 ms to Int32.max ms; a longer timeout is as good as none.
             let seconds = min(max(statementTimeout.components.seconds, 0), Int64(Int32.max) / 1000)

@@ -65,6 +65,10 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         /// server could not be asked (or could not say) whether the transaction committed:
         /// check the database before doing the work again.
         public static let commitOutcomeUnknown = Kind("commit outcome unknown")
+        /// The ``Database`` is shutting down (its service's graceful shutdown began, or its
+        /// `run()` was cancelled): a unit asked for now is refused at once, and one still
+        /// running when the grace period ended was cancelled (a `write` rolled back).
+        public static let shuttingDown = Kind("shutting down")
     }
 
     /// What went wrong.
