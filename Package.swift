@@ -18,6 +18,8 @@ let package = Package(
         // `Database` is a ServiceLifecycle `Service`: a dependency, not a trait (see the
         // Production article): the conformance is what lets a server's `ServiceGroup` drain it.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // Statements and units of work as spans of the application's tracer (none: no cost).
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // `swift package generate-documentation`: the DocC catalogs (no code of the library depends on it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -41,6 +43,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // Swift source from `relate inspect --format json`: plain text, no Relate, no libpq,
@@ -67,6 +70,7 @@ let package = Package(
                 "Relate", "RelatePostgres", "RelateCodeGen", "relate", "relate-generate-tool",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
         // Types generated from sql/examples/awkward_identifiers.sql, used against the server:

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Logging
+import Tracing
 
 /// How a ``Database`` or a ``DatabaseContext`` reads its model and talks to the server:
 /// every option in one value, each with its default.
@@ -98,6 +99,13 @@ public struct Configuration: Sendable {
     /// personal data). Default `false`: no log line or its metadata holds a bound or a row
     /// value, at any level.
     public var logsValuesForDebugging = false
+    /// Where a ``Database`` sends its spans (swift-distributed-tracing): each unit of work
+    /// one span (`relate.read`, `relate.write`, …), a child of the task's
+    /// `ServiceContext.current`, and each round trip a span of kind `client` in it, named
+    /// `"<operation> <table>"`, with OpenTelemetry's `db.*` attributes. Default `nil`: the
+    /// tracer `InstrumentationSystem.bootstrap` set when the `Database` is made; when none
+    /// was set, no span is made and nothing is timed for one.
+    public var tracer: (any Tracer)?
 
     /// A configuration with every option at its default, but those given.
     ///

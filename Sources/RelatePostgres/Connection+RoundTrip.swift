@@ -24,6 +24,16 @@ public struct RoundTrip: Sendable {
     public var kind: Kind
     /// The SQL of each statement, in order: one, or a pipeline's several.
     public var statements: [String]
+    /// How many of the last ``statements`` the connection added of its own (asking the
+    /// transaction's id in the same pipeline, a `DEALLOCATE`): sent, but not what the
+    /// caller asked for.
+    public var addedStatements: Int
+
+    /// The statements the caller asked for: ``statements`` without those the connection
+    /// added (all of them when it added every one).
+    public var requestedStatements: ArraySlice<String> {
+        addedStatements < statements.count ? statements.dropLast(addedStatements) : statements[...]
+    }
 }
 
 /// Sees every round trip of a ``Connection``, around it: the one place where a statement
@@ -60,7 +70,7 @@ extension Connection {
         let started = timed ? statementTimer.map { _ in ContinuousClock.now } : nil
         defer { if let started { statementTimer?(ContinuousClock.now - started) } }
         guard let roundTripObserver else { return try exchange() }
-        return try roundTripObserver.observe(RoundTrip(kind: kind, statements: statements), exchange)
+        return try roundTripObserver.observe(RoundTrip(kind: kind, statements: statements, addedStatements: untraced), exchange)
     }
 
     /// One line per round trip: the first statement's SQL (placeholders only), how many

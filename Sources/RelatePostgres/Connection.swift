@@ -301,6 +301,25 @@ public final class Connection {
         return Int(PQserverVersion(handle))
     }
 
+    /// The host the connection reached (a name, an address, or a socket directory), as
+    /// libpq reports it; `nil` once closed.
+    public var host: String? {
+        guard let handle, let host = PQhost(handle) else { return nil }
+        return String(cString: host)
+    }
+
+    /// The port the connection reached; `nil` once closed.
+    public var port: Int? {
+        guard let handle, let port = PQport(handle) else { return nil }
+        return Int(String(cString: port))
+    }
+
+    /// The database the connection is to; `nil` once closed.
+    public var databaseName: String? {
+        guard let handle, let name = PQdb(handle) else { return nil }
+        return String(cString: name)
+    }
+
     /// A session setting as the server reported it (`TimeZone`, `server_encoding`, …).
     ///
     /// - Parameter name: The setting's name, as the server reports it (`server_version`,

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RelatePostgres
 import Synchronization
+import Tracing
 
 /// What one committed transaction of any client changed, as ``Database/changes(using:)``
 /// streams it.
@@ -40,13 +41,15 @@ extension Database {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: CommittedChanges.self)
         let (id, entry) = try changeFeeds.register()
         continuation.onTermination = { _ in entry.stop() }
-        let (conninfo, layout, logger, feeds) = (self.conninfo, self.layout.withLock { $0 }, self.logger, self.changeFeeds)
+        let (conninfo, layout, logger, feeds, tracer) = (self.conninfo, self.layout.withLock { $0 }, self.logger, self.changeFeeds, self.tracer)
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
                 // The feed and its connections are gone once `run` returns: only then is the
                 // feed forgotten, so that a shutdown waits for its connections to close.
                 defer { feeds.remove(id) }
-                Self.run(mechanism, conninfo: conninfo, layout: layout, logger: logger, entry: entry, started: started, into: continuation)
+                Self.run(
+                    mechanism, conninfo: conninfo, layout: layout, logger: logger, tracer: tracer, entry: entry, started: started,
+                    into: continuation)
             }
             thread.name = "relate-changes"
             thread.start()
@@ -56,13 +59,15 @@ extension Database {
 
     /// Opens the feed (telling `started` how that went), then streams until stopped.
     private static func run(
-        _ mechanism: ChangeTracking.Mechanism?, conninfo: String, layout: ModelLayout, logger: Logger,
+        _ mechanism: ChangeTracking.Mechanism?, conninfo: String, layout: ModelLayout, logger: Logger, tracer: (any Tracer)?,
         entry: ChangeFeedRegistry.Entry, started: CheckedContinuation<Void, any Error>,
         into continuation: AsyncThrowingStream<CommittedChanges, any Error>.Continuation
     ) {
         let feed: any ChangeFeed
         do {
             let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: conninfo, logger: logger) }
+            // The feed's own statements (catalog checks, stored changes) are spans too, roots of their own.
+            if let tracer { connection.roundTripObserver = StatementSpans(tracer: tracer, connection: connection) }
             feed = try DatabaseContext.wrappingErrors { try makeChangeFeed(on: connection, layout: layout, mechanism: mechanism) }
         } catch {
             started.resume(throwing: error)

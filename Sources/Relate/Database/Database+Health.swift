@@ -14,7 +14,7 @@ extension Database {
     ///   answer; of kind ``RelateError/Kind-swift.struct/shuttingDown`` during a shutdown
     ///   (``run()``), so that a readiness probe fails then.
     public func ping() async throws -> Duration {
-        try await unit {
+        try await unit("relate.ping") {
             try await withConnection { connection, _ in
                 let started = ContinuousClock.now
                 try connection.query("SELECT 1")

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RelatePostgres
 import Synchronization
+import Tracing
 
 /// A database for Swift concurrency: the model read once, and a pool of connections that
 /// units of work borrow. `Sendable`: share one `Database` across tasks and requests.
@@ -38,6 +39,8 @@ public final class Database: Sendable {
     let changeFeeds = ChangeFeedRegistry()
     /// How long a graceful shutdown waits for running units (``Configuration/shutdownGracePeriod``).
     let shutdownGracePeriod: Duration
+    /// Where units and statements are traced; `nil` when no tracer is set (nothing traced).
+    let tracer: (any Tracer)?
 
     /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
     /// the configuration's schemas (default: the search path) and builds the model; that
@@ -64,10 +67,13 @@ public final class Database: Sendable {
         self.logger = logger
         schemas = configuration.schemas
         shutdownGracePeriod = configuration.shutdownGracePeriod
+        let anyTracer = configuration.tracer ?? InstrumentationSystem.tracer
+        let tracer = anyTracer is NoOpTracer ? nil : anyTracer
+        self.tracer = tracer
         // Replica pools run on the primary pool's threads, one more per replica connection.
         let replicaURLs = configuration.replicas
         let primaryOptions = configuration.poolOptions(pool: "primary")
-        let primarySetUp = Self.setUp(setUp, metrics: primaryOptions.metrics)
+        let primarySetUp = Self.setUp(setUp, metrics: primaryOptions.metrics, tracer: tracer)
         let pool = ConnectionPool(
             conninfo: url, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger,
             extraThreads: configuration.maxConnections * replicaURLs.count, options: primaryOptions, setUp: primarySetUp)
@@ -79,7 +85,8 @@ public final class Database: Sendable {
                     index: index,
                     pool: ConnectionPool(
                         conninfo: replicaURL, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger,
-                        executor: pool.executor, options: options, setUp: Self.setUp(setUp, metrics: options.metrics)))
+                        executor: pool.executor, options: options,
+                        setUp: Self.setUp(setUp, metrics: options.metrics, tracer: tracer)))
             },
             wait: configuration.replicaWait, retry: configuration.replicaRetry, logger: logger)
         let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: url, defaults: defaults, logger: logger) }
@@ -92,14 +99,15 @@ public final class Database: Sendable {
         for replica in replicaSet?.replicas ?? [] { replica.pool.openAhead() }
     }
 
-    /// `setUp`, and the statement timer when there are metrics.
+    /// `setUp`, and the statement timer when there are metrics, and spans when there is a tracer.
     private static func setUp(
-        _ setUp: @escaping @Sendable (Connection) throws -> Void, metrics: PoolMetrics?
+        _ setUp: @escaping @Sendable (Connection) throws -> Void, metrics: PoolMetrics?, tracer: (any Tracer)?
     ) -> @Sendable (Connection) throws -> Void {
-        guard let metrics else { return setUp }
+        if metrics == nil, tracer == nil { return setUp }
         return { connection in
             try setUp(connection)
-            connection.statementTimer = { metrics.recordStatement($0) }
+            if let metrics { connection.statementTimer = { metrics.recordStatement($0) } }
+            if let tracer { connection.roundTripObserver = StatementSpans(tracer: tracer, connection: connection) }
         }
     }
 
@@ -148,7 +156,7 @@ public final class Database: Sendable {
     ///   fits the schema; the model in use stays.
     public func reloadModel() async throws {
         let (options, schemas) = (self.options, self.schemas)
-        let fresh = try await unit {
+        let fresh = try await unit("relate.reloadModel") {
             try await self.withConnection { connection, _ in
                 try Self.readLayout(connection, options: options, schemas: schemas)
             }
@@ -184,7 +192,7 @@ public final class Database: Sendable {
     ///   was cancelled; ``RelateError/Kind-swift.struct/shuttingDown`` during a shutdown
     ///   (``run()``).
     public func read<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
-        try await unit { try await self.readUnit(body) }
+        try await unit("relate.read") { try await self.readUnit(body) }
     }
 
     /// ``read(_:)``, once the unit was admitted.
@@ -274,7 +282,7 @@ public final class Database: Sendable {
     ///   before it began, or cancelled and rolled back when the grace period ended.
     @discardableResult
     public func write<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
-        try await unit { try await self.writeUnit(body) }
+        try await unit("relate.write") { try await self.writeUnit(body) }
     }
 
     /// ``write(_:)``, once the unit was admitted.
@@ -410,11 +418,24 @@ public final class Database: Sendable {
     public var executor: any TaskExecutor { pool.executor }
 
     /// Runs `body` as one unit of work: refused during a shutdown, counted until it ends so
-    /// that a shutdown can wait for it, and cancelled by a shutdown whose grace period ended.
-    func unit<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
+    /// that a shutdown can wait for it, and cancelled by a shutdown whose grace period ended;
+    /// with a tracer, one span named `name` around its statements.
+    func unit<Result: Sendable>(_ name: String, _ body: () async throws -> Result) async throws -> Result {
         let id = try units.enter()
         defer { units.leave(id) }
-        return try await UnitsInFlight.$current.withValue(id) { try await body() }
+        guard let tracer else { return try await UnitsInFlight.$current.withValue(id) { try await body() } }
+        let span = tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: .internal)
+        defer { span.end() }
+        span.updateAttributes { $0["db.system.name"] = "postgresql" }
+        do {
+            return try await ServiceContext.$current.withValue(span.context) {
+                try await UnitsInFlight.$current.withValue(id) { try await body() }
+            }
+        } catch {
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error))
+            throw error
+        }
     }
 
     /// Borrows a connection, runs `work` on a thread of the pool, gives it back. An idle
@@ -480,12 +501,17 @@ public final class Database: Sendable {
         let unit = UnitsInFlight.current
         if let unit { units.setCanceller(unit) { Self.cancelOnServer(cancel, until: unitEnded) } }
         defer { if let unit { units.setCanceller(unit, nil) } }
+        // The pool's thread may not be this task's: the unit's trace context goes along by hand.
+        let traceContext = tracer == nil ? nil : ServiceContext.current
         // One job answers both what the unit gave and whether its connection may serve again.
         let ran: Swift.Result<(outcome: Swift.Result<Result, any Error>, reusable: Bool), any Error> = await withTaskCancellationHandler {
             do {
                 return .success(try await pool.onPoolThread {
                     let connection = pooled.connection
                     if probing, !connection.probe() { throw StaleConnection() }
+                    let spans = connection.roundTripObserver as? StatementSpans
+                    spans?.context = traceContext
+                    defer { spans?.context = nil }
                     // Cancelled before it started: the server would ignore the request.
                     let outcome = cancel.wasSent ? .failure(CancellationError()) : Swift.Result { try work(connection, cancel) }
                     return (outcome, connection.isOpen && !connection.isInTransaction)
