@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // Statements and units of work as spans of the application's tracer (none: no cost).
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // `Configuration(config:)`: settings from environment variables, files, … (swift-configuration).
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         // `swift package generate-documentation`: the DocC catalogs (no code of the library depends on it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -44,6 +46,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
         // Swift source from `relate inspect --format json`: plain text, no Relate, no libpq,
@@ -71,6 +74,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
         // Types generated from sql/examples/awkward_identifiers.sql, used against the server:

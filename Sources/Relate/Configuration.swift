@@ -106,6 +106,10 @@ public struct Configuration: Sendable {
     /// tracer `InstrumentationSystem.bootstrap` set when the `Database` is made; when none
     /// was set, no span is made and nothing is timed for one.
     public var tracer: (any Tracer)?
+    /// The password used when neither the URL nor the environment gives one; set only by
+    /// ``init(config:)`` (its `password` key, a secret), so that no `Configuration` a
+    /// program builds or prints holds one.
+    var password: String?
 
     /// A configuration with every option at its default, but those given.
     ///
@@ -164,8 +168,11 @@ public struct Configuration: Sendable {
 
     /// libpq's defaults for connections Relate opens (the URL's own values win).
     var connectionDefaults: [String: String] {
+        var defaults: [String: String] = [:]
         // libpq counts whole seconds, and takes less than 2 as 2.
-        connectTimeout.map { ["connect_timeout": String(max(1, $0.components.seconds))] } ?? [:]
+        if let connectTimeout { defaults["connect_timeout"] = String(max(1, connectTimeout.components.seconds)) }
+        if let password { defaults["password"] = password }
+        return defaults
     }
 
     /// Prepares a connection Relate opened: whether it prepares statements, its statement timeout.
