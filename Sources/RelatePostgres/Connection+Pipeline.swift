@@ -97,7 +97,7 @@ extension Connection {
             }
         }
         // The statement learning the transaction's id is Relate's own: untraced.
-        return try roundTrip(.pipeline, statements.map(\.sql), parameters: bound, untraced: learning ? 1 : 0) {
+        return try roundTrip(.pipeline, .many(statements.map(\.sql), bound), untraced: learning ? 1 : 0) {
             guard PQenterPipelineMode(handle) == 1 else {
                 throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
             }

@@ -48,7 +48,7 @@ extension Connection {
         // SQLSTATEs raised by a trigger or a function are the statement's errors.
         var (lost, replanned) = (false, false)
         do {
-            return try roundTrip(.query, [sql], parameters: [bound]) {
+            return try roundTrip(.query, .one(sql, bound)) {
                 let result = name.withCString { name in
                     bound.withPointers { _, values, lengths, formats in
                         PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, format.rawValue)
@@ -76,7 +76,7 @@ extension Connection {
                 // call after it to find the same.
                 prepared.names[key] = nil
                 let deallocate = "DEALLOCATE \(name)"
-                PQclear(roundTrip(.query, [deallocate], untraced: 1) { PQexec(handle, deallocate) })
+                PQclear(roundTrip(.query, .one(deallocate, nil), untraced: 1) { PQexec(handle, deallocate) })
             }
             guard idle else {
                 if lost {
@@ -103,7 +103,7 @@ extension Connection {
     private func prepare(_ key: PreparedStatements.Key, bound: BoundParameters, handle: OpaquePointer) throws -> String? {
         guard prepared.names.count < PreparedStatements.capacity else { return nil }
         let name = prepared.nextName()
-        try roundTrip(.prepare, [key.sql], untraced: 1) {
+        try roundTrip(.prepare, .one(key.sql, nil), untraced: 1) {
             let result = name.withCString { name in
                 key.sql.withCString { sql in
                     bound.withPointers { types, _, _, _ in PQprepare(handle, name, sql, Int32(bound.count), types) }

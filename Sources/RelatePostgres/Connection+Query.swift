@@ -37,7 +37,7 @@ extension Connection {
         let handle = try openHandle()
         try Self.checkSQL(sql)
         let bound = try BoundParameters(parameters)
-        return try roundTrip(.query, [sql], parameters: [bound]) {
+        return try roundTrip(.query, .one(sql, bound)) {
             // withCString, explicitly: passing the String itself made a copy of its text.
             let result = sql.withCString { sql in
                 bound.withPointers { types, values, lengths, formats in
@@ -80,7 +80,7 @@ extension Connection {
     public func executeScript(_ sql: String) throws {
         let handle = try openHandle()
         try Self.checkSQL(sql)
-        try roundTrip(.script, [sql]) {
+        try roundTrip(.script, .one(sql, nil)) {
             _ = try checked(PQexec(handle, sql), sql: sql, parameters: nil)
         }
     }

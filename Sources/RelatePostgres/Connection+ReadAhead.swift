@@ -29,7 +29,7 @@ extension Connection {
         try Self.checkSQL(sql)
         readAhead = nil
         // Its result is read later, by another call: only the sending is timed and observed.
-        try roundTrip(.sendAhead, [sql], timed: false) {
+        try roundTrip(.sendAhead, .one(sql, nil), timed: false) {
             guard PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, format.rawValue) == 1 else {
                 throw connectionError(sql: sql)
             }

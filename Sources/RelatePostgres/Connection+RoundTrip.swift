@@ -52,37 +52,86 @@ public protocol RoundTripObserver: AnyObject {
     func observe<Result>(_ roundTrip: RoundTrip, _ exchange: () throws -> Result) rethrows -> Result
 }
 
+/// The statements of one round trip as ``Connection``'s choke point sees them: one, the
+/// usual case, with no array made for it, or a pipeline's several.
+enum SentStatements {
+    case one(String, BoundParameters?)
+    case many([String], [BoundParameters])
+
+    var count: Int {
+        switch self {
+        case .one: 1
+        case .many(let sql, _): sql.count
+        }
+    }
+
+    var first: String {
+        switch self {
+        case .one(let sql, _): sql
+        case .many(let sql, _): sql.first ?? ""
+        }
+    }
+
+    /// Every statement's SQL (an array made: only for an observer or a trace).
+    var sql: [String] {
+        switch self {
+        case .one(let sql, _): [sql]
+        case .many(let sql, _): sql
+        }
+    }
+
+    /// How many parameters in all, and the values as a debugging log shows them.
+    var parameterCount: Int {
+        switch self {
+        case .one(_, let bound): bound?.count ?? 0
+        case .many(_, let bound): bound.reduce(0) { $0 + $1.count }
+        }
+    }
+
+    var debugTexts: [[String]] {
+        switch self {
+        case .one(_, let bound): bound.map { [$0.debugTexts] } ?? []
+        case .many(_, let bound): bound.map(\.debugTexts)
+        }
+    }
+}
+
 extension Connection {
     /// Every exchange with the server goes through here, and only here are statements
     /// logged (at ``queryLogLevel``, SQL only unless ``logsValuesForDebugging``), handed to
     /// ``trace``, counted in ``roundTrips``, timed for ``statementTimer`` and shown to the
     /// ``roundTripObserver``. The last `untraced` statements are Relate's own (a
-    /// transaction's id, a `DEALLOCATE`): counted and observed, not traced.
+    /// transaction's id, a `DEALLOCATE`): counted and observed, not traced. Without a log
+    /// at that level, a trace, a timer or an observer, it costs a few comparisons.
     func roundTrip<Result>(
-        _ kind: RoundTrip.Kind, _ statements: [String], parameters: [BoundParameters] = [], untraced: Int = 0,
-        timed: Bool = true, _ exchange: () throws -> Result
+        _ kind: RoundTrip.Kind, _ statements: SentStatements, untraced: Int = 0, timed: Bool = true,
+        _ exchange: () throws -> Result
     ) rethrows -> Result {
-        if logger.logLevel <= queryLogLevel { log(kind, statements, parameters: parameters) }
+        if logger.logLevel <= queryLogLevel { log(kind, statements) }
         if let trace {
-            for sql in statements.dropLast(untraced) { trace(sql) }
+            switch statements {
+            case .one(let sql, _): if untraced == 0 { trace(sql) }
+            case .many(let sql, _): for sql in sql.dropLast(untraced) { trace(sql) }
+            }
         }
         roundTrips += 1
         let started = timed ? statementTimer.map { _ in ContinuousClock.now } : nil
         defer { if let started { statementTimer?(ContinuousClock.now - started) } }
         guard let roundTripObserver else { return try exchange() }
-        return try roundTripObserver.observe(RoundTrip(kind: kind, statements: statements, addedStatements: untraced), exchange)
+        return try roundTripObserver.observe(RoundTrip(kind: kind, statements: statements.sql, addedStatements: untraced), exchange)
     }
 
     /// One line per round trip: the first statement's SQL (placeholders only), how many
     /// statements and parameters; the values only when logged for debugging.
-    private func log(_ kind: RoundTrip.Kind, _ statements: [String], parameters: [BoundParameters]) {
-        var metadata: Logger.Metadata = ["relate.sql": "\(statements.first ?? "")"]
+    private func log(_ kind: RoundTrip.Kind, _ statements: SentStatements) {
+        var metadata: Logger.Metadata = ["relate.sql": "\(statements.first)"]
         if statements.count > 1 { metadata["relate.statements"] = "\(statements.count)" }
-        if !parameters.isEmpty {
-            metadata["relate.parameter_count"] = "\(parameters.reduce(0) { $0 + $1.count })"
-        }
-        if logsValuesForDebugging, !parameters.isEmpty {
-            metadata["relate.parameters"] = .array(parameters.map { .array($0.debugTexts.map { .string($0) }) })
+        let parameters = statements.parameterCount
+        if parameters > 0 {
+            metadata["relate.parameter_count"] = "\(parameters)"
+            if logsValuesForDebugging {
+                metadata["relate.parameters"] = .array(statements.debugTexts.map { .array($0.map { .string($0) }) })
+            }
         }
         logger.log(level: queryLogLevel, "\(kind.rawValue)", metadata: metadata)
     }

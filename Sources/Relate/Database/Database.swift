@@ -502,14 +502,15 @@ public final class Database: Sendable {
         if let unit { units.setCanceller(unit) { Self.cancelOnServer(cancel, until: unitEnded) } }
         defer { if let unit { units.setCanceller(unit, nil) } }
         // The pool's thread may not be this task's: the unit's trace context goes along by hand.
-        let traceContext = tracer == nil ? nil : ServiceContext.current
+        let traced = tracer != nil
+        let traceContext = traced ? ServiceContext.current : nil
         // One job answers both what the unit gave and whether its connection may serve again.
         let ran: Swift.Result<(outcome: Swift.Result<Result, any Error>, reusable: Bool), any Error> = await withTaskCancellationHandler {
             do {
                 return .success(try await pool.onPoolThread {
                     let connection = pooled.connection
                     if probing, !connection.probe() { throw StaleConnection() }
-                    let spans = connection.roundTripObserver as? StatementSpans
+                    let spans = traced ? connection.roundTripObserver as? StatementSpans : nil
                     spans?.context = traceContext
                     defer { spans?.context = nil }
                     // Cancelled before it started: the server would ignore the request.
