@@ -107,9 +107,9 @@ public struct Configuration: Sendable {
     /// was set, no span is made and nothing is timed for one.
     public var tracer: (any Tracer)?
     /// The password used when neither the URL nor the environment gives one; set only by
-    /// ``init(config:)`` (its `password` key, a secret), so that no `Configuration` a
-    /// program builds or prints holds one.
-    var password: String?
+    /// RelateConfiguration's `Configuration(config:)` (its `password` key, a secret), so
+    /// that no `Configuration` a program builds or prints holds one.
+    package var password: String?
 
     /// A configuration with every option at its default, but those given.
     ///

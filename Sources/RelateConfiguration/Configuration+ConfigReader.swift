@@ -1,5 +1,6 @@
 import Configuration
 import Logging
+import Relate
 
 extension Configuration {
     /// Reads the options from swift-configuration's `ConfigReader` (environment variables,

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import Logging
+import RelateConfiguration
 import Testing
 
 @testable import Relate
