@@ -1,5 +1,6 @@
 import CoreMetrics
 import Logging
+import Tracing
 
 /// How a ``Database`` or a ``DatabaseContext`` reads its model and talks to the server:
 /// every option in one value, each with its default.
@@ -85,6 +86,30 @@ public struct Configuration: Sendable {
     /// Set on each connection Relate opens; a connection handed to a context keeps its own
     /// `Connection.preparesStatements`.
     public var preparesStatements: Bool
+    /// How long a graceful shutdown of the ``Database``'s service (``Database/run()`` in a
+    /// `ServiceGroup`) lets units of work already running finish and commit; units still
+    /// running then are cancelled (their statements cancelled on the server) and throw
+    /// ``RelateError/Kind-swift.struct/shuttingDown``. Default 10 seconds.
+    public var shutdownGracePeriod: Duration = .seconds(10)
+    /// The level at which each statement's SQL (placeholders only, never a bound value) is
+    /// logged. Default `.debug`; `.trace` keeps statements out of a debug log.
+    public var queryLogLevel: Logger.Level = .debug
+    /// For debugging only, never in production: logs each statement's bound values beside
+    /// its SQL and the text of the server's notices, which can hold row data (passwords,
+    /// personal data). Default `false`: no log line or its metadata holds a bound or a row
+    /// value, at any level.
+    public var logsValuesForDebugging = false
+    /// Where a ``Database`` sends its spans (swift-distributed-tracing): each unit of work
+    /// one span (`relate.read`, `relate.write`, …), a child of the task's
+    /// `ServiceContext.current`, and each round trip a span of kind `client` in it, named
+    /// `"<operation> <table>"`, with OpenTelemetry's `db.*` attributes. Default `nil`: the
+    /// tracer `InstrumentationSystem.bootstrap` set when the `Database` is made; when none
+    /// was set, no span is made and nothing is timed for one.
+    public var tracer: (any Tracer)?
+    /// The password used when neither the URL nor the environment gives one; set only by
+    /// RelateConfiguration's `Configuration(config:)` (its `password` key, a secret), so
+    /// that no `Configuration` a program builds or prints holds one.
+    package var password: String?
 
     /// A configuration with every option at its default, but those given.
     ///
@@ -143,16 +168,22 @@ public struct Configuration: Sendable {
 
     /// libpq's defaults for connections Relate opens (the URL's own values win).
     var connectionDefaults: [String: String] {
+        var defaults: [String: String] = [:]
         // libpq counts whole seconds, and takes less than 2 as 2.
-        connectTimeout.map { ["connect_timeout": String(max(1, $0.components.seconds))] } ?? [:]
+        if let connectTimeout { defaults["connect_timeout"] = String(max(1, connectTimeout.components.seconds)) }
+        if let password { defaults["password"] = password }
+        return defaults
     }
 
     /// Prepares a connection Relate opened: whether it prepares statements, its statement timeout.
     var setUp: @Sendable (Connection) throws -> Void {
         let statementTimeout = self.statementTimeout
         let preparesStatements = self.preparesStatements
+        let (queryLogLevel, logsValues) = (self.queryLogLevel, self.logsValuesForDebugging)
         return { connection in
             connection.preparesStatements = preparesStatements
+            connection.queryLogLevel = queryLogLevel
+            connection.logsValuesForDebugging = logsValues
             guard let statementTimeout else { return }
             // PostgreSQL takes 1 ms to Int32.max ms; a longer timeout is as good as none.
             let seconds = min(max(statementTimeout.components.seconds, 0), Int64(Int32.max) / 1000)

@@ -68,6 +68,10 @@ public struct RelateError: Error, Sendable, CustomStringConvertible, CustomDebug
         /// Pending changes of a context that does not autocommit break what the schema
         /// says (`validateChanges()`, `save()`): the message names every problem, nothing was sent.
         public static let validationFailed = Kind("validation failed")
+        /// The ``Database`` is shutting down (its service's graceful shutdown began, or its
+        /// `run()` was cancelled): a unit asked for now is refused at once, and one still
+        /// running when the grace period ended was cancelled (a `write` rolled back).
+        public static let shuttingDown = Kind("shutting down")
     }
 
     /// What went wrong.

@@ -99,12 +99,32 @@ struct BoundParameters {
     /// since the server quotes the offending input (`invalid input syntax for type integer: "abc"`).
     func redacting(_ message: String) -> String {
         var message = message
-        forEachStart { index, start in
-            let length = Int(layout[count + index])
-            guard let start, length > 0, layout[2 * count + index] == PostgresFormat.text.rawValue else { return }
-            let value = String(decoding: bytes[start..<(start + length)], as: UTF8.self)
-            message = message.replacingOccurrences(of: "\"\(value)\"", with: "$\(index + 1)")
+        forEachValue { index, value, isText in
+            guard let value, !value.isEmpty, isText else { return }
+            message = message.replacingOccurrences(of: "\"\(String(decoding: value, as: UTF8.self))\"", with: "$\(index + 1)")
         }
         return message
+    }
+
+    /// Calls `body` with each value's bytes (`nil` for NULL) and whether it is text.
+    func forEachValue(_ body: (_ index: Int, _ value: ArraySlice<UInt8>?, _ isText: Bool) -> Void) {
+        forEachStart { index, start in
+            let length = Int(layout[count + index])
+            body(index, start.map { bytes[$0..<($0 + length)] }, layout[2 * count + index] == PostgresFormat.text.rawValue)
+        }
+    }
+}
+
+extension BoundParameters {
+    /// The values as a log shows them when values are logged for debugging (text values as
+    /// they are, binary ones by their length, NULL as `NULL`): never in an ordinary log.
+    var debugTexts: [String] {
+        var texts: [String] = []
+        texts.reserveCapacity(count)
+        forEachValue { _, value, isText in
+            guard let value else { return texts.append("NULL") }
+            texts.append(isText ? "'\(String(decoding: value, as: UTF8.self))'" : "<\(value.count) bytes, binary>")
+        }
+        return texts
     }
 }

@@ -96,77 +96,73 @@ extension Connection {
                 throw error
             }
         }
-        logger.debug("pipeline", metadata: [
-            "relate.statements": "\(statements.count)", "relate.sql": "\(statements[0].sql)",
-        ])
-        guard PQenterPipelineMode(handle) == 1 else {
-            throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
-        }
-        roundTrips += 1
-        let started = statementTimer.map { _ in ContinuousClock.now }
-        defer { if let started { statementTimer?(ContinuousClock.now - started) } }
-        var synced = false
-        // Every way out, thrown or returned, reads up to the sync point and leaves pipeline
-        // mode, so the connection answers the next call as usual.
-        defer { leavePipeline(handle, synced: synced, statements: statements.count) }
+        // The statement learning the transaction's id is Relate's own: untraced.
+        return try roundTrip(.pipeline, .many(statements.map(\.sql), bound), untraced: learning ? 1 : 0) {
+            guard PQenterPipelineMode(handle) == 1 else {
+                throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
+            }
+            var synced = false
+            // Every way out, thrown or returned, reads up to the sync point and leaves pipeline
+            // mode, so the connection answers the next call as usual.
+            defer { leavePipeline(handle, synced: synced, statements: statements.count) }
 
-        for (index, statement) in statements.enumerated() {
-            if !learning || index < statements.count - 1 { trace?(statement.sql) }
-            let parameters = bound[index]
-            // withCString, as in `query`: passing the String itself made a copy of its text.
-            let sent = statement.sql.withCString { sql in
-                parameters.withPointers { types, values, lengths, formats in
-                    PQsendQueryParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, statement.format.rawValue)
+            for (index, statement) in statements.enumerated() {
+                let parameters = bound[index]
+                // withCString, as in `query`: passing the String itself made a copy of its text.
+                let sent = statement.sql.withCString { sql in
+                    parameters.withPointers { types, values, lengths, formats in
+                        PQsendQueryParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, statement.format.rawValue)
+                    }
+                }
+                guard sent == 1 else {
+                    var error = connectionError(sql: statement.sql)
+                    error.statementIndex = index
+                    throw error
                 }
             }
-            guard sent == 1 else {
-                var error = connectionError(sql: statement.sql)
-                error.statementIndex = index
-                throw error
+            guard PQpipelineSync(handle) == 1 else {
+                throw connectionError(sql: nil)
             }
-        }
-        guard PQpipelineSync(handle) == 1 else {
-            throw connectionError(sql: nil)
-        }
-        synced = true
+            synced = true
 
-        var results: [PostgresResult] = []
-        results.reserveCapacity(statements.count)
-        var firstError: PostgresError?
-        for (index, statement) in statements.enumerated() {
-            guard let result = PQgetResult(handle) else {
-                var error = connectionError(sql: statement.sql)
-                error.statementIndex = index
-                throw error
+            var results: [PostgresResult] = []
+            results.reserveCapacity(statements.count)
+            var firstError: PostgresError?
+            for (index, statement) in statements.enumerated() {
+                guard let result = PQgetResult(handle) else {
+                    var error = connectionError(sql: statement.sql)
+                    error.statementIndex = index
+                    throw error
+                }
+                switch PQresultStatus(result) {
+                case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+                    results.append(PostgresResult(handle: result, sql: statement.sql))
+                case PGRES_PIPELINE_ABORTED:
+                    PQclear(result)
+                case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+                    // Until the copy ends, libpq answers with the copy state for ever.
+                    let status = PQresultStatus(result)
+                    PQclear(result)
+                    endCopy(handle, status: status)
+                    var error = PostgresError(
+                        kind: .invalidInput, message: "COPY FROM STDIN and COPY TO STDOUT are not supported here", sql: statement.sql)
+                    error.statementIndex = index
+                    firstError = firstError ?? error
+                default:
+                    var error = Self.error(
+                        from: result, sql: statement.sql, parameters: bound[index], connectionLost: !isOpen,
+                        libpqMessage: libpqMessage)
+                    error.statementIndex = index
+                    firstError = firstError ?? error
+                    PQclear(result)
+                    if error.kind == .connectionClosed { throw error }
+                }
+                // Each statement's results end with a NULL.
+                while let extra = PQgetResult(handle) { PQclear(extra) }
             }
-            switch PQresultStatus(result) {
-            case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-                results.append(PostgresResult(handle: result, sql: statement.sql))
-            case PGRES_PIPELINE_ABORTED:
-                PQclear(result)
-            case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
-                // Until the copy ends, libpq answers with the copy state for ever.
-                let status = PQresultStatus(result)
-                PQclear(result)
-                endCopy(handle, status: status)
-                var error = PostgresError(
-                    kind: .invalidInput, message: "COPY FROM STDIN and COPY TO STDOUT are not supported here", sql: statement.sql)
-                error.statementIndex = index
-                firstError = firstError ?? error
-            default:
-                var error = Self.error(
-                    from: result, sql: statement.sql, parameters: bound[index], connectionLost: !isOpen,
-                    libpqMessage: libpqMessage)
-                error.statementIndex = index
-                firstError = firstError ?? error
-                PQclear(result)
-                if error.kind == .connectionClosed { throw error }
-            }
-            // Each statement's results end with a NULL.
-            while let extra = PQgetResult(handle) { PQclear(extra) }
+            if let firstError { throw firstError }
+            return results
         }
-        if let firstError { throw firstError }
-        return results
     }
 
     /// Reads what is left up to the pipeline's sync point (sending one if none was sent)

@@ -43,21 +43,21 @@ extension Connection {
         guard let name = try prepared.names[key] ?? prepare(key, bound: bound, handle: handle) else {
             return try query(sql, parameters, format: format)
         }
-        logger.debug("query", metadata: ["relate.sql": "\(sql)", "relate.prepared": "\(name)"])
-        let result = roundTrip(tracing: sql) {
-            name.withCString { name in
-                bound.withPointers { _, values, lengths, formats in
-                    PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, format.rawValue)
-                }
-            }
-        }
         // Only the server's own word that the statement is gone, or that its plan no
         // longer fits (both raised before the statement runs), is taken for that: the same
         // SQLSTATEs raised by a trigger or a function are the statement's errors.
-        let lost = Self.raisedBy(result, "FetchPreparedStatement")
-        let replanned = Self.raisedBy(result, "RevalidateCachedQuery")
+        var (lost, replanned) = (false, false)
         do {
-            return try checked(result, sql: sql, parameters: bound)
+            return try roundTrip(.query, .one(sql, bound)) {
+                let result = name.withCString { name in
+                    bound.withPointers { _, values, lengths, formats in
+                        PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, format.rawValue)
+                    }
+                }
+                lost = Self.raisedBy(result, "FetchPreparedStatement")
+                replanned = Self.raisedBy(result, "RevalidateCachedQuery")
+                return try checked(result, sql: sql, parameters: bound)
+            }
         } catch var error as PostgresError where lost || replanned {
             let idle = PQtransactionStatus(handle) == PQTRANS_IDLE
             if lost {
@@ -75,7 +75,8 @@ extension Connection {
                 // prepared afresh next time. In a failed transaction it stays, for the next
                 // call after it to find the same.
                 prepared.names[key] = nil
-                PQclear(roundTrip(tracing: nil) { PQexec(handle, "DEALLOCATE \(name)") })
+                let deallocate = "DEALLOCATE \(name)"
+                PQclear(roundTrip(.query, .one(deallocate, nil), untraced: 1) { PQexec(handle, deallocate) })
             }
             guard idle else {
                 if lost {
@@ -102,14 +103,14 @@ extension Connection {
     private func prepare(_ key: PreparedStatements.Key, bound: BoundParameters, handle: OpaquePointer) throws -> String? {
         guard prepared.names.count < PreparedStatements.capacity else { return nil }
         let name = prepared.nextName()
-        let result = roundTrip(tracing: nil) {
-            name.withCString { name in
+        try roundTrip(.prepare, .one(key.sql, nil), untraced: 1) {
+            let result = name.withCString { name in
                 key.sql.withCString { sql in
                     bound.withPointers { types, _, _, _ in PQprepare(handle, name, sql, Int32(bound.count), types) }
                 }
             }
+            _ = try checked(result, sql: key.sql, parameters: bound)
         }
-        _ = try checked(result, sql: key.sql, parameters: bound)
         prepared.names[key] = name
         return name
     }

@@ -37,27 +37,15 @@ extension Connection {
         let handle = try openHandle()
         try Self.checkSQL(sql)
         let bound = try BoundParameters(parameters)
-        logger.debug("query", metadata: ["relate.sql": "\(sql)", "relate.parameter_count": "\(bound.count)"])
-        let result = roundTrip(tracing: sql) {
+        return try roundTrip(.query, .one(sql, bound)) {
             // withCString, explicitly: passing the String itself made a copy of its text.
-            sql.withCString { sql in
+            let result = sql.withCString { sql in
                 bound.withPointers { types, values, lengths, formats in
                     PQexecParams(handle, sql, Int32(bound.count), types, values, lengths, formats, format.rawValue)
                 }
             }
+            return try checked(result, sql: sql, parameters: bound)
         }
-        return try checked(result, sql: sql, parameters: bound)
-    }
-
-    /// Runs `exchange`, one round trip to the server, counted in ``roundTrips`` and timed
-    /// for ``statementTimer``; `sql` goes to ``trace`` first (`nil`: Relate's own, untraced).
-    func roundTrip(tracing sql: String?, _ exchange: () -> OpaquePointer?) -> OpaquePointer? {
-        if let sql { trace?(sql) }
-        roundTrips += 1
-        let started = statementTimer.map { _ in ContinuousClock.now }
-        let result = exchange()
-        if let started { statementTimer?(ContinuousClock.now - started) }
-        return result
     }
 
     /// `COMMIT`, `ROLLBACK`, savepoints: statements after which the transaction's id means
@@ -92,9 +80,9 @@ extension Connection {
     public func executeScript(_ sql: String) throws {
         let handle = try openHandle()
         try Self.checkSQL(sql)
-        logger.debug("script", metadata: ["relate.sql": "\(sql.prefix(200))"])
-        let result = roundTrip(tracing: sql) { PQexec(handle, sql) }
-        _ = try checked(result, sql: sql, parameters: nil)
+        try roundTrip(.script, .one(sql, nil)) {
+            _ = try checked(PQexec(handle, sql), sql: sql, parameters: nil)
+        }
     }
 
     /// `name` as a quoted SQL identifier, by libpq's `PQescapeIdentifier`. Names the

@@ -28,11 +28,11 @@ extension Connection {
         let handle = try openHandle()
         try Self.checkSQL(sql)
         readAhead = nil
-        logger.debug("send ahead", metadata: ["relate.sql": "\(sql)"])
-        trace?(sql)
-        roundTrips += 1
-        guard PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, format.rawValue) == 1 else {
-            throw connectionError(sql: sql)
+        // Its result is read later, by another call: only the sending is timed and observed.
+        try roundTrip(.sendAhead, .one(sql, nil), timed: false) {
+            guard PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, format.rawValue) == 1 else {
+                throw connectionError(sql: sql)
+            }
         }
         readAhead = .inFlight(sql: sql)
     }

@@ -15,8 +15,9 @@ import Logging
 public final class Connection {
     /// `PGconn *`; `nil` once closed.
     var handle: OpaquePointer?
-    /// The logger the connection writes to: each statement, script and pipeline's SQL (never
-    /// its parameter values) and the opening at `debug` level, server notices, a lost
+    /// The logger the connection writes to: each round trip's SQL (never its parameter
+    /// values) at ``queryLogLevel``, the opening at `debug` level, server notices (their
+    /// severity and SQLSTATE; their text only with ``logsValuesForDebugging``), a lost
     /// connection and a failed rollback at `warning` or `error`.
     public let logger: Logger
     /// Statements and pipelines sent to the server since the connection opened: each
@@ -31,6 +32,18 @@ public final class Connection {
     /// with how long it took from sending to the last result; `nil` (the default) reads
     /// no clock. `Database` sets it for its statement metrics.
     public var statementTimer: ((Duration) -> Void)?
+    /// Sees every round trip, around it (see ``RoundTripObserver``); `nil` by default.
+    /// Relate's `Database` sets one that makes each a span of swift-distributed-tracing.
+    public var roundTripObserver: (any RoundTripObserver)?
+    /// The level at which each round trip's SQL is logged (placeholders only; the bound
+    /// values only with ``logsValuesForDebugging``). Default `.debug`.
+    public var queryLogLevel: Logger.Level = .debug
+    /// For debugging only, never in production: logs each statement's bound values beside
+    /// its SQL, and the text of the server's notices (a trigger's `RAISE NOTICE` can quote
+    /// a row). Default `false`: no log line or its metadata holds a bound or a row value.
+    public var logsValuesForDebugging = false {
+        didSet { noticeSink.logsText = logsValuesForDebugging }
+    }
     /// Nesting depth of `transaction` calls; above 1, savepoints are in use.
     var transactionDepth = 0
     /// Whether statements sent inside ``transaction(_:)`` learn the transaction's id
@@ -210,7 +223,9 @@ public final class Connection {
             guard let context, let result else { return }
             let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
             let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))).map { String(cString: $0) }
-            sink.receive(String(cString: PQresultErrorMessage(result)), isWarning: severity == "WARNING")
+            let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            sink.receive(
+                String(cString: PQresultErrorMessage(result)), severity: severity, sqlState: sqlState, isWarning: severity == "WARNING")
         }, Unmanaged.passUnretained(noticeSink).toOpaque())
         do {
             try configureSession()
@@ -284,6 +299,25 @@ public final class Connection {
     public var serverVersion: Int {
         guard let handle else { return 0 }
         return Int(PQserverVersion(handle))
+    }
+
+    /// The host the connection reached (a name, an address, or a socket directory), as
+    /// libpq reports it; `nil` once closed.
+    public var host: String? {
+        guard let handle, let host = PQhost(handle) else { return nil }
+        return String(cString: host)
+    }
+
+    /// The port the connection reached; `nil` once closed.
+    public var port: Int? {
+        guard let handle, let port = PQport(handle) else { return nil }
+        return Int(String(cString: port))
+    }
+
+    /// The database the connection is to; `nil` once closed.
+    public var databaseName: String? {
+        guard let handle, let name = PQdb(handle) else { return nil }
+        return String(cString: name)
     }
 
     /// A session setting as the server reported it (`TimeZone`, `server_encoding`, …).
@@ -363,10 +397,16 @@ extension Connection: Sendable {}
 /// Receives the server's notices (libpq would print them on stderr) and logs them.
 private final class NoticeSink {
     let logger: Logger
+    /// Whether the notice's text is logged: a trigger's `RAISE NOTICE` can quote a row, so
+    /// only when values are logged for debugging.
+    var logsText = false
     init(logger: Logger) { self.logger = logger }
     /// A WARNING deserves attention; NOTICE, INFO and the like are routine.
-    func receive(_ message: String, isWarning: Bool) {
-        let text = message.trimmingCharacters(in: .whitespacesAndNewlines)
-        logger.log(level: isWarning ? .warning : .debug, "\(text)", metadata: ["relate.source": "server"])
+    func receive(_ message: String, severity: String?, sqlState: String?, isWarning: Bool) {
+        var metadata: Logger.Metadata = ["relate.source": "server"]
+        if let severity { metadata["relate.severity"] = "\(severity)" }
+        if let sqlState { metadata["relate.sqlstate"] = "\(sqlState)" }
+        let text = logsText ? message.trimmingCharacters(in: .whitespacesAndNewlines) : "server notice (text withheld: it may quote row data)"
+        logger.log(level: isWarning ? .warning : .debug, "\(text)", metadata: metadata)
     }
 }

@@ -12,6 +12,7 @@ final class LogicalDecodingFeed: ChangeFeed {
     private var transaction: [ChangeNotice]?
     private var received = LSN.zero
     private var acknowledged = LSN.zero
+    var position: LSN? { received == .zero ? nil : received }
 
     init(main: Connection, layout: ModelLayout) throws {
         self.main = main

@@ -12,6 +12,8 @@ import RelatePostgres
 /// more than ``maxKeys``) costs at most a re-read of that table, logged at debug level.
 final class NotificationFeed: ChangeFeed {
     let mechanism = ChangeTracking.Mechanism.triggers
+    /// Notifications carry no log position.
+    var position: LSN? { nil }
     private let main: Connection
     private let tables: TrackedTables
     private var listener: Connection

@@ -6,6 +6,9 @@ import RelatePostgres
 /// restart, `pg_terminate_backend`) costs the feed, never the context.
 protocol ChangeFeed: AnyObject {
     var mechanism: ChangeTracking.Mechanism { get }
+    /// How far in the server's log the feed has read (a logical decoding stream); `nil`
+    /// for a feed that reads no log position (triggers' notifications).
+    var position: LSN? { get }
     /// What arrived since the last call, without waiting; committed transactions only, whole.
     func receive() throws -> [FeedEvent]
     /// Waits at most `timeout` for something to read.

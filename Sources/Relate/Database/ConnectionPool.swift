@@ -57,6 +57,10 @@ final class ConnectionPool: Sendable {
         var opening: [Int: CheckedContinuation<PooledConnection, any Error>] = [:]
         var nextWaiter = 0
         var isClosed = false
+        /// What checkouts throw once closed.
+        var closedError = ConnectionPool.closedError
+        /// Connections being closed on a thread of the pool (libpq saying goodbye).
+        var closing = 0
 
         /// Moves the first task in line to `opening`, for a connection opened in its name.
         mutating func firstInLineToOpening() -> Int {
@@ -136,7 +140,7 @@ final class ConnectionPool: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PooledConnection, any Error>) in
                 let decision = state.withLock { state -> Checkout in
-                    if state.isClosed { return .fail(Self.closedError) }
+                    if state.isClosed { return .fail(state.closedError) }
                     // Checked under the lock, so that a cancellation that came before the
                     // waiter was listed is not lost.
                     if Task.isCancelled { return .fail(CancellationError()) }
@@ -231,9 +235,10 @@ final class ConnectionPool: Sendable {
     }
 
     /// Closes idle connections now and the others as they come back; tasks in line (or
-    /// waiting for a connection to open) and later checkouts get an error.
-    func close() {
+    /// waiting for a connection to open) and later checkouts get `error`.
+    func close(error: RelateError = closedError) {
         let (idle, waiters) = state.withLock { state in
+            if !state.isClosed { state.closedError = error }
             state.isClosed = true
             state.open -= state.idle.count
             // A connection still opening is closed when it comes back (see `open(for:)`).
@@ -246,8 +251,22 @@ final class ConnectionPool: Sendable {
         }
         for pooled in idle { closeConnection(pooled) }
         report()
-        for waiter in waiters { waiter.resume(throwing: Self.closedError) }
+        for waiter in waiters { waiter.resume(throwing: error) }
         if ownsExecutor { executor.shutDown() }
+    }
+
+    /// Whether, after ``close(error:)``, every connection is closed: none lent, opening, or
+    /// being closed.
+    var isFullyClosed: Bool { state.withLock { $0.isClosed && $0.open == 0 && $0.closing == 0 } }
+
+    /// The pool's counts now, for ``Database/status``.
+    func status(name: String) -> DatabaseStatus.Pool {
+        state.withLock { state in
+            DatabaseStatus.Pool(
+                name: name, maxConnections: maxConnections,
+                inUse: state.open - state.idle.count - state.openingAhead - state.opening.count, idle: state.idle.count,
+                waiting: state.waiters.count + state.opening.count, isClosed: state.isClosed)
+        }
     }
 
     /// When an idle connection was given back, for a pool without an idle timeout.
@@ -343,7 +362,11 @@ final class ConnectionPool: Sendable {
 
     /// Closes `pooled`'s connection on a thread of the pool (libpq says goodbye to the server).
     private func closeConnection(_ pooled: PooledConnection) {
-        executor.submit { pooled.connection.close() }
+        state.withLock { $0.closing += 1 }
+        executor.submit { [self] in
+            pooled.connection.close()
+            state.withLock { $0.closing -= 1 }
+        }
     }
 
     /// A new connection, set up, with its cancel request: what every pooled connection is.

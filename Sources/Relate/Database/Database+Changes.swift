@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RelatePostgres
 import Synchronization
+import Tracing
 
 /// What one committed transaction of any client changed, as ``Database/changes(using:)``
 /// streams it.
@@ -31,25 +32,24 @@ extension Database {
     ///   ``ChangeTracking/Mechanism/logicalDecoding``; `nil` (the default) to take what the
     ///   database has enabled.
     /// - Returns: The committed transactions, each with its changes, as they commit.
+    /// A shutdown of the `Database` (``run()``) ends the stream without an error.
+    ///
     /// - Throws: A ``RelateError`` when no mechanism is enabled in the database or the feed's
-    ///   connection cannot be opened; the stream throws when the feed fails later.
+    ///   connection cannot be opened, or of kind ``RelateError/Kind-swift.struct/shuttingDown``
+    ///   during a shutdown; the stream throws when the feed fails later.
     public func changes(using mechanism: ChangeTracking.Mechanism? = nil) async throws -> AsyncThrowingStream<CommittedChanges, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: CommittedChanges.self)
-        let stopped = Arc(Atomic<Bool>(false))
-        continuation.onTermination = { _ in stopped.value.store(true, ordering: .relaxed) }
-        let (conninfo, layout, logger) = (self.conninfo, self.layout.withLock { $0 }, self.logger)
+        let (id, entry) = try changeFeeds.register()
+        continuation.onTermination = { _ in entry.stop() }
+        let (conninfo, layout, logger, feeds, tracer) = (self.conninfo, self.layout.withLock { $0 }, self.logger, self.changeFeeds, self.tracer)
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
-                let feed: any ChangeFeed
-                do {
-                    let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: conninfo, logger: logger) }
-                    feed = try DatabaseContext.wrappingErrors { try makeChangeFeed(on: connection, layout: layout, mechanism: mechanism) }
-                } catch {
-                    started.resume(throwing: error)
-                    return
-                }
-                started.resume()
-                Self.stream(feed, layout: layout, logger: logger, until: stopped, into: continuation)
+                // The feed and its connections are gone once `run` returns: only then is the
+                // feed forgotten, so that a shutdown waits for its connections to close.
+                defer { feeds.remove(id) }
+                Self.run(
+                    mechanism, conninfo: conninfo, layout: layout, logger: logger, tracer: tracer, entry: entry, started: started,
+                    into: continuation)
             }
             thread.name = "relate-changes"
             thread.start()
@@ -57,8 +57,29 @@ extension Database {
         return stream
     }
 
+    /// Opens the feed (telling `started` how that went), then streams until stopped.
+    private static func run(
+        _ mechanism: ChangeTracking.Mechanism?, conninfo: String, layout: ModelLayout, logger: Logger, tracer: (any Tracer)?,
+        entry: ChangeFeedRegistry.Entry, started: CheckedContinuation<Void, any Error>,
+        into continuation: AsyncThrowingStream<CommittedChanges, any Error>.Continuation
+    ) {
+        let feed: any ChangeFeed
+        do {
+            let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: conninfo, logger: logger) }
+            // The feed's own statements (catalog checks, stored changes) are spans too, roots of their own.
+            if let tracer { connection.roundTripObserver = StatementSpans(tracer: tracer, connection: connection) }
+            feed = try DatabaseContext.wrappingErrors { try makeChangeFeed(on: connection, layout: layout, mechanism: mechanism) }
+        } catch {
+            started.resume(throwing: error)
+            return
+        }
+        entry.note(.streaming, of: feed)
+        started.resume()
+        stream(feed, layout: layout, logger: logger, entry: entry, into: continuation)
+    }
+
     private static func stream(
-        _ feed: any ChangeFeed, layout: ModelLayout, logger: Logger, until stopped: Arc<Atomic<Bool>>,
+        _ feed: any ChangeFeed, layout: ModelLayout, logger: Logger, entry: ChangeFeedRegistry.Entry,
         into continuation: AsyncThrowingStream<CommittedChanges, any Error>.Continuation
     ) {
         // While the server is away (a failover under way) the feed cannot open its
@@ -69,14 +90,16 @@ extension Database {
             error.postgresError.map { [.connectionClosed, .connectionFailed].contains($0.kind) } ?? false
         }
         do {
-            while !stopped.value.load(ordering: .relaxed) {
+            while !entry.isStopped {
                 let events: [FeedEvent]
                 do {
                     // A connection found closed here is opened again by `receive()`.
                     try? DatabaseContext.wrappingErrors { try feed.waitForInput(timeout: .milliseconds(200)) }
                     events = try DatabaseContext.wrappingErrors { try feed.receive() }
+                    entry.note(.streaming, of: feed)
                     pause = 0.1
                 } catch let error as RelateError where isConnectionLoss(error) {
+                    entry.note(.reconnecting)
                     logger.warning("change feed cannot reach the server; trying again", metadata: ["relate.error": "\(error.message)"])
                     Thread.sleep(forTimeInterval: pause)
                     pause = min(2, pause * 2)
@@ -120,10 +143,4 @@ extension Database {
             return Change(entity: name, kind: notice.kind, primaryKey: values, changedKeys: [], keyTexts: texts)
         }
     }
-}
-
-/// A shared box for a value that is not copyable (an `Atomic`), so closures can share it.
-private final class Arc<Value: ~Copyable & Sendable>: Sendable {
-    let value: Value
-    init(_ value: consuming Value) { self.value = value }
 }

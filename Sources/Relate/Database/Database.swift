@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RelatePostgres
 import Synchronization
+import Tracing
 
 /// A database for Swift concurrency: the model read once, and a pool of connections that
 /// units of work borrow. `Sendable`: share one `Database` across tasks and requests.
@@ -22,7 +23,7 @@ import Synchronization
 /// stay inside their unit; results leave it as values (``DatabaseObject/decode(_:keyDecodingStrategy:)``,
 /// ``DatabaseObject/snapshot()``).
 public final class Database: Sendable {
-    private let pool: ConnectionPool
+    let pool: ConnectionPool
     /// The replicas `read` units run on; `nil` without any.
     let replicaSet: ReplicaSet?
     private let options: ModelOptions
@@ -32,6 +33,14 @@ public final class Database: Sendable {
     let logger: Logger
     /// The live queries observed on this database (``observe(_:)``), sharing one feed.
     let observation = ObservationHub()
+    /// The units of work under way, which a shutdown drains (``run()``).
+    let units = UnitsInFlight()
+    /// The change feeds running, which a shutdown stops.
+    let changeFeeds = ChangeFeedRegistry()
+    /// How long a graceful shutdown waits for running units (``Configuration/shutdownGracePeriod``).
+    let shutdownGracePeriod: Duration
+    /// Where units and statements are traced; `nil` when no tracer is set (nothing traced).
+    let tracer: (any Tracer)?
 
     /// Opens a connection (URL or conninfo; PG* environment honoured), reads the catalog of
     /// the configuration's schemas (default: the search path) and builds the model; that
@@ -57,10 +66,14 @@ public final class Database: Sendable {
         conninfo = url
         self.logger = logger
         schemas = configuration.schemas
+        shutdownGracePeriod = configuration.shutdownGracePeriod
+        let anyTracer = configuration.tracer ?? InstrumentationSystem.tracer
+        let tracer = anyTracer is NoOpTracer ? nil : anyTracer
+        self.tracer = tracer
         // Replica pools run on the primary pool's threads, one more per replica connection.
         let replicaURLs = configuration.replicas
         let primaryOptions = configuration.poolOptions(pool: "primary")
-        let primarySetUp = Self.setUp(setUp, metrics: primaryOptions.metrics)
+        let primarySetUp = Self.setUp(setUp, metrics: primaryOptions.metrics, tracer: tracer)
         let pool = ConnectionPool(
             conninfo: url, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger,
             extraThreads: configuration.maxConnections * replicaURLs.count, options: primaryOptions, setUp: primarySetUp)
@@ -72,7 +85,8 @@ public final class Database: Sendable {
                     index: index,
                     pool: ConnectionPool(
                         conninfo: replicaURL, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger,
-                        executor: pool.executor, options: options, setUp: Self.setUp(setUp, metrics: options.metrics)))
+                        executor: pool.executor, options: options,
+                        setUp: Self.setUp(setUp, metrics: options.metrics, tracer: tracer)))
             },
             wait: configuration.replicaWait, retry: configuration.replicaRetry, logger: logger)
         let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: url, defaults: defaults, logger: logger) }
@@ -85,14 +99,15 @@ public final class Database: Sendable {
         for replica in replicaSet?.replicas ?? [] { replica.pool.openAhead() }
     }
 
-    /// `setUp`, and the statement timer when there are metrics.
+    /// `setUp`, and the statement timer when there are metrics, and spans when there is a tracer.
     private static func setUp(
-        _ setUp: @escaping @Sendable (Connection) throws -> Void, metrics: PoolMetrics?
+        _ setUp: @escaping @Sendable (Connection) throws -> Void, metrics: PoolMetrics?, tracer: (any Tracer)?
     ) -> @Sendable (Connection) throws -> Void {
-        guard let metrics else { return setUp }
+        if metrics == nil, tracer == nil { return setUp }
         return { connection in
             try setUp(connection)
-            connection.statementTimer = { metrics.recordStatement($0) }
+            if let metrics { connection.statementTimer = { metrics.recordStatement($0) } }
+            if let tracer { connection.roundTripObserver = StatementSpans(tracer: tracer, connection: connection) }
         }
     }
 
@@ -141,8 +156,10 @@ public final class Database: Sendable {
     ///   fits the schema; the model in use stays.
     public func reloadModel() async throws {
         let (options, schemas) = (self.options, self.schemas)
-        let fresh = try await withConnection { connection, _ in
-            try Self.readLayout(connection, options: options, schemas: schemas)
+        let fresh = try await unit("relate.reloadModel") {
+            try await self.withConnection { connection, _ in
+                try Self.readLayout(connection, options: options, schemas: schemas)
+            }
         }
         layout.withLock { $0 = fresh }
     }
@@ -172,8 +189,14 @@ public final class Database: Sendable {
     ///   when a replica is lost under it.
     /// - Returns: what `body` returned.
     /// - Throws: what `body` threw, as a ``RelateError``; `CancellationError` when the task
-    ///   was cancelled.
+    ///   was cancelled; ``RelateError/Kind-swift.struct/shuttingDown`` during a shutdown
+    ///   (``run()``).
     public func read<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
+        try await unit("relate.read") { try await self.readUnit(body) }
+    }
+
+    /// ``read(_:)``, once the unit was admitted.
+    private func readUnit<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
         let layout = self.layout.withLock { $0 }
         if let replicaSet {
             let needed = replicaSet.lastWrite
@@ -254,9 +277,16 @@ public final class Database: Sendable {
     /// - Returns: What `body` returns, once the transaction committed.
     /// - Throws: What `body` throws, after the rollback; `CancellationError` when the task is
     ///   cancelled; a ``RelateError`` when the commit fails, or of kind
-    ///   ``RelateError/Kind-swift.struct/commitOutcomeUnknown`` when its outcome cannot be known.
+    ///   ``RelateError/Kind-swift.struct/commitOutcomeUnknown`` when its outcome cannot be known,
+    ///   or ``RelateError/Kind-swift.struct/shuttingDown`` during a shutdown (``run()``): refused
+    ///   before it began, or cancelled and rolled back when the grace period ended.
     @discardableResult
     public func write<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
+        try await unit("relate.write") { try await self.writeUnit(body) }
+    }
+
+    /// ``write(_:)``, once the unit was admitted.
+    private func writeUnit<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
         let layout = self.layout.withLock { $0 }
         let (pool, replicaSet) = (self.pool, self.replicaSet)
         return try await withConnection { connection, cancelRequest in
@@ -387,10 +417,31 @@ public final class Database: Sendable {
     /// out of such a scope, and leave it before `close()`.
     public var executor: any TaskExecutor { pool.executor }
 
+    /// Runs `body` as one unit of work: refused during a shutdown, counted until it ends so
+    /// that a shutdown can wait for it, and cancelled by a shutdown whose grace period ended;
+    /// with a tracer, one span named `name` around its statements.
+    func unit<Result: Sendable>(_ name: String, _ body: () async throws -> Result) async throws -> Result {
+        let id = try units.enter()
+        defer { units.leave(id) }
+        guard let tracer else { return try await UnitsInFlight.$current.withValue(id) { try await body() } }
+        let span = tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: .internal)
+        defer { span.end() }
+        span.updateAttributes { $0["db.system.name"] = "postgresql" }
+        do {
+            return try await ServiceContext.$current.withValue(span.context) {
+                try await UnitsInFlight.$current.withValue(id) { try await body() }
+            }
+        } catch {
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error))
+            throw error
+        }
+    }
+
     /// Borrows a connection, runs `work` on a thread of the pool, gives it back. An idle
     /// connection the server closed meanwhile (a restart, a failover) is replaced before
     /// `work` sees it.
-    private func withConnection<Result: Sendable>(
+    func withConnection<Result: Sendable>(
         pool: ConnectionPool? = nil, _ work: @escaping @Sendable (Connection, CancelRequest) throws -> Result
     ) async throws -> Result {
         let pool = pool ?? self.pool
@@ -407,6 +458,23 @@ public final class Database: Sendable {
                 }
             }
             return try await withConnection(try await pool.checkout(), of: pool, probing: false, work)
+        }
+    }
+
+    /// Asks the server to cancel what the unit's connection runs. A request that reaches the
+    /// server between the unit's check and its statement (a busy machine may put seconds
+    /// between them) is ignored: while the unit runs, it is sent again, every 200 ms, then
+    /// every second.
+    private static func cancelOnServer(_ cancel: CancelRequest, until unitEnded: UnitEnded) {
+        cancel.sendInBackground()
+        Thread.detachNewThread {
+            var pause = 0.2
+            while true {
+                Thread.sleep(forTimeInterval: pause)
+                if unitEnded.flag.load(ordering: .acquiring) { return }
+                try? cancel.send()
+                pause = min(1, pause * 1.5)
+            }
         }
     }
 
@@ -429,12 +497,22 @@ public final class Database: Sendable {
         let cancel = pooled.cancelRequest
         let unitEnded = UnitEnded()
         defer { unitEnded.flag.store(true, ordering: .releasing) }
+        // A shutdown whose grace period ends cancels the unit as the task's cancellation would.
+        let unit = UnitsInFlight.current
+        if let unit { units.setCanceller(unit) { Self.cancelOnServer(cancel, until: unitEnded) } }
+        defer { if let unit { units.setCanceller(unit, nil) } }
+        // The pool's thread may not be this task's: the unit's trace context goes along by hand.
+        let traced = tracer != nil
+        let traceContext = traced ? ServiceContext.current : nil
         // One job answers both what the unit gave and whether its connection may serve again.
         let ran: Swift.Result<(outcome: Swift.Result<Result, any Error>, reusable: Bool), any Error> = await withTaskCancellationHandler {
             do {
                 return .success(try await pool.onPoolThread {
                     let connection = pooled.connection
                     if probing, !connection.probe() { throw StaleConnection() }
+                    let spans = traced ? connection.roundTripObserver as? StatementSpans : nil
+                    spans?.context = traceContext
+                    defer { spans?.context = nil }
                     // Cancelled before it started: the server would ignore the request.
                     let outcome = cancel.wasSent ? .failure(CancellationError()) : Swift.Result { try work(connection, cancel) }
                     return (outcome, connection.isOpen && !connection.isInTransaction)
@@ -443,19 +521,7 @@ public final class Database: Sendable {
                 return .failure(error)
             }
         } onCancel: {
-            cancel.sendInBackground()
-            // A request that reaches the server between the unit's check and its statement
-            // (a busy machine may put seconds between them) is ignored: while the unit runs,
-            // it is sent again, every 200 ms, then every second.
-            Thread.detachNewThread {
-                var pause = 0.2
-                while true {
-                    Thread.sleep(forTimeInterval: pause)
-                    if unitEnded.flag.load(ordering: .acquiring) { return }
-                    try? cancel.send()
-                    pause = min(1, pause * 1.5)
-                }
-            }
+            Self.cancelOnServer(cancel, until: unitEnded)
         }
         unitEnded.flag.store(true, ordering: .releasing)
         switch ran {
@@ -472,7 +538,11 @@ public final class Database: Sendable {
                 // stands, as a caller must not take a committed write for a failed one.
                 return result
             case .failure(let error):
-                if cancel.wasSent || error is CancellationError { throw CancellationError() }
+                if cancel.wasSent || error is CancellationError {
+                    // Not the task's cancellation: the shutdown's.
+                    if !Task.isCancelled, units.isCancelling { throw UnitsInFlight.cancelled }
+                    throw CancellationError()
+                }
                 throw DatabaseContext.relateError(error)
             }
         }

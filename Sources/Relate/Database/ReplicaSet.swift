@@ -127,7 +127,7 @@ final class ReplicaSet: Sendable {
         return state.hasPrefix("08") || state.hasPrefix("57P")
     }
 
-    func close() {
-        for replica in replicas { replica.pool.close() }
+    func close(error: RelateError = ConnectionPool.closedError) {
+        for replica in replicas { replica.pool.close(error: error) }
     }
 }

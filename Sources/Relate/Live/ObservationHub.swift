@@ -238,6 +238,20 @@ actor ObservationHub {
         Set(rows.compactMap { row in row.primaryKey.count == 1 ? ObjectKey(StoredValue(row.primaryKey[0])) : nil })
     }
 
+    /// The database is shutting down: every observer's stream ends, without an error, and
+    /// the feed stops.
+    func shutDown() {
+        for group in groups.values {
+            for continuation in group.subscribers.values { continuation.finish() }
+        }
+        groups = [:]
+        stale = []
+        undecided = []
+        changedKeys = [:]
+        feed?.cancel()
+        feed = nil
+    }
+
     /// The feed failed: every observer's stream ends with its error.
     private func fail(_ error: any Error) {
         for group in groups.values {

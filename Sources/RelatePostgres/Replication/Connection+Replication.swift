@@ -44,22 +44,20 @@ extension Connection {
         }
         let handle = try openHandle()
         let create = "CREATE_REPLICATION_SLOT \(slot) TEMPORARY LOGICAL pgoutput NOEXPORT_SNAPSHOT"
-        trace?(create)
-        roundTrips += 1
-        let created = try checked(PQexec(handle, create), sql: create, parameters: nil)
+        let created = try roundTrip(.replication, .one(create, nil)) { try checked(PQexec(handle, create), sql: create, parameters: nil) }
         guard let point = LSN((try? created[0].decode(String.self, at: 1)) ?? "") else {
             throw PostgresError(kind: .client, message: "the server answered CREATE_REPLICATION_SLOT without a consistent point", sql: create)
         }
         let names = try quoteLiteral(try publications.map { try quoteIdentifier($0) }.joined(separator: ","))
         let start = "START_REPLICATION SLOT \(slot) LOGICAL \(point) (proto_version '1', publication_names \(names))"
-        trace?(start)
-        roundTrips += 1
-        guard let result = PQexec(handle, start) else { throw connectionError(sql: start) }
-        guard PQresultStatus(result) == PGRES_COPY_BOTH else {
-            _ = try checked(result, sql: start, parameters: nil)
-            throw PostgresError(kind: .client, message: "the server did not start streaming", sql: start)
+        try roundTrip(.replication, .one(start, nil)) {
+            guard let result = PQexec(handle, start) else { throw connectionError(sql: start) }
+            guard PQresultStatus(result) == PGRES_COPY_BOTH else {
+                _ = try checked(result, sql: start, parameters: nil)
+                throw PostgresError(kind: .client, message: "the server did not start streaming", sql: start)
+            }
+            PQclear(result)
         }
-        PQclear(result)
         return point
     }
 
