@@ -15,8 +15,9 @@ final class EntityLayout: Sendable {
     let columns: [String]
     /// Each attribute's type, by attribute index.
     let types: [PostgresType]
-    /// Whether the attribute is read through `::text` (types without a binary decoder).
-    let readsAsText: [Bool]
+    /// The cast each attribute is read through, by attribute index: `text` for types
+    /// without a binary decoder, `numeric` for `money` (see `PostgresType.selectCast`).
+    let selectCasts: [String?]
     /// Attribute indexes of the primary key, in key order.
     let primaryKey: [Int]
     /// Each attribute's key, by attribute index.
@@ -58,7 +59,7 @@ final class EntityLayout: Sendable {
         table = try quote(entity.schema) + "." + quote(entity.table)
         columns = try entity.attributes.map { try quote($0.name) }
         types = entity.attributes.map { PostgresType($0.typeOID) }
-        readsAsText = types.map { !$0.mapping.readsBinary }
+        selectCasts = types.map(\.selectCast)
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
         attributeKeys = entity.attributes.map(\.key)
         keys = entity.keys
@@ -105,8 +106,9 @@ final class EntityLayout: Sendable {
         }
         self.helpers = helpers
         self.helperColumns = helperColumns
-        let (quoted, asText) = (columns, readsAsText)
-        selectColumns = quoted.indices.map { asText[$0] ? "\(quoted[$0])::text" : quoted[$0] }.joined(separator: ", ")
+        let (quoted, casts) = (columns, selectCasts)
+        selectColumns = quoted.indices.map { index in casts[index].map { "\(quoted[index])::\($0)" } ?? quoted[index] }
+            .joined(separator: ", ")
         self.targets = targets
         self.targetColumns = targetColumns
         self.inverses = inverses
@@ -129,7 +131,7 @@ final class EntityLayout: Sendable {
         guard let alias else { return selectColumns }
         return columns.indices.map { index in
             let column = "\(alias).\(columns[index])"
-            return readsAsText[index] ? "\(column)::text" : column
+            return selectCasts[index].map { "\(column)::\($0)" } ?? column
         }.joined(separator: ", ")
     }
 

@@ -190,7 +190,15 @@ struct RequestSQL {
     /// foreign key refers to is read from that foreign key, with no join (`person.id` is
     /// `person_id`); a composite key is not, since one NULL column leaves the relationship
     /// empty while the others still hold values.
+    /// A `money` column is compared as `numeric`: the values it is compared with are
+    /// `Decimal`s sent as `numeric` (the server has no `money = numeric`, and reading their
+    /// text as money would depend on its `lc_monetary`).
     private mutating func column(_ path: ResolvedPath, attribute: Int, in scope: inout Scope) -> String {
+        let column = uncastColumn(path, attribute: attribute, in: &scope)
+        return layout.entities[path.entity].types[attribute] == .money ? "(\(column))::numeric" : column
+    }
+
+    private mutating func uncastColumn(_ path: ResolvedPath, attribute: Int, in scope: inout Scope) -> String {
         if let lastHop = path.hops.last {
             let ownerEntity = entity(after: path.hops.dropLast(), from: scope.entity)
             let owner = layout.entities[ownerEntity]
