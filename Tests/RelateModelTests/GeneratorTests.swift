@@ -153,9 +153,12 @@ import Testing
     @Test func typeMapping() {
         let cases: [(String, String)] = [
             ("int2", "Int"), ("int8", "Int"), ("float4", "Float"), ("float8", "Double"), ("numeric", "Decimal"),
-            ("varchar", "String"), ("jsonb", "String"), ("bool", "Bool"), ("timestamptz", "Date"), ("uuid", "UUID"),
-            ("bytea", "Data"), ("int4[]", "[Int]"), ("text[]", "[String]"), ("interval", "String"), ("inet[]", "String"),
-            ("mood", "String"),
+            ("varchar", "String"), ("jsonb", "JSONValue"), ("json", "JSONValue"), ("bool", "Bool"), ("timestamptz", "Date"),
+            ("uuid", "UUID"), ("bytea", "Data"), ("int4[]", "[Int]"), ("text[]", "[String]"), ("interval", "PostgresInterval"),
+            ("inet[]", "[PostgresInet]"), ("cidr", "PostgresInet"), ("macaddr", "PostgresMacAddress"), ("macaddr8", "PostgresMacAddress"),
+            ("money", "Decimal"), ("time", "PostgresTime"), ("timetz", "PostgresTime"), ("int4range", "PostgresRange<Int>"),
+            ("int8range", "PostgresRange<Int>"), ("numrange", "PostgresRange<Decimal>"), ("daterange", "PostgresRange<Date>"),
+            ("tsrange", "PostgresRange<Date>"), ("tstzrange[]", "[PostgresRange<Date>]"), ("tsvector", "String"), ("mood", "String"),
         ]
         for (type, swift) in cases {
             #expect(TypeMapping.swiftType(typeName: type) == swift, "\(type)")
