@@ -202,4 +202,27 @@ import Testing
         #expect(entity.contains("public var empty: String?"))
         #expect(entity.contains("assignments.set(newValue?.rawValue, forKey: \"feeling\", nullable: false)"))
     }
+
+    /// A `mood[]` column takes the enum of `mood`, one enum for both.
+    @Test func arraysOfAnEnumAreArraysOfItsGeneratedEnum() throws {
+        let labels = ["happy", "so-so"]
+        let diary = Catalog.Table(
+            name: "diary", columns: [
+                Catalog.Column(name: "id", type: "int4", isNullable: false),
+                Catalog.Column(name: "feeling", type: "mood", isNullable: true, enumLabels: labels),
+                Catalog.Column(name: "week", type: "mood[]", isNullable: true, enumLabels: labels),
+                Catalog.Column(name: "always", type: "mood[]", isNullable: false, enumLabels: labels),
+            ], primaryKey: ["id"])
+        let generated = try files([diary])
+        let model = try #require(generated[Generator.modelFileName])
+        let entity = try #require(generated["RelateModel+diary.swift"])
+        #expect(model.components(separatedBy: "public enum Mood: String, TypedEnum, CaseIterable {").count == 2)
+        #expect(!model.contains("[]"))
+        #expect(entity.contains("public var week: [Mood]? {"))
+        #expect(entity.contains("try object.generatedOptionalEnumArray(at: 2, as: Mood.self)"))
+        #expect(entity.contains("try object.generatedEnumArray(at: 3, as: Mood.self)"))
+        #expect(entity.contains("public var always: [Mood]\n"))
+        #expect(entity.contains("assignments.set(newValue?.map(\\.rawValue), forKey: \"week\", nullable: true)"))
+        #expect(entity.contains("public var week: AttributeColumn<[Mood]?>"))
+    }
 }

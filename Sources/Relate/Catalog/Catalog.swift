@@ -119,7 +119,7 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// Whether the column is a stored generated column (`GENERATED ALWAYS AS (…) STORED`),
         /// which is never written.
         public var isGenerated: Bool
-        /// For an enum type (or a domain over one): its labels, in order.
+        /// For an enum type (a domain over one, or an array of one): its labels, in order.
         public var enumLabels: [String]? = nil
 
         /// Creates a column by hand.

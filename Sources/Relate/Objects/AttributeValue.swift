@@ -131,6 +131,12 @@ enum AttributeValue {
         case .textForm:
             // Types without a Swift mapping take their text form, which the server parses.
             if let text = value as? String { return text }
+            // An array of them (enum labels: [String], as they read) goes as an array literal.
+            if attribute.type.hasSuffix("[]"), let elements = value as? [String?] {
+                var literal: [UInt8] = []
+                do { try elements.encode(into: &literal) } catch { throw mismatch(error.reason) }
+                return String(decoding: literal, as: UTF8.self)
+            }
             throw mismatch("give its text form as a String")
         }
     }

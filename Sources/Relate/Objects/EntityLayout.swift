@@ -59,7 +59,10 @@ final class EntityLayout: Sendable {
         table = try quote(entity.schema) + "." + quote(entity.table)
         columns = try entity.attributes.map { try quote($0.name) }
         types = entity.attributes.map { PostgresType($0.typeOID) }
-        selectCasts = types.map(\.selectCast)
+        // An array of enum labels reads as text[], so that it is [String] as a label is a String.
+        selectCasts = entity.attributes.map { attribute in
+            attribute.isEnumArray ? "text[]" : PostgresType(attribute.typeOID).selectCast
+        }
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
         attributeKeys = entity.attributes.map(\.key)
         keys = entity.keys

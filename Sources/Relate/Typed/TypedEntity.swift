@@ -138,6 +138,7 @@ enum TypedValue {
         case let value as [Data]: return value
         case let value as [Decimal]: return value
         case let value as any TypedEnum: return value.rawValue
+        case let value as [any TypedEnum]: return value.map { $0.rawValue }
         default: return value
         }
     }
