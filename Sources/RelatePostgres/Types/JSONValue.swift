@@ -29,6 +29,7 @@ public enum JSONValue: Hashable, Sendable {
     /// The member `key` of an object; `nil` for another value or a missing key.
     ///
     /// - Parameter key: The member's name.
+    /// - Returns: The member's value, or `nil`.
     public subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }
         return nil
@@ -37,6 +38,7 @@ public enum JSONValue: Hashable, Sendable {
     /// The element at `index` of an array; `nil` for another value or an index out of range.
     ///
     /// - Parameter index: The element's position.
+    /// - Returns: The element, or `nil`.
     public subscript(index: Int) -> JSONValue? {
         if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
         return nil
