@@ -339,6 +339,9 @@ public struct Generator {
             var arguments = "name: \(SwiftNames.literal(attribute.name))"
             if let key = attribute.key, key != attribute.name { arguments += ", key: \(SwiftNames.literal(key))" }
             arguments += ", type: \(SwiftNames.literal(attribute.type)), nullable: \(attribute.nullable)"
+            if enumTypeName(of: attribute) != nil, let labels = attribute.enumLabels {
+                arguments += ", enumLabels: [\(labels.map(SwiftNames.literal).joined(separator: ", "))]"
+            }
             out += "            TypedAttribute(\(arguments)),\n"
         }
         out += "        ],\n"

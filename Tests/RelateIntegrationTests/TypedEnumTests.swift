@@ -64,6 +64,19 @@ import Testing
             #expect(error?.message.contains("Mood lacks") == true)
             // Dynamically the label is a String, whatever the generated enum knows.
             #expect(try second.value(forKey: "feeling") as? String == "wistful")
+            // The drift check, on a generated type's first use, names the new label.
+            let labels = ["happy", "sad", "so-so"]
+            let typed = TypedEntity(
+                name: "diary",
+                attributes: [
+                    TypedAttribute(name: "id", type: "int4", nullable: false),
+                    TypedAttribute(name: "feeling", type: "mood", nullable: true, enumLabels: labels),
+                    TypedAttribute(name: "usual", type: "gentle_mood", nullable: true, enumLabels: labels),
+                    TypedAttribute(name: "note", type: "text", nullable: true),
+                ], relationships: [], fingerprint: "labels")
+            let drift = #expect(throws: RelateError.self) { try fresh.check(typed) }
+            #expect(drift?.kind == .schemaChanged)
+            #expect(drift?.message.contains(#"the enum type mood of column "feeling" of table "\#(schema).diary" now has label "wistful""#) == true)
         }
     }
 

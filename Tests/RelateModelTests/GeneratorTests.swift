@@ -201,6 +201,9 @@ import Testing
         #expect(entity.contains("public var usual: _mood? {"))
         #expect(entity.contains("public var empty: String?"))
         #expect(entity.contains("assignments.set(newValue?.rawValue, forKey: \"feeling\", nullable: false)"))
+        // The drift check knows the labels the enum was generated with.
+        #expect(entity.contains(#"TypedAttribute(name: "feeling", type: "mood", nullable: false, enumLabels: ["happy", "so-so", "default", "allCases"])"#))
+        #expect(entity.contains(#"TypedAttribute(name: "empty", type: "nothing", nullable: true)"#))
     }
 
     /// A `mood[]` column takes the enum of `mood`, one enum for both.

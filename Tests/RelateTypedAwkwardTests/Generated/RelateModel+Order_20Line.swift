@@ -24,7 +24,7 @@ public struct OrderLine: TypedObject {
             TypedAttribute(name: "größe", type: "numeric", nullable: true),
             TypedAttribute(name: "object", type: "uuid", nullable: true),
             TypedAttribute(name: "values", type: "int4[]", nullable: true),
-            TypedAttribute(name: "feeling", type: "mood", nullable: true),
+            TypedAttribute(name: "feeling", type: "mood", nullable: true, enumLabels: ["happy", "sad", "so-so"]),
             TypedAttribute(name: "qty", type: "positive", nullable: true),
             TypedAttribute(name: "at", type: "timestamptz", nullable: true),
             TypedAttribute(name: "raw", type: "bytea", nullable: true),
