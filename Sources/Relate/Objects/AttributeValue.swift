@@ -116,9 +116,9 @@ enum AttributeValue {
             throw mismatch()
         case .array(let element):
             if let array = value as? any PostgresEncodable, Swift.type(of: array).postgresType.arrayElement != nil {
-                // Arrays of the types a value of may be sent as several types (a range as
-                // int4range or int8range, a time as time or timetz) go as their text, which
-                // the server reads as the column's type.
+                // An array of a type whose values go as one of several PostgreSQL types (a
+                // range as int4range or int8range, a time as time or timetz) goes as its
+                // text when its own array type is not the column's: the server reads it so.
                 if Swift.type(of: array).postgresType != type, element.sentAsSeveralTypes, let elements = array as? [any PostgresArrayElement] {
                     var literal: [UInt8] = []
                     do { try elements.map(StoredValue.elementText).encode(into: &literal) } catch { throw mismatch(error.reason) }
