@@ -49,6 +49,7 @@ import Testing
                     let doc: JSONValue? = try made.doc
                     try made.update { $0.stay = PostgresRange(Date()..<Date()); $0.price = 12.5; $0.feeling = .sad }
                     _ = try context.fetch(Booking.self, where: { $0.seats == PostgresRange(1..<10) && $0.moods == [.happy] && $0.price > 3 })
+                    _ = try context.count(Booking.self, where: { $0.doc.jsonContains(["a": [1]]) || $0.raw.jsonText(at: "k", equals: "v") })
                     _ = (span, doc, try made.values)
                 }
                 """)

@@ -262,6 +262,32 @@ import Testing
         }
     }
 
+    /// `@>` and `#>>` on json and jsonb columns, values bound, through keys and typed columns.
+    @Test func jsonConditions() throws {
+        try Self.withSamples { context, _ in
+            func expect(_ condition: Condition, _ expected: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+                let count = try context.count(FetchRequest("sample", where: condition))
+                #expect(count == expected, sourceLocation: sourceLocation)
+            }
+            // Row 1: doc {"a": [1, 2.5, null]}, raw {"b": true}.
+            try expect(Key("doc").jsonContains(["a": [.number(2.5)]]), 1)
+            try expect(Key("doc").jsonContains(["a": [3]]), 0)
+            try expect(Key("raw").jsonContains(["b": true]), 1)
+            try expect(Key("doc").jsonText(at: "a", "1", equals: "2.5"), 1)
+            try expect(Key("raw").jsonText(at: "b", equals: "true"), 1)
+            try expect(Key("raw").jsonText(at: "b", equals: "false"), 0)
+            // Nothing at the path (or NULL): row 1 has no "zz", row 2 has no document.
+            try expect(Key("doc").jsonText(at: "zz", equals: nil), 2)
+            // A text with quotes and a path with a comma stay values, never SQL.
+            try expect(Key("doc").jsonText(at: "a,b", "'); DROP TABLE sample; --", equals: "x'y"), 0)
+            let doc = AttributeColumn<JSONValue?>("doc")
+            try expect(doc.jsonContains(["a": [1]]) && doc.jsonText(at: "a", "0", equals: "1"), 1)
+            let error = #expect(throws: RelateError.self) { try context.count(FetchRequest("sample", where: Key("span").jsonContains([:]))) }
+            #expect(error?.kind == .typeMismatch)
+            #expect(error?.message.contains("json or jsonb") == true)
+        }
+    }
+
     /// What generated getters, `update {}` and drafts call for these types.
     @Test func generatedCodePathsReadAndWriteTheTypes() throws {
         try Self.withSamples { context, _ in
