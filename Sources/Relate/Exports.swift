@@ -15,3 +15,11 @@
 @_exported import typealias RelatePostgres.PostgresCodable
 @_exported import struct RelatePostgres.PostgresDecodingError
 @_exported import struct RelatePostgres.PostgresEncodingError
+// The values attributes read as (generated properties have these types).
+@_exported import enum RelatePostgres.JSONValue
+@_exported import struct RelatePostgres.PostgresRange
+@_exported import protocol RelatePostgres.PostgresRangeBound
+@_exported import struct RelatePostgres.PostgresInterval
+@_exported import struct RelatePostgres.PostgresInet
+@_exported import struct RelatePostgres.PostgresMacAddress
+@_exported import struct RelatePostgres.PostgresTime

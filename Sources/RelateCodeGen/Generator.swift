@@ -87,7 +87,9 @@ public struct Generator {
         var enums: [String: [String]] = [:]
         for (_, entity) in entities {
             for attribute in entity.attributes {
-                if let labels = attribute.enumLabels, !labels.isEmpty, enums[attribute.type] == nil { enums[attribute.type] = labels }
+                if let labels = attribute.enumLabels, !labels.isEmpty, enums[Self.enumTypeName(attribute)] == nil {
+                    enums[Self.enumTypeName(attribute)] = labels
+                }
             }
         }
         self.enums = enums
@@ -193,15 +195,26 @@ public struct Generator {
     }
 
     /// The Swift type of a column's non-NULL values: a generated enum for an enum type with
-    /// labels, else ``TypeMapping/swiftType(of:)``.
+    /// labels (an array of it for `mood[]`), else ``TypeMapping/swiftType(of:)``.
     func swiftType(of attribute: ModelSnapshot.Attribute) -> String {
-        if let name = enumTypeName(of: attribute) { return name }
+        if let name = enumTypeName(of: attribute) { return Self.isArray(attribute) ? "[\(name)]" : name }
         return TypeMapping.swiftType(of: attribute)
     }
 
+    /// The Swift name of the generated enum of an enum column (or of its elements').
     func enumTypeName(of attribute: ModelSnapshot.Attribute) -> String? {
         guard let labels = attribute.enumLabels, !labels.isEmpty else { return nil }
-        return enumTypeNames[attribute.type].map(SwiftNames.escaped)
+        return enumTypeNames[Self.enumTypeName(attribute)].map(SwiftNames.escaped)
+    }
+
+    /// Whether the column is an array (its type's name ends in `[]`).
+    static func isArray(_ attribute: ModelSnapshot.Attribute) -> Bool {
+        attribute.type.hasSuffix("[]")
+    }
+
+    /// The catalog's name of an enum column's type, or of its elements' for an array.
+    static func enumTypeName(_ attribute: ModelSnapshot.Attribute) -> String {
+        isArray(attribute) ? String(attribute.type.dropLast(2)) : attribute.type
     }
 
     func entityName(schema: String, table: String) -> String {
@@ -347,6 +360,9 @@ public struct Generator {
             var arguments = "name: \(SwiftNames.literal(attribute.name))"
             if let key = attribute.key, key != attribute.name { arguments += ", key: \(SwiftNames.literal(key))" }
             arguments += ", type: \(SwiftNames.literal(attribute.type)), nullable: \(attribute.nullable)"
+            if enumTypeName(of: attribute) != nil, let labels = attribute.enumLabels {
+                arguments += ", enumLabels: [\(labels.map(SwiftNames.literal).joined(separator: ", "))]"
+            }
             out += "            TypedAttribute(\(arguments)),\n"
         }
         out += "        ],\n"
@@ -394,13 +410,15 @@ public struct Generator {
             case .attribute(let index, let attribute):
                 let type = swiftType(of: attribute)
                 out += "\n    /// Column `\(attribute.name)` (`\(attribute.type)`\(attribute.nullable ? "" : ", not null")).\n"
-                let read = enumTypeName(of: attribute) == nil ? "Value" : "Enum"
+                let enumName = enumTypeName(of: attribute)
+                let read = enumName == nil ? "Value" : Self.isArray(attribute) ? "EnumArray" : "Enum"
+                let readType = Self.isArray(attribute) ? enumName ?? type : type
                 if attribute.nullable {
                     out += "    public var \(swiftName): \(type)? {\n"
-                    out += "        get throws { try object.generatedOptional\(read)(at: \(index), as: \(type).self) }\n"
+                    out += "        get throws { try object.generatedOptional\(read)(at: \(index), as: \(readType).self) }\n"
                 } else {
                     out += "    public var \(swiftName): \(type) {\n"
-                    out += "        get throws { try object.generated\(read)(at: \(index), as: \(type).self) }\n"
+                    out += "        get throws { try object.generated\(read)(at: \(index), as: \(readType).self) }\n"
                 }
                 out += "    }\n"
             case .relationship(let relationship):
@@ -493,7 +511,10 @@ public struct Generator {
             let key = SwiftNames.literal(property.key)
             out += "\n        /// Column `\(attribute.name)`.\n"
             out += "        public var \(swiftName): \(type)? {\n"
-            if enumTypeName(of: attribute) != nil {
+            if let enumName = enumTypeName(of: attribute), Self.isArray(attribute) {
+                out += "            get { assignments.value(forKey: \(key), as: [String].self).map { $0.compactMap(\(enumName).init(rawValue:)) } }\n"
+                out += "            set { assignments.set(newValue?.map(\\.rawValue), forKey: \(key), nullable: \(attribute.nullable)) }\n"
+            } else if enumTypeName(of: attribute) != nil {
                 out += "            get { assignments.value(forKey: \(key), as: String.self).flatMap(\(type).init(rawValue:)) }\n"
                 out += "            set { assignments.set(newValue?.rawValue, forKey: \(key), nullable: \(attribute.nullable)) }\n"
             } else {

@@ -1,15 +1,23 @@
 /// The Swift type a column's values read as: the table of `PostgresValueMapping` in
 /// `RelatePostgres`, by the catalog's type name. A domain reads as its base
-/// type; a type without a mapping (an enum, `interval`, `inet`…) as its text, a `String`.
+/// type; a type without a mapping (`tsvector`, a composite…) as its text, a `String`.
 public enum TypeMapping {
     static let scalars: [String: String] = [
         "int2": "Int", "int4": "Int", "int8": "Int", "oid": "Int",
         "float4": "Float", "float8": "Double",
         "numeric": "Decimal",
         "text": "String", "varchar": "String", "bpchar": "String", "name": "String", "char": "String",
-        "json": "String", "jsonb": "String", "xml": "String", "unknown": "String",
+        "xml": "String", "unknown": "String",
+        "json": "JSONValue", "jsonb": "JSONValue",
         "bool": "Bool",
         "date": "Date", "timestamp": "Date", "timestamptz": "Date",
+        "time": "PostgresTime", "timetz": "PostgresTime",
+        "interval": "PostgresInterval",
+        "inet": "PostgresInet", "cidr": "PostgresInet",
+        "macaddr": "PostgresMacAddress", "macaddr8": "PostgresMacAddress",
+        "money": "Decimal",
+        "int4range": "PostgresRange<Int>", "int8range": "PostgresRange<Int>", "numrange": "PostgresRange<Decimal>",
+        "daterange": "PostgresRange<Date>", "tsrange": "PostgresRange<Date>", "tstzrange": "PostgresRange<Date>",
         "uuid": "UUID",
         "bytea": "Data",
     ]
@@ -17,7 +25,8 @@ public enum TypeMapping {
     /// Element types whose arrays read as Swift arrays (the others read as their text).
     static let arrayElements: Set<String> = [
         "bool", "bytea", "char", "name", "int2", "int4", "text", "bpchar", "varchar", "int8", "float4", "float8", "oid",
-        "timestamp", "date", "timestamptz", "json", "numeric", "uuid", "jsonb",
+        "timestamp", "date", "timestamptz", "json", "numeric", "uuid", "jsonb", "time", "timetz", "interval", "inet", "cidr",
+        "macaddr", "macaddr8", "money", "int4range", "int8range", "numrange", "daterange", "tsrange", "tstzrange",
     ]
 
     /// The Swift type of a column's non-NULL values.

@@ -48,7 +48,7 @@ struct BoundParameters {
             guard length <= Int(Int32.max) else {
                 throw PostgresError(kind: .invalidInput, message: "parameter $\(index + 1) is larger than 2 GiB")
             }
-            layout[index] = Int32(bitPattern: valueType.postgresType.rawValue)
+            layout[index] = Int32(bitPattern: parameter.postgresValueType.rawValue)
             layout[count + index] = Int32(length)
             layout[2 * count + index] = format.rawValue
         }

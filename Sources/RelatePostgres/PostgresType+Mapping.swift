@@ -6,10 +6,16 @@
 /// |---|---|
 /// | int2, int4, int8, oid | `Int` |
 /// | float4 / float8 | `Float` / `Double` |
-/// | numeric | `Decimal` |
-/// | text, varchar, char, name, json, jsonb, xml | `String` |
+/// | numeric, money (read as numeric) | `Decimal` |
+/// | text, varchar, char, name, xml | `String` |
+/// | json, jsonb | ``JSONValue`` |
 /// | bool | `Bool` |
 /// | date, timestamp, timestamptz | `Date` |
+/// | time, timetz | ``PostgresTime`` |
+/// | interval | ``PostgresInterval`` |
+/// | int4range, int8range / numrange / daterange, tsrange, tstzrange | ``PostgresRange`` of `Int` / `Decimal` / `Date` |
+/// | inet, cidr | ``PostgresInet`` |
+/// | macaddr, macaddr8 | ``PostgresMacAddress`` |
 /// | uuid | `UUID` |
 /// | bytea | `Data` |
 /// | arrays of these | `[T]`, or `[T?]` when an element is NULL |
@@ -21,18 +27,30 @@ public enum PostgresValueMapping: Sendable, Hashable {
     case float
     /// `Double`: float8.
     case double
-    /// `Decimal`: numeric.
+    /// `Decimal`: numeric, and money read as numeric.
     case decimal
     /// `Bool`: bool.
     case bool
-    /// `String`: text, varchar, char, name, json, jsonb and xml.
+    /// `String`: text, varchar, char, name and xml.
     case string
+    /// ``JSONValue``: json and jsonb.
+    case json
     /// `Date`: date, timestamp and timestamptz.
     case date
     /// `UUID`: uuid.
     case uuid
     /// `Data`: bytea.
     case data
+    /// ``PostgresTime``: time and timetz.
+    case time
+    /// ``PostgresInterval``: interval.
+    case interval
+    /// ``PostgresInet``: inet and cidr.
+    case inet
+    /// ``PostgresMacAddress``: macaddr and macaddr8.
+    case macAddress
+    /// ``PostgresRange`` whose bounds map as `bound` does (`integer`, `decimal` or `date`).
+    indirect case range(bound: PostgresValueMapping)
     /// An array whose elements map as `element` does: `[T]`, or `[T?]` when an element is NULL.
     indirect case array(element: PostgresValueMapping)
     /// No Swift mapping: the value is read and written in its text form, as a `String`.
@@ -56,13 +74,29 @@ extension PostgresType {
         case .int2, .int4, .int8, .oid: .integer
         case .float4: .float
         case .float8: .double
-        case .numeric: .decimal
+        case .numeric, .money: .decimal
         case .bool: .bool
-        case .text, .varchar, .bpchar, .name, .char, .json, .jsonb, .xml, .unknown: .string
+        case .text, .varchar, .bpchar, .name, .char, .xml, .unknown: .string
+        case .json, .jsonb: .json
         case .date, .timestamp, .timestamptz: .date
         case .uuid: .uuid
         case .bytea: .data
-        default: arrayElement.map { .array(element: $0.mapping) } ?? .textForm
+        case .time, .timetz: .time
+        case .interval: .interval
+        case .inet, .cidr: .inet
+        case .macaddr, .macaddr8: .macAddress
+        default:
+            if let element = rangeElement { .range(bound: element.mapping) }
+            else { arrayElement.map { .array(element: $0.mapping) } ?? .textForm }
         }
+    }
+
+    /// The type a select list casts a column of this type to, so that it reads as its
+    /// mapping: `text` for a type without one, `numeric` for `money` (whose binary form the
+    /// server's `lc_monetary` scales); `nil` for the others, read as they are.
+    public var selectCast: String? {
+        if self == .money { return "numeric" }
+        if self == .moneyArray { return "numeric[]" }
+        return mapping.readsBinary ? nil : "text"
     }
 }

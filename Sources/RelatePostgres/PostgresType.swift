@@ -33,7 +33,7 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
     @inlinable public static var text: PostgresType { PostgresType(rawValue: 25) }
     /// `oid` (OID 26), read as `Int`.
     @inlinable public static var oid: PostgresType { PostgresType(rawValue: 26) }
-    /// `json` (OID 114), read and written as its text, a `String`.
+    /// `json` (OID 114), read as a ``JSONValue`` (or its text, a `String`, on request).
     @inlinable public static var json: PostgresType { PostgresType(rawValue: 114) }
     /// `xml` (OID 142), read and written as its text, a `String`.
     @inlinable public static var xml: PostgresType { PostgresType(rawValue: 142) }
@@ -49,7 +49,7 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
     @inlinable public static var varchar: PostgresType { PostgresType(rawValue: 1043) }
     /// `date` (OID 1082), read and written as `Date` (midnight UTC).
     @inlinable public static var date: PostgresType { PostgresType(rawValue: 1082) }
-    /// `time` (OID 1083), the time of day without a date; read in its text form, as `String`.
+    /// `time` (OID 1083), the time of day without a date, read and written as ``PostgresTime``.
     @inlinable public static var time: PostgresType { PostgresType(rawValue: 1083) }
     /// `timestamp` (OID 1114), without time zone, read and written as `Date` taken as UTC.
     @inlinable public static var timestamp: PostgresType { PostgresType(rawValue: 1114) }
@@ -59,8 +59,36 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
     @inlinable public static var numeric: PostgresType { PostgresType(rawValue: 1700) }
     /// `uuid` (OID 2950), read and written as `UUID`.
     @inlinable public static var uuid: PostgresType { PostgresType(rawValue: 2950) }
-    /// `jsonb` (OID 3802), read and written as its text, a `String`.
+    /// `jsonb` (OID 3802), read and written as a ``JSONValue`` (or its text, a `String`, on request).
     @inlinable public static var jsonb: PostgresType { PostgresType(rawValue: 3802) }
+
+    /// `money` (OID 790), read as `Decimal` through `numeric` (its binary form depends on the
+    /// server's `lc_monetary`).
+    @inlinable public static var money: PostgresType { PostgresType(rawValue: 790) }
+    /// `cidr` (OID 650), a network, read and written as ``PostgresInet``.
+    @inlinable public static var cidr: PostgresType { PostgresType(rawValue: 650) }
+    /// `inet` (OID 869), a host address and its network, read and written as ``PostgresInet``.
+    @inlinable public static var inet: PostgresType { PostgresType(rawValue: 869) }
+    /// `macaddr8` (OID 774), read and written as ``PostgresMacAddress``.
+    @inlinable public static var macaddr8: PostgresType { PostgresType(rawValue: 774) }
+    /// `macaddr` (OID 829), read and written as ``PostgresMacAddress``.
+    @inlinable public static var macaddr: PostgresType { PostgresType(rawValue: 829) }
+    /// `interval` (OID 1186), read and written as ``PostgresInterval``.
+    @inlinable public static var interval: PostgresType { PostgresType(rawValue: 1186) }
+    /// `timetz` (OID 1266), a time of day with its UTC offset, read and written as ``PostgresTime``.
+    @inlinable public static var timetz: PostgresType { PostgresType(rawValue: 1266) }
+    /// `int4range` (OID 3904), read and written as `PostgresRange<Int>`.
+    @inlinable public static var int4range: PostgresType { PostgresType(rawValue: 3904) }
+    /// `numrange` (OID 3906), read and written as `PostgresRange<Decimal>`.
+    @inlinable public static var numrange: PostgresType { PostgresType(rawValue: 3906) }
+    /// `tsrange` (OID 3908), read and written as `PostgresRange<Date>` (bounds taken as UTC).
+    @inlinable public static var tsrange: PostgresType { PostgresType(rawValue: 3908) }
+    /// `tstzrange` (OID 3910), read and written as `PostgresRange<Date>`.
+    @inlinable public static var tstzrange: PostgresType { PostgresType(rawValue: 3910) }
+    /// `daterange` (OID 3912), read and written as `PostgresRange<Date>` (bounds at midnight UTC).
+    @inlinable public static var daterange: PostgresType { PostgresType(rawValue: 3912) }
+    /// `int8range` (OID 3926), read and written as `PostgresRange<Int>`.
+    @inlinable public static var int8range: PostgresType { PostgresType(rawValue: 3926) }
 
     /// `bool[]` (OID 1000).
     @inlinable public static var boolArray: PostgresType { PostgresType(rawValue: 1000) }
@@ -102,6 +130,34 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
     @inlinable public static var uuidArray: PostgresType { PostgresType(rawValue: 2951) }
     /// `jsonb[]` (OID 3807).
     @inlinable public static var jsonbArray: PostgresType { PostgresType(rawValue: 3807) }
+    /// `cidr[]` (OID 651).
+    @inlinable public static var cidrArray: PostgresType { PostgresType(rawValue: 651) }
+    /// `macaddr8[]` (OID 775).
+    @inlinable public static var macaddr8Array: PostgresType { PostgresType(rawValue: 775) }
+    /// `money[]` (OID 791).
+    @inlinable public static var moneyArray: PostgresType { PostgresType(rawValue: 791) }
+    /// `macaddr[]` (OID 1040).
+    @inlinable public static var macaddrArray: PostgresType { PostgresType(rawValue: 1040) }
+    /// `inet[]` (OID 1041).
+    @inlinable public static var inetArray: PostgresType { PostgresType(rawValue: 1041) }
+    /// `time[]` (OID 1183).
+    @inlinable public static var timeArray: PostgresType { PostgresType(rawValue: 1183) }
+    /// `interval[]` (OID 1187).
+    @inlinable public static var intervalArray: PostgresType { PostgresType(rawValue: 1187) }
+    /// `timetz[]` (OID 1270).
+    @inlinable public static var timetzArray: PostgresType { PostgresType(rawValue: 1270) }
+    /// `int4range[]` (OID 3905).
+    @inlinable public static var int4rangeArray: PostgresType { PostgresType(rawValue: 3905) }
+    /// `numrange[]` (OID 3907).
+    @inlinable public static var numrangeArray: PostgresType { PostgresType(rawValue: 3907) }
+    /// `tsrange[]` (OID 3909).
+    @inlinable public static var tsrangeArray: PostgresType { PostgresType(rawValue: 3909) }
+    /// `tstzrange[]` (OID 3911).
+    @inlinable public static var tstzrangeArray: PostgresType { PostgresType(rawValue: 3911) }
+    /// `daterange[]` (OID 3913).
+    @inlinable public static var daterangeArray: PostgresType { PostgresType(rawValue: 3913) }
+    /// `int8range[]` (OID 3927).
+    @inlinable public static var int8rangeArray: PostgresType { PostgresType(rawValue: 3927) }
 
     private static let arrayElements: [PostgresType: PostgresType] = [
         .boolArray: .bool, .byteaArray: .bytea, .charArray: .char, .nameArray: .name,
@@ -110,6 +166,15 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
         .float8Array: .float8, .oidArray: .oid, .timestampArray: .timestamp,
         .dateArray: .date, .timestamptzArray: .timestamptz, .jsonArray: .json,
         .numericArray: .numeric, .uuidArray: .uuid, .jsonbArray: .jsonb,
+        .cidrArray: .cidr, .macaddr8Array: .macaddr8, .moneyArray: .money, .macaddrArray: .macaddr,
+        .inetArray: .inet, .timeArray: .time, .intervalArray: .interval, .timetzArray: .timetz,
+        .int4rangeArray: .int4range, .numrangeArray: .numrange, .tsrangeArray: .tsrange,
+        .tstzrangeArray: .tstzrange, .daterangeArray: .daterange, .int8rangeArray: .int8range,
+    ]
+
+    private static let rangeElements: [PostgresType: PostgresType] = [
+        .int4range: .int4, .int8range: .int8, .numrange: .numeric, .daterange: .date,
+        .tsrange: .timestamp, .tstzrange: .timestamptz,
     ]
 
     private static let names: [PostgresType: String] = [
@@ -118,11 +183,18 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
         .xml: "xml", .float4: "float4", .float8: "float8", .unknown: "unknown",
         .bpchar: "bpchar", .varchar: "varchar", .date: "date", .time: "time",
         .timestamp: "timestamp", .timestamptz: "timestamptz", .numeric: "numeric",
-        .uuid: "uuid", .jsonb: "jsonb",
+        .uuid: "uuid", .jsonb: "jsonb", .money: "money", .cidr: "cidr", .inet: "inet",
+        .macaddr8: "macaddr8", .macaddr: "macaddr", .interval: "interval", .timetz: "timetz",
+        .int4range: "int4range", .numrange: "numrange", .tsrange: "tsrange", .tstzrange: "tstzrange",
+        .daterange: "daterange", .int8range: "int8range",
     ]
 
     /// The element type when this is one of the array types named above.
     public var arrayElement: PostgresType? { Self.arrayElements[self] }
+
+    /// The type of the bounds when this is one of the built-in range types (`int4` for
+    /// `int4range`, `timestamptz` for `tstzrange`).
+    public var rangeElement: PostgresType? { Self.rangeElements[self] }
 
     /// Integer types, which all read as `Int`.
     @inlinable public var isInteger: Bool { self == .int2 || self == .int4 || self == .int8 || self == .oid }

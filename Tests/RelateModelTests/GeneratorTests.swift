@@ -153,9 +153,12 @@ import Testing
     @Test func typeMapping() {
         let cases: [(String, String)] = [
             ("int2", "Int"), ("int8", "Int"), ("float4", "Float"), ("float8", "Double"), ("numeric", "Decimal"),
-            ("varchar", "String"), ("jsonb", "String"), ("bool", "Bool"), ("timestamptz", "Date"), ("uuid", "UUID"),
-            ("bytea", "Data"), ("int4[]", "[Int]"), ("text[]", "[String]"), ("interval", "String"), ("inet[]", "String"),
-            ("mood", "String"),
+            ("varchar", "String"), ("jsonb", "JSONValue"), ("json", "JSONValue"), ("bool", "Bool"), ("timestamptz", "Date"),
+            ("uuid", "UUID"), ("bytea", "Data"), ("int4[]", "[Int]"), ("text[]", "[String]"), ("interval", "PostgresInterval"),
+            ("inet[]", "[PostgresInet]"), ("cidr", "PostgresInet"), ("macaddr", "PostgresMacAddress"), ("macaddr8", "PostgresMacAddress"),
+            ("money", "Decimal"), ("time", "PostgresTime"), ("timetz", "PostgresTime"), ("int4range", "PostgresRange<Int>"),
+            ("int8range", "PostgresRange<Int>"), ("numrange", "PostgresRange<Decimal>"), ("daterange", "PostgresRange<Date>"),
+            ("tsrange", "PostgresRange<Date>"), ("tstzrange[]", "[PostgresRange<Date>]"), ("tsvector", "String"), ("mood", "String"),
         ]
         for (type, swift) in cases {
             #expect(TypeMapping.swiftType(typeName: type) == swift, "\(type)")
@@ -198,5 +201,31 @@ import Testing
         #expect(entity.contains("public var usual: _mood? {"))
         #expect(entity.contains("public var empty: String?"))
         #expect(entity.contains("assignments.set(newValue?.rawValue, forKey: \"feeling\", nullable: false)"))
+        // The drift check knows the labels the enum was generated with.
+        #expect(entity.contains(#"TypedAttribute(name: "feeling", type: "mood", nullable: false, enumLabels: ["happy", "so-so", "default", "allCases"])"#))
+        #expect(entity.contains(#"TypedAttribute(name: "empty", type: "nothing", nullable: true)"#))
+    }
+
+    /// A `mood[]` column takes the enum of `mood`, one enum for both.
+    @Test func arraysOfAnEnumAreArraysOfItsGeneratedEnum() throws {
+        let labels = ["happy", "so-so"]
+        let diary = Catalog.Table(
+            name: "diary", columns: [
+                Catalog.Column(name: "id", type: "int4", isNullable: false),
+                Catalog.Column(name: "feeling", type: "mood", isNullable: true, enumLabels: labels),
+                Catalog.Column(name: "week", type: "mood[]", isNullable: true, enumLabels: labels),
+                Catalog.Column(name: "always", type: "mood[]", isNullable: false, enumLabels: labels),
+            ], primaryKey: ["id"])
+        let generated = try files([diary])
+        let model = try #require(generated[Generator.modelFileName])
+        let entity = try #require(generated["RelateModel+diary.swift"])
+        #expect(model.components(separatedBy: "public enum Mood: String, TypedEnum, CaseIterable {").count == 2)
+        #expect(!model.contains("[]"))
+        #expect(entity.contains("public var week: [Mood]? {"))
+        #expect(entity.contains("try object.generatedOptionalEnumArray(at: 2, as: Mood.self)"))
+        #expect(entity.contains("try object.generatedEnumArray(at: 3, as: Mood.self)"))
+        #expect(entity.contains("public var always: [Mood]\n"))
+        #expect(entity.contains("assignments.set(newValue?.map(\\.rawValue), forKey: \"week\", nullable: true)"))
+        #expect(entity.contains("public var week: AttributeColumn<[Mood]?>"))
     }
 }

@@ -43,6 +43,33 @@ import Testing
         }
     }
 
+    /// An enum's label added or removed after generation is drift naming the label; the
+    /// same labels in another order are not.
+    @Test func enumLabelsAddedOrRemovedAreNamed() throws {
+        func diary(_ labels: [String]) -> [Catalog.Table] {
+            [Catalog.Table(
+                name: "diary",
+                columns: [
+                    Catalog.Column(name: "id", type: "int4", isNullable: false),
+                    Catalog.Column(name: "feeling", type: "mood", isNullable: true, enumLabels: labels),
+                ], primaryKey: ["id"])]
+        }
+        let base = try typed("diary", in: diary(["happy", "sad"]))
+        let generated = TypedEntity(
+            name: base.name,
+            attributes: base.attributes.map {
+                TypedAttribute(name: $0.name, key: $0.key, type: $0.type, nullable: $0.nullable, enumLabels: $0.type == "mood" ? ["happy", "sad"] : nil)
+            },
+            relationships: base.relationships, fingerprint: base.fingerprint)
+        #expect(try drift(generated, diary(["happy", "sad"])) == nil)
+        #expect(try drift(generated, diary(["sad", "happy"])) == nil)
+        #expect(try drift(generated, diary(["happy", "wistful", "sad"]))?.contains(
+            #"the enum type mood of column "feeling" of table "public.diary" now has label "wistful", which the generated enum lacks"#) == true)
+        #expect(try drift(generated, diary(["happy"]))?.contains(#"no longer has label "sad""#) == true)
+        // Code generated before labels were recorded checks no labels.
+        #expect(try drift(base, diary(["happy", "wistful"])) == nil)
+    }
+
     @Test func harmlessChangesPass() throws {
         let email = try typed("email", in: Examples.seed)
         var tables = Examples.seed

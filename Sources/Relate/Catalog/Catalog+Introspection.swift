@@ -238,16 +238,17 @@ extension Catalog {
         GROUP BY c.oid, n.nspname, c.relname, c.relkind
         """
 
-    /// The labels of every enum type a column in scope has (directly or through a domain).
+    /// The labels of every enum type a column in scope has, directly, through a domain or
+    /// as an array's element (`mood[]`), by the OID the column's results report.
     static let enumLabelsQuery = """
-        SELECT e.enumtypid::int8, array_agg(e.enumlabel::text ORDER BY e.enumsortorder)
-        FROM pg_enum e
-        WHERE e.enumtypid IN (
-          SELECT CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
-          FROM pg_attribute a
-          JOIN \(included) ON i.oid = a.attrelid
-          JOIN pg_type t ON t.oid = a.atttypid
-          WHERE a.attnum > 0 AND NOT a.attisdropped)
+        SELECT c.oid::int8, array_agg(e.enumlabel::text ORDER BY e.enumsortorder)
+        FROM (SELECT DISTINCT CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END AS oid,
+                CASE WHEN t.typtype = 'd' THEN t.typbasetype WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem ELSE t.oid END AS enum
+              FROM pg_attribute a
+              JOIN \(included) ON i.oid = a.attrelid
+              JOIN pg_type t ON t.oid = a.atttypid
+              WHERE a.attnum > 0 AND NOT a.attisdropped) AS c
+        JOIN pg_enum e ON e.enumtypid = c.enum
         GROUP BY 1
         """
 

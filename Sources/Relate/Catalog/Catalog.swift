@@ -172,7 +172,7 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// Whether the column is a stored generated column (`GENERATED ALWAYS AS (…) STORED`),
         /// which is never written.
         public var isGenerated: Bool
-        /// For an enum type (or a domain over one): its labels, in order.
+        /// For an enum type (a domain over one, or an array of one): its labels, in order.
         public var enumLabels: [String]? = nil
         /// The type's modifier as the catalog keeps it (`atttypmod`, or the domain's
         /// `typtypmod`): a `varchar(n)`'s length plus 4, a `numeric(p, s)`'s precision and

@@ -58,6 +58,13 @@ extension DatabaseContext {
             case .contains: return text.isEmpty || string.contains(text)
             case .like: return Self.like(Array(string.unicodeScalars)[...], Array(text.unicodeScalars)[...])
             }
+        case .json(let keyPath, let test):
+            let (value, _) = try valueAt(keyPath, of: object)
+            guard case .other(let box) = value, let document = box.value as? JSONValue else { return false }
+            switch test {
+            case .contains(let wanted): return Self.json(document, contains: wanted, atTop: true)
+            case .text(let path, let equals): return Self.jsonText(document, at: path[...]) == equals
+            }
         case .quantified(let keyPath, let quantifier, let inner):
             let members = try membersAt(keyPath, of: object)
             switch quantifier {
@@ -132,6 +139,44 @@ extension DatabaseContext {
         case .float(let x) where x.isFinite: Decimal(Double(x))
         case .decimal(let x): x
         default: nil
+        }
+    }
+
+    /// jsonb's `@>`: objects contain objects key by key, arrays contain every element of an
+    /// array (in any order), and at the top an array contains a scalar it holds.
+    private static func json(_ document: JSONValue, contains wanted: JSONValue, atTop: Bool) -> Bool {
+        switch (document, wanted) {
+        case (.object(let fields), .object(let wantedFields)):
+            return wantedFields.allSatisfy { key, value in fields[key].map { json($0, contains: value, atTop: false) } ?? false }
+        case (.array(let elements), .array(let wantedElements)):
+            return wantedElements.allSatisfy { value in elements.contains { json($0, contains: value, atTop: false) } }
+        case (.array(let elements), _) where atTop:
+            return elements.contains { $0 == wanted }
+        case (.object, _), (.array, _), (_, .object), (_, .array):
+            return false
+        default:
+            return document == wanted
+        }
+    }
+
+    /// `#>>`: the text at `path` (object keys, array positions), `nil` for nothing or JSON null.
+    private static func jsonText(_ document: JSONValue, at path: ArraySlice<String>) -> String? {
+        guard let step = path.first else {
+            switch document {
+            case .null: return nil
+            case .bool(let flag): return flag ? "true" : "false"
+            case .number(let number): return "\(number)"
+            case .string(let text): return text
+            case .array, .object: return nil
+            }
+        }
+        switch document {
+        case .object(let fields): return fields[step].flatMap { jsonText($0, at: path.dropFirst()) }
+        case .array(let elements):
+            guard let position = Int(step) else { return nil }
+            let index = position < 0 ? elements.count + position : position
+            return elements.indices.contains(index) ? jsonText(elements[index], at: path.dropFirst()) : nil
+        default: return nil
         }
     }
 

@@ -19,7 +19,7 @@ extension FetchRequest {
             for node in nodes { try collect(node, from: entity, in: layout, into: &region) }
         case .not(let node):
             try collect(node, from: entity, in: layout, into: &region)
-        case .comparison(let keyPath, _, _), .isIn(let keyPath, _), .pattern(let keyPath, _, _, _):
+        case .comparison(let keyPath, _, _), .isIn(let keyPath, _), .pattern(let keyPath, _, _, _), .json(let keyPath, _):
             try collect(keyPath, from: entity, in: layout, into: &region)
         case .quantified(let keyPath, _, let inner):
             guard let end = try collect(keyPath, from: entity, in: layout, into: &region) else { return }

@@ -17,7 +17,7 @@ public struct Attribute: Sendable, Hashable {
     public let isIdentity: Bool
     /// Whether the column is a generated column, which is never written.
     public let isGenerated: Bool
-    /// For an enum type (or a domain over one): its labels, in order.
+    /// For an enum type (a domain over one, or an array of one): its labels, in order.
     public let enumLabels: [String]?
     /// The type's modifier as the catalog keeps it (`atttypmod`): a `varchar(n)`'s length
     /// plus 4, a `numeric(p, s)`'s precision and scale; `nil` when the type has none.
@@ -35,6 +35,9 @@ public struct Attribute: Sendable, Hashable {
         enumLabels = column.enumLabels
         typeModifier = column.typeModifier
     }
+
+    /// Whether the column is an array of an enum type (`mood[]`): it reads as `[String]`.
+    var isEnumArray: Bool { enumLabels != nil && type.hasSuffix("[]") }
 
     /// Whether the server fills the column when an INSERT leaves it out.
     public var hasDefault: Bool { defaultValue != nil || isIdentity || isGenerated }

@@ -68,9 +68,41 @@ enum AttributeValue {
             return flag
         case .string:
             if let text = value as? String { return text }
-            // json and jsonb take their bytes too (DESIGN: `Data` on request).
-            if type == .json || type == .jsonb, let data = value as? Data { return String(decoding: data, as: UTF8.self) }
             throw mismatch()
+        case .json:
+            // A String or Data is the document's JSON text, as before JSONValue (the server
+            // parses it); a JSONValue goes as jsonb, or as its text for a json column.
+            if let text = value as? String { return text }
+            if let data = value as? Data { return String(decoding: data, as: UTF8.self) }
+            guard let json = value as? JSONValue else { throw mismatch() }
+            guard type == .json else { return json }
+            do { return try json.jsonText() } catch { throw mismatch("the JSONValue given cannot be written as JSON (a NaN?)") }
+        case .time:
+            if let text = value as? String { return text }
+            guard let time = value as? PostgresTime else { throw mismatch() }
+            return time
+        case .interval:
+            if let text = value as? String { return text }
+            guard let interval = value as? PostgresInterval else { throw mismatch() }
+            return interval
+        case .inet:
+            if let text = value as? String { return text }
+            guard var address = value as? PostgresInet else { throw mismatch() }
+            // An inet value written to a cidr column goes as cidr (the server checks that
+            // no bit beyond the prefix is set); a cidr to an inet column as inet.
+            address.isNetwork = type == .cidr
+            return address
+        case .macAddress:
+            if let text = value as? String { return text }
+            guard let address = value as? PostgresMacAddress else { throw mismatch() }
+            // Six bytes go into a macaddr8 column as the server widens them; eight bytes
+            // into a macaddr column only as text, which the server refuses unless they fit.
+            return type == .macaddr && address.bytes.count == 8 ? address.description : address
+        case .range:
+            if let text = value as? String { return text }
+            // A range of the right bound type, sent as the column's own range type.
+            guard let range = value as? any PostgresAnyRange, let encodable = range.encodable(as: type) else { throw mismatch() }
+            return encodable
         case .date:
             guard let date = value as? Date else { throw mismatch() }
             return date
@@ -82,8 +114,16 @@ enum AttributeValue {
             if let data = value as? Data { return data }
             if let bytes = value as? [UInt8] { return Data(bytes) }
             throw mismatch()
-        case .array:
+        case .array(let element):
             if let array = value as? any PostgresEncodable, Swift.type(of: array).postgresType.arrayElement != nil {
+                // An array of a type whose values go as one of several PostgreSQL types (a
+                // range as int4range or int8range, a time as time or timetz) goes as its
+                // text when its own array type is not the column's: the server reads it so.
+                if Swift.type(of: array).postgresType != type, element.sentAsSeveralTypes, let elements = array as? [any PostgresArrayElement] {
+                    var literal: [UInt8] = []
+                    do { try elements.map(StoredValue.elementText).encode(into: &literal) } catch { throw mismatch(error.reason) }
+                    return String(decoding: literal, as: UTF8.self)
+                }
                 return array
             }
             if let text = value as? String { return text }
@@ -91,6 +131,12 @@ enum AttributeValue {
         case .textForm:
             // Types without a Swift mapping take their text form, which the server parses.
             if let text = value as? String { return text }
+            // An array of them (enum labels: [String], as they read) goes as an array literal.
+            if attribute.type.hasSuffix("[]"), let elements = value as? [String?] {
+                var literal: [UInt8] = []
+                do { try elements.encode(into: &literal) } catch { throw mismatch(error.reason) }
+                return String(decoding: literal, as: UTF8.self)
+            }
             throw mismatch("give its text form as a String")
         }
     }
@@ -207,6 +253,17 @@ enum AttributeValue {
         // Text elements never fail to encode (their NUL bytes were refused when stored).
         try? keys.map(\.arrayElementText).encode(into: &literal)
         return .literal(String(decoding: literal, as: UTF8.self))
+    }
+}
+
+extension PostgresValueMapping {
+    /// Whether a Swift value of this mapping may go as one of several PostgreSQL types, so
+    /// that an array of them must name the column's (see `AttributeValue.encodable`).
+    fileprivate var sentAsSeveralTypes: Bool {
+        switch self {
+        case .json, .time, .inet, .macAddress, .range: true
+        default: false
+        }
     }
 }
 

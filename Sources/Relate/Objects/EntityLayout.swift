@@ -19,8 +19,9 @@ final class EntityLayout: Sendable {
     let columns: [String]
     /// Each attribute's type, by attribute index.
     let types: [PostgresType]
-    /// Whether the attribute is read through `::text` (types without a binary decoder).
-    let readsAsText: [Bool]
+    /// The cast each attribute is read through, by attribute index: `text` for types
+    /// without a binary decoder, `numeric` for `money` (see `PostgresType.selectCast`).
+    let selectCasts: [String?]
     /// Attribute indexes of the primary key, in key order.
     let primaryKey: [Int]
     /// Each attribute's key, by attribute index.
@@ -64,7 +65,10 @@ final class EntityLayout: Sendable {
         source = hasDescendants ? "ONLY " + table : table
         columns = try entity.attributes.map { try quote($0.name) }
         types = entity.attributes.map { PostgresType($0.typeOID) }
-        readsAsText = types.map { !$0.mapping.readsBinary }
+        // An array of enum labels reads as text[], so that it is [String] as a label is a String.
+        selectCasts = entity.attributes.map { attribute in
+            attribute.isEnumArray ? "text[]" : PostgresType(attribute.typeOID).selectCast
+        }
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
         attributeKeys = entity.attributes.map(\.key)
         keys = entity.keys
@@ -111,8 +115,9 @@ final class EntityLayout: Sendable {
         }
         self.helpers = helpers
         self.helperColumns = helperColumns
-        let (quoted, asText) = (columns, readsAsText)
-        selectColumns = quoted.indices.map { asText[$0] ? "\(quoted[$0])::text" : quoted[$0] }.joined(separator: ", ")
+        let (quoted, casts) = (columns, selectCasts)
+        selectColumns = quoted.indices.map { index in casts[index].map { "\(quoted[index])::\($0)" } ?? quoted[index] }
+            .joined(separator: ", ")
         self.targets = targets
         self.targetColumns = targetColumns
         self.inverses = inverses
@@ -135,7 +140,7 @@ final class EntityLayout: Sendable {
         guard let alias else { return selectColumns }
         return columns.indices.map { index in
             let column = "\(alias).\(columns[index])"
-            return readsAsText[index] ? "\(column)::text" : column
+            return selectCasts[index].map { "\(column)::\($0)" } ?? column
         }.joined(separator: ", ")
     }
 

@@ -21,6 +21,7 @@ public struct Condition: Sendable {
         case comparison(keyPath: String, Comparison, value: (any Sendable)?)
         case isIn(keyPath: String, values: [(any Sendable)?])
         case pattern(keyPath: String, Pattern, text: String, caseInsensitive: Bool)
+        case json(keyPath: String, JSONTest)
         case quantified(keyPath: String, Quantifier, Node?)
         case and([Node])
         case or([Node])
@@ -45,6 +46,14 @@ public struct Condition: Sendable {
 
     enum Quantifier: Sendable {
         case any, all, none
+    }
+
+    /// A test of a JSON document (see `Key.jsonContains(_:)`, `Key.jsonText(at:equals:)`).
+    enum JSONTest: Sendable {
+        /// `@>`: the document contains the value.
+        case contains(JSONValue)
+        /// `#>>`: the text at the path is the text (`nil`: there is nothing there, or JSON null).
+        case text(path: [String], equals: String?)
     }
 
     let node: Node

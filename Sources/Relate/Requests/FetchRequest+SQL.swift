@@ -215,7 +215,15 @@ struct RequestSQL {
     /// foreign key refers to is read from that foreign key, with no join (`person.id` is
     /// `person_id`); a composite key is not, since one NULL column leaves the relationship
     /// empty while the others still hold values.
+    /// A `money` column is compared as `numeric`: the values it is compared with are
+    /// `Decimal`s sent as `numeric` (the server has no `money = numeric`, and reading their
+    /// text as money would depend on its `lc_monetary`).
     private mutating func column(_ path: ResolvedPath, attribute: Int, in scope: inout Scope) -> String {
+        let column = uncastColumn(path, attribute: attribute, in: &scope)
+        return layout.entities[path.entity].types[attribute] == .money ? "(\(column))::numeric" : column
+    }
+
+    private mutating func uncastColumn(_ path: ResolvedPath, attribute: Int, in scope: inout Scope) -> String {
         if let lastHop = path.hops.last {
             let ownerEntity = entity(after: path.hops.dropLast(), from: scope.entity)
             let owner = layout.entities[ownerEntity]
@@ -253,6 +261,36 @@ struct RequestSQL {
             return try patternSQL(keyPath, pattern, text, caseInsensitive: caseInsensitive, in: &scope)
         case .quantified(let keyPath, let quantifier, let condition):
             return try quantifiedSQL(keyPath, quantifier, condition, in: &scope)
+        case .json(let keyPath, let test):
+            return try jsonSQL(keyPath, test, in: &scope)
+        }
+    }
+
+    /// `column @> $1` or `column #>> $1 = $2`, every value bound; a `json` column is
+    /// compared as `jsonb` (json has no `@>`).
+    private mutating func jsonSQL(_ keyPath: String, _ test: Condition.JSONTest, in scope: inout Scope) throws(RelateError) -> String {
+        let path = try resolve(keyPath, from: scope.entity, use: "a JSON test")
+        let owner = layout.entities[path.entity]
+        guard case .attribute(let index) = path.last, owner.types[index].mapping == .json else {
+            let what: String
+            if case .attribute(let index) = path.last {
+                what = "column \"\(owner.entity.attributes[index].name)\" of type \(owner.entity.attributes[index].type)"
+            } else {
+                what = "a relationship"
+            }
+            throw RelateError(
+                kind: .typeMismatch, message: "key path \"\(keyPath)\" is \(what); jsonContains and jsonText take a json or jsonb column",
+                entity: owner.entity.name, key: keyPath)
+        }
+        var column = column(path, attribute: index, in: &scope)
+        if owner.types[index] == .json { column = "(\(column))::jsonb" }
+        switch test {
+        case .contains(let value):
+            return "\(column) @> \(bind(value))"
+        case .text(let jsonPath, let text):
+            let extracted = "(\(column) #>> \(bind(jsonPath)))"
+            guard let text else { return "\(extracted) IS NULL" }
+            return "\(extracted) = \(bind(text))"
         }
     }
 

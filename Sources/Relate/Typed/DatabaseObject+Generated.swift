@@ -80,14 +80,57 @@ extension DatabaseObject {
     ///   - type: the generated enum.
     /// - Returns: the case, or `nil` for NULL.
     /// - Throws: `RelateError` as ``generatedOptionalValue(at:as:)`` does, and
-    ///   `.schemaChanged` for a label the enum lacks.
+    ///   `.typeMismatch` naming the label and the type for a label the enum lacks (one
+    ///   added after generation: regenerate).
     public func generatedOptionalEnum<Value: TypedEnum>(at index: Int, as type: Value.Type) throws -> Value? {
         guard let label = try generatedOptionalValue(at: index, as: String.self) else { return nil }
+        return try enumCase(label, at: index, as: type)
+    }
+
+    /// The attribute at `index`, an array of enum labels, as an array of the generated enum
+    /// `Value`; `nil` for NULL.
+    ///
+    /// - Parameters:
+    ///   - index: the attribute's index in its entity.
+    ///   - type: the generated enum.
+    /// - Returns: the cases, or `nil` for NULL.
+    /// - Throws: `RelateError` as ``generatedOptionalEnum(at:as:)`` does, and
+    ///   `.typeMismatch` for a NULL element (the generated type has no optional elements).
+    public func generatedOptionalEnumArray<Value: TypedEnum>(at index: Int, as type: Value.Type) throws -> [Value]? {
+        guard let labels = try generatedOptionalValue(at: index, as: [String?].self) else { return nil }
+        return try labels.map { label in
+            guard let label else {
+                let attribute = entity.attributes[index]
+                throw RelateError(
+                    kind: .typeMismatch,
+                    message: "column \"\(attribute.name)\" of \"\(entity.name)\" holds an array with a NULL element, which [\(Value.self)] cannot hold",
+                    entity: entity.name, key: attribute.key)
+            }
+            return try enumCase(label, at: index, as: type)
+        }
+    }
+
+    /// The attribute at `index` of a NOT NULL column of an array of enum labels.
+    ///
+    /// - Parameters:
+    ///   - index: the attribute's index in its entity.
+    ///   - type: the generated enum.
+    /// - Returns: the cases.
+    /// - Throws: `RelateError` as ``generatedOptionalEnumArray(at:as:)`` does, and for a NULL.
+    public func generatedEnumArray<Value: TypedEnum>(at index: Int, as type: Value.Type) throws -> [Value] {
+        if let value = try generatedOptionalEnumArray(at: index, as: type) { return value }
+        throw unexpectedNull(at: index)
+    }
+
+    /// `label` as a case of `Value`, or the error that names the label and both types.
+    private func enumCase<Value: TypedEnum>(_ label: String, at index: Int, as type: Value.Type) throws -> Value {
         if let value = Value(rawValue: label) { return value }
         let attribute = entity.attributes[index]
+        let enumType = attribute.type.hasSuffix("[]") ? String(attribute.type.dropLast(2)) : attribute.type
         throw RelateError(
-            kind: .schemaChanged,
-            message: "column \"\(attribute.name)\" of \"\(entity.name)\" holds a label of \(attribute.type) that \(Value.self) lacks; regenerate it",
+            kind: .typeMismatch,
+            message: "column \"\(attribute.name)\" of \"\(entity.name)\" holds label \"\(label)\" of enum \(enumType), "
+                + "which \(Value.self) lacks (added after generation?); regenerate the typed models (relate generate)",
             entity: entity.name, key: attribute.key, detail: "label \(label)")
     }
 

@@ -46,17 +46,21 @@ public struct TypedAttribute: Sendable, Hashable {
     public let type: String
     /// Whether the column may hold NULL.
     public let nullable: Bool
+    /// For an enum column (or an array of one): the labels its generated enum has.
+    public let enumLabels: [String]?
 
     /// - Parameters:
     ///   - name: the column's name.
     ///   - key: the key it answers to; the column's name when `nil`.
     ///   - type: the catalog's name of its type.
     ///   - nullable: whether it may hold NULL.
-    public init(name: String, key: String? = nil, type: String, nullable: Bool) {
+    ///   - enumLabels: for an enum column, the labels of its generated enum.
+    public init(name: String, key: String? = nil, type: String, nullable: Bool, enumLabels: [String]? = nil) {
         self.name = name
         self.key = key ?? name
         self.type = type
         self.nullable = nullable
+        self.enumLabels = enumLabels
     }
 }
 
@@ -138,6 +142,7 @@ enum TypedValue {
         case let value as [Data]: return value
         case let value as [Decimal]: return value
         case let value as any TypedEnum: return value.rawValue
+        case let value as [any TypedEnum]: return value.map { $0.rawValue }
         default: return value
         }
     }

@@ -38,8 +38,8 @@ enum TypedModelCheck {
     }
 
     /// Throws the first difference between `typed` and `model` that generated code would
-    /// trip over: an entity gone, a column dropped, moved, retyped or made nullable, a
-    /// relationship gone or leading elsewhere. A column added at the end, or a NOT NULL
+    /// trip over: an entity gone, a column dropped, moved, retyped or made nullable, an
+    /// enum's label added or removed, a relationship gone or leading elsewhere. A column added at the end, or a NOT NULL
     /// added, is no difference.
     static func differences(_ typed: TypedEntity, model: Model) throws(RelateError) {
         func drift(_ message: String, key: String? = nil) -> RelateError {
@@ -65,6 +65,19 @@ enum TypedModelCheck {
                 throw drift(
                     "column \"\(attribute.name)\" of table \"\(table)\" is now of type \(live.type), generated as \(attribute.type)",
                     key: attribute.key)
+            }
+            if let generated = attribute.enumLabels, let labels = live.enumLabels {
+                // A label the enum lacks would fail a read; one it has that is gone, a write.
+                // Labels merely reordered change neither.
+                let added = labels.filter { !generated.contains($0) }
+                let removed = generated.filter { !labels.contains($0) }
+                let quoted = { (labels: [String]) in labels.map { "\"\($0)\"" }.joined(separator: ", ") }
+                if !added.isEmpty || !removed.isEmpty {
+                    let change = !added.isEmpty
+                        ? "now has label\(added.count == 1 ? "" : "s") \(quoted(added)), which the generated enum lacks"
+                        : "no longer has label\(removed.count == 1 ? "" : "s") \(quoted(removed))"
+                    throw drift("the enum type \(live.type) of column \"\(attribute.name)\" of table \"\(table)\" \(change)", key: attribute.key)
+                }
             }
             if live.isNullable && !attribute.nullable {
                 throw drift("column \"\(attribute.name)\" of table \"\(table)\" is now nullable, generated as NOT NULL", key: attribute.key)

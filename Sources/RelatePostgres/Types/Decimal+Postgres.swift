@@ -48,6 +48,13 @@ extension Decimal: PostgresArrayElement {
             text = try numericText(binary: bytes)
         case (.binary, _) where type.isInteger:
             return Decimal(try Int.decode(from: bytes, type: type, format: format))
+        case (.text, .money):
+            guard let plain = moneyText(bytes.utf8String) else {
+                throw PostgresDecodingError("a money value in this lc_monetary's form cannot be read as Decimal; select it as numeric")
+            }
+            text = plain
+        case (.binary, .money):
+            throw PostgresDecodingError("money's binary form is scaled by the server's lc_monetary; select it as numeric")
         default:
             throw .mismatch(Decimal.self, type, format)
         }
@@ -60,6 +67,27 @@ extension Decimal: PostgresArrayElement {
             throw PostgresDecodingError("a numeric value of \(text.count) characters does not fit in Decimal (38 digits) without rounding")
         }
         return value
+    }
+
+    /// The number in `money`'s text form where `lc_monetary` writes it as C and English
+    /// locales do (`$1,234.56`, `-$0.50`, `($0.50)`): a currency sign before the digits,
+    /// `,` between thousands, `.` before the cents. `nil` for any other form.
+    static func moneyText(_ text: String) -> String? {
+        var negative = false
+        var body = Substring(text)
+        if body.hasPrefix("(") && body.hasSuffix(")") {
+            negative = true
+            body = body.dropFirst().dropLast()
+        }
+        if body.hasPrefix("-") {
+            negative = true
+            body = body.dropFirst()
+        }
+        body = body.drop { !$0.isNumber }
+        guard !body.isEmpty, body.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "," || $0 == ".") }),
+            body.filter({ $0 == "." }).count <= 1
+        else { return nil }
+        return (negative ? "-" : "") + body.filter { $0 != "," }
     }
 
     /// Whether two plain decimal texts (no exponent) name the same number.

@@ -9,12 +9,21 @@ public protocol PostgresEncodable {
     static var postgresType: PostgresType { get }
     /// The form ``encode(into:)`` writes: text or binary.
     static var postgresFormat: PostgresFormat { get }
+    /// The PostgreSQL type this value is sent as: ``postgresType`` unless the value knows
+    /// better (a range read from an `int4range` column goes back as one, an address
+    /// marked as a network as `cidr`). The binary form ``encode(into:)`` writes is this type's.
+    var postgresValueType: PostgresType { get }
     /// Appends the value's bytes, in `postgresFormat`, to `buffer`.
     ///
     /// - Parameter buffer: The parameter's bytes so far; append to it.
     /// - Throws: A ``PostgresEncodingError`` for a value PostgreSQL cannot take (a NUL byte
     ///   in text, a date out of range).
     func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError)
+}
+
+extension PostgresEncodable {
+    /// The type's ``postgresType``: the values of most types are all sent as one type.
+    public var postgresValueType: PostgresType { Self.postgresType }
 }
 
 /// A Swift value that can be read from a result cell.

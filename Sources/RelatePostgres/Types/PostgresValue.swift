@@ -26,12 +26,29 @@ public enum PostgresValue {
         case .uuid: return try UUID.decode(from: bytes, type: type, format: format)
         case .data: return try Data.decode(from: bytes, type: type, format: format)
         case .string: return try String.decode(from: bytes, type: type, format: format)
+        case .json: return try JSONValue.decode(from: bytes, type: type, format: format)
+        case .time: return try PostgresTime.decode(from: bytes, type: type, format: format)
+        case .interval: return try PostgresInterval.decode(from: bytes, type: type, format: format)
+        case .inet: return try PostgresInet.decode(from: bytes, type: type, format: format)
+        case .macAddress: return try PostgresMacAddress.decode(from: bytes, type: type, format: format)
+        case .range(let bound): return try decodeRange(from: bytes, type: type, bound: bound, format: format)
         case .array(let element): return try decodeArray(from: bytes, type: type, element: element, format: format)
         case .textForm:
             switch format {
             case .text: return bytes.utf8String
             case .binary: return Data(bytes)
             }
+        }
+    }
+
+    private static func decodeRange(
+        from bytes: UnsafeRawBufferPointer, type: PostgresType, bound: PostgresValueMapping, format: PostgresFormat
+    ) throws(PostgresDecodingError) -> any Sendable {
+        switch bound {
+        case .integer: return try PostgresRange<Int>.decode(from: bytes, type: type, format: format)
+        case .decimal: return try PostgresRange<Decimal>.decode(from: bytes, type: type, format: format)
+        case .date: return try PostgresRange<Date>.decode(from: bytes, type: type, format: format)
+        default: throw .mismatch(Any.self, type, format)
         }
     }
 
@@ -52,7 +69,15 @@ public enum PostgresValue {
         case .date: return try read(Date.self)
         case .uuid: return try read(UUID.self)
         case .data: return try read(Data.self)
-        case .string, .textForm, .array: return try read(String.self)
+        case .json: return try read(JSONValue.self)
+        case .time: return try read(PostgresTime.self)
+        case .interval: return try read(PostgresInterval.self)
+        case .inet: return try read(PostgresInet.self)
+        case .macAddress: return try read(PostgresMacAddress.self)
+        case .range(.integer): return try read(PostgresRange<Int>.self)
+        case .range(.decimal): return try read(PostgresRange<Decimal>.self)
+        case .range(.date): return try read(PostgresRange<Date>.self)
+        case .string, .textForm, .array, .range: return try read(String.self)
         }
     }
 }

@@ -24,7 +24,7 @@ public struct OrderLine: TypedObject {
             TypedAttribute(name: "größe", type: "numeric", nullable: true),
             TypedAttribute(name: "object", type: "uuid", nullable: true),
             TypedAttribute(name: "values", type: "int4[]", nullable: true),
-            TypedAttribute(name: "feeling", type: "mood", nullable: true),
+            TypedAttribute(name: "feeling", type: "mood", nullable: true, enumLabels: ["happy", "sad", "so-so"]),
             TypedAttribute(name: "qty", type: "positive", nullable: true),
             TypedAttribute(name: "at", type: "timestamptz", nullable: true),
             TypedAttribute(name: "raw", type: "bytea", nullable: true),
@@ -125,13 +125,13 @@ public struct OrderLine: TypedObject {
     }
 
     /// Column `doc` (`jsonb`).
-    public var doc: String? {
-        get throws { try object.generatedOptionalValue(at: 15, as: String.self) }
+    public var doc: JSONValue? {
+        get throws { try object.generatedOptionalValue(at: 15, as: JSONValue.self) }
     }
 
     /// Column `span` (`interval`).
-    public var span: String? {
-        get throws { try object.generatedOptionalValue(at: 16, as: String.self) }
+    public var span: PostgresInterval? {
+        get throws { try object.generatedOptionalValue(at: 16, as: PostgresInterval.self) }
     }
 
     /// Column `let` (`text`).
@@ -162,12 +162,12 @@ public struct OrderLine: TypedObject {
         public var qty: Int?
         public var at: Date?
         public var raw: Data?
-        public var doc: String?
-        public var span: String?
+        public var doc: JSONValue?
+        public var span: PostgresInterval?
         public var `let`: String?
 
         /// The attributes, one argument each.
-        public init(id: Int, `default`: String?, `class`: String?, type: String?, first_name: String?, first_name_2: String?, firstName: String?, _2fa: Bool, größe: Decimal?, objectColumn: UUID?, valuesColumn: [Int]?, feeling: Mood?, qty: Int?, at: Date?, raw: Data?, doc: String?, span: String?, `let`: String?) {
+        public init(id: Int, `default`: String?, `class`: String?, type: String?, first_name: String?, first_name_2: String?, firstName: String?, _2fa: Bool, größe: Decimal?, objectColumn: UUID?, valuesColumn: [Int]?, feeling: Mood?, qty: Int?, at: Date?, raw: Data?, doc: JSONValue?, span: PostgresInterval?, `let`: String?) {
             self.id = id
             self.`default` = `default`
             self.`class` = `class`
@@ -321,14 +321,14 @@ public struct OrderLine: TypedObject {
         }
 
         /// Column `doc`.
-        public var doc: String? {
-            get { assignments.value(forKey: "doc", as: String.self) }
+        public var doc: JSONValue? {
+            get { assignments.value(forKey: "doc", as: JSONValue.self) }
             set { assignments.set(newValue, forKey: "doc", nullable: true) }
         }
 
         /// Column `span`.
-        public var span: String? {
-            get { assignments.value(forKey: "span", as: String.self) }
+        public var span: PostgresInterval? {
+            get { assignments.value(forKey: "span", as: PostgresInterval.self) }
             set { assignments.set(newValue, forKey: "span", nullable: true) }
         }
 
@@ -396,10 +396,10 @@ public struct OrderLine: TypedObject {
         public var raw: AttributeColumn<Data?> { AttributeColumn(prefix + "raw") }
 
         /// Column `doc`.
-        public var doc: AttributeColumn<String?> { AttributeColumn(prefix + "doc") }
+        public var doc: AttributeColumn<JSONValue?> { AttributeColumn(prefix + "doc") }
 
         /// Column `span`.
-        public var span: AttributeColumn<String?> { AttributeColumn(prefix + "span") }
+        public var span: AttributeColumn<PostgresInterval?> { AttributeColumn(prefix + "span") }
 
         /// Column `let`.
         public var `let`: AttributeColumn<String?> { AttributeColumn(prefix + "let") }
