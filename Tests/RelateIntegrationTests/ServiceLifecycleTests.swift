@@ -26,7 +26,7 @@ import Testing
     }
 
     /// Polls `condition` every 10 ms for at most `seconds`.
-    private static func eventually(within seconds: Double = 10, _ condition: () throws -> Bool) async throws -> Bool {
+    private static func eventually(within seconds: Double = 300, _ condition: () throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if try condition() { return true }
@@ -102,22 +102,23 @@ import Testing
         let database = try Database(url: url, configuration: configuration)
         let group = ServiceGroup(services: [database], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
-        let started = ContinuousClock.now
         let slow = Task {
             try await database.write { context in
                 _ = try context.connection.execute("CREATE TEMPORARY TABLE scratch (n int)")
-                return try context.connection.execute("SELECT pg_sleep(60)")
+                return try context.connection.execute("SELECT pg_sleep(600)")
             }
         }
         #expect(try await Self.eventually { try Self.connections(named: name) >= 1 && database.status.primary.inUse == 1 })
+        let started = ContinuousClock.now
         await group.triggerGracefulShutdown()
         await #expect {
             try await slow.value
         } throws: { ($0 as? RelateError)?.kind == .shuttingDown }
         try await running.value
-        // Cancelled on the server, not waited for: before pg_sleep's 60 s (a loaded machine
-        // may take seconds to deliver the cancel request).
-        #expect(ContinuousClock.now - started < .seconds(55))
+        // Cancelled on the server, not waited for: well before pg_sleep's 600 s. The bound is
+        // loose on purpose: in the full suite, synchronous tests hold the two threads of
+        // Swift's cooperative pool for up to 90 s, and this task waits for one.
+        #expect(ContinuousClock.now - started < .seconds(300))
         #expect(try Self.connections(named: name) == 0)
     }
 
@@ -127,7 +128,7 @@ import Testing
         configuration.shutdownGracePeriod = .seconds(60)
         let database = try Database(url: url, configuration: configuration)
         let running = Task { try await database.run() }
-        let slow = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(60)") } }
+        let slow = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(600)") } }
         #expect(try await Self.eventually { database.status.primary.inUse == 1 })
         let started = ContinuousClock.now
         running.cancel()
@@ -135,7 +136,7 @@ import Testing
         await #expect {
             try await slow.value
         } throws: { ($0 as? RelateError)?.kind == .shuttingDown }
-        #expect(ContinuousClock.now - started < .seconds(55))
+        #expect(ContinuousClock.now - started < .seconds(300))
         #expect(try Self.connections(named: name) == 0)
         await #expect {
             try await database.write { _ in }
