@@ -6,18 +6,6 @@ import Testing
 
 /// `database.ping()` and `database.status` for readiness probes (issue 40, item 5).
 @Suite struct HealthTests {
-    /// Polls `condition` every 10 ms for at most `seconds`.
-    /// `within` is loose on purpose: in the full suite, synchronous tests hold the two
-    /// threads of Swift's cooperative pool for up to 90 s, and a task of these tests waits.
-    private static func eventually(within seconds: Double = 300, _ condition: () throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return try condition()
-    }
-
     @Test func pingIsOneRoundTripOnAPooledConnection() async throws {
         let database = try Database(url: TestDatabase.url(), maxConnections: 1)
         defer { database.close() }
@@ -35,7 +23,7 @@ import Testing
         let backend = try await database.read { $0.connection.backendProcessID }
         let admin = try TestDatabase.connect()
         _ = try admin.query("SELECT pg_terminate_backend($1::int4)", [backend])
-        #expect(try await Self.eventually {
+        #expect(try await eventually {
             try admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = $1::int4", [backend])[0].decode(Int.self, at: 0) == 0
         })
         // The ping that finds the connection lost fails (the pool's probe can read the
@@ -66,9 +54,9 @@ import Testing
                 while !release.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.005) }
             }
         }
-        #expect(try await Self.eventually { database.status.primary.inUse == 1 })
+        #expect(try await eventually { database.status.primary.inUse == 1 })
         let waiting = Task { try await database.read { _ in 1 } }
-        #expect(try await Self.eventually { database.status.primary.waiting == 1 })
+        #expect(try await eventually { database.status.primary.waiting == 1 })
         status = database.status
         #expect((status.primary.inUse, status.primary.idle, status.primary.waiting) == (1, 0, 1))
         #expect(status.unitsInFlight == 2)

@@ -25,16 +25,6 @@ import Testing
         return try admin.query("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", [name])[0].decode(Int.self, at: 0)
     }
 
-    /// Polls `condition` every 10 ms for at most `seconds`.
-    private static func eventually(within seconds: Double = 300, _ condition: () throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return try condition()
-    }
-
     /// How an observer's stream ended.
     private enum Ending: Equatable { case running, finished, failed(String) }
 
@@ -62,7 +52,7 @@ import Testing
                     ending.withLock { $0 = .failed("\(error)") }
                 }
             }
-            #expect(try await Self.eventually { snapshots.withLock { $0 } >= 1 })
+            #expect(try await eventually { snapshots.withLock { $0 } >= 1 })
 
             // A write unit that is under way when the shutdown begins, and takes a while.
             let write = Task {
@@ -71,9 +61,9 @@ import Testing
                     _ = try context.insert("person", values: ["firstname": "Katherine", "surname": "Johnson"])
                 }
             }
-            #expect(try await Self.eventually { database.status.unitsInFlight == 1 })
+            #expect(try await eventually { database.status.unitsInFlight == 1 })
             await group.triggerGracefulShutdown()
-            #expect(try await Self.eventually { database.status.isShuttingDown })
+            #expect(try await eventually { database.status.isShuttingDown })
 
             // Asked for now: refused at once.
             await #expect {
@@ -108,7 +98,7 @@ import Testing
                 return try context.connection.execute("SELECT pg_sleep(600)")
             }
         }
-        #expect(try await Self.eventually { try Self.connections(named: name) >= 1 && database.status.primary.inUse == 1 })
+        #expect(try await eventually { try Self.connections(named: name) >= 1 && database.status.primary.inUse == 1 })
         let started = ContinuousClock.now
         await group.triggerGracefulShutdown()
         await #expect {
@@ -129,7 +119,7 @@ import Testing
         let database = try Database(url: url, configuration: configuration)
         let running = Task { try await database.run() }
         let slow = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(600)") } }
-        #expect(try await Self.eventually { database.status.primary.inUse == 1 })
+        #expect(try await eventually { database.status.primary.inUse == 1 })
         let started = ContinuousClock.now
         running.cancel()
         try await running.value
