@@ -38,8 +38,8 @@ extension DatabaseContext {
             throw RelateError(kind: .invalidRequest, message: "save() cannot run inside undoGroup { }")
         }
         guard pending.hasChanges else { return }
-        try validateChanges()
         let summary = pendingSummary()
+        try validate(summary)
         let levels = try insertLevels(summary)
         // Rows read back during the save refresh their objects; a failed save puts memory
         // back as it was, pending changes and all.

@@ -25,7 +25,11 @@ extension DatabaseContext {
     ///   ``RelateError/candidates`` are the `entity.key` of each; ``RelateError/detail`` names
     ///   the objects.
     public func validateChanges() throws {
-        let summary = pendingSummary()
+        try validate(pendingSummary())
+    }
+
+    /// ``validateChanges()`` of the changes `summary` sums up (`save()` sums them up once).
+    func validate(_ summary: PendingSummary) throws {
         var problems: [(where: String, reason: String, object: DatabaseObject)] = []
         var seen = Set<String>()
         func problem(_ object: DatabaseObject, _ key: String, _ reason: String) {
