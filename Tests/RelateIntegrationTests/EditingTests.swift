@@ -206,6 +206,29 @@ import Testing
         }
     }
 
+    /// A roll-back inside an undo group takes everything pending, the group's writes so far
+    /// included; the group goes on, and what it writes afterwards is one step.
+    @Test func aRollbackInsideAGroupTakesItsWritesToo() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            try ada.setValue("King", forKey: "surname")
+            try context.undoGroup {
+                try ada.setValue("Lady", forKey: "firstname")
+                context.rollback()
+                #expect(try ada.value(forKey: "firstname") as? String == "Ada")
+                #expect(try ada.value(forKey: "surname") as? String == "Lovelace")
+                #expect(throws: RelateError.self) { try context.save() }
+                try ada.setValue("Countess", forKey: "firstname")
+            }
+            #expect(context.canUndo)
+            try context.undo()
+            #expect(!context.hasChanges)
+            #expect(try ada.value(forKey: "firstname") as? String == "Ada")
+        }
+    }
+
     /// One `validateChanges()` names a NULL, an over-long varchar and a wrong enum label
     /// together, and sends nothing.
     @Test func validationNamesEveryProblemWithoutAStatement() throws {

@@ -41,6 +41,11 @@ extension DatabaseContext {
     /// context.rollback()                       // ada's surname is what it was
     /// ```
     public func rollback() {
+        // Inside an undoGroup { }, the group's writes so far go too; the group goes on empty.
+        if let group = pending.group {
+            undo(group)
+            pending.group = PendingChanges.Step()
+        }
         while let step = pending.done.popLast() { undo(step) }
         pending.clear()
         graph.pendingObjects = []
