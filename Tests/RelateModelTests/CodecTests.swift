@@ -12,16 +12,6 @@ import Testing
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    func decode<T: PostgresDecodable>(_: T.Type, text: String, type: PostgresType) throws -> T {
-        var bytes = Array(text.utf8)
-        bytes.append(0)
-        return try bytes.withUnsafeBytes { try T.decode(from: UnsafeRawBufferPointer(rebasing: $0.dropLast()), type: type, format: .text) }
-    }
-
-    func decode<T: PostgresDecodable>(_: T.Type, binary: [UInt8], type: PostgresType) throws -> T {
-        try binary.withUnsafeBytes { try T.decode(from: $0, type: type, format: .binary) }
-    }
-
     @Test func textArraysAreSentAsQuotedLiterals() throws {
         #expect(try encoded(["a\"b", "c\\d", "e,f"]) == #"{"a\"b","c\\d","e,f"}"#)
         #expect(try encoded(["x", nil] as [String?]) == #"{"x",NULL}"#)

@@ -83,16 +83,6 @@ import Testing
     }
 }
 
-private func decode<T: PostgresDecodable>(_: T.Type, binary: [UInt8], type: PostgresType) throws -> T {
-    try binary.withUnsafeBytes { try T.decode(from: $0, type: type, format: .binary) }
-}
-
-/// As libpq hands a cell over: followed by a NUL.
-private func decode<T: PostgresDecodable>(_: T.Type, text: String, type: PostgresType) throws -> T {
-    let bytes = Array(text.utf8) + [0]
-    return try bytes.withUnsafeBytes { try T.decode(from: UnsafeRawBufferPointer(rebasing: $0.dropLast()), type: type, format: .text) }
-}
-
 private func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
     var bytes: [UInt8] = []
     bytes.appendBigEndian(value)

@@ -12,16 +12,6 @@ import Testing
         return bytes
     }
 
-    func decode<T: PostgresDecodable>(_: T.Type, text: String, type: PostgresType) throws -> T {
-        var bytes = Array(text.utf8)
-        bytes.append(0)
-        return try bytes.withUnsafeBytes { try T.decode(from: UnsafeRawBufferPointer(rebasing: $0.dropLast()), type: type, format: .text) }
-    }
-
-    func decode<T: PostgresDecodable>(_: T.Type, binary: [UInt8], type: PostgresType) throws -> T {
-        try binary.withUnsafeBytes { try T.decode(from: $0, type: type, format: .binary) }
-    }
-
     /// Encoded, then decoded as the type it is sent as: the same value.
     func roundTrip<T: PostgresCodable & Equatable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let encoded = try bytes(value)

@@ -269,19 +269,8 @@ struct RequestSQL {
     /// `column @> $1` or `column #>> $1 = $2`, every value bound; a `json` column is
     /// compared as `jsonb` (json has no `@>`).
     private mutating func jsonSQL(_ keyPath: String, _ test: Condition.JSONTest, in scope: inout Scope) throws(RelateError) -> String {
-        let path = try resolve(keyPath, from: scope.entity, use: "a JSON test")
+        let (path, index) = try attribute(keyPath, in: scope, of: .json, use: "a JSON test", takenBy: "jsonContains and jsonText take a json or jsonb column")
         let owner = layout.entities[path.entity]
-        guard case .attribute(let index) = path.last, owner.types[index].mapping == .json else {
-            let what: String
-            if case .attribute(let index) = path.last {
-                what = "column \"\(owner.entity.attributes[index].name)\" of type \(owner.entity.attributes[index].type)"
-            } else {
-                what = "a relationship"
-            }
-            throw RelateError(
-                kind: .typeMismatch, message: "key path \"\(keyPath)\" is \(what); jsonContains and jsonText take a json or jsonb column",
-                entity: owner.entity.name, key: keyPath)
-        }
         var column = column(path, attribute: index, in: &scope)
         if owner.types[index] == .json { column = "(\(column))::jsonb" }
         switch test {
@@ -292,6 +281,26 @@ struct RequestSQL {
             guard let text else { return "\(extracted) IS NULL" }
             return "\(extracted) = \(bind(text))"
         }
+    }
+
+    /// The attribute `keyPath` ends at, when its column's values map to `mapping`; else an
+    /// error naming what the key path is and `takenBy`, what the test takes.
+    private func attribute(
+        _ keyPath: String, in scope: Scope, of mapping: PostgresValueMapping, use: String, takenBy: String
+    ) throws(RelateError) -> (path: ResolvedPath, index: Int) {
+        let path = try resolve(keyPath, from: scope.entity, use: use)
+        let owner = layout.entities[path.entity]
+        guard case .attribute(let index) = path.last, owner.types[index].mapping == mapping else {
+            let what: String
+            if case .attribute(let index) = path.last {
+                what = "column \"\(owner.entity.attributes[index].name)\" of type \(owner.entity.attributes[index].type)"
+            } else {
+                what = "a relationship"
+            }
+            throw RelateError(
+                kind: .typeMismatch, message: "key path \"\(keyPath)\" is \(what); \(takenBy)", entity: owner.entity.name, key: keyPath)
+        }
+        return (path, index)
     }
 
     /// `(a AND b …)`; one condition as it is; none as `empty`.
@@ -392,19 +401,8 @@ struct RequestSQL {
     private mutating func patternSQL(
         _ keyPath: String, _ pattern: Condition.Pattern, _ text: String, caseInsensitive: Bool, in scope: inout Scope
     ) throws(RelateError) -> String {
-        let path = try resolve(keyPath, from: scope.entity, use: "a text match")
-        let owner = layout.entities[path.entity]
-        guard case .attribute(let index) = path.last, owner.types[index].mapping == .string else {
-            let what: String
-            if case .attribute(let index) = path.last {
-                what = "column \"\(owner.entity.attributes[index].name)\" of type \(owner.entity.attributes[index].type)"
-            } else {
-                what = "a relationship"
-            }
-            throw RelateError(
-                kind: .typeMismatch, message: "key path \"\(keyPath)\" is \(what); prefix, suffix, contains and like take a text column",
-                entity: owner.entity.name, key: keyPath)
-        }
+        let (path, index) = try attribute(
+            keyPath, in: scope, of: .string, use: "a text match", takenBy: "prefix, suffix, contains and like take a text column")
         // In a bound LIKE pattern the backslash escapes, whatever standard_conforming_strings says.
         let literal = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_")
