@@ -58,7 +58,7 @@ extension FetchRequest {
 
     /// What both statements start from: the entity, its scope (alias `t0`; `FROM ONLY` for
     /// ``only`` or descendants `.excluded`) and the condition as SQL, its values bound in `builder`.
-    private func filtered(
+    func filtered(
         _ layout: ModelLayout, descendants: DescendantRows
     ) throws(RelateError) -> (builder: RequestSQL, entity: Int, scope: RequestSQL.Scope, condition: String?) {
         var builder = RequestSQL(layout: layout)

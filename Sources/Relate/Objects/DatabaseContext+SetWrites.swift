@@ -1,0 +1,291 @@
+import RelatePostgres
+
+/// Writes by the thousand: one statement for every row a condition picks, or for many new
+/// rows, and memory right afterwards. The rows the statement answers become effects applied
+/// to whatever memory holds (``ObjectGraph/apply(_:)``, as a pending write is); rows memory
+/// holds nothing of are not read back at all.
+extension DatabaseContext {
+    /// Updates every row of `entity` where `condition` holds, in one `UPDATE … WHERE`; the
+    /// objects memory holds for those rows take the values as stored.
+    ///
+    /// ```swift
+    /// let paid = try context.update("invoice", where: Key("due") < cutoff && Key("paid") == false, values: ["paid": true])
+    /// try context.update("player", where: Key("team.name") == "red", values: ["score": Key("score") + 1])
+    /// ```
+    ///
+    /// The condition says anything a fetch request can (to-one key paths, `any`/`all`/`none`
+    /// through to-manys). A value is a Swift value of the attribute's type, an object for a
+    /// to-one whose key this table holds, or a ``RowExpression`` computed from each row.
+    /// Memory follows as for a write through each object: changed values, to-ones moved
+    /// between the loaded sets on both sides, live results and Observation told of exactly
+    /// what changed. A row memory holds nothing of (no object, no loaded set it would
+    /// join) is not read back.
+    ///
+    /// In a context that does not autocommit the write is pending: the rows the condition
+    /// picks (as memory sees them) are read and each object set, one undo step.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity (`person`, or `schema.table`).
+    ///   - condition: Which rows.
+    ///   - values: The new values by key; a primary-key column cannot be among them.
+    /// - Returns: How many rows changed.
+    /// - Throws: ``RelateError``: an unknown key, a value the column cannot take, a primary-key
+    ///   column, an entity without a key, an expression in a context that does not autocommit,
+    ///   or what the database refuses (nothing is written then, memory unchanged).
+    @discardableResult
+    public func update(_ entityName: String, where condition: Condition, values: [String: Any?]) throws -> Int {
+        let entity = try entityIndex(named: entityName)
+        let table = graph.tables[entity]
+        try require(.update, on: table)
+        guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        let request = FetchRequest(entityName, where: condition)
+        if try writesPending() { return try pendUpdate(request, values: values) }
+        let assignments = try setValues(values, of: entity)
+        guard !assignments.isEmpty else { return 0 }
+        graph.membershipsMayChange()
+        let written = Set(assignments.map(\.column))
+        let returning = memoryMayHold(entity, writing: written)
+        let statement = try request.updateStatement(layout, setting: assignments, returning: returning)
+        let result = try send(statement, entity: entity)
+        let changed = result.affectedRows ?? 0
+        if returning { try applyUpdated(result, of: entity) }
+        if changed > 0 { graph.noteChange(of: entity) }
+        return changed
+    }
+
+    /// Deletes every row of `entity` where `condition` holds, in one `DELETE … WHERE`; the
+    /// foreign keys' `ON DELETE` rules apply in memory as ``delete(_:)`` applies them for one
+    /// object (loaded dependants deleted or set NULL, the sets on the other side of
+    /// many-to-manys let go of the rows).
+    ///
+    /// ```swift
+    /// let gone = try context.delete("session", where: Key("user.tenant") == tenant)
+    /// ```
+    ///
+    /// In a context that does not autocommit the delete is pending: the objects the
+    /// condition picks are read and deleted, one undo step.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity (`person`, or `schema.table`).
+    ///   - condition: Which rows.
+    /// - Returns: How many rows were deleted (dependants a cascade deleted not counted).
+    /// - Throws: ``RelateError``: `.deleteDenied` naming the constraint when a `RESTRICT` /
+    ///   `NO ACTION` foreign key refuses (nothing is deleted, memory unchanged), an unknown
+    ///   key, or what else the database refuses.
+    @discardableResult
+    public func delete(_ entityName: String, where condition: Condition) throws -> Int {
+        let entity = try entityIndex(named: entityName)
+        let table = graph.tables[entity]
+        try require(.delete, on: table)
+        guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        let request = FetchRequest(entityName, where: condition)
+        if try writesPending() {
+            let objects = try fetch(request)
+            try pendingStep { for object in objects where !object.isDeleted { applyEffect(.delete(object)) } }
+            return objects.count
+        }
+        graph.membershipsMayChange()
+        let (dependants, heldDependants) = cascadeReach(of: entity)
+        let returning = !graph.registries[entity].isEmpty || heldDependants
+        let result: PostgresResult
+        do {
+            result = try send(try request.deleteStatement(layout, returning: returning), entity: entity)
+        } catch let error as RelateError {
+            throw RelateError.deleteDenied(error, entity: table.entity.name, detail: "rows where a condition holds") ?? error
+        }
+        let deleted = result.affectedRows ?? 0
+        if returning {
+            for row in 0..<result.count {
+                let values = try graph.storedValues(of: result[row], entity: entity)
+                if let object = graph.registered(entity: entity, indexes: table.primaryKey, values: table.primaryKey.map { values[$0] }) {
+                    rowDeleted(object)
+                } else if heldDependants {
+                    // Memory holds rows that referred to it: an object made to be deleted
+                    // takes them through the rules, as a delete by key does.
+                    rowDeleted(try graph.materialize(entity: entity, row: result[row]))
+                }
+            }
+        }
+        if deleted > 0 { for reached in dependants { graph.noteChange(of: reached) } }
+        return deleted
+    }
+
+    /// Inserts `rows` of `entity` and answers one object per row, in order: at most two
+    /// round trips whatever the number of rows, all or nothing. Keys, defaults and generated
+    /// values are read back; each new object joins the loaded sets of what it refers to.
+    ///
+    /// ```swift
+    /// let people = try context.insert("person", rows: [["firstname": "Ada"], ["firstname": "Grace", "surname": "Hopper"]])
+    /// ```
+    ///
+    /// Rows that give the same keys go as one `INSERT … SELECT * FROM unnest($1, $2, …)`,
+    /// each column one bound array (a column whose type has no array mapping: multi-row
+    /// `VALUES`); rows that leave a key out take that column's default, as
+    /// ``insert(_:values:)`` does. Several such statements go in one pipeline. For a load that
+    /// needs no objects, ``copy(into:rows:)`` is faster still.
+    ///
+    /// In a context that does not autocommit each row is a pending insert, one undo step.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity (`person`, or `schema.table`).
+    ///   - rows: The rows' values by key, as ``insert(_:values:)`` takes them.
+    /// - Returns: The new objects, in the order of `rows`.
+    /// - Throws: ``RelateError``: an unknown key, a value that does not fit its column (before
+    ///   anything is sent), or what the database refuses for any row (nothing is written then).
+    @discardableResult
+    public func insert(_ entityName: String, rows: [[String: Any?]]) throws -> [DatabaseObject] {
+        graph.membershipsMayChange()
+        let entity = try entityIndex(named: entityName)
+        let table = graph.tables[entity]
+        try require(.insert, on: table)
+        if try writesPending() { return try pendingStep { try rows.map { try pendInsert(entity, values: $0) } } }
+        guard !rows.isEmpty else { return [] }
+        // Every row encoded before anything is sent; rows grouped by the columns they give.
+        var groups: [[Int]: (rows: [Int], values: [[(any PostgresEncodable)?]])] = [:]
+        var order: [[Int]] = []
+        for (position, row) in rows.enumerated() {
+            let (columns, parameters) = try columnValues(row, of: entity, for: "insert first, then set it")
+            if groups[columns] == nil { order.append(columns) }
+            groups[columns, default: ([], [])].rows.append(position)
+            groups[columns]!.values.append(parameters)
+        }
+        var statements: [Statement] = []
+        var positions: [Int] = []
+        for columns in order {
+            let group = groups[columns]!
+            let made = Statements.insertRows(into: table.layout, columns: columns, rows: group.values)
+            statements += made
+            positions += group.rows
+        }
+        let results = statements.count == 1 ? [try send(statements[0], entity: entity)] : try send(statements, entity: entity)
+        var objects = [DatabaseObject?](repeating: nil, count: rows.count)
+        var next = 0
+        for result in results {
+            for object in try graph.materialize(entity: entity, result: result, rowsAreDistinct: true) {
+                objects[positions[next]] = object
+                next += 1
+            }
+        }
+        guard next == rows.count else { throw RelateError.noRowReturned(table) }
+        graph.noteChange(of: entity)
+        for object in objects { graph.didChange(object!, from: nil) }
+        return objects.map { $0! }
+    }
+
+    // MARK: - Pending
+
+    /// An update by condition in a context that does not autocommit: each object the
+    /// condition picks (pending changes seen) is set, one undo step.
+    private func pendUpdate(_ request: FetchRequest, values: [String: Any?]) throws -> Int {
+        for (key, value) in values where value is RowExpression || value is Key {
+            throw RelateError(
+                kind: .invalidWrite,
+                message: "key \"\(key)\" of \"\(request.entity)\" is given an expression of the row, which only the database computes; "
+                    + "save() first and update with autocommits on, or give a value",
+                entity: request.entity, key: key)
+        }
+        let objects = try fetch(request)
+        let sorted = values.sorted { $0.key < $1.key }
+        try pendingStep {
+            for object in objects {
+                for (key, value) in sorted { try object.setValue(value, forKey: key) }
+            }
+        }
+        return objects.count
+    }
+
+    // MARK: - Memory
+
+    /// `values` by key as what an `UPDATE` sets each column to: bound values (to-ones given
+    /// objects as their foreign-key columns) or expressions of the row. A primary-key column
+    /// is refused: rows keep their identity in a write by condition.
+    private func setValues(_ values: [String: Any?], of entity: Int) throws -> [(column: Int, value: SetValue)] {
+        let table = graph.tables[entity]
+        var assignments: [(column: Int, value: SetValue)] = []
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            let unwrapped = AttributeValue.unwrap(value)
+            let expression: RowExpression.Node? =
+                switch unwrapped {
+                case let expression as RowExpression: expression.node
+                case let key as Key: .key(key.path)
+                default: nil
+                }
+            if let expression {
+                guard case .attribute(let index) = try resolve(key, in: entity) else {
+                    throw RelateError(
+                        kind: .invalidWrite, message: "key \"\(key)\" of \"\(table.entity.name)\" is a relationship; an expression computes an attribute",
+                        entity: table.entity.name, key: key)
+                }
+                assignments.append((index, .expression(expression)))
+                continue
+            }
+            let (columns, parameters) = try columnValues([key: value], of: entity, for: "update its objects one by one")
+            assignments += zip(columns, parameters).map { ($0, .parameter($1)) }
+        }
+        if let column = assignments.first(where: { table.primaryKey.contains($0.column) })?.column {
+            let name = table.entity.attributes[column].key
+            throw RelateError(
+                kind: .invalidWrite,
+                message: "key \"\(name)\" of \"\(table.entity.name)\" is part of the primary key; a write by condition keeps rows' keys (update the object instead)",
+                entity: table.entity.name, key: name)
+        }
+        return assignments
+    }
+
+    /// Whether memory may hold something an update of `columns` of `entity` changes: an
+    /// object of the entity, or a loaded set a row would join (a foreign key written toward
+    /// an object whose inverse set is loaded). When not, the statement returns no rows.
+    private func memoryMayHold(_ entity: Int, writing columns: Set<Int>) -> Bool {
+        if !graph.registries[entity].isEmpty { return true }
+        for (index, foreignKey) in graph.tables[entity].foreignKeys where foreignKey.contains(where: columns.contains) {
+            let inverse = graph.inverse(of: entity, index)
+            if graph.loadedRelationships.contains(inverse), !graph.registries[inverse.entity].isEmpty { return true }
+        }
+        return false
+    }
+
+    /// The updated rows as memory takes them: an object memory holds takes the columns that
+    /// changed (one update effect); a row new to memory becomes an object only when it joins
+    /// a loaded set (its foreign key now refers to a held object whose inverse is loaded).
+    private func applyUpdated(_ result: PostgresResult, of entity: Int) throws {
+        let table = graph.tables[entity]
+        for row in 0..<result.count {
+            let values = try graph.storedValues(of: result[row], entity: entity)
+            if let object = graph.registered(entity: entity, indexes: table.primaryKey, values: table.primaryKey.map { values[$0] }) {
+                let changed = values.indices.filter { !object.values[$0].isSame(as: values[$0]) }
+                guard !changed.isEmpty else { continue }
+                graph.apply(.update(object, columns: changed, from: changed.map { object.values[$0] }, to: changed.map { values[$0] }, releasing: false))
+            } else if joinsLoadedSet(values, of: entity) {
+                let object = try graph.materialize(entity: entity, row: result[row])
+                graph.didChange(object, from: nil)
+            }
+        }
+    }
+
+    private func joinsLoadedSet(_ values: [StoredValue], of entity: Int) -> Bool {
+        graph.tables[entity].foreignKeys.contains { index, columns in
+            let inverse = graph.inverse(of: entity, index)
+            return graph.loadedRelationships.contains(inverse)
+                && graph.registered(entity: inverse.entity, indexes: graph.targetColumns(of: entity, index), values: columns.map { values[$0] }) != nil
+        }
+    }
+
+    /// The entities a delete of `entity`'s rows reaches through `ON DELETE` rules (itself
+    /// included), and whether memory holds an object of one it reaches directly or by
+    /// cascade: then the deleted rows are read back, to take those objects through the rules.
+    private func cascadeReach(of entity: Int) -> (entities: [Int], held: Bool) {
+        var reached = [entity]
+        var held = false
+        var queue = [entity]
+        while let current = queue.popLast() {
+            for (index, relationship) in graph.model.entities[current].relationships.enumerated() where relationship.foreignKeyIn == .to {
+                let target = graph.target(of: current, index)
+                if !graph.registries[target].isEmpty { held = true }
+                guard !reached.contains(target) else { continue }
+                reached.append(target)
+                if relationship.onDelete == .cascade || relationship.onDeleteVaries { queue.append(target) }
+            }
+        }
+        return (reached, held)
+    }
+}
