@@ -1,0 +1,243 @@
+import Foundation
+import RelatePostgres
+
+/// `COPY`: rows loaded with no object made (``copy(into:rows:)``), and a request's rows
+/// streamed out (``copy(_:format:to:)``).
+extension DatabaseContext {
+    /// Loads `rows` into `entity`'s table and answers how many, making no object: binary
+    /// `COPY … FROM STDIN`, the fastest way PostgreSQL takes rows, all or nothing.
+    ///
+    /// ```swift
+    /// let loaded = try context.copy(into: "reading", rows: samples.map { ["sensor": $0.sensor, "value": $0.value] })
+    /// ```
+    ///
+    /// Rows that give the same keys go in one `COPY`, in one transaction; rows that leave a
+    /// key out take its default. A column whose values have no binary form the copy can
+    /// send as they are (`numeric`, a `date`, a `timestamp` without time zone, an enum)
+    /// makes its rows go as ``insert(_:rows:)``'s statements instead. Memory stays right:
+    /// live results are told, and rows that refer to an object whose set of them is
+    /// loaded go through ``insert(_:rows:)`` so that the set takes them.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity (`person`, or `schema.table`).
+    ///   - rows: The rows' values by key, as ``insert(_:values:)`` takes them.
+    /// - Returns: How many rows were copied.
+    /// - Throws: ``RelateError``: an unknown key, a value that does not fit (before anything
+    ///   is sent), a context that does not autocommit (``RelateError/Kind-swift.struct/invalidWrite``:
+    ///   use ``insert(_:rows:)``), or what the database refuses (nothing is written then).
+    @discardableResult
+    public func copy(into entityName: String, rows: [[String: Any?]]) throws -> Int {
+        let entity = try entityIndex(named: entityName)
+        let table = graph.tables[entity]
+        try require(.insert, on: table)
+        if try writesPending() {
+            throw RelateError(
+                kind: .invalidWrite,
+                message: "copy(into:) writes at once, and this context does not autocommit; use insert(_:rows:), which waits for save()",
+                entity: table.entity.name)
+        }
+        guard !rows.isEmpty else { return 0 }
+        graph.membershipsMayChange()
+        var groups: [[Int]: [[(any PostgresEncodable)?]]] = [:]
+        var order: [[Int]] = []
+        for row in rows {
+            let (columns, parameters) = try columnValues(row, of: entity, for: "give the foreign key's columns")
+            if groups[columns] == nil { order.append(columns) }
+            groups[columns, default: []].append(parameters)
+        }
+        let copied = try inDatabaseTransaction {
+            var copied = 0
+            for columns in order {
+                let values = groups[columns]!
+                if joinsLoadedSets(columns, of: entity) {
+                    // The sets must take the new rows as objects: the statements that read them back.
+                    let objects = try insertRows(entity, columns: columns, values: values)
+                    for object in objects { graph.didChange(object, from: nil) }
+                    copied += objects.count
+                } else if let data = Self.binaryCopy(values, types: columns.map { table.layout.types[$0] }) {
+                    let names = columns.map { table.layout.columns[$0] }.joined(separator: ", ")
+                    copied += try read(entity: entity) {
+                        try connection.copyIn("COPY \(table.layout.table) (\(names)) FROM STDIN (FORMAT binary)") { send in
+                            // Chunks of a megabyte: libpq sends each as it comes.
+                            for start in stride(from: 0, to: data.count, by: 1 << 20) {
+                                try send(Array(data[start..<min(start + (1 << 20), data.count)]))
+                            }
+                        }
+                    }
+                } else {
+                    let statements = Statements.insertRows(into: table.layout, columns: columns, rows: values, returning: false)
+                    for statement in statements { copied += try send(statement, entity: entity).affectedRows ?? 0 }
+                }
+            }
+            return copied
+        }
+        if copied > 0 { graph.noteChange(of: entity) }
+        return copied
+    }
+
+    /// Whether rows writing `columns` of `entity` may join a loaded set: a foreign key among
+    /// them whose inverse is loaded on an object memory holds.
+    private func joinsLoadedSets(_ columns: [Int], of entity: Int) -> Bool {
+        graph.tables[entity].foreignKeys.contains { index, foreignKey in
+            let inverse = graph.inverse(of: entity, index)
+            return foreignKey.contains(where: columns.contains) && graph.loadedRelationships.contains(inverse)
+                && !graph.registries[inverse.entity].isEmpty
+        }
+    }
+
+    private func insertRows(_ entity: Int, columns: [Int], values: [[(any PostgresEncodable)?]]) throws -> [DatabaseObject] {
+        var objects: [DatabaseObject] = []
+        for statement in Statements.insertRows(into: graph.tables[entity].layout, columns: columns, rows: values) {
+            objects += try graph.materialize(entity: entity, result: try send(statement, entity: entity), rowsAreDistinct: true)
+        }
+        return objects
+    }
+
+    /// The rows in `COPY`'s binary format (header, each row's field count and fields, the
+    /// trailer), or `nil` when a value has no binary form of its column's type that it can
+    /// be sent in as it is.
+    static func binaryCopy(_ rows: [[(any PostgresEncodable)?]], types: [PostgresType]) -> [UInt8]? {
+        var data: [UInt8] = Array("PGCOPY\n".utf8) + [0xFF, 0x0D, 0x0A, 0x00] + [0, 0, 0, 0] + [0, 0, 0, 0]
+        data.reserveCapacity(rows.count * types.count * 12 + 32)
+        func append<Integer: FixedWidthInteger>(_ value: Integer) {
+            withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
+        }
+        var field: [UInt8] = []
+        for row in rows {
+            append(Int16(types.count))
+            for (value, type) in zip(row, types) {
+                guard let value else {
+                    append(Int32(-1))
+                    continue
+                }
+                field.removeAll(keepingCapacity: true)
+                guard binaryField(value, type: type, into: &field) else { return nil }
+                append(Int32(field.count))
+                data += field
+            }
+        }
+        append(Int16(-1))
+        return data
+    }
+
+    /// `value` as a field of a column of `type` in binary: integers at the column's width,
+    /// text as its bytes, and any value whose own binary form is of the column's type.
+    private static func binaryField(_ value: any PostgresEncodable, type columnType: PostgresType, into field: inout [UInt8]) -> Bool {
+        func append<Integer: FixedWidthInteger>(_ value: Integer) {
+            withUnsafeBytes(of: value.bigEndian) { field.append(contentsOf: $0) }
+        }
+        switch (value, columnType) {
+        case (let integer as Int, .int2):
+            guard let narrow = Int16(exactly: integer) else { return false }
+            append(narrow)
+        case (let integer as Int, .int4):
+            guard let narrow = Int32(exactly: integer) else { return false }
+            append(narrow)
+        case (let integer as Int, .int8):
+            append(Int64(integer))
+        case (let text as String, .text), (let text as String, .varchar), (let text as String, .bpchar):
+            field += text.utf8
+        default:
+            guard type(of: value).postgresFormat == .binary, value.postgresValueType == columnType else { return false }
+            do { try value.encode(into: &field) } catch { return false }
+        }
+        return true
+    }
+
+    // MARK: - Out
+
+    /// Streams the rows `request` fetches out of the database with `COPY (SELECT …) TO
+    /// STDOUT`, each row handed to `receive` as it arrives: memory holds one row, however
+    /// many there are. Answers how many rows were copied. The columns are the entity's
+    /// attributes, in the model's order; the request's order, limit and offset apply.
+    ///
+    /// ```swift
+    /// var csv = Data()
+    /// try context.copy(FetchRequest("person", orderBy: [.ascending("id")]), format: .csv(header: true)) { csv.append(contentsOf: $0) }
+    /// ```
+    ///
+    /// `COPY` takes no parameters: the request's values are first turned into their text by
+    /// the server (one round trip), then quoted by libpq (`PQescapeLiteral`) and typed, never
+    /// pasted as they came. Pending changes of a context that does not autocommit are not
+    /// in the copy: it reads what the database holds.
+    ///
+    /// - Parameters:
+    ///   - request: The rows, as a fetch reads them.
+    ///   - format: CSV (with or without a header line), PostgreSQL's text format, or binary.
+    ///   - receive: Takes each row's bytes (valid only during the call); with `.binary`, the
+    ///     format's header comes with the first row and its trailer last.
+    /// - Returns: How many rows were copied.
+    /// - Throws: ``RelateError`` for a request that cannot be made, or the database's error;
+    ///   or what `receive` threw (the rest of the copy is read and dropped).
+    @discardableResult
+    public func copy(_ request: FetchRequest, format: CopyFormat = .csv(header: true), to receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+        let (entity, select) = try request.selectStatement(layout)
+        let sql = try withLiterals(select.statement, entity: entity)
+        return try read(entity: entity) { try connection.copyOut("COPY (\(sql)) TO STDOUT \(format.options)", receive) }
+    }
+
+    /// `statement`'s SQL with each `$n` replaced by its value as a quoted literal: typed as
+    /// the parameter is sent (`'42'::bigint`), untyped where the server infers the type of
+    /// a parameter (a `String`'s, which then reads as the column it meets).
+    private func withLiterals(_ statement: Statement, entity: Int) throws -> String {
+        guard !statement.parameters.isEmpty else { return statement.sql }
+        let asked = statement.parameters.indices.map { "$\($0 + 1)::text, pg_typeof($\($0 + 1))::text" }.joined(separator: ", ")
+        let texts = try send(Statement(sql: "SELECT \(asked)", parameters: statement.parameters, format: .text), entity: entity)[0]
+        var literals: [String] = []
+        for (position, parameter) in statement.parameters.enumerated() {
+            guard let parameter, let text = try texts.decode(String?.self, at: 2 * position) else {
+                literals.append("NULL")
+                continue
+            }
+            let literal = try read(entity: entity) { try connection.quoteLiteral(text) }
+            if parameter.postgresValueType == .unspecified {
+                literals.append(literal)
+            } else {
+                literals.append("\(literal)::\(try texts.decode(String.self, at: 2 * position + 1))")
+            }
+        }
+        return Self.replacingPlaceholders(in: statement.sql, with: literals)
+    }
+
+    /// `sql` with `$1`, `$2`… outside quoted identifiers and strings replaced by `literals`.
+    static func replacingPlaceholders(in sql: String, with literals: [String]) -> String {
+        var result = ""
+        result.reserveCapacity(sql.utf8.count)
+        var quote: Character?
+        var characters = sql[...]
+        while let character = characters.popFirst() {
+            if let open = quote {
+                if character == open { quote = nil }
+                result.append(character)
+            } else if character == "\"" || character == "'" {
+                quote = character
+                result.append(character)
+            } else if character == "$", let first = characters.first, first.isASCII, first.isNumber {
+                let digits = characters.prefix { $0.isASCII && $0.isNumber }
+                characters = characters.dropFirst(digits.count)
+                result += Int(digits).map { literals[$0 - 1] } ?? "$\(digits)"
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+}
+
+/// The format of a request's rows copied out (``DatabaseContext/copy(_:format:to:)``).
+public enum CopyFormat: Sendable, Hashable {
+    /// Comma-separated values (RFC 4180 quoting); `header`: a first line of column names.
+    case csv(header: Bool)
+    /// PostgreSQL's text format: tab-separated, `\N` for NULL, backslash escapes.
+    case text
+    /// PostgreSQL's binary format: each value as the server sends it in binary.
+    case binary
+
+    var options: String {
+        switch self {
+        case .csv(let header): "(FORMAT csv, HEADER \(header))"
+        case .text: "(FORMAT text)"
+        case .binary: "(FORMAT binary)"
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import RelatePostgres
+import Testing
+
+@testable import Relate
+
+/// `COPY`: rows loaded with no objects (`copy(into:rows:)`) and a request's rows streamed out
+/// (`copy(_:format:to:)`), with memory kept right and the connection usable after a failure.
+@Suite struct CopyTests {
+    /// 10,000 rows in binary `COPY`, in one transaction; rows that leave a key out take its
+    /// default; a live result is told.
+    @Test func rowsGoInByBinaryCopy() throws {
+        try SetWriteTests.withLeague { fixture in
+            let context = fixture.context
+            let everyone = try context.liveFetch(FetchRequest("player"))
+            #expect(try everyone.objects.count == 6)
+            let rows: [[String: Any?]] = (0..<10_000).map { n in
+                n % 2 == 0 ? ["name": "P\(n)", "score": n, "team_id": 1] : ["name": "Q\(n)", "nickname": "n\(n)"]
+            }
+            var copied = 0
+            let sql = try fixture.sql { copied = try context.copy(into: "player", rows: rows) }
+            #expect(copied == 10_000)
+            let s = "\"\(fixture.schema)\""
+            #expect(sql.filter { $0.hasPrefix("COPY") } == [
+                "COPY \(s).\"player\" (\"name\", \"score\", \"team_id\") FROM STDIN (FORMAT binary)",
+                "COPY \(s).\"player\" (\"name\", \"nickname\") FROM STDIN (FORMAT binary)",
+            ])
+            let row = try context.connection.query(
+                "SELECT count(*)::int, sum(score)::int8, count(*) FILTER (WHERE team_id = 1)::int FROM \(s).player WHERE name ~ '^[PQ]'")[0]
+            #expect(try row.decode(Int.self, at: 0) == 10_000)
+            #expect(try row.decode(Int.self, at: 1) == (0..<10_000).filter { $0 % 2 == 0 }.reduce(0, +))
+            #expect(try row.decode(Int.self, at: 2) == 5_000)
+            #expect(try everyone.objects.count == 10_006)
+        }
+    }
+
+    /// A refused row leaves nothing of the copy; a value with no binary form of its column
+    /// (a date) goes as statements; rows toward a loaded set go as a bulk insert, and the
+    /// set takes them.
+    @Test func copiesStayAllOrNothingAndMemoryRight() throws {
+        try SetWriteTests.withLeague { fixture in
+            let context = fixture.context
+            let s = "\"\(fixture.schema)\""
+            let error = try #require(throws: RelateError.self) {
+                try context.copy(into: "player", rows: [["name": "Ok", "score": 1], ["name": "Also", "score": 2], ["name": nil, "score": 3]])
+            }
+            #expect(error.postgresError?.sqlState == .notNullViolation)
+            #expect(try context.connection.query("SELECT count(*)::int FROM \(s).player")[0].decode(Int.self, at: 0) == 6)
+
+            let dated = try fixture.sql { _ = try context.copy(into: "player", rows: [["name": "Old", "joined": Date(timeIntervalSince1970: 0)]]) }
+            #expect(dated.filter { $0.hasPrefix("INSERT INTO") }.count == 1 && !dated.contains { $0.hasPrefix("COPY") })
+
+            let red = try #require(try context.object("team", primaryKey: 1))
+            let redPlayers = try red.objects(forKey: "player")
+            #expect(try context.copy(into: "player", rows: [["name": "New", "team": red]]) == 1)
+            #expect(redPlayers.count == 3)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// A request's rows out as CSV: the condition's values (a quote in a string, an
+    /// integer) quoted by libpq and typed, never pasted; text that needs CSV quoting quoted.
+    @Test func aRequestStreamsOutAsCSV() throws {
+        try SetWriteTests.withLeague { fixture in
+            let context = fixture.context
+            let s = "\"\(fixture.schema)\""
+            try context.connection.execute("INSERT INTO \(s).player (name, score, nickname) VALUES ('O''Brien', 9, 'the \"boss\", really')")
+            var csv = Data()
+            var sql: [String] = []
+            let request = FetchRequest(
+                "player", where: Key("name") == "O'Brien" || (Key("score") >= 20 && Key("nickname") == nil), orderBy: [.ascending("id")])
+            let rows = try fixture.sql { try context.copy(request, format: .csv(header: true)) { csv.append(contentsOf: $0) } }
+            sql = rows
+            let text = String(decoding: csv, as: UTF8.self)
+            let lines = text.split(separator: "\n")
+            #expect(lines.count == 4)
+            #expect(lines[0] == "id,name,score,nickname,team_id,joined,updated")
+            #expect(lines[1].hasPrefix("2,Bob,20,,1,"))
+            #expect(lines[3].hasPrefix("7,O'Brien,9,\"the \"\"boss\"\", really\",,"))
+            let copy = try #require(sql.first { $0.hasPrefix("COPY") })
+            #expect(copy.contains("'O''Brien'") && copy.contains("'20'::"))
+            #expect(!copy.contains("$"))
+
+            // The receiver throws: the copy is read to its end and the connection goes on.
+            struct Enough: Error {}
+            #expect(throws: Enough.self) { try context.copy(FetchRequest("player"), format: .text) { _ in throw Enough() } }
+            #expect(try context.count(FetchRequest("player")) == 7)
+        }
+    }
+
+    /// The connection's own `copyIn`: a statement that is not a copy is refused, and a
+    /// producer that throws ends the copy with nothing written.
+    @Test func theConnectionsCopyRefusesWhatIsNotACopy() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.execute("CREATE TABLE t (n int)")
+            let notCopy = try #require(throws: PostgresError.self) { try connection.copyIn("SELECT 1") { _ in } }
+            #expect(notCopy.kind == .invalidInput)
+            struct Stop: Error {}
+            #expect(throws: Stop.self) {
+                try connection.copyIn("COPY t FROM STDIN") { send in
+                    try send(Array("1\n2\n".utf8))
+                    throw Stop()
+                }
+            }
+            #expect(try connection.copyIn("COPY t FROM STDIN") { send in try send(Array("3\n4\n".utf8)) } == 2)
+            #expect(try connection.query("SELECT sum(n)::int FROM t")[0].decode(Int.self, at: 0) == 7)
+        }
+    }
+}
