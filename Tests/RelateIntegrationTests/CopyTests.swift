@@ -15,18 +15,18 @@ import Testing
             let everyone = try context.liveFetch(FetchRequest("player"))
             #expect(try everyone.objects.count == 6)
             let rows: [[String: Any?]] = (0..<10_000).map { n in
-                n % 2 == 0 ? ["name": "P\(n)", "score": n, "team_id": 1] : ["name": "Q\(n)", "nickname": "n\(n)"]
+                n % 2 == 0 ? ["name": "P\(n)", "score": n, "team_id": 1, "updated": Date(timeIntervalSince1970: 1_800_000_000)] : ["name": "Q\(n)", "nickname": "n\(n)"]
             }
             var copied = 0
             let sql = try fixture.sql { copied = try context.copy(into: "player", rows: rows) }
             #expect(copied == 10_000)
             let s = "\"\(fixture.schema)\""
             #expect(sql.filter { $0.hasPrefix("COPY") } == [
-                "COPY \(s).\"player\" (\"name\", \"score\", \"team_id\") FROM STDIN (FORMAT binary)",
+                "COPY \(s).\"player\" (\"name\", \"score\", \"team_id\", \"updated\") FROM STDIN (FORMAT binary)",
                 "COPY \(s).\"player\" (\"name\", \"nickname\") FROM STDIN (FORMAT binary)",
             ])
             let row = try context.connection.query(
-                "SELECT count(*)::int, sum(score)::int8, count(*) FILTER (WHERE team_id = 1)::int FROM \(s).player WHERE name ~ '^[PQ]'")[0]
+                "SELECT count(*)::int, sum(score)::int8, count(*) FILTER (WHERE team_id = 1 AND updated = to_timestamp(1800000000))::int FROM \(s).player WHERE name ~ '^[PQ]'")[0]
             #expect(try row.decode(Int.self, at: 0) == 10_000)
             #expect(try row.decode(Int.self, at: 1) == (0..<10_000).filter { $0 % 2 == 0 }.reduce(0, +))
             #expect(try row.decode(Int.self, at: 2) == 5_000)
@@ -45,6 +45,11 @@ import Testing
                 try context.copy(into: "player", rows: [["name": "Ok", "score": 1], ["name": "Also", "score": 2], ["name": nil, "score": 3]])
             }
             #expect(error.postgresError?.sqlState == .notNullViolation)
+            #expect(try context.connection.query("SELECT count(*)::int FROM \(s).player")[0].decode(Int.self, at: 0) == 6)
+            // A value that does not fit its column, after rows that did: nothing stays either.
+            let rows: [[String: Any?]] = (0..<3_000).map { ["name": "R\($0)", "score": $0 == 2_999 ? "many" : $0] }
+            let mismatch = try #require(throws: RelateError.self) { try context.copy(into: "player", rows: rows) }
+            #expect(mismatch.kind == .typeMismatch && mismatch.key == "score")
             #expect(try context.connection.query("SELECT count(*)::int FROM \(s).player")[0].decode(Int.self, at: 0) == 6)
 
             let dated = try fixture.sql { _ = try context.copy(into: "player", rows: [["name": "Old", "joined": Date(timeIntervalSince1970: 0)]]) }

@@ -12,7 +12,8 @@ extension DatabaseContext {
     /// ```
     ///
     /// Rows that give the same keys go in one `COPY`, in one transaction; rows that leave a
-    /// key out take its default. A column whose values have no binary form the copy can
+    /// key out take its default. Values are encoded as the copy streams, a megabyte at a
+    /// time, so that the client encodes while the server stores. A column whose values have no binary form the copy can
     /// send as they are (`numeric`, a `date`, a `timestamp` without time zone, an enum)
     /// makes its rows go as ``insert(_:rows:)``'s statements instead. Memory stays right:
     /// live results are told, and rows that refer to an object whose set of them is
@@ -22,8 +23,8 @@ extension DatabaseContext {
     ///   - entityName: The entity (`person`, or `schema.table`).
     ///   - rows: The rows' values by key, as ``insert(_:values:)`` takes them.
     /// - Returns: How many rows were copied.
-    /// - Throws: ``RelateError``: an unknown key, a value that does not fit (before anything
-    ///   is sent), a context that does not autocommit (``RelateError/Kind-swift.struct/invalidWrite``:
+    /// - Throws: ``RelateError``: an unknown key, a value that does not fit (the copy ends
+    ///   there and nothing of it is written), a context that does not autocommit (``RelateError/Kind-swift.struct/invalidWrite``:
     ///   use ``insert(_:rows:)``), or what the database refuses (nothing is written then).
     @discardableResult
     public func copy(into entityName: String, rows: [[String: Any?]]) throws -> Int {
@@ -38,34 +39,20 @@ extension DatabaseContext {
         }
         guard !rows.isEmpty else { return 0 }
         graph.membershipsMayChange()
-        var groups: [[Int]: [[(any PostgresEncodable)?]]] = [:]
-        var order: [[Int]] = []
-        for row in rows {
-            let (columns, parameters) = try columnValues(row, of: entity, for: "give the foreign key's columns")
-            if groups[columns] == nil { order.append(columns) }
-            groups[columns, default: []].append(parameters)
-        }
+        let groups = try rowsByKeys(rows, of: entity)
         let copied = try inDatabaseTransaction {
             var copied = 0
-            for columns in order {
-                let values = groups[columns]!
-                if joinsLoadedSets(columns, of: entity) {
+            for group in groups {
+                if joinsLoadedSets(group.columns, of: entity) {
                     // The sets must take the new rows as objects: the statements that read them back.
-                    let objects = try insertRows(entity, columns: columns, values: values)
+                    let objects = try insertRows(entity, columns: group.columns, values: try parameters(of: group, in: rows, entity: entity))
                     for object in objects { graph.didChange(object, from: nil) }
                     copied += objects.count
-                } else if let data = Self.binaryCopy(values, types: columns.map { table.layout.types[$0] }) {
-                    let names = columns.map { table.layout.columns[$0] }.joined(separator: ", ")
-                    copied += try read(entity: entity) {
-                        try connection.copyIn("COPY \(table.layout.table) (\(names)) FROM STDIN (FORMAT binary)") { send in
-                            // Chunks of a megabyte: libpq sends each as it comes.
-                            for start in stride(from: 0, to: data.count, by: 1 << 20) {
-                                try send(Array(data[start..<min(start + (1 << 20), data.count)]))
-                            }
-                        }
-                    }
+                } else if group.columns.allSatisfy({ Self.copiesInBinary(table.layout.types[$0]) }) {
+                    copied += try copyInBinary(group, of: rows, entity: entity)
                 } else {
-                    let statements = Statements.insertRows(into: table.layout, columns: columns, rows: values, returning: false)
+                    let values = try parameters(of: group, in: rows, entity: entity)
+                    let statements = Statements.insertRows(into: table.layout, columns: group.columns, rows: values, returning: false)
                     for statement in statements { copied += try send(statement, entity: entity).affectedRows ?? 0 }
                 }
             }
@@ -73,6 +60,156 @@ extension DatabaseContext {
         }
         if copied > 0 { graph.noteChange(of: entity) }
         return copied
+    }
+
+    /// Rows that give the same keys, and how each key is written: the columns, in order.
+    private struct KeyGroup {
+        var keys: [(key: String, target: ResolvedKey)]
+        var columns: [Int]
+        var rows: [Int]
+    }
+
+    /// `rows` grouped by the keys they give, in the order each set of keys first comes: a
+    /// pass that looks at keys only (a row with the keys of the one before costs a lookup
+    /// a key), the values being encoded as the copy streams.
+    private func rowsByKeys(_ rows: [[String: Any?]], of entity: Int) throws -> [KeyGroup] {
+        let table = graph.tables[entity]
+        var groups: [KeyGroup] = []
+        var groupOfKeys: [[String]: Int] = [:]
+        var last = -1
+        for (position, row) in rows.enumerated() {
+            if last >= 0, groups[last].keys.count == row.count, groups[last].keys.allSatisfy({ row.index(forKey: $0.key) != nil }) {
+                groups[last].rows.append(position)
+                continue
+            }
+            let keys = row.keys.sorted()
+            if let index = groupOfKeys[keys] {
+                groups[index].rows.append(position)
+                last = index
+                continue
+            }
+            var group = KeyGroup(keys: [], columns: [], rows: [position])
+            for key in keys {
+                let target = try resolve(key, in: entity)
+                group.keys.append((key, target))
+                switch target {
+                case .attribute(let index): group.columns.append(index)
+                case .relationship(let index):
+                    // Checked as a write checks it: a to-one whose key this table holds.
+                    _ = try heldToOne(key, nil, of: entity, index, for: "give the foreign key's columns")
+                    group.columns += table.fromColumns[index]
+                }
+            }
+            groupOfKeys[keys] = groups.count
+            last = groups.count
+            groups.append(group)
+        }
+        return groups
+    }
+
+    /// The group's rows as the parameters of statements, in the group's columns.
+    private func parameters(of group: KeyGroup, in rows: [[String: Any?]], entity: Int) throws -> [[(any PostgresEncodable)?]] {
+        try group.rows.map { position in try columnValues(rows[position], of: entity, for: "give the foreign key's columns").parameters }
+    }
+
+    /// Whether a column of `type` takes the binary field ``binaryField(_:for:type:entity:into:)`` writes.
+    static func copiesInBinary(_ type: PostgresType) -> Bool {
+        [.int2, .int4, .int8, .float4, .float8, .bool, .text, .varchar, .bpchar, .timestamptz, .uuid, .bytea].contains(type)
+    }
+
+    /// One binary `COPY` of the group's rows, encoded as it streams: a megabyte is
+    /// encoded while the server takes the one before. A value that does not fit ends the
+    /// copy with its error (the transaction leaves nothing of it).
+    private func copyInBinary(_ group: KeyGroup, of rows: [[String: Any?]], entity: Int) throws -> Int {
+        let table = graph.tables[entity]
+        let names = group.columns.map { table.layout.columns[$0] }.joined(separator: ", ")
+        let types = group.columns.map { table.layout.types[$0] }
+        return try read(entity: entity) {
+            try connection.copyIn("COPY \(table.layout.table) (\(names)) FROM STDIN (FORMAT binary)") { send in
+                var data: [UInt8] = Array("PGCOPY\n".utf8) + [0xFF, 0x0D, 0x0A, 0x00] + [0, 0, 0, 0] + [0, 0, 0, 0]
+                data.reserveCapacity(1 << 20 + 4096)
+                var field: [UInt8] = []
+                for position in group.rows {
+                    let row = rows[position]
+                    Self.append(Int16(types.count), to: &data)
+                    var column = 0
+                    for (key, target) in group.keys {
+                        let value = AttributeValue.unwrap(row[key] ?? nil)
+                        switch target {
+                        case .attribute(let index):
+                            try Self.appendField(value, for: table.entity.attributes[index], type: types[column], entity: table.entity, to: &data, using: &field)
+                            column += 1
+                        case .relationship(let index):
+                            for (_, held) in try heldToOne(key, value, of: entity, index, for: "give the foreign key's columns") {
+                                try Self.appendField(held.parameter, for: table.entity.attributes[group.columns[column]], type: types[column], entity: table.entity, to: &data, using: &field)
+                                column += 1
+                            }
+                        }
+                    }
+                    if data.count >= 1 << 20 {
+                        try send(data)
+                        data.removeAll(keepingCapacity: true)
+                    }
+                }
+                Self.append(Int16(-1), to: &data)
+                try send(data)
+            }
+        }
+    }
+
+    private static func append<Integer: FixedWidthInteger>(_ value: Integer, to data: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
+    }
+
+    /// `value` given for `attribute` (a column of `type`) as a binary `COPY` field: its
+    /// length, then its bytes; NULL as length -1. The usual Swift types go straight in;
+    /// others through the check every write makes (``AttributeValue/encodable(_:for:entity:use:)``).
+    private static func appendField(
+        _ value: Any?, for attribute: Attribute, type: PostgresType, entity: Entity, to data: inout [UInt8], using field: inout [UInt8]
+    ) throws {
+        switch (value, type) {
+        case (nil, _):
+            append(Int32(-1), to: &data)
+            return
+        case (let integer as Int, .int8):
+            append(Int32(8), to: &data)
+            append(Int64(integer), to: &data)
+            return
+        case (let integer as Int, .int4):
+            if let narrow = Int32(exactly: integer) {
+                append(Int32(4), to: &data)
+                append(narrow, to: &data)
+                return
+            }
+        case (let text as String, .text), (let text as String, .varchar):
+            let count = text.utf8.count
+            append(Int32(count), to: &data)
+            data += text.utf8
+            return
+        case (let number as Double, .float8):
+            append(Int32(8), to: &data)
+            append(number.bitPattern, to: &data)
+            return
+        case (let flag as Bool, .bool):
+            append(Int32(1), to: &data)
+            data.append(flag ? 1 : 0)
+            return
+        default:
+            break
+        }
+        guard let parameter = try AttributeValue.encodable(value, for: attribute, entity: entity) else {
+            append(Int32(-1), to: &data)
+            return
+        }
+        field.removeAll(keepingCapacity: true)
+        guard binaryField(parameter, type: type, into: &field) else {
+            throw RelateError(
+                kind: .typeMismatch,
+                message: "key \"\(attribute.key)\" of \"\(entity.name)\" is column \"\(attribute.name)\" of type \(attribute.type); a \(Swift.type(of: parameter)) cannot be copied into it in binary",
+                entity: entity.name, key: attribute.key)
+        }
+        append(Int32(field.count), to: &data)
+        data += field
     }
 
     /// Whether rows writing `columns` of `entity` may join a loaded set: a foreign key among
@@ -93,33 +230,6 @@ extension DatabaseContext {
         return objects
     }
 
-    /// The rows in `COPY`'s binary format (header, each row's field count and fields, the
-    /// trailer), or `nil` when a value has no binary form of its column's type that it can
-    /// be sent in as it is.
-    static func binaryCopy(_ rows: [[(any PostgresEncodable)?]], types: [PostgresType]) -> [UInt8]? {
-        var data: [UInt8] = Array("PGCOPY\n".utf8) + [0xFF, 0x0D, 0x0A, 0x00] + [0, 0, 0, 0] + [0, 0, 0, 0]
-        data.reserveCapacity(rows.count * types.count * 12 + 32)
-        func append<Integer: FixedWidthInteger>(_ value: Integer) {
-            withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
-        }
-        var field: [UInt8] = []
-        for row in rows {
-            append(Int16(types.count))
-            for (value, type) in zip(row, types) {
-                guard let value else {
-                    append(Int32(-1))
-                    continue
-                }
-                field.removeAll(keepingCapacity: true)
-                guard binaryField(value, type: type, into: &field) else { return nil }
-                append(Int32(field.count))
-                data += field
-            }
-        }
-        append(Int16(-1))
-        return data
-    }
-
     /// `value` as a field of a column of `type` in binary: integers at the column's width,
     /// text as its bytes, and any value whose own binary form is of the column's type.
     private static func binaryField(_ value: any PostgresEncodable, type columnType: PostgresType, into field: inout [UInt8]) -> Bool {
@@ -135,6 +245,8 @@ extension DatabaseContext {
             append(narrow)
         case (let integer as Int, .int8):
             append(Int64(integer))
+        case (let number as Double, .float4):
+            append(Float(number).bitPattern)
         case (let text as String, .text), (let text as String, .varchar), (let text as String, .bpchar):
             field += text.utf8
         default:
