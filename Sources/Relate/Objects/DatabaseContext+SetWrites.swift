@@ -252,9 +252,7 @@ extension DatabaseContext {
         for row in 0..<result.count {
             let values = try graph.storedValues(of: result[row], entity: entity)
             if let object = graph.registered(entity: entity, indexes: table.primaryKey, values: table.primaryKey.map { values[$0] }) {
-                let changed = values.indices.filter { !object.values[$0].isSame(as: values[$0]) }
-                guard !changed.isEmpty else { continue }
-                graph.apply(.update(object, columns: changed, from: changed.map { object.values[$0] }, to: changed.map { values[$0] }, releasing: false))
+                try applyStored(result[row], to: object)
             } else if joinsLoadedSet(values, of: entity) {
                 let object = try graph.materialize(entity: entity, row: result[row])
                 graph.didChange(object, from: nil)

@@ -176,8 +176,18 @@ extension DatabaseContext {
         if writesKey {
             try followKeyChange(object, to: row)
         } else {
-            _ = try graph.materialize(entity: object.entityIndex, row: row)
+            try applyStored(row, to: object)
         }
+    }
+
+    /// The row the database answered for `object` (a write's `RETURNING`) as memory takes
+    /// it: one update effect of the columns that changed (``ObjectGraph/apply(_:)``, the
+    /// place every write changes memory), nothing when none did.
+    func applyStored(_ row: PostgresRow, to object: DatabaseObject) throws {
+        let values = try graph.storedValues(of: row, entity: object.entityIndex)
+        let changed = values.indices.filter { !object.values[$0].isSame(as: values[$0]) }
+        guard !changed.isEmpty else { return }
+        graph.apply(.update(object, columns: changed, from: changed.map { object.values[$0] }, to: changed.map { values[$0] }, releasing: false))
     }
 
     /// ``Statements/update(_:setting:to:key:expecting:)``, its text made once for each

@@ -49,7 +49,7 @@ extension DatabaseContext {
             return nil
         }
         if let registered {
-            if writesKey { try followKeyChange(registered, to: row) } else { _ = try graph.materialize(entity: entity, row: row) }
+            if writesKey { try followKeyChange(registered, to: row) } else { try applyStored(row, to: registered) }
             return registered
         }
         // New to memory: it joins the loaded sets of what it refers to, as an insert does.
