@@ -12,12 +12,28 @@ import Testing
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    @Test func textArraysAreSentAsQuotedLiterals() throws {
-        #expect(try encoded(["a\"b", "c\\d", "e,f"]) == #"{"a\"b","c\\d","e,f"}"#)
-        #expect(try encoded(["x", nil] as [String?]) == #"{"x",NULL}"#)
-        #expect(try encoded([String]()) == "{}")
-        #expect([String].postgresFormat == .text)
+    /// A text array's literal, for statements that take one as text: quoted, escaped.
+    @Test func textArrayLiteralsAreQuoted() throws {
+        func literal<Element>(_ array: [Element]) throws -> String where Element: PostgresArrayMember {
+            var bytes: [UInt8] = []
+            try array.encodeText(into: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        #expect(try literal(["a\"b", "c\\d", "e,f"]) == #"{"a\"b","c\\d","e,f"}"#)
+        #expect(try literal(["x", nil] as [String?]) == #"{"x",NULL}"#)
+        #expect(try literal([String]()) == "{}")
+    }
+
+    /// A text array is sent in binary, `text` elements as their UTF-8 bytes: no quoting.
+    @Test func textArraysAreSentInBinary() throws {
+        var bytes: [UInt8] = []
+        try (["ab", nil] as [String?]).encode(into: &bytes)
+        #expect([String].postgresFormat == .binary)
         #expect([String?].postgresType == .textArray)
+        // One dimension, has NULL, element type text (25), 2 elements from 1, "ab", NULL.
+        #expect(bytes == [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 25, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 97, 98, 255, 255, 255, 255])
+        var nul: [UInt8] = []
+        #expect(throws: PostgresEncodingError.self) { try ["a\u{0}b"].encode(into: &nul) }
     }
 
     /// Elements sent in binary make a binary array: dimensions, has-NULL flag, element

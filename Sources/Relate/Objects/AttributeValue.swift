@@ -121,7 +121,7 @@ enum AttributeValue {
                 // text when its own array type is not the column's: the server reads it so.
                 if Swift.type(of: array).postgresType != type, element.sentAsSeveralTypes, let elements = array as? [any PostgresArrayElement] {
                     var literal: [UInt8] = []
-                    do { try elements.map(StoredValue.elementText).encode(into: &literal) } catch { throw mismatch(error.reason) }
+                    do { try elements.map(StoredValue.elementText).encodeText(into: &literal) } catch { throw mismatch(error.reason) }
                     return String(decoding: literal, as: UTF8.self)
                 }
                 return array
@@ -134,7 +134,7 @@ enum AttributeValue {
             // An array of them (enum labels: [String], as they read) goes as an array literal.
             if attribute.type.hasSuffix("[]"), let elements = value as? [String?] {
                 var literal: [UInt8] = []
-                do { try elements.encode(into: &literal) } catch { throw mismatch(error.reason) }
+                do { try elements.encodeText(into: &literal) } catch { throw mismatch(error.reason) }
                 return String(decoding: literal, as: UTF8.self)
             }
             throw mismatch("give its text form as a String")
@@ -251,7 +251,7 @@ enum AttributeValue {
         }
         var literal: [UInt8] = []
         // Text elements never fail to encode (their NUL bytes were refused when stored).
-        try? keys.map(\.arrayElementText).encode(into: &literal)
+        try? keys.map(\.arrayElementText).encodeText(into: &literal)
         return .literal(String(decoding: literal, as: UTF8.self))
     }
 }

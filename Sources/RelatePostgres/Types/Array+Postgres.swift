@@ -82,10 +82,10 @@ extension PostgresArrayElement {
 extension Optional: PostgresArrayMember where Wrapped: PostgresArrayElement {
     /// The array type of `Wrapped`: an optional element is sent in the same array type.
     public static var arrayType: PostgresType { Wrapped.postgresArrayType }
-    /// The type of `Wrapped`.
-    public static var arrayElementType: PostgresType { Wrapped.postgresType }
-    /// The form of `Wrapped`.
-    public static var arrayElementFormat: PostgresFormat { Wrapped.postgresFormat }
+    /// The type of `Wrapped` inside an array.
+    public static var arrayElementType: PostgresType { Wrapped.arrayElementType }
+    /// The form of `Wrapped` inside an array.
+    public static var arrayElementFormat: PostgresFormat { Wrapped.arrayElementFormat }
 
     /// Appends the wrapped value's binary form, or returns `false` for `nil` (a NULL element).
     ///
@@ -192,7 +192,13 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
         }
     }
 
-    private func encodeText(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
+    /// Appends the array's text form, `{"a","b",NULL}`, whatever form its elements are
+    /// sent in: an array literal for a statement that takes one as text (a key list of a
+    /// type without a Swift array, which the server reads as the column's type).
+    ///
+    /// - Parameter buffer: The literal's bytes so far; the array's are appended.
+    /// - Throws: A ``PostgresEncodingError`` when an element holds a NUL byte.
+    public func encodeText(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         buffer.append(UInt8(ascii: "{"))
         var element: [UInt8] = []
         for (index, member) in enumerated() {
