@@ -172,4 +172,30 @@ import Testing
             #expect(try live.objects.count == 1)
         }
     }
+
+    /// `hard_cases.sql`'s views with no override: keys inferred over tables keyed by unique
+    /// constraints, the relationship of the foreign-key column a view carries used both
+    /// ways, a write through a simple view and one through an `INSTEAD OF` trigger, and a
+    /// refused write to the aggregate view with no statement sent.
+    @Test func theHardCasesViewsWithoutOverrides() throws {
+        try ObjectFixture.with("hard_cases", extraSQL: UniqueKeyedTableTests.data) { fixture throws in
+            let context = fixture.context
+            let rhone = try #require(try context.object("big_departments", primaryKey: "69"))
+            let auvergne = try #require(try rhone.object(forKey: "regions"))
+            #expect(try auvergne.value(forKey: "code", as: String.self) == "84")
+            #expect(try auvergne.objects(forKey: "big_departments").contains(rhone))
+            #expect(try auvergne.objects(forKey: "department_counts").count == 1)
+            try rhone.setValue("Rhône (69)", forKey: "name")
+            let lyon = try #require(try context.object("town_names", primaryKey: 1))
+            #expect(try lyon.value(forKey: "department_name", as: String.self) == "Rhône (69)")
+            try lyon.setValue("Lyon 2e", forKey: "name")
+            #expect(try context.fetch("towns", where: "id = $1", [1]).first?.value(forKey: "name", as: String.self) == "Lyon 2e")
+            let counts = try #require(try context.fetch("department_counts", where: "region = $1", ["84"]).first)
+            let statements = fixture.sql {
+                let error = #expect(throws: RelateError.self) { try counts.setValue(9, forKey: "departments") }
+                #expect(error?.kind == .invalidWrite && error?.entity == "department_counts")
+            }
+            #expect(statements.isEmpty)
+        }
+    }
 }

@@ -146,4 +146,23 @@ import Testing
         #expect(try model.entity("bios").relationship(forKey: "person").kind == .oneToOne)
         #expect(try model.entity("person").relationship(forKey: "bios").kind == .oneToOne)
     }
+
+    /// Two foreign keys to one table carried by a view: the to-ones are named from their
+    /// columns, the two inverses on the table share the view's name, so the bare name lists
+    /// both and each keeps a qualified one, as for a table.
+    @Test func twoInversesNamedAfterOneViewAreQualified() throws {
+        let book = table("book", "id authorId translatorId", foreignKeys: [
+            fk("book_authorId_fkey", ["authorId"], "person"), fk("book_translatorId_fkey", ["translatorId"], "person"),
+        ])
+        let view = Self.view(
+            "books", [("id", Ref(relation: 0, column: "id")), ("authorId", Ref(relation: 0, column: "authorId")),
+                      ("translatorId", Ref(relation: 0, column: "translatorId"))],
+            relations: [("book", false)])
+        let model = try makeModel([Self.person, Self.country, book, view])
+        #expect(try model.entity("books").relationship(forKey: "author").to.table == "person")
+        #expect(try model.entity("books").relationship(forKey: "translator").to.table == "person")
+        let bare = #expect(throws: RelateError.self) { try model.entity("person").relationship(forKey: "books") }
+        #expect(bare?.kind == .ambiguousKey && bare?.candidates == ["books_by_authorId", "books_by_translatorId"])
+        #expect(try model.entity("person").relationship(forKey: "books_by_authorId").inverseKey == "author")
+    }
 }
