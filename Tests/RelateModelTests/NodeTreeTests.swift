@@ -46,6 +46,10 @@ import Testing
         #expect(entry["resorigcol"]?.int == 2)
         #expect(entry["empty"] == .null && entry["quoted"]?.text == "<>")
         #expect(entry["bytes"]?.items.count == 5)
+        // Fields not asked for are passed over, escapes and brackets included.
+        let some = try #require(NodeTree.parse(#"{TARGETENTRY :resname \1:a\ \) :other ({A :x (1 2)} "b\}") :resorigcol 2}"#, fields: ["resorigcol"]))
+        #expect(some == .node("TARGETENTRY", ["resorigcol": .token("2")]))
+        #expect(NodeTree.parse("{A :skipped (1 2} :b 1}", fields: ["b"]) == nil)
         // A column named like a field, unescaped, comes before the real field: the last wins.
         let named = try #require(NodeTree.parse("{TARGETENTRY :resname :resorigcol :resorigcol 3}"))
         #expect(named["resorigcol"]?.int == 3)

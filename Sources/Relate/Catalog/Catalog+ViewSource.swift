@@ -144,6 +144,15 @@ struct DependedRelation {
 }
 
 extension Catalog.ViewSource {
+    /// The fields of the query's nodes read; the rest (aliases, privileges, sort clauses…)
+    /// are skipped unbuilt.
+    static let fieldsRead: Set<String> = [
+        "hasAggs", "groupClause", "groupingSets", "havingQual", "distinctClause", "hasDistinctOn", "setOperations",
+        "hasTargetSRFs", "hasWindowFuncs", "rtable", "rtekind", "relid", "joinaliasvars", "jointree", "fromlist", "quals",
+        "larg", "rarg", "jointype", "rtindex", "boolop", "args", "opno", "constisnull", "arg", "varlevelsup", "varno",
+        "varattno", "targetList", "resjunk", "resno", "expr", "resorigtbl", "resorigcol",
+    ]
+
     /// Reads a view's `_RETURN` rule (`pg_rewrite.ev_action` as text). A column's lineage is
     /// the server's own (`resorigtbl`/`resorigcol` of its target entry), taken only where
     /// the entry is a plain column of a relation in the view's own `FROM` (so a self-join's
@@ -154,7 +163,8 @@ extension Catalog.ViewSource {
     ///   - relations: The relations the rule depends on, by oid.
     ///   - equalityOperators: The oids of the operators that are a B-tree's equality.
     init?(rule: String, relations known: [Int: DependedRelation], equalityOperators: Set<Int>) {
-        guard case .list(let queries)? = NodeTree.parse(rule), queries.count == 1, queries[0].name == "QUERY" else { return nil }
+        guard case .list(let queries)? = NodeTree.parse(rule, fields: Self.fieldsRead), queries.count == 1, queries[0].name == "QUERY"
+        else { return nil }
         let query = queries[0]
         var features: Features = []
         if query["hasAggs"]?.bool == true || query["groupClause"]?.isPresent == true || query["groupingSets"]?.isPresent == true

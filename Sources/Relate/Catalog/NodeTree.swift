@@ -19,12 +19,16 @@ indirect enum NodeTree: Hashable {
 
     /// The tree `text` spells, or `nil` when it is not one.
     ///
-    /// - Parameter text: A `pg_node_tree` as text.
+    /// - Parameters:
+    ///   - text: A `pg_node_tree` as text.
+    ///   - fields: The node fields to read; the others are skipped without being built (a
+    ///     view's rule is mostly fields Relate does not need). `nil` reads every field.
     /// - Returns: The tree, or `nil`.
-    static func parse(_ text: String) -> NodeTree? {
-        var parser = Parser(tokens: tokenize(Array(text.utf8)))
-        guard let tree = parser.value(depth: 0), parser.position == parser.tokens.count else { return nil }
-        return tree
+    static func parse(_ text: String, fields: Set<String>? = nil) -> NodeTree? {
+        var parser = Parser(bytes: Array(text.utf8), fields: fields)
+        guard let tree = parser.value(depth: 0) else { return nil }
+        parser.skipSpace()
+        return parser.position == parser.bytes.count ? tree : nil
     }
 
     /// The node's name (`QUERY`, `VAR`); `nil` for anything else.
@@ -69,92 +73,117 @@ indirect enum NodeTree: Hashable {
         return true
     }
 
-    private enum Token: Hashable {
-        case open(UInt8), close(UInt8)
-        /// A word, unescaped; `escaped` when it began with a backslash (so `\<>` is a string).
-        case word(String, escaped: Bool)
-    }
-
-    /// Tokens as the server's `pg_strtok` splits them: whitespace separates, each of `(){}`
-    /// is a token of its own, a backslash takes the next character into the word.
-    private static func tokenize(_ bytes: [UInt8]) -> [Token] {
-        var tokens: [Token] = []
-        var index = 0
-        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
-        func isBracket(_ byte: UInt8) -> Bool { byte == 0x28 || byte == 0x29 || byte == 0x7B || byte == 0x7D }
-        while index < bytes.count {
-            let byte = bytes[index]
-            if isSpace(byte) {
-                index += 1
-            } else if byte == 0x28 || byte == 0x7B {
-                tokens.append(.open(byte))
-                index += 1
-            } else if byte == 0x29 || byte == 0x7D {
-                tokens.append(.close(byte))
-                index += 1
-            } else {
-                var word: [UInt8] = []
-                let escaped = byte == 0x5C
-                while index < bytes.count, !isSpace(bytes[index]), !isBracket(bytes[index]) {
-                    if bytes[index] == 0x5C, index + 1 < bytes.count { index += 1 }
-                    word.append(bytes[index])
-                    index += 1
-                }
-                tokens.append(.word(String(decoding: word, as: UTF8.self), escaped: escaped))
-            }
-        }
-        return tokens
-    }
-
+    /// Reads the text as the server's `pg_strtok` splits it: whitespace separates, each of
+    /// `(){}` is a token of its own, a backslash takes the next character into the word.
     private struct Parser {
-        let tokens: [Token]
+        let bytes: [UInt8]
+        let fields: Set<String>?
         var position = 0
 
-        /// Whether the token at `position` names a field (`:name`).
-        private func atField() -> Bool {
-            guard position < tokens.count, case .word(let word, false) = tokens[position] else { return false }
-            return word.hasPrefix(":")
+        private static let open: UInt8 = 0x28, close: UInt8 = 0x29, openBrace: UInt8 = 0x7B, closeBrace: UInt8 = 0x7D
+        private static let backslash: UInt8 = 0x5C, colon: UInt8 = 0x3A
+
+        private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
+        private static func isBracket(_ byte: UInt8) -> Bool { byte == open || byte == close || byte == openBrace || byte == closeBrace }
+
+        mutating func skipSpace() {
+            while position < bytes.count, Self.isSpace(bytes[position]) { position += 1 }
         }
 
-        private func atClose(_ byte: UInt8) -> Bool {
-            position < tokens.count && tokens[position] == .close(byte)
+        /// The byte at the next token, whitespace skipped.
+        private mutating func next() -> UInt8? {
+            skipSpace()
+            return position < bytes.count ? bytes[position] : nil
+        }
+
+        /// Reads a word, unescaped; `escaped` when it began with a backslash (so `\<>` is a string).
+        private mutating func word() -> (text: String, escaped: Bool) {
+            var text: [UInt8] = []
+            let escaped = position < bytes.count && bytes[position] == Self.backslash
+            while position < bytes.count, !Self.isSpace(bytes[position]), !Self.isBracket(bytes[position]) {
+                if bytes[position] == Self.backslash, position + 1 < bytes.count { position += 1 }
+                text.append(bytes[position])
+                position += 1
+            }
+            return (String(decoding: text, as: UTF8.self), escaped)
+        }
+
+        /// Passes over one value without building it; `false` when the text ends or closes first.
+        private mutating func skipValue() -> Bool {
+            guard let first = next(), first != Self.close, first != Self.closeBrace else { return false }
+            var closers: [UInt8] = []
+            repeat {
+                guard position < bytes.count else { return false }
+                let byte = bytes[position]
+                position += 1
+                switch byte {
+                case Self.open: closers.append(Self.close)
+                case Self.openBrace: closers.append(Self.closeBrace)
+                case Self.close, Self.closeBrace:
+                    guard closers.popLast() == byte else { return false }
+                default:
+                    if byte == Self.backslash { position += 1 }
+                    // A word outside brackets ends at whitespace or a bracket (an escaped
+                    // one may hold a colon that begins no field: `\1:a`).
+                    if closers.isEmpty {
+                        while position < bytes.count, !Self.isSpace(bytes[position]), !Self.isBracket(bytes[position]) {
+                            position += bytes[position] == Self.backslash ? 2 : 1
+                        }
+                    }
+                }
+            } while !closers.isEmpty
+            position = min(position, bytes.count)
+            return true
+        }
+
+        /// Whether the next token names a field (`:name`: a word that begins with a colon,
+        /// which an escaped word never does).
+        private mutating func atField() -> Bool {
+            next() == Self.colon
         }
 
         mutating func value(depth: Int) -> NodeTree? {
-            guard depth < NodeTree.depthLimit, position < tokens.count else { return nil }
-            let token = tokens[position]
-            position += 1
-            switch token {
-            case .word(let word, let escaped):
-                return !escaped && word == "<>" ? .null : .token(word)
-            case .close:
-                return nil
-            case .open(0x28):
+            guard depth < NodeTree.depthLimit, let byte = next() else { return nil }
+            switch byte {
+            case Self.open:
+                position += 1
                 var items: [NodeTree] = []
-                while !atClose(0x29) {
+                while next() != Self.close {
                     guard let item = value(depth: depth + 1) else { return nil }
                     items.append(item)
                 }
                 position += 1
                 return .list(items)
-            case .open:
-                guard position < tokens.count, case .word(let name, _) = tokens[position] else { return nil }
+            case Self.openBrace:
                 position += 1
-                var fields: [String: NodeTree] = [:]
-                while !atClose(0x7D) {
-                    guard atField(), case .word(let field, _) = tokens[position] else { return nil }
-                    position += 1
-                    var values: [NodeTree] = []
-                    while !atField(), !atClose(0x7D) {
-                        guard let item = value(depth: depth + 1) else { return nil }
-                        values.append(item)
+                guard let start = next(), !Self.isBracket(start) else { return nil }
+                let name = word().text
+                var values: [String: NodeTree] = [:]
+                while next() != Self.closeBrace {
+                    guard atField() else { return nil }
+                    let field = String(word().text.dropFirst())
+                    let wanted = fields?.contains(field) ?? true
+                    var read: [NodeTree] = []
+                    while let byte = next(), byte != Self.colon, byte != Self.closeBrace {
+                        if wanted {
+                            guard let item = value(depth: depth + 1) else { return nil }
+                            read.append(item)
+                        } else {
+                            guard skipValue() else { return nil }
+                        }
                     }
+                    guard position < bytes.count else { return nil }
                     // A later field of the same name wins: a column named like a field
                     // (`:resorigcol`) comes before the real one in a target entry.
-                    fields[String(field.dropFirst())] = values.count == 1 ? values[0] : values.isEmpty ? .null : .list(values)
+                    if wanted { values[field] = read.count == 1 ? read[0] : read.isEmpty ? .null : .list(read) }
                 }
                 position += 1
-                return .node(name, fields)
+                return .node(name, values)
+            case Self.close, Self.closeBrace:
+                return nil
+            default:
+                let (text, escaped) = word()
+                return !escaped && text == "<>" ? .null : .token(text)
             }
         }
     }
