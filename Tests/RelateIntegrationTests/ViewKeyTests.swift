@@ -198,4 +198,35 @@ import Testing
             #expect(statements.isEmpty)
         }
     }
+
+    /// `database.observe` over a view follows the tables it reads too.
+    @Test func anObservedViewFollowsItsTables() async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(Self.schema)
+            try ChangeTracking.enable(on: setup)
+            let database = try Database(url: url, maxConnections: 2)
+            defer { database.close() }
+            let adas = DatabaseObserveTests.Collector(
+                try await database.observe(FetchRequest("mail_owner", where: Key("owner_name") == "Ada", orderBy: [.ascending("id")])))
+            #expect(DatabaseObserveTests.ids(try await adas.wait(for: 1).first) == [1, 2])
+            // Only person changes: the view's answer does.
+            try setup.execute("UPDATE person SET name = 'Ada' WHERE id = 2")
+            #expect(DatabaseObserveTests.ids(try await adas.wait(for: 2).last) == [1, 2, 3])
+        }
+    }
+
+    /// A context that does not autocommit saves a change made through a view.
+    @Test func aViewsChangeIsSaved() throws {
+        try Self.with { fixture throws in
+            let context = fixture.context
+            context.autocommits = false
+            let work = try #require(try context.object("mail", primaryKey: 2))
+            try work.setValue("ada@saved.example", forKey: "address")
+            #expect(try context.fetch("email", where: "id = $1", [2]).first?.value(forKey: "address", as: String.self) == "ada@work.example")
+            try context.save()
+            let fresh = try fixture.freshContext()
+            #expect(try fresh.object("email", primaryKey: 2)?.value(forKey: "address", as: String.self) == "ada@saved.example")
+        }
+    }
 }
