@@ -43,7 +43,7 @@ import Testing
             try other.execute("UPDATE town SET name = 'Lyon 1er' WHERE id = 1")
             try other.execute("DELETE FROM town WHERE id = 2")
             var changes: [Change] = []
-            for _ in 0..<20 where !changes.contains(where: { $0.kind == .delete }) {
+            for _ in 0..<120 where !changes.contains(where: { $0.kind == .delete }) {
                 changes += try context.waitForChanges(timeout: .milliseconds(500))
             }
             // Each change names its row by the key the index gave.
