@@ -33,6 +33,13 @@ import Testing
         CREATE VIEW sub AS SELECT s.id FROM (SELECT id FROM email) s;
         -- A cross join: nothing pins the country to one row.
         CREATE VIEW mail_by_country AS SELECT e.id, c.name FROM email e CROSS JOIN country c;
+        -- Outer joins: the preserved side of a RIGHT JOIN keys it; a LEFT JOIN's nullable side never does.
+        CREATE VIEW mail_right AS SELECT e.id, p.name FROM person p RIGHT JOIN email e ON e.person_id = p.id;
+        CREATE VIEW mail_left AS SELECT e.id, p.name FROM person p LEFT JOIN email e ON e.person_id = p.id;
+        -- A WITH query: no key; a window function: the key stays; an equality with a constant joins to one.
+        CREATE VIEW mail_cte AS WITH x AS (SELECT id FROM email) SELECT id FROM x;
+        CREATE VIEW mail_ranked AS SELECT id, row_number() OVER (ORDER BY address) AS rank FROM email;
+        CREATE VIEW mail_france AS SELECT e.id, c.name FROM email e, country c WHERE c.id = 1;
         -- A materialized view.
         CREATE MATERIALIZED VIEW mail_snapshot AS SELECT id, address, person_id FROM email;
         -- A table keyed by a unique constraint, the key renamed.
@@ -57,12 +64,13 @@ import Testing
                 ("mail", ["mail_id"], "email.id"), ("mail_owner", ["id"], "email.id"), ("mail_country", ["id"], "email.id"),
                 ("mail_snapshot", ["id"], "email.id"), ("town_view", ["town_code", "department"], "town.code, town.department"),
                 ("mail_again", ["mail_id"], "mail.mail_id"), ("odd", [":resorigcol"], "email.id"),
+                ("mail_right", ["id"], "email.id"), ("mail_ranked", ["id"], "email.id"), ("mail_france", ["id"], "email.id"),
             ]
             for (name, key, source) in keyed {
                 let entity = try model.entity(name)
                 #expect(entity.primaryKey == key && entity.keySource == .view && entity.keyName == source, "\(name)")
             }
-            for name in ["person_mail", "mail_counts", "mail_people", "names", "sub", "mail_by_country"] {
+            for name in ["person_mail", "mail_counts", "mail_people", "names", "sub", "mail_by_country", "mail_left", "mail_cte"] {
                 let entity = try model.entity(name)
                 #expect(entity.primaryKey.isEmpty && entity.keySource == nil, "\(name)")
             }
