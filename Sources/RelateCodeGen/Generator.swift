@@ -326,6 +326,8 @@ public struct Generator {
             sentence = "Keyed by the unique index `\(entity.keyName ?? "")` (\(columns)): the table has neither a primary key nor a unique constraint."
         case "override":
             sentence = "Keyed by \(columns), as an override declares (`Override.primaryKey(of:columns:)`)."
+        case "view":
+            sentence = "Keyed by \(columns): the view carries the key of the table it reads (`\(entity.keyName ?? "")`)."
         case nil where entity.primaryKey.isEmpty:
             sentence = "It has no key: its rows are read, never written or opened by key."
         default:

@@ -31,10 +31,11 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         /// The entity's name in the model (`person`, or `schema.table`); absent in older
         /// snapshots (see ``ModelSnapshot/entityName(schema:table:)``).
         public var modelName: String?
-        /// Where the key comes from: `primary-key`, `unique-constraint`, `unique-index` or
-        /// `override`; absent when there is no key, and in older snapshots (a primary key then).
+        /// Where the key comes from: `primary-key`, `unique-constraint`, `unique-index`,
+        /// `override` or `view`; absent when there is no key, and in older snapshots (a primary key then).
         public var keySource: String?
-        /// The unique constraint's or index's name, for `unique-constraint` and `unique-index`.
+        /// The unique constraint's or index's name, for `unique-constraint` and `unique-index`;
+        /// for `view`, the columns of the table the view carries (`email.id`).
         public var keyName: String?
 
         /// Creates an entity by hand (tests of the generator); decoding a snapshot makes them otherwise.

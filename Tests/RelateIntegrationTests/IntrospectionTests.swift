@@ -83,6 +83,7 @@ import Testing
         "assignment.employee many-to-one employee (foreign-key)",
         "assignment.project many-to-one project (foreign-key)",
         "assignment.role many-to-one role (foreign-key)",
+        "big_departments.regions many-to-one regions (foreign-key)",
         "book.author many-to-one person (foreign-key)",
         "book.translator many-to-one person (foreign-key)",
         "capital.country many-to-one country (foreign-key)",
@@ -94,6 +95,7 @@ import Testing
         "country.passport one-to-many passport (foreign-key)",
         "country.place one-to-many place (foreign-key)",
         "customer.invoice one-to-many invoice (foreign-key)",
+        "department_counts.regions many-to-one regions (foreign-key)",
         "departments.regions many-to-one regions (foreign-key)",
         "departments.towns one-to-many towns (foreign-key)",
         "employee.assignment one-to-many assignment (foreign-key)",
@@ -125,7 +127,11 @@ import Testing
         "profile.user one-to-one app_user (unique-foreign-key)",
         "project.assignment one-to-many assignment (foreign-key)",
         "reading.sensor many-to-one sensor (foreign-key)",
+        "region_sizes.regions one-to-one regions (unique-foreign-key)",
+        "regions.big_departments one-to-many big_departments (foreign-key)",
+        "regions.department_counts one-to-many department_counts (foreign-key)",
         "regions.departments one-to-many departments (foreign-key)",
+        "regions.region_sizes one-to-one region_sizes (unique-foreign-key)",
         "role.assignment one-to-many assignment (foreign-key)",
         "sensor.measurement one-to-many measurement (foreign-key)",
         "sensor.reading one-to-many reading (foreign-key)",
@@ -141,11 +147,20 @@ import Testing
         let (model, schema, roundTrips) = try introspect("hard_cases")
         #expect(roundTrips <= 3)
         #expect(Self.summary(model, schema: schema) == Self.hardCasesKeyed)
-        // Partitions are folded into their roots; the view is an entity without keys.
+        // Partitions are folded into their roots.
         #expect(!model.entities.contains { $0.name.hasPrefix("measurement_20") || $0.name.hasPrefix("reading_20") })
         #expect(try model.entity("measurement").kind == .partitionedTable)
+        // The views carry the keys of the tables they read (the other table joined to one
+        // row on its key), or none (an aggregate); the foreign keys they carry are theirs.
         let view = try model.entity("book_with_author")
-        #expect(view.kind == .view && view.primaryKey.isEmpty && view.relationships.isEmpty)
+        #expect(view.kind == .view && view.primaryKey == ["id"] && view.keyName == "book.id" && view.relationships.isEmpty)
+        let keys: [(String, [String], String?)] = [
+            ("big_departments", ["code"], "departments.code"), ("town_names", ["id"], "towns.id"),
+            ("department_counts", [], nil), ("region_sizes", [], nil),
+        ]
+        for (name, key, source) in keys {
+            #expect(try model.entity(name).primaryKey == key && model.entity(name).keyName == source, "\(name)")
+        }
         // The FK declared on every leaf of `reading` counts as the root's, by its name.
         #expect(try model.entity("reading").relationship(forKey: "sensor").constraint == "reading_sensor")
         // Composite keys keep their column order.

@@ -78,7 +78,8 @@ CREATE TABLE book (
     "translatorId" integer REFERENCES person (id) ON DELETE SET NULL
 );
 
--- A view: an entity without keys and without relationships.
+-- A view over a join to one person (on its key): keyed by book.id, which it carries; it
+-- carries no foreign-key column, so it has no relationship.
 CREATE VIEW book_with_author AS
     SELECT book.id, book.title, person.name AS author_name
     FROM book JOIN person ON person.id = book."authorId";
@@ -392,16 +393,21 @@ CREATE TABLE capital (
     PRIMARY KEY (id)
 ) INHERITS (place);
 
--- Views of every kind, over the regions, departments and towns above. None has a key or a
--- relationship unless an override declares them (Override.primaryKey, Override.foreignKey);
--- what each takes as writes is PostgreSQL's answer (pg_relation_is_updatable).
--- A simple view over one table: takes inserts, updates and deletes.
+-- Views of every kind, over the regions, departments and towns above. A view that carries a
+-- table's key, every other table joined to one row, has that key; one with an aggregate has
+-- none unless an override declares it (Override.primaryKey). The foreign-key columns a view
+-- carries are its relationships (to-one, and the inverse to-many named after the view).
+-- What each takes as writes is PostgreSQL's answer (pg_relation_is_updatable).
+-- A simple view over one table: keyed by departments.code; big_departments.regions (to-one,
+-- from region) and regions.big_departments; takes inserts, updates and deletes.
 CREATE VIEW big_departments AS SELECT code, name, region FROM departments WHERE region = '84';
 
--- An aggregate: takes no write (a write is refused, naming the view, before it is sent).
+-- An aggregate: no key; it carries region, so department_counts.regions (to-one) and
+-- regions.department_counts; takes no write (refused, naming the view, before it is sent).
 CREATE VIEW department_counts AS SELECT region, count(*) AS departments FROM departments GROUP BY region;
 
--- A join with an INSTEAD OF UPDATE trigger: takes updates only.
+-- A join to one department (on its code) with an INSTEAD OF UPDATE trigger: keyed by
+-- towns.id; takes updates only.
 CREATE VIEW town_names AS
     SELECT t.id, t.name, d.name AS department_name FROM towns t JOIN departments d ON d.code = t.department;
 CREATE FUNCTION rename_town() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
@@ -411,7 +417,9 @@ BEGIN
 END $$;
 CREATE TRIGGER rename_town INSTEAD OF UPDATE ON town_names FOR EACH ROW EXECUTE FUNCTION rename_town();
 
--- A materialized view, with the unique index REFRESH … CONCURRENTLY needs: takes no write.
+-- A materialized view, with the unique index REFRESH … CONCURRENTLY needs: no key (an
+-- aggregate; the index's column may be NULL as far as the catalog says); it carries region,
+-- unique by the index: region_sizes.regions and regions.region_sizes are one-to-one; takes no write.
 CREATE MATERIALIZED VIEW region_sizes AS
     SELECT region, count(*)::int4 AS departments FROM departments GROUP BY region;
 CREATE UNIQUE INDEX region_sizes_region ON region_sizes (region);

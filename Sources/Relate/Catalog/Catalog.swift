@@ -56,6 +56,9 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// allows for a view, nothing for a materialized view; `nil` when not known (a
         /// catalog made by hand, or read before this was), taken as all.
         public var allowedWrites: WriteOperations? = nil
+        /// For a view or materialized view: where its rows and columns come from, as the
+        /// server parsed its query; `nil` for a table, or when it could not be read.
+        public var viewSource: ViewSource? = nil
 
         /// Creates a table by hand.
         ///
@@ -69,11 +72,13 @@ public struct Catalog: Sendable, Codable, Hashable {
         ///   - foreignKeys: The foreign keys it holds.
         ///   - parent: The table it inherits from (`INHERITS`), if any.
         ///   - allowedWrites: What PostgreSQL lets a statement do to it; `nil` (not known) by default.
+        ///   - viewSource: For a view, where its rows and columns come from; `nil` by default.
         public init(
             schema: String = "public", name: String, kind: Kind = .table, columns: [Column],
             primaryKey: [String] = [], uniqueKeys: [UniqueKey] = [], foreignKeys: [ForeignKey] = [], parent: TableName? = nil,
-            allowedWrites: WriteOperations? = nil
+            allowedWrites: WriteOperations? = nil, viewSource: ViewSource? = nil
         ) {
+            self.viewSource = viewSource
             self.parent = parent
             self.allowedWrites = allowedWrites
             self.schema = schema

@@ -17,25 +17,41 @@ extension ChangeTracking {
 
     /// Creates (or widens) the publication `relate_changes` over every table of `schemas`,
     /// with changes of partitions published as their root's, in one transaction. A table
-    /// without a primary key gets `REPLICA IDENTITY FULL`, without which the server would
-    /// refuse its updates and deletes once published; the tables so changed are remembered in
-    /// the publication's comment and given back by `disable`. Answers the tables published.
+    /// without a primary key gets a replica identity, without which the server would refuse
+    /// its updates and deletes once published: `REPLICA IDENTITY FULL` (the whole old row is
+    /// logged), or, when `usingUniqueIndexes` allows it and the table has one, `REPLICA
+    /// IDENTITY USING INDEX` the unique key Relate takes as the table's key (see
+    /// <doc:Relationships>: a constraint before an index, then fewest columns, then name;
+    /// the server also wants it not deferrable, its columns `NOT NULL` themselves), so only
+    /// the key's old values are logged. The tables so changed are remembered in the
+    /// publication's comment and given back by `disable`. Answers the tables published.
     ///
     /// - Parameters:
     ///   - connection: A connection as a role that may create publications and alter the tables.
     ///   - schemas: The schemas whose tables are published; `public` by default.
+    ///   - usingUniqueIndexes: Whether a table without a primary key may be identified by
+    ///     its unique key's index instead of `FULL`; `false` by default (changing a table's
+    ///     replica identity to an index changes what other subscribers of its changes see).
     /// - Returns: The names of the tables published.
     /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/invalidRequest``
     ///   when the server does not run with `wal_level=logical` (it says how to set it); a
     ///   `PostgresError` from the server (a missing privilege, say). Nothing is changed then.
     @discardableResult
-    public static func enable(logicalDecodingOn connection: Connection, schemas: [String] = ["public"]) throws -> [String] {
+    public static func enable(
+        logicalDecodingOn connection: Connection, schemas: [String] = ["public"], usingUniqueIndexes: Bool = false
+    ) throws -> [String] {
         try checkLogicalDecoding(on: connection)
         return try connection.transaction {
             let tables = try connection.query(publishableTablesSQL, [schemas]).map { try $0.decode(String.self, at: 0) }
-            let keyless = try connection.query(keylessTablesSQL, [schemas]).map { try $0.decode(String.self, at: 0) }
-            for table in keyless {
-                try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
+            var keyless: [String] = []
+            for row in try connection.query(keylessTablesSQL, [schemas]) {
+                let table = try row.decode(String.self, at: 0)
+                keyless.append(table)
+                if usingUniqueIndexes, let index = try row.decode(String?.self, at: 1) {
+                    try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY USING INDEX \(index)")
+                } else {
+                    try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
+                }
             }
             let name = try connection.quoteIdentifier(publication)
             let exists = try connection.query("SELECT oid FROM pg_publication WHERE pubname = $1", [publication]).count == 1
@@ -55,7 +71,7 @@ extension ChangeTracking {
     }
 
     /// Drops the publication and gives the tables `enable(logicalDecodingOn:)` set to
-    /// `REPLICA IDENTITY FULL` their default back, in one transaction.
+    /// `REPLICA IDENTITY FULL` or `USING INDEX` their default back, in one transaction.
     ///
     /// - Parameter connection: A connection as a role that may drop the publication.
     /// - Throws: A `PostgresError` from the server; nothing is changed then.
@@ -63,7 +79,7 @@ extension ChangeTracking {
         try connection.transaction {
             for table in try fullIdentityTables(on: connection) {
                 let stillFull = try connection.query(
-                    "SELECT relreplident = 'f' FROM pg_class WHERE oid = to_regclass($1)", [table])
+                    "SELECT relreplident IN ('f', 'i') FROM pg_class WHERE oid = to_regclass($1)", [table])
                 if try stillFull.count == 1 && stillFull[0].decode(Bool.self, at: 0) {
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY DEFAULT")
                 }
@@ -113,8 +129,24 @@ extension ChangeTracking {
 
     /// Tables of the schemas (`$1`, partitions included: they are what the server decodes)
     /// with the default replica identity and no primary key: nothing identifies their rows.
+    /// With each, the quoted name of the unique index that may be its replica identity, by
+    /// the rule of Relate's keys (a constraint's first, then fewest columns, then name), if
+    /// any: unique, valid, not deferrable, neither partial nor on expressions, every column
+    /// `NOT NULL`.
     static let keylessTablesSQL = """
-        SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        SELECT c.oid::regclass::text,
+          (SELECT quote_ident(ic.relname)
+             FROM pg_index x
+             JOIN pg_class ic ON ic.oid = x.indexrelid
+             LEFT JOIN pg_constraint con ON con.conindid = x.indexrelid AND con.conrelid = x.indrelid AND con.contype = 'u'
+            WHERE x.indrelid = c.oid AND x.indisunique AND x.indisvalid AND x.indimmediate
+              AND x.indpred IS NULL AND x.indexprs IS NULL
+              AND NOT EXISTS (SELECT FROM unnest(x.indkey::int2[]) AS k(attnum)
+                              JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+                              WHERE NOT a.attnotnull)
+            ORDER BY con.oid IS NULL, x.indnkeyatts, coalesce(con.conname, ic.relname)
+            LIMIT 1)
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind = 'r' AND c.relreplident = 'd'
            AND NOT EXISTS (SELECT FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)
          ORDER BY 1

@@ -7,9 +7,17 @@ extension ObjectGraph {
     }
 
     /// Rows of `entity` changed in memory (values, membership, an insert or a delete): the
-    /// live results whose region holds it are stale.
+    /// live results whose region holds it are stale; for a view, those over the entities
+    /// it reads too.
     func noteChange(of entity: Int) {
-        guard !watchers.isEmpty, let list = watchers[entity] else { return }
+        guard !watchers.isEmpty else { return }
+        // A write through a view changed the rows it reads.
+        for base in layout.viewBases[entity] ?? [] { noteChangeOfOne(base) }
+        noteChangeOfOne(entity)
+    }
+
+    private func noteChangeOfOne(_ entity: Int) {
+        guard let list = watchers[entity] else { return }
         var gone = false
         for watcher in list {
             if let live = watcher.value { live.regionChanged() } else { gone = true }

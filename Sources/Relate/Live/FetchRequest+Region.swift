@@ -1,13 +1,16 @@
 /// The entities a request's answer depends on (its region): its own, every entity its
 /// condition and sort order reach through to-one joins, and for a test through a to-many
-/// (`any`, `all`, `none`) the members' entity and the helper table it goes through. A
-/// change to rows outside the region cannot change the answer.
+/// (`any`, `all`, `none`) the members' entity and the helper table it goes through; for a
+/// view among them, the entities it reads. A change to rows outside the region cannot
+/// change the answer.
 extension FetchRequest {
     func region(in layout: ModelLayout) throws(RelateError) -> Set<Int> {
         let root = try layout.entityIndex(named: entity)
         var region: Set<Int> = [root]
         if let condition { try Self.collect(condition.node, from: root, in: layout, into: &region) }
         for ordering in orderBy { try Self.collect(ordering.keyPath, from: root, in: layout, into: &region) }
+        // A view's rows change when the rows it reads do: no change is ever the view's own.
+        for entity in region { region.formUnion(layout.viewBases[entity] ?? []) }
         return region
     }
 

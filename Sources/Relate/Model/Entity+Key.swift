@@ -8,11 +8,16 @@ extension Entity {
     /// - `uniqueIndex`: a table without a primary key nor such a constraint: a unique index,
     ///   neither partial nor on expressions, whose columns are all `NOT NULL`.
     /// - `override`: ``Override/primaryKey(of:columns:)`` declared it.
+    /// - `view`: a view (or materialized view) carries, unchanged, the key of a table it
+    ///   reads, every other table it reads joined to one row (``Entity/keyName`` says which
+    ///   table's columns: `email.id`).
     public enum KeySource: String, Sendable, Codable, Hashable {
         /// The table's `PRIMARY KEY`, a unique constraint, a unique index or an override: see ``Entity/KeySource``.
         case primaryKey = "primary-key", uniqueConstraint = "unique-constraint", uniqueIndex = "unique-index"
         /// An ``Override/primaryKey(of:columns:)``.
         case override
+        /// A view carrying the key of a table it reads: see ``Entity/KeySource``.
+        case view
     }
 }
 
@@ -20,7 +25,8 @@ extension Entity {
 struct IdentityKey: Sendable, Hashable {
     var columns: [String]
     var source: Entity.KeySource
-    /// The unique constraint's or index's name; `nil` for a primary key or an override.
+    /// The unique constraint's or index's name; for a view's key, the columns it carries
+    /// (`email.id`); `nil` for a primary key or an override.
     var name: String?
 
     /// The key of `table`, by one rule: its primary key; else, among its unique keys whose

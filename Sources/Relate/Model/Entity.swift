@@ -10,13 +10,16 @@ public struct Entity: Sendable, Hashable {
     /// Whether the entity is a table, a view, a materialized view…
     public let kind: Catalog.Table.Kind
     /// The columns that identify a row, in key order: the primary key; for a table without
-    /// one, the unique key ``keySource`` names (see <doc:Relationships>); empty when nothing
-    /// identifies a row (most views), and then the entity is read-only.
+    /// one, the unique key ``keySource`` names; for a view, the key of a table it carries
+    /// (see <doc:Relationships>); empty when nothing identifies a row (an aggregate view),
+    /// and then the entity is read-only.
     public let primaryKey: [String]
     /// Where ``primaryKey`` comes from; `nil` when the entity has no key.
     public let keySource: KeySource?
     /// The name of the unique constraint or index that is the key, when ``keySource`` is
-    /// ``KeySource/uniqueConstraint`` or ``KeySource/uniqueIndex``; `nil` otherwise.
+    /// ``KeySource/uniqueConstraint`` or ``KeySource/uniqueIndex``; for
+    /// ``KeySource/view``, the columns of the table the view's key is (`email.id`,
+    /// `towns.code, towns.department`); `nil` otherwise.
     public let keyName: String?
     /// Columns of the other unique keys.
     public let uniqueKeys: [[String]]
@@ -24,6 +27,10 @@ public struct Entity: Sendable, Hashable {
     /// its `INHERITS` clause names, when the model has it); `nil` otherwise. The parent's
     /// foreign keys apply to the child where it carries their columns.
     public internal(set) var parent: String? = nil
+    /// For a view or materialized view: the entities its query reads (its `FROM`'s tables
+    /// and views that the model has), by name, in the order the query names them; empty
+    /// for a table. A live query over a view is read again when they change.
+    public internal(set) var reads: [String] = []
     /// What PostgreSQL lets a statement do to the entity's relation: everything for a table;
     /// for a view, what it can update (a simple view, or `INSTEAD OF` triggers or rules); nothing
     /// for a materialized view. A write it does not allow throws before any statement is sent.

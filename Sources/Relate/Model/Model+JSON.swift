@@ -27,9 +27,10 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         /// schema), for the typed-model generator; absent in older files.
         public var modelName: String? = nil
         /// The ``Entity/KeySource`` raw value: `primary-key`, `unique-constraint`,
-        /// `unique-index` or `override`; absent when the entity has no key, and in older files.
+        /// `unique-index`, `override` or `view`; absent when the entity has no key, and in older files.
         public var keySource: String? = nil
-        /// The unique constraint's or index's name, for `unique-constraint` and `unique-index`.
+        /// The unique constraint's or index's name, for `unique-constraint` and `unique-index`;
+        /// for `view`, the columns of the table the view carries (`email.id`).
         public var keyName: String? = nil
         /// For a table that `INHERITS` from another: the parent entity's model name.
         public var parent: String? = nil

@@ -69,6 +69,7 @@ extension Model {
         case .uniqueConstraint: return ", key: \(columns) (unique constraint \(entity.keyName ?? "?"))"
         case .uniqueIndex: return ", key: \(columns) (unique index \(entity.keyName ?? "?"))"
         case .override: return ", key: \(columns) (override)"
+        case .view: return ", key: \(columns) (view of \(entity.keyName ?? "?"))"
         }
     }
 }

@@ -19,12 +19,18 @@ struct ModelBuilder {
         var position: [QualifiedName: Int] = [:]
         for (index, table) in tables.enumerated() { position[QualifiedName(table.schema, table.name)] = index }
         Self.inheritForeignKeys(&tables, position: position)
+        Self.inferViewForeignKeys(&tables)
         let duplicateNames = normalizeForeignKeys(&tables)
         var entities = tables.indices.map { index in
             var entity = Entity(
                 table: tables[index], name: displayName(schema: tables[index].schema, table: tables[index].name), key: keys[index])
             if let parent = tables[index].parent, position[QualifiedName(parent.schema, parent.name)] != nil {
                 entity.parent = displayName(schema: parent.schema, table: parent.name)
+            }
+            for relation in tables[index].viewSource?.relations ?? []
+            where position[QualifiedName(relation.table.schema, relation.table.name)] != nil {
+                let name = displayName(schema: relation.table.schema, table: relation.table.name)
+                if !entity.reads.contains(name) { entity.reads.append(name) }
             }
             return entity
         }
@@ -237,6 +243,8 @@ struct ModelBuilder {
                     Catalog.UniqueKey(name: "\(tables[index].name)_\(columns.joined(separator: "_"))_key_override", columns: columns))
             }
         }
+        // A view's key follows the keys of the tables it reads, declared ones included.
+        Self.inferViewKeys(&tables, keys: &keys, displayName: displayName)
         for case .foreignKey(let tableName, let columns, let targetName, let targetColumns, let name) in options.overrides {
             let source = try lookup(tableName, in: tables)
             let target = try lookup(targetName, in: tables)

@@ -8,6 +8,10 @@ final class ModelLayout: Sendable {
     /// For each entity that others inherit from (`INHERITS`, at any depth), their indexes:
     /// a fetch of it hands their rows out as their objects.
     let descendants: [Int: [Int]]
+    /// For each view (not a materialized view, which changes only when refreshed): the
+    /// entities its rows come from, through views it reads too. A change to them changes
+    /// the view; a write through the view changes them.
+    let viewBases: [Int: Set<Int>]
 
     /// `quote` quotes an identifier (a connection's `quoteIdentifier`, libpq's escaping).
     init(model: Model, quote: (String) throws -> String) throws {
@@ -25,6 +29,18 @@ final class ModelLayout: Sendable {
             }
         }
         self.descendants = descendants
+        var viewBases: [Int: Set<Int>] = [:]
+        for (index, entity) in model.entities.enumerated() where entity.kind == .view && !entity.reads.isEmpty {
+            var bases = Set<Int>()
+            var next = entity.reads.compactMap { try? model.position(of: $0) }
+            while let read = next.popLast() {
+                guard bases.insert(read).inserted else { continue }
+                if model.entities[read].kind == .view { next += model.entities[read].reads.compactMap { try? model.position(of: $0) } }
+            }
+            bases.remove(index)
+            viewBases[index] = bases
+        }
+        self.viewBases = viewBases
         entities = try model.entities.enumerated().map { index, entity in
             try EntityLayout(
                 entity: entity, index: index, model: model, entityIndex: entityIndex, hasDescendants: descendants[index] != nil,
