@@ -51,18 +51,19 @@ extension Database {
         try await observation.subscribe(to: request, on: self)
     }
 
-    /// The rows of `request`, read on a pooled connection, as values.
-    func liveRows(_ request: FetchRequest) async throws -> [LiveRow] {
-        try await read { context in
+    /// The rows of `request`, read on the primary as `principal` (`nil`: the pool's role), as values.
+    func liveRows(_ request: FetchRequest, as principal: Principal? = nil) async throws -> [LiveRow] {
+        try await run(UnitOfWork(.read, as: principal, replicas: .primaryOnly)) { context in
             try context.fetch(request).map { LiveRow(primaryKey: $0.primaryKey, values: try $0.snapshot()) }
         }
     }
 
     /// The indexes of the `requests` (conditions on `entity`'s own columns) that a row of
     /// `entity` whose key is one of `keys` (text forms) meets now: one statement, read on a
-    /// pooled connection. Rows deleted meanwhile meet none.
-    func requestsMet(of requests: [FetchRequest], entity: Int, keys: [[String?]]) async throws -> Set<Int> {
-        try await read { context in
+    /// pooled connection of the primary as `principal` (the rows it may see). Rows deleted
+    /// meanwhile meet none.
+    func requestsMet(of requests: [FetchRequest], entity: Int, keys: [[String?]], as principal: Principal? = nil) async throws -> Set<Int> {
+        try await run(UnitOfWork(.read, as: principal, replicas: .primaryOnly)) { context in
             let layout = context.layout.entities[entity]
             let stored = keys.compactMap { layout.storedKey($0)?.first }
             guard !stored.isEmpty else { return Set<Int>() }
