@@ -59,7 +59,7 @@ extension Connection {
 
     /// Whether the next statement should carry ``transactionIDStatement``.
     var learnsTransactionIDNow: Bool {
-        learnsTransactionID && transactionDepth > 0 && transactionID == nil
+        transactionOptions.learnsTransactionID && transactionDepth > 0 && transactionID == nil
     }
 
     /// Asks for the transaction's id, when one was assigned (a statement wrote): sent with

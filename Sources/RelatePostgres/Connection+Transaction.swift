@@ -21,24 +21,37 @@ extension Connection {
     /// }
     /// ```
     ///
-    /// - Parameter body: The work of the transaction, run on this connection.
+    /// `options` say how an outermost transaction begins (`BEGIN READ ONLY`, settings made
+    /// in the same pipeline) and what it learns; a nested call ignores them.
+    ///
+    /// - Parameters:
+    ///   - options: How the transaction opens and what it learns; `BEGIN` alone by default.
+    ///   - body: The work of the transaction, run on this connection.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws, after the rollback; or a ``PostgresError`` when `BEGIN`,
-    ///   `COMMIT` or a savepoint fails. When the connection is lost during `COMMIT`, the
-    ///   outcome is unknown and ``unconfirmedCommit`` names the transaction (with
-    ///   ``learnsTransactionID`` on).
+    /// - Throws: What `body` throws, after the rollback; or a ``PostgresError`` when an
+    ///   opening statement, `COMMIT` or a savepoint fails (an opening statement that fails
+    ///   rolls the transaction back, and `body` never runs). When the connection is lost
+    ///   during `COMMIT`, the outcome is unknown and ``unconfirmedCommit`` names the
+    ///   transaction (with ``TransactionOptions/learnsTransactionID`` on).
     @discardableResult
-    public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+    public func transaction<Result>(_ options: TransactionOptions = TransactionOptions(), _ body: () throws -> Result) throws -> Result {
         let depth = transactionDepth == 0 && isInTransaction ? 1 : transactionDepth
         let savepoint = "relate_savepoint_\(depth)"
         if depth == 0 {
             transactionID = nil
             unconfirmedCommit = nil
+            try open(options)
+        } else {
+            try execute("SAVEPOINT \(savepoint)")
         }
-        try execute(depth == 0 ? "BEGIN" : "SAVEPOINT \(savepoint)")
         let outer = transactionDepth
+        let outerOptions = transactionOptions
         transactionDepth = depth + 1
-        defer { transactionDepth = outer }
+        if depth == 0 { transactionOptions = options }
+        defer {
+            transactionDepth = outer
+            transactionOptions = outerOptions
+        }
         let result: Result
         do {
             result = try body()
@@ -48,7 +61,7 @@ extension Connection {
             throw error
         }
         do {
-            if depth == 0, learnsCommitPosition {
+            if depth == 0, options.learnsCommitPosition {
                 try commitLearningPosition()
             } else {
                 try execute(depth == 0 ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
@@ -66,6 +79,22 @@ extension Connection {
         }
         if depth == 0 { transactionID = nil }
         return result
+    }
+
+    /// Sends the statements that begin an outermost transaction: `BEGIN` alone as a
+    /// statement, more in one pipeline. When one fails after `BEGIN` went through, the
+    /// transaction is rolled back before the error is thrown.
+    private func open(_ options: TransactionOptions) throws {
+        guard options.opening.count > 1 else {
+            try execute(options.opening.first?.sql ?? "BEGIN")
+            return
+        }
+        do {
+            try pipeline(options.opening)
+        } catch {
+            if isInTransaction { rollBack(depth: 0, savepoint: "") }
+            throw error
+        }
     }
 
     /// Whether a transaction is open on this connection, by libpq's account.

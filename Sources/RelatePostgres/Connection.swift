@@ -46,26 +46,19 @@ public final class Connection {
     }
     /// Nesting depth of `transaction` calls; above 1, savepoints are in use.
     var transactionDepth = 0
-    /// Whether statements sent inside ``transaction(_:)`` learn the transaction's id
-    /// (``transactionID``): until the first statement that writes, each `query` and
-    /// `pipeline` carries `SELECT txid_current_if_assigned()` in the same pipeline, so no
-    /// round trip is added. Off by default; `Database`'s `write` units turn it on.
-    public var learnsTransactionID = false
-    /// The id (`txid_current()`) of the transaction ``transaction(_:)`` has open, once a
-    /// statement of it wrote and ``learnsTransactionID`` is on; `nil` otherwise.
+    /// The options of the outermost transaction ``transaction(_:_:)`` has open (what it
+    /// learns); the defaults between transactions.
+    var transactionOptions = TransactionOptions()
+    /// The id (`txid_current()`) of the transaction ``transaction(_:_:)`` has open, once a
+    /// statement of it wrote and its ``TransactionOptions/learnsTransactionID`` is on; `nil` otherwise.
     public internal(set) var transactionID: Int?
     /// The id of the last transaction whose `COMMIT` was sent and whose reply never came
     /// (the connection was lost): it may have committed or not, and only the server can say
     /// (`txid_status`). `nil` when the last commit's outcome is known, or the transaction
     /// had written nothing. Cleared when the next transaction begins.
     public internal(set) var unconfirmedCommit: Int?
-    /// Whether ``transaction(_:)`` sends its `COMMIT` with `SELECT pg_current_wal_insert_lsn()`
-    /// in one pipeline, to learn where the commit ended in the log (``lastCommitPosition``)
-    /// with no round trip more. Off by default; `Database`'s `write` units turn it on when
-    /// it has replicas.
-    public var learnsCommitPosition = false
-    /// Where in the log the last transaction committed by ``transaction(_:)`` ended (at or
-    /// past its commit record), when ``learnsCommitPosition`` was on; `nil` otherwise, or
+    /// Where in the log the last transaction committed by ``transaction(_:_:)`` ended (at or
+    /// past its commit record), when its ``TransactionOptions/learnsCommitPosition`` was on; `nil` otherwise, or
     /// when the server could not say.
     public internal(set) var lastCommitPosition: LSN?
     /// A statement sent ahead (``sendAhead(_:format:)``): in flight, or its outcome once read.

@@ -1,4 +1,5 @@
 import Foundation
+import RelatePostgres
 import Testing
 
 @testable import Relate
@@ -139,11 +140,10 @@ import Testing
             var trips: [Bool: Int] = [:]
             // Twice without: the first run prepares the update by key (a round trip, once).
             for learning in [false, false, true] {
-                context.connection.learnsTransactionID = learning
                 let start = context.connection.roundTrips
                 var learnt: Int?
                 var server: Int?
-                try context.transaction {
+                try context.transaction(options: TransactionOptions(learnsTransactionID: learning)) {
                     let people = try context.fetch("person")
                     #expect(context.connection.transactionID == nil, "a read assigns no transaction id")
                     try people[0].setValue("Byron \(learning)", forKey: "surname")

@@ -48,18 +48,16 @@ import Testing
     @Test func theCommitPositionRidesWithTheCommit() throws {
         try TestDatabase.withSchema { connection, _ in
             try connection.execute("CREATE TABLE item (id int PRIMARY KEY)")
-            connection.learnsCommitPosition = true
             let before = try #require(LSN(try connection.query("SELECT pg_current_wal_insert_lsn()::text")[0].decode(String.self, at: 0)))
             var traced: [String] = []
             connection.trace = { traced.append($0) }
             let trips = connection.roundTrips
-            try connection.transaction { _ = try connection.execute("INSERT INTO item VALUES (1)") }
+            try connection.transaction(TransactionOptions(learnsCommitPosition: true)) { _ = try connection.execute("INSERT INTO item VALUES (1)") }
             #expect(connection.roundTrips - trips == 3)
             #expect(traced == ["BEGIN", "INSERT INTO item VALUES (1)", "COMMIT"])
             let position = try #require(connection.lastCommitPosition)
             #expect(position > before)
             // Off: a plain COMMIT, no position.
-            connection.learnsCommitPosition = false
             try connection.transaction { _ = try connection.execute("INSERT INTO item VALUES (2)") }
             #expect(connection.lastCommitPosition == position)
         }

@@ -10,9 +10,11 @@ extension ChangeTracking {
     /// One statement-level trigger per table and operation, with a transition table: one
     /// notification per statement, naming the table (`r`: its oid), the operation, the writing
     /// transaction and the primary keys it touched (`old`: an update's keys before). A payload
-    /// over NOTIFY's 8,000 bytes is stored in `relate_tracking.change` and the notification
-    /// names its row (and the table, the operation and the transaction, so that a reader that
-    /// cannot read the row still knows which table to read again). A table without a primary
+    /// over NOTIFY's 8,000 bytes, and every payload with keys of a table with row-level
+    /// security enabled (any role that may connect may `LISTEN`: no key value of such a table
+    /// is ever sent), is stored in `relate_tracking.change` and the notification names its
+    /// row (and the table, the operation and the transaction, so that a reader that cannot
+    /// read the row still knows which table to read again). A table without a primary
     /// key is notified with the unique key the model takes instead (a unique constraint, else
     /// a unique index, on `NOT NULL` columns: <doc:Relationships>), and without keys when it
     /// has none.
@@ -85,9 +87,15 @@ extension ChangeTracking {
             payload := json_build_object(
                 'x', txid_current(), 'r', TG_RELID::int8, 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'k', left(TG_OP, 1),
                 'keys', keys, 'old', old_keys)::text;
-            IF octet_length(payload) > 7900 THEN
-                DELETE FROM relate_tracking.change WHERE created_at < now() - interval '1 hour';
+            -- Under row-level security no key leaves in a NOTIFY, which any role that may
+            -- connect can LISTEN to: the payload is stored, and the notification names its row.
+            IF octet_length(payload) > 7900
+               OR (keys IS NOT NULL AND (SELECT c.relrowsecurity FROM pg_catalog.pg_class c WHERE c.oid = TG_RELID)) THEN
                 INSERT INTO relate_tracking.change (payload) VALUES (payload::jsonb) RETURNING id INTO stored;
+                -- Payloads older than an hour go now and then, not at every statement.
+                IF stored % 100 = 0 THEN
+                    DELETE FROM relate_tracking.change WHERE created_at < now() - interval '1 hour';
+                END IF;
                 payload := json_build_object(
                     'x', txid_current(), 'r', TG_RELID::int8, 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'k', left(TG_OP, 1),
                     'id', stored)::text;

@@ -192,35 +192,82 @@ public final class Database: Sendable {
     ///   was cancelled; ``RelateError/Kind-swift.struct/shuttingDown`` during a shutdown
     ///   (``run()``).
     public func read<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
-        try await unit("relate.read") { try await self.readUnit(body) }
+        try await run(UnitOfWork(.read), body)
     }
 
-    /// ``read(_:)``, once the unit was admitted.
-    private func readUnit<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
-        let layout = self.layout.withLock { $0 }
-        if let replicaSet {
-            let needed = replicaSet.lastWrite
-            var tried: [ReplicaSet.Replica] = []
-            replicas: while let choice = replicaSet.choose(for: needed, excluding: tried) {
-                tried.append(choice.replica)
-                do {
-                    let after = choice.mayWait ? needed : nil
-                    switch try await read(on: choice.replica, of: replicaSet, after: after, layout: layout, body) {
-                    case .done(let result): return result
-                    case .notCaughtUp:
-                        // Waited enough: the primary.
-                        replicaSet.markLagging(choice.replica)
-                        break replicas
+    /// Runs `unit`: admitted (refused during a shutdown) and traced, then on a replica
+    /// when it is a read that may run there, else on the primary, in one transaction when
+    /// it is one (``UnitOfWork/isTransaction``). The one path every unit of work takes.
+    func run<Result: Sendable>(_ unit: UnitOfWork, _ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
+        try unit.principal?.validate()
+        return try await self.unit(unit.spanName) {
+            let layout = self.layout.withLock { $0 }
+            if unit.access == .read, unit.replicas == .allowed, let replicaSet = self.replicaSet {
+                let needed = replicaSet.lastWrite
+                var tried: [ReplicaSet.Replica] = []
+                replicas: while let choice = replicaSet.choose(for: needed, excluding: tried) {
+                    tried.append(choice.replica)
+                    do {
+                        let after = choice.mayWait ? needed : nil
+                        switch try await self.read(unit, on: choice.replica, of: replicaSet, after: after, layout: layout, body) {
+                        case .done(let result): return result
+                        case .notCaughtUp:
+                            // Waited enough: the primary.
+                            replicaSet.markLagging(choice.replica)
+                            break replicas
+                        }
+                    } catch where ReplicaSet.isUnavailable(error) {
+                        replicaSet.markDown(choice.replica, because: error)
                     }
-                } catch where ReplicaSet.isUnavailable(error) {
-                    replicaSet.markDown(choice.replica, because: error)
                 }
             }
+            let (pool, replicaSet) = (self.pool, self.replicaSet)
+            return try await self.withConnection { connection, cancel in
+                try Self.perform(unit, on: connection, cancel: cancel, layout: layout, primary: pool, replicaSet: replicaSet, body)
+            }
         }
-        return try await withConnection { connection, _ in
-            let context = DatabaseContext(connection: connection, layout: layout)
-            defer { context.reset(keepingSpares: false) }
-            return try body(context)
+    }
+
+    /// Runs `body` on `connection` as `unit` says, with a fresh context: in one transaction
+    /// when the unit is one, opened by ``Statements/opening(of:learnsTransactionID:learnsCommitPosition:)``
+    /// (a principal's role and settings in the same pipeline, so they end with it).
+    /// `primary` and `replicaSet` are given for a unit on the primary: a write whose
+    /// `COMMIT` lost its reply asks `primary` what became of it, and tells `replicaSet`
+    /// where it committed.
+    private static func perform<Result: Sendable>(
+        _ unit: UnitOfWork, on connection: Connection, cancel cancelRequest: CancelRequest, layout: ModelLayout,
+        primary pool: ConnectionPool?, replicaSet: ReplicaSet?, _ body: @escaping @Sendable (DatabaseContext) throws -> Result
+    ) throws -> Result {
+        let context = DatabaseContext(connection: connection, layout: layout)
+        defer { context.reset(keepingSpares: false) }
+        guard unit.isTransaction else { return try body(context) }
+        let writes = unit.access == .write
+        let learnsPosition = writes && replicaSet != nil
+        let options = Statements.opening(of: unit, learnsTransactionID: writes, learnsCommitPosition: learnsPosition)
+        let backend = connection.backendProcessID
+        var finished: Result?
+        do {
+            let result = try context.transaction(options: options) {
+                let result = try body(context)
+                // Cancelled while the body ran without a statement to fail: no commit.
+                if cancelRequest.wasSent { throw CancellationError() }
+                finished = result
+                return result
+            }
+            if learnsPosition, let replicaSet { Self.noteCommit(on: connection, in: replicaSet) }
+            return result
+        } catch {
+            guard writes, let pool, let result = finished, let transaction = connection.unconfirmedCommit else { throw error }
+            switch Self.outcome(of: transaction, lostBy: backend, asking: pool, learnsPosition: replicaSet) {
+            case .committed: return result
+            case .aborted: throw error
+            case .unknown(let reason):
+                throw RelateError(
+                    kind: .commitOutcomeUnknown,
+                    message: "the connection was lost during COMMIT of transaction \(transaction), and whether it committed is unknown "
+                        + "(\(reason)): check the database before doing the work again",
+                    postgresError: (error as? RelateError)?.postgresError ?? (error as? PostgresError))
+            }
         }
     }
 
@@ -234,7 +281,7 @@ public final class Database: Sendable {
     /// Runs a read on `replica`, once it has replayed `position` (when given; polled, at
     /// most the set's `wait`).
     private func read<Result: Sendable>(
-        on replica: ReplicaSet.Replica, of replicaSet: ReplicaSet, after position: LSN?, layout: ModelLayout,
+        _ unit: UnitOfWork, on replica: ReplicaSet.Replica, of replicaSet: ReplicaSet, after position: LSN?, layout: ModelLayout,
         _ body: @escaping @Sendable (DatabaseContext) throws -> Result
     ) async throws -> ReplicaRead<Result> {
         let wait = replicaSet.wait
@@ -257,9 +304,7 @@ public final class Database: Sendable {
                     pause = min(pause * 2, .milliseconds(5))
                 }
             }
-            let context = DatabaseContext(connection: connection, layout: layout)
-            defer { context.reset(keepingSpares: false) }
-            return .done(try body(context))
+            return .done(try Self.perform(unit, on: connection, cancel: cancel, layout: layout, primary: nil, replicaSet: nil, body))
         }
     }
 
@@ -282,48 +327,7 @@ public final class Database: Sendable {
     ///   before it began, or cancelled and rolled back when the grace period ended.
     @discardableResult
     public func write<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
-        try await unit("relate.write") { try await self.writeUnit(body) }
-    }
-
-    /// ``write(_:)``, once the unit was admitted.
-    private func writeUnit<Result: Sendable>(_ body: @escaping @Sendable (DatabaseContext) throws -> Result) async throws -> Result {
-        let layout = self.layout.withLock { $0 }
-        let (pool, replicaSet) = (self.pool, self.replicaSet)
-        return try await withConnection { connection, cancelRequest in
-            let context = DatabaseContext(connection: connection, layout: layout)
-            defer { context.reset(keepingSpares: false) }
-            connection.learnsTransactionID = true
-            connection.learnsCommitPosition = replicaSet != nil
-            defer {
-                connection.learnsTransactionID = false
-                connection.learnsCommitPosition = false
-            }
-            let backend = connection.backendProcessID
-            var finished: Result?
-            do {
-                let result = try context.transaction {
-                    let result = try body(context)
-                    // Cancelled while the body ran without a statement to fail: no commit.
-                    if cancelRequest.wasSent { throw CancellationError() }
-                    finished = result
-                    return result
-                }
-                if let replicaSet { Self.noteCommit(on: connection, in: replicaSet) }
-                return result
-            } catch {
-                guard let result = finished, let transaction = connection.unconfirmedCommit else { throw error }
-                switch Self.outcome(of: transaction, lostBy: backend, asking: pool, learnsPosition: replicaSet) {
-                case .committed: return result
-                case .aborted: throw error
-                case .unknown(let reason):
-                    throw RelateError(
-                        kind: .commitOutcomeUnknown,
-                        message: "the connection was lost during COMMIT of transaction \(transaction), and whether it committed is unknown "
-                            + "(\(reason)): check the database before doing the work again",
-                        postgresError: (error as? RelateError)?.postgresError ?? (error as? PostgresError))
-                }
-            }
-        }
+        try await run(UnitOfWork(.write), body)
     }
 
     /// Tells the replicas where the commit just made on `connection` ended; when the server

@@ -48,21 +48,52 @@ extension Database {
     /// - Throws: ``RelateError`` when change tracking is not enabled, or the request names
     ///   an unknown entity or key.
     public func observe(_ request: FetchRequest) async throws -> AsyncThrowingStream<LiveSnapshot, any Error> {
-        try await observation.subscribe(to: request, on: self)
+        try await observation.subscribe(to: request, as: nil, on: self)
     }
 
-    /// The rows of `request`, read on a pooled connection, as values.
-    func liveRows(_ request: FetchRequest) async throws -> [LiveRow] {
-        try await read { context in
+    /// ``observe(_:)`` as `principal`, for row-level security: the answer is read as the
+    /// principal (its role and settings, in a read-only transaction), now and after every
+    /// commit that may change it. Observers share a read only when request, bound values,
+    /// role and settings are all equal.
+    ///
+    /// ```swift
+    /// let tenant = Principal(role: "app_user", settings: ["app.tenant": "42"])
+    /// for try await snapshot in try await database.observe(FetchRequest("document"), as: tenant) {
+    ///     push(snapshot.rows)
+    /// }
+    /// ```
+    ///
+    /// No value the change feed carries reaches the stream: every snapshot is what a read
+    /// as the principal answered, so a row leaves a stream only when it was in that stream's
+    /// answer. Which answers to read again is decided as the principal too, and a change to
+    /// a table a policy reads, or to the policies, privileges or row-level security of the
+    /// tables read, or to role memberships, reads the affected answers again (see
+    /// <doc:RowLevelSecurity>). An error reading as one principal (a setting a policy cannot
+    /// cast) ends the streams of that request and principal only.
+    ///
+    /// - Parameters:
+    ///   - request: What to observe.
+    ///   - principal: Who the answer is read as.
+    /// - Returns: The stream; its first element is the answer now.
+    /// - Throws: ``RelateError`` when change tracking is not enabled, the request names an
+    ///   unknown entity or key, or the principal cannot be taken (the first read fails closed).
+    public func observe(_ request: FetchRequest, as principal: Principal) async throws -> AsyncThrowingStream<LiveSnapshot, any Error> {
+        try await observation.subscribe(to: request, as: principal, on: self)
+    }
+
+    /// The rows of `request`, read on the primary as `principal` (`nil`: the pool's role), as values.
+    func liveRows(_ request: FetchRequest, as principal: Principal? = nil) async throws -> [LiveRow] {
+        try await run(UnitOfWork(.read, as: principal, replicas: .primaryOnly)) { context in
             try context.fetch(request).map { LiveRow(primaryKey: $0.primaryKey, values: try $0.snapshot()) }
         }
     }
 
     /// The indexes of the `requests` (conditions on `entity`'s own columns) that a row of
     /// `entity` whose key is one of `keys` (text forms) meets now: one statement, read on a
-    /// pooled connection. Rows deleted meanwhile meet none.
-    func requestsMet(of requests: [FetchRequest], entity: Int, keys: [[String?]]) async throws -> Set<Int> {
-        try await read { context in
+    /// pooled connection of the primary as `principal` (the rows it may see). Rows deleted
+    /// meanwhile meet none.
+    func requestsMet(of requests: [FetchRequest], entity: Int, keys: [[String?]], as principal: Principal? = nil) async throws -> Set<Int> {
+        try await run(UnitOfWork(.read, as: principal, replicas: .primaryOnly)) { context in
             let layout = context.layout.entities[entity]
             let stored = keys.compactMap { layout.storedKey($0)?.first }
             guard !stored.isEmpty else { return Set<Int>() }

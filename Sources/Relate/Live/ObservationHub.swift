@@ -1,13 +1,26 @@
 /// The live queries of one ``Database``: one change feed for all of them, one group per
-/// distinct request (read once per change for all its subscribers), evaluation coalesced
-/// while a read is under way. A request on its entity's own columns is read again only
-/// when a changed row is in its answer or meets its condition now, which one statement
-/// per entity and batch of commits tells for all such requests at once.
+/// distinct request and principal (``LiveGroupKey``; read once per change for all its
+/// subscribers, always as its principal), evaluation coalesced while a read is under way.
+/// A request on its entity's own columns is read again only when a changed row is in its
+/// answer or meets its condition now, which one statement per entity, principal and batch
+/// of commits tells for all such requests at once, run as that principal (so it sees the
+/// rows the principal sees, never fewer).
+///
+/// Row-level security: a change to a table that a policy of the request's tables reads
+/// (``SecurityState/policyRegion(of:)``) makes the group read again, whatever the changed
+/// rows; so does a change of those tables' policies, privileges or row-level security, or
+/// of role memberships, which the hub asks the catalog about every
+/// ``securityCheckInterval`` while a principal observes or a table it watches has
+/// row-level security. No value of the change feed ever reaches a subscriber: only what
+/// a read as the group's principal answered.
 actor ObservationHub {
     private struct Group {
         let request: FetchRequest
         /// The entities whose changes can change the answer.
         let region: Set<Int>
+        /// The entities that the policies of the region's tables read, whose changes can
+        /// change which rows the principal sees.
+        var policyRegion: Set<Int>
         /// The entity whose changed rows alone decide whether the answer changed; `nil`
         /// when the request reads more (see ``FetchRequest/decidesFromChangedRows(in:)``).
         let decidingEntity: Int?
@@ -18,18 +31,24 @@ actor ObservationHub {
         var subscribers: [Int: AsyncThrowingStream<LiveSnapshot, any Error>.Continuation] = [:]
     }
 
-    private var groups: [String: Group] = [:]
+    private var groups: [LiveGroupKey: Group] = [:]
     /// Groups whose region changed since they were last read.
-    private var stale = Set<String>()
+    private var stale = Set<LiveGroupKey>()
     /// Groups whose entity's rows changed, to be read again if the changed rows say so.
-    private var undecided = Set<String>()
+    private var undecided = Set<LiveGroupKey>()
     /// The keys (text forms) of the rows changed since the groups waiting on them were
     /// last decided, by entity.
     private var changedKeys: [Int: Set<[String?]>] = [:]
     /// Requests whose first answer is being read, by region: a commit that touches one
     /// meanwhile may be missing from that answer, so the group starts stale.
-    private var firstReads: [String: Set<Int>] = [:]
-    private var touchedDuringFirstRead = Set<String>()
+    private var firstReads: [LiveGroupKey: Set<Int>] = [:]
+    private var touchedDuringFirstRead = Set<LiveGroupKey>()
+    /// Row-level security as last read from the catalog; `nil` until the feed starts.
+    private var security: SecurityState?
+    /// Asks the catalog whether policies changed, while the feed runs.
+    private var securityWatch: Task<Void, Never>?
+    /// How often policies, privileges and role memberships are checked.
+    static let securityCheckInterval = Duration.seconds(1)
     private var isEvaluating = false
     private var nextSubscriber = 0
     /// Reads the database's change feed; `nil` while nobody observes.
@@ -37,27 +56,33 @@ actor ObservationHub {
     /// Opening the feed (asked once, however many subscribe meanwhile).
     private var opening: Task<AsyncThrowingStream<CommittedChanges, any Error>, any Error>?
 
-    func subscribe(to request: FetchRequest, on database: Database) async throws -> AsyncThrowingStream<LiveSnapshot, any Error> {
+    func subscribe(
+        to request: FetchRequest, as principal: Principal?, on database: Database
+    ) async throws -> AsyncThrowingStream<LiveSnapshot, any Error> {
+        try principal?.validate()
         let layout = database.layout.withLock { $0 }
         let (_, statement) = try request.selectStatement(layout)
-        // The same SQL with the same values is the same request, whoever built it.
-        let key = statement.sql + "\u{0}" + statement.statement.parameters.map { $0.map { "\($0)" } ?? "NULL" }.joined(separator: "\u{0}")
+        // The same SQL with the same values as the same principal is the same group, whoever built it.
+        let key = LiveGroupKey(statement.statement, principal: principal)
         let region = try request.region(in: layout)
         let decidingEntity = try request.decidesFromChangedRows(in: layout) ? try layout.entityIndex(named: request.entity) : nil
         try await startFeed(for: database)
         if groups[key] == nil {
-            firstReads[key] = region
+            firstReads[key] = region.union(security?.policyRegion(of: region) ?? [])
             let rows: [LiveRow]
             do {
-                rows = try await database.liveRows(request)
+                rows = try await database.liveRows(request, as: principal)
             } catch {
                 firstReads[key] = nil
                 throw error
             }
             firstReads[key] = nil
             if groups[key] == nil {
-                groups[key] = Group(request: request, region: region, decidingEntity: decidingEntity, rows: rows, keys: Self.keys(of: rows))
+                groups[key] = Group(
+                    request: request, region: region, policyRegion: security?.policyRegion(of: region) ?? [], decidingEntity: decidingEntity,
+                    rows: rows, keys: Self.keys(of: rows))
             }
+            watchSecurity(on: database)
             if touchedDuringFirstRead.remove(key) != nil {
                 stale.insert(key)
                 scheduleEvaluation(on: database)
@@ -75,7 +100,7 @@ actor ObservationHub {
         return stream
     }
 
-    private func unsubscribe(_ id: Int, from key: String) {
+    private func unsubscribe(_ id: Int, from key: LiveGroupKey) {
         groups[key]?.subscribers[id] = nil
         if groups[key]?.subscribers.isEmpty == true {
             groups[key] = nil
@@ -85,6 +110,9 @@ actor ObservationHub {
         if groups.isEmpty {
             feed?.cancel()
             feed = nil
+            securityWatch?.cancel()
+            securityWatch = nil
+            security = nil
         }
     }
 
@@ -99,6 +127,8 @@ actor ObservationHub {
             throw error
         }
         opening = nil
+        guard feed == nil else { return }
+        if security == nil { security = try await database.securityState(after: nil) }
         guard feed == nil else { return }
         feed = Task { [weak self] in
             do {
@@ -129,8 +159,11 @@ actor ObservationHub {
         for (key, region) in firstReads where committed.mayHaveMissedChanges || !region.isDisjoint(with: touched) {
             touchedDuringFirstRead.insert(key)
         }
-        for (key, group) in groups where committed.mayHaveMissedChanges || !group.region.isDisjoint(with: touched) {
-            if !committed.mayHaveMissedChanges, let entity = group.decidingEntity, !unkeyed.contains(entity), !stale.contains(key) {
+        for (key, group) in groups
+        where committed.mayHaveMissedChanges || !group.region.isDisjoint(with: touched) || !group.policyRegion.isDisjoint(with: touched) {
+            // A table a policy reads changed: which rows the principal sees may have, whatever rows changed.
+            let policyChanged = !group.policyRegion.isDisjoint(with: touched)
+            if !committed.mayHaveMissedChanges, !policyChanged, let entity = group.decidingEntity, !unkeyed.contains(entity), !stale.contains(key) {
                 undecided.insert(key)
                 changedKeys[entity, default: []].formUnion(keys[entity] ?? [])
             } else {
@@ -149,7 +182,7 @@ actor ObservationHub {
     }
 
     private func evaluate(on database: Database) async {
-        var unreachable = Set<String>()
+        var unreachable = Set<LiveGroupKey>()
         while !stale.isEmpty || !undecided.isEmpty {
             if !undecided.isEmpty { await decide(on: database) }
             while let key = stale.popFirst() {
@@ -166,26 +199,31 @@ actor ObservationHub {
         }
     }
 
-    private func retry(_ keys: Set<String>, on database: Database) {
+    private func retry(_ keys: Set<LiveGroupKey>, on database: Database) {
         stale.formUnion(keys.filter { groups[$0] != nil })
         scheduleEvaluation(on: database)
     }
 
     /// Tests the rows changed since the undecided groups were last read against their
-    /// conditions, one statement per entity (and per 500 requests): a group whose answer
-    /// holds a changed row, or whose condition a changed row now meets, is stale; the rest
-    /// kept their answer.
+    /// conditions, one statement per entity and principal (and per 500 requests), run as
+    /// that principal: a group whose answer holds a changed row, or whose condition a
+    /// changed row the principal sees now meets, is stale; the rest kept their answer.
     private func decide(on database: Database) async {
         let layout = database.layout.withLock { $0 }
         let waiting = undecided
         let keysByEntity = changedKeys
         undecided = []
         changedKeys = [:]
-        var byEntity: [Int: [String]] = [:]
-        for key in waiting {
-            if let entity = groups[key]?.decidingEntity { byEntity[entity, default: []].append(key) }
+        struct Batch: Hashable {
+            var entity: Int
+            var principal: Principal?
         }
-        for (entity, waiting) in byEntity {
+        var batches: [Batch: [LiveGroupKey]] = [:]
+        for key in waiting {
+            if let entity = groups[key]?.decidingEntity { batches[Batch(entity: entity, principal: key.principal), default: []].append(key) }
+        }
+        for (batch, waiting) in batches {
+            let entity = batch.entity
             let texts = Array(keysByEntity[entity] ?? [])
             let changed = Set(texts.compactMap { layout.entities[entity].storedKey($0).flatMap(ObjectKey.init) })
             for chunk in stride(from: 0, to: waiting.count, by: 500).map({ Array(waiting[$0..<min($0 + 500, waiting.count)]) }) {
@@ -196,7 +234,7 @@ actor ObservationHub {
                     continue
                 }
                 do {
-                    let meeting = try await database.requestsMet(of: requests, entity: entity, keys: texts)
+                    let meeting = try await database.requestsMet(of: requests, entity: entity, keys: texts, as: batch.principal)
                     for (index, key) in chunk.enumerated() {
                         guard let group = groups[key] else { continue }
                         if meeting.contains(index) || !group.keys.isDisjoint(with: changed) { stale.insert(key) }
@@ -211,10 +249,10 @@ actor ObservationHub {
 
     /// Reads group `key`'s answer again; tells its subscribers when it changed. Answers
     /// `false` when the server could not be reached: the group stays, to be read again.
-    private func read(_ key: String, on database: Database) async -> Bool {
+    private func read(_ key: LiveGroupKey, on database: Database) async -> Bool {
         guard let request = groups[key]?.request else { return true }
         do {
-            let rows = try await database.liveRows(request)
+            let rows = try await database.liveRows(request, as: key.principal)
             guard var group = groups[key] else { return true }
             let difference = Self.difference(from: group.rows, to: rows)
             guard !difference.isEmpty || !Self.sameValues(group.rows, rows) else { return true }
@@ -231,6 +269,56 @@ actor ObservationHub {
             groups[key] = nil
         }
         return true
+    }
+
+    /// Starts asking the catalog about policies every ``securityCheckInterval``, once a
+    /// principal observes or a watched table has row-level security (a database without
+    /// either pays nothing).
+    private func watchSecurity(on database: Database) {
+        guard securityWatch == nil, feed != nil else { return }
+        let protected = security?.protected ?? []
+        guard groups.contains(where: { $0.key.principal != nil || !$0.value.region.union($0.value.policyRegion).isDisjoint(with: protected) })
+        else { return }
+        securityWatch = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.securityCheckInterval)
+                guard !Task.isCancelled, let self else { return }
+                await self.checkSecurity(on: database)
+            }
+        }
+    }
+
+    /// Reads row-level security from the catalog again: the groups that read a table whose
+    /// policies, privileges or row-level security changed (or whose policies read one),
+    /// and every group when role memberships changed, read again. A failure waits for the
+    /// next round.
+    private func checkSecurity(on database: Database) async {
+        guard let known = security else { return }
+        let now: SecurityState
+        do {
+            now = try await database.securityState(after: known)
+        } catch {
+            database.logger.debug("live queries cannot read policies from the catalog; trying again", metadata: ["relate.error": "\(error)"])
+            return
+        }
+        guard security != nil, now != known else { return }
+        security = now
+        let changed = now.changed(from: known)
+        let everything = now.roles != known.roles
+        for key in Array(groups.keys) {
+            guard var group = groups[key] else { continue }
+            let before = group.region.union(group.policyRegion)
+            group.policyRegion = now.policyRegion(of: group.region)
+            groups[key] = group
+            if everything || !before.union(group.policyRegion).isDisjoint(with: changed) {
+                stale.insert(key)
+                undecided.remove(key)
+            }
+        }
+        for (key, region) in firstReads where everything || !region.isDisjoint(with: changed) {
+            touchedDuringFirstRead.insert(key)
+        }
+        scheduleEvaluation(on: database)
     }
 
     /// The identities of rows of an entity with a one-column key.
@@ -250,6 +338,9 @@ actor ObservationHub {
         changedKeys = [:]
         feed?.cancel()
         feed = nil
+        securityWatch?.cancel()
+        securityWatch = nil
+        security = nil
     }
 
     /// The feed failed: every observer's stream ends with its error.
@@ -262,6 +353,9 @@ actor ObservationHub {
         undecided = []
         changedKeys = [:]
         feed = nil
+        securityWatch?.cancel()
+        securityWatch = nil
+        security = nil
     }
 
     /// Rows told apart by primary key (by position where there is none).

@@ -35,9 +35,12 @@ extension DatabaseContext {
         connection.discardSentAhead()
     }
 
-    /// Runs `body` in a transaction of the connection's (a savepoint when one is open).
-    func inDatabaseTransaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try connection.transaction(body)
+    /// Runs `body` in a transaction of the connection's (a savepoint when one is open),
+    /// opened as `options` say when it is the outermost.
+    func inDatabaseTransaction<Result>(
+        _ options: TransactionOptions = TransactionOptions(), _ body: () throws -> Result
+    ) throws -> Result {
+        try connection.transaction(options, body)
     }
 
     /// Runs work that reads from the connection layer (a statement, a row's cells), turning

@@ -231,9 +231,15 @@ public final class DatabaseContext {
     ///   when `BEGIN` or `COMMIT` fails.
     @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try transaction(options: TransactionOptions(), body)
+    }
+
+    /// ``transaction(_:)``, opened as `options` say when it is the outermost (a unit of
+    /// work's `BEGIN READ ONLY` and settings, what it learns).
+    func transaction<Result>(options: TransactionOptions, _ body: () throws -> Result) throws -> Result {
         graph.beginTransaction()
         do {
-            let result = try inDatabaseTransaction(body)
+            let result = try inDatabaseTransaction(options, body)
             graph.commitTransaction()
             return result
         } catch {

@@ -1,0 +1,55 @@
+/// Who a unit of work or a live query runs as, for row-level security: a role to take and
+/// transaction-local settings, the way PostgREST and Supabase run each request.
+///
+/// ```swift
+/// let tenant = Principal(role: "app_user", settings: ["app.tenant": "42"])
+/// let count = try await database.read(as: tenant) { try $0.fetch("document").count }
+/// ```
+///
+/// A unit run as a principal is one transaction, begun in the same pipeline as
+/// `set_config('role', $1, true)` and `set_config($n, $m, true)` for each setting (names
+/// and values bound, never spliced), so the role and the settings end with it: the
+/// connection goes back to the pool as the login role with no setting. Two principals
+/// are equal when their roles and settings are (the settings' order does not matter): live
+/// queries of equal principals share their reads (see <doc:RowLevelSecurity>).
+public struct Principal: Hashable, Sendable {
+    /// The role to take (`SET LOCAL ROLE`), which the login role must be a member of;
+    /// `nil` for the pool's own.
+    public var role: String?
+    /// Transaction-local settings by name (`app.tenant`), as policies read them with
+    /// `current_setting`. Pass only what policies read: every other difference splits
+    /// live queries that could share a read.
+    public var settings: [String: String]
+
+    /// A principal.
+    ///
+    /// - Parameters:
+    ///   - role: The role to take; `nil` (the default) for the pool's own.
+    ///   - settings: Transaction-local settings by name; none by default.
+    public init(role: String? = nil, settings: [String: String] = [:]) {
+        self.role = role
+        self.settings = settings
+    }
+
+    /// The settings in one order, by name: how they are sent, whatever order they were given in.
+    var sortedSettings: [(name: String, value: String)] {
+        settings.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+    }
+
+    /// Refuses what would make a principal quietly run as another: a role of `none` (which
+    /// `set_config` takes as "back to the login role") and a setting named `role` or
+    /// `session_authorization`, which would undo the role.
+    ///
+    /// - Throws: ``RelateError`` of kind ``RelateError/Kind-swift.struct/invalidRequest``.
+    func validate() throws {
+        if let role, role.lowercased() == "none" || role.isEmpty {
+            throw RelateError(
+                kind: .invalidRequest, message: "a principal's role cannot be \"\(role)\": give nil for the pool's own role",
+                key: "role")
+        }
+        for name in settings.keys where ["role", "session_authorization"].contains(name.lowercased()) {
+            throw RelateError(
+                kind: .invalidRequest, message: "a principal's settings cannot set \(name): give the role as Principal(role:)", key: name)
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import RelatePostgres
+
+extension Statements {
+    /// The statements that open a unit's transaction, sent in one pipeline: `BEGIN` (`BEGIN
+    /// READ ONLY` for a read), then for a principal `set_config('role', $1, true)` and one
+    /// `set_config($1, $2, true)` per setting in the order of their names. Every name and
+    /// value is bound; `true` makes each last as long as the transaction.
+    static func opening(of unit: UnitOfWork, learnsTransactionID: Bool, learnsCommitPosition: Bool) -> TransactionOptions {
+        var opening = [PostgresStatement(unit.access == .read ? "BEGIN READ ONLY" : "BEGIN")]
+        if let principal = unit.principal {
+            if let role = principal.role { opening.append(PostgresStatement("SELECT set_config('role', $1, true)", [role])) }
+            for (name, value) in principal.sortedSettings {
+                opening.append(PostgresStatement("SELECT set_config($1, $2, true)", [name, value]))
+            }
+        }
+        return TransactionOptions(opening: opening, learnsTransactionID: learnsTransactionID, learnsCommitPosition: learnsCommitPosition)
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import RelatePostgres
+import Testing
+
+@testable import Relate
+
+/// `observe(_:as:)`: groups per request and principal; a policy altered with no row
+/// changed reads the answers again; an error under one principal ends only its streams.
+@Suite struct PrincipalObserveTests {
+    /// Groups are equal when statement, values and principal are, whatever the settings'
+    /// order; a value's type tells `1` from `"1"`.
+    @Test func groupsAreKeyedByStatementValuesAndPrincipal() throws {
+        let statement = Statement(sql: "SELECT 1 WHERE $1", parameters: [1])
+        let a = Principal(role: "r", settings: ["app.a": "1", "app.b": "2"])
+        let b = Principal(role: "r", settings: ["app.b": "2", "app.a": "1"])
+        #expect(LiveGroupKey(statement, principal: a) == LiveGroupKey(statement, principal: b))
+        #expect(LiveGroupKey(statement, principal: a) != LiveGroupKey(statement, principal: nil))
+        #expect(LiveGroupKey(statement, principal: a) != LiveGroupKey(statement, principal: Principal(role: "r", settings: ["app.a": "1"])))
+        #expect(LiveGroupKey(statement, principal: nil) != LiveGroupKey(Statement(sql: statement.sql, parameters: ["1"]), principal: nil))
+    }
+
+    @Test func aPolicyChangeReadsAgainAndAnErrorEndsOnlyItsPrincipalsStreams() async throws {
+        try await PolicyRoles.with { roles in
+            try await TestDatabase.withDatabase { url in
+                let setup = try Connection(url: url)
+                try PrincipalTests.setUp(setup, roles)
+                try ChangeTracking.enable(on: setup)
+                try ChangeTracking.grant(readingTo: roles.name("login"), on: setup)
+                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 3)
+                defer { database.close() }
+                let request = FetchRequest("doc", orderBy: [.ascending("id")])
+                let one = DatabaseObserveTests.Collector(
+                    try await database.observe(request, as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])))
+                let two = DatabaseObserveTests.Collector(
+                    try await database.observe(request, as: Principal(role: roles.name("b"), settings: ["app.tenant": "2"])))
+                let failing = Principal(role: roles.name("a"), settings: ["app.tenant": "1", "app.mode": "x"])
+                let (failingStream, failed) = (try await database.observe(request, as: failing), Locked<(any Error)?>(nil))
+                let watcher = Task {
+                    do { for try await _ in failingStream {} } catch { failed.withLock { $0 = error } }
+                }
+                defer { watcher.cancel() }
+                #expect(try await one.wait(for: 1).first?.rows.count == 10)
+                // No row changes; the policy does: tenant 1 sees its even rows only, and
+                // the principal whose setting the policy cannot cast fails.
+                try setup.execute("""
+                    ALTER POLICY tenant ON doc USING (tenant = current_setting('app.tenant')::int AND id % 2 = 0
+                        AND coalesce(nullif(current_setting('app.mode', true), ''), '0')::int >= 0)
+                    """)
+                #expect(try await eventually { one.snapshots.withLock { $0.last?.rows.count } == 5 })
+                #expect(try await eventually { failed.withLock { $0 } != nil })
+                // The others go on.
+                try setup.execute("INSERT INTO doc (tenant, title) VALUES (2, 'later'), (2, 'later')")
+                #expect(try await eventually {
+                    two.snapshots.withLock { $0.last?.rows.contains { $0.values["title"] as? String == "later" } } == true
+                })
+                #expect(one.snapshots.withLock { $0.last?.rows.allSatisfy { ($0.values["tenant"] as? Int) == 1 } } == true)
+            }
+        }
+    }
+}
