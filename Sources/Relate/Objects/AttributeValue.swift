@@ -74,6 +74,9 @@ enum AttributeValue {
             // parses it); a JSONValue goes as jsonb, or as its text for a json column.
             if let text = value as? String { return text }
             if let data = value as? Data { return String(decoding: data, as: UTF8.self) }
+            if let failure = value as? TypedJSONFailure {
+                throw mismatch("the \(failure.swiftType) value given does not encode as JSON: \(failure.reason)")
+            }
             guard let json = value as? JSONValue else { throw mismatch() }
             guard type == .json else { return json }
             do { return try json.jsonText() } catch { throw mismatch("the JSONValue given cannot be written as JSON (a NaN?)") }

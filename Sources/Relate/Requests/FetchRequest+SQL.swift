@@ -280,6 +280,9 @@ struct RequestSQL {
             let extracted = "(\(column) #>> \(bind(jsonPath)))"
             guard let text else { return "\(extracted) IS NULL" }
             return "\(extracted) = \(bind(text))"
+        case .equals(let value, let negated):
+            guard let value else { return "\(column) IS \(negated ? "NOT " : "")NULL" }
+            return "\(column) \(negated ? "IS DISTINCT FROM" : "=") \(bind(value))"
         }
     }
 
