@@ -38,6 +38,11 @@ public struct Generator {
     /// Enum types' Swift names, by the catalog's type name.
     let enumTypeNames: [String: String]
     static let enumMark = "\u{10FFFF}"
+    /// Composite types used by columns (and nested in them), by the catalog's type name.
+    let composites: [String: ModelSnapshot.Composite]
+    /// Composite types' Swift names, by the catalog's type name.
+    let compositeTypeNames: [String: String]
+    static let compositeMark = "\u{10FFFF}\u{10FFFF}"
     let relationshipsByTable: [QualifiedTable: [ModelSnapshot.Relationship]]
     /// Model names by schema and table.
     let modelNames: [QualifiedTable: String]
@@ -103,14 +108,30 @@ public struct Generator {
             }
         }
         self.enums = enums
-        // Entities and enums share one namespace; an enum's key is its type's name after a
-        // character no entity name holds, which sorts after every other: on a clash, the
-        // entity keeps the name.
+        var composites: [String: ModelSnapshot.Composite] = [:]
+        func collect(_ composite: ModelSnapshot.Composite) {
+            guard composites[composite.name] == nil else { return }
+            composites[composite.name] = composite
+            for field in composite.fields { field.composite.map(collect) }
+        }
+        for (_, entity) in entities { for attribute in entity.attributes { attribute.composite.map(collect) } }
+        self.composites = composites
+        // Entities, enums and composites share one namespace; an enum's key is its type's
+        // name after a character no entity name holds, which sorts after every other, a
+        // composite's after two: on a clash, the entity keeps the name, then the enum.
         let allNames = SwiftNames.uniqueNames(
-            for: entities.map(\.name) + enums.keys.map { Self.enumMark + $0 }, reserved: Self.reservedTypeNames, suffix: "Entity",
-            camel: { SwiftNames.upperCamel($0.hasPrefix(Self.enumMark) ? String($0.dropFirst()) : $0) })
+            for: entities.map(\.name) + enums.keys.map { Self.enumMark + $0 } + composites.keys.map { Self.compositeMark + $0 },
+            reserved: Self.reservedTypeNames, suffix: "Entity",
+            camel: { name in
+                SwiftNames.upperCamel(
+                    name.hasPrefix(Self.compositeMark) ? String(name.dropFirst(2)) : name.hasPrefix(Self.enumMark) ? String(name.dropFirst()) : name)
+            })
         typeNames = allNames.filter { !$0.key.hasPrefix(Self.enumMark) }
-        enumTypeNames = Dictionary(uniqueKeysWithValues: allNames.filter { $0.key.hasPrefix(Self.enumMark) }.map { (String($0.key.dropFirst()), $0.value) })
+        enumTypeNames = Dictionary(
+            uniqueKeysWithValues: allNames.filter { $0.key.hasPrefix(Self.enumMark) && !$0.key.hasPrefix(Self.compositeMark) }
+                .map { (String($0.key.dropFirst()), $0.value) })
+        compositeTypeNames = Dictionary(
+            uniqueKeysWithValues: allNames.filter { $0.key.hasPrefix(Self.compositeMark) }.map { (String($0.key.dropFirst(2)), $0.value) })
     }
 
     /// The configuration's `entity.column` types by entity and column, each checked to name
@@ -233,6 +254,9 @@ public struct Generator {
     /// `mood[]`), else ``TypeMapping/swiftType(of:)``.
     func swiftType(of attribute: ModelSnapshot.Attribute, in entity: String) -> String {
         if let type = jsonType(of: attribute, in: entity) { return type }
+        if let composite = attribute.composite, let name = compositeTypeNames[composite.name].map(SwiftNames.escaped) {
+            return Self.isArray(attribute) ? "[\(name)]" : name
+        }
         if let name = enumTypeName(of: attribute) { return Self.isArray(attribute) ? "[\(name)]" : name }
         return TypeMapping.swiftType(of: attribute)
     }
@@ -306,6 +330,8 @@ public struct Generator {
 
     func modelFile() -> String {
         var out = Self.header
+        // Composite structs may hold `Data`.
+        out += composites.isEmpty ? "" : "\nimport Foundation"
         out += """
 
             import Relate
@@ -351,7 +377,59 @@ public struct Generator {
             }
             out += "}\n"
         }
+        for (type, composite) in composites.sorted(by: { Self.precedes($0.key, $1.key) }) {
+            out += compositeStruct(type, composite)
+        }
         return out
+    }
+
+    /// The struct of a composite type: its fields as optional properties, read from a
+    /// `PostgresRecord` and written as one.
+    func compositeStruct(_ type: String, _ composite: ModelSnapshot.Composite) -> String {
+        let name = SwiftNames.escaped(compositeTypeNames[type]!)
+        let names = SwiftNames.uniqueNames(
+            for: composite.fields.map(\.name), reserved: ["compositeFieldValues", "init", "self", "Self", "Type", "hashValue"],
+            suffix: "Field", camel: SwiftNames.lowerCamel)
+        let fields = composite.fields.enumerated().map { index, field in
+            (swiftName: SwiftNames.escaped(names[field.name]!), label: SwiftNames.label(names[field.name]!), field: field,
+             typeAndRead: fieldType(field, at: index))
+        }
+        var out = "\n/// The fields of PostgreSQL composite type `\(composite.schema).\(composite.name)`, in order; each is\n"
+        out += "/// optional, as a composite's fields take NULL. Read from the record's binary form, written as one.\n"
+        out += "public struct \(name): TypedComposite {\n"
+        for field in fields {
+            out += "    /// Field `\(field.field.name)` (`\(field.field.type)`).\n"
+            out += "    public var \(field.swiftName): \(field.typeAndRead.type)?\n"
+        }
+        out += "\n    /// The fields, one argument each.\n"
+        out += "    public init(" + fields.map { "\($0.label): \($0.typeAndRead.type)? = nil" }.joined(separator: ", ") + ") {\n"
+        for field in fields { out += "        self.\(field.swiftName) = \(field.swiftName)\n" }
+        out += "    }\n\n"
+        out += "    /// Reads a record of `\(composite.name)`.\n"
+        out += "    public init(record: PostgresRecord) throws {\n"
+        for field in fields { out += "        \(field.swiftName) = try \(field.typeAndRead.read)\n" }
+        out += "    }\n\n"
+        out += "    /// The fields' values, in order.\n"
+        out += "    public var compositeFieldValues: [(any Sendable)?] { [" + fields.map(\.swiftName).joined(separator: ", ") + "] }\n"
+        out += "}\n"
+        return out
+    }
+
+    /// A composite field's Swift type and the expression that reads it from `record`: a
+    /// nested composite's struct, a mapped type, or the bytes (`Data`) of a type without a
+    /// mapping in binary (an enum, `money`, `tsvector`…).
+    func fieldType(_ field: ModelSnapshot.Field, at index: Int) -> (type: String, read: String) {
+        let isArray = field.type.hasSuffix("[]")
+        if let nested = field.composite, let name = compositeTypeNames[nested.name].map(SwiftNames.escaped) {
+            return isArray
+                ? ("[\(name)]", "TypedCompositeFields.composites(\(name).self, in: record, at: \(index))")
+                : (name, "TypedCompositeFields.composite(\(name).self, in: record, at: \(index))")
+        }
+        let element = isArray ? String(field.type.dropLast(2)) : field.type
+        let mapped = element != "money" && TypeMapping.scalars[element] != nil && (!isArray || TypeMapping.arrayElements.contains(element))
+        guard mapped else { return ("Data", "TypedCompositeFields.bytes(record, at: \(index))") }
+        let type = TypeMapping.swiftType(typeName: field.type)
+        return (type, "record.decode(\(type).self, at: \(index))")
     }
 
     /// The doc comment's lines that say which key tells the rows apart, when it is not the
@@ -453,8 +531,10 @@ public struct Generator {
                 out += "\n    /// Column `\(attribute.name)` (`\(attribute.type)`\(attribute.nullable ? "" : ", not null")).\n"
                 let enumName = enumTypeName(of: attribute)
                 let isJSON = jsonType(of: attribute, in: name) != nil
-                let read = isJSON ? "JSON" : enumName == nil ? "Value" : Self.isArray(attribute) ? "EnumArray" : "Enum"
-                let readType = Self.isArray(attribute) ? enumName ?? type : type
+                let compositeName = attribute.composite.flatMap { compositeTypeNames[$0.name] }.map(SwiftNames.escaped)
+                let read = isJSON ? "JSON" : compositeName != nil ? (Self.isArray(attribute) ? "CompositeArray" : "Composite")
+                    : enumName == nil ? "Value" : Self.isArray(attribute) ? "EnumArray" : "Enum"
+                let readType = Self.isArray(attribute) ? enumName ?? compositeName ?? type : type
                 let coder = isJSON ? ", coder: \(jsonCoder).self" : ""
                 if attribute.nullable {
                     out += "    public var \(swiftName): \(type)? {\n"

@@ -134,6 +134,17 @@ enum AttributeValue {
         case .textForm:
             // Types without a Swift mapping take their text form, which the server parses.
             if let text = value as? String { return text }
+            // A composite: a generated struct or a record, in binary.
+            if let composite = attribute.composite {
+                do {
+                    if let encodable = try CompositeValue.encodable(value, type: composite, isArray: attribute.type.hasSuffix("[]")) {
+                        return encodable
+                    }
+                } catch {
+                    throw mismatch(error.reason)
+                }
+                throw mismatch("give a \(attribute.type.hasSuffix("[]") ? "[PostgresRecord]" : "PostgresRecord"), its generated struct, or its text form as a String")
+            }
             // An array of them (enum labels: [String], as they read) goes as an array literal.
             if attribute.type.hasSuffix("[]"), let elements = value as? [String?] {
                 var literal: [UInt8] = []

@@ -338,7 +338,7 @@ struct RequestSQL {
                         entity: owner.entity.name, key: keyPath)
                 }
             }
-            return "\(column) \(comparison.rawValue) \(bind(parameter))"
+            return "\(column) \(comparison.rawValue) \(bind(parameter))" + (owner.parameterCasts[index].map { "::" + $0 } ?? "")
         case .relationship(let index):
             let relationship = owner.entity.relationships[index]
             guard !owner.isToMany[index], value == nil, comparison == .equal || comparison == .notEqual else {
