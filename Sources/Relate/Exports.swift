@@ -25,3 +25,4 @@
 @_exported import struct RelatePostgres.PostgresTime
 @_exported import struct RelatePostgres.PostgresRecord
 @_exported import struct RelatePostgres.PostgresRecordArray
+@_exported import struct RelatePostgres.PostgresMultirange

@@ -106,6 +106,11 @@ enum AttributeValue {
             // A range of the right bound type, sent as the column's own range type.
             guard let range = value as? any PostgresAnyRange, let encodable = range.encodable(as: type) else { throw mismatch() }
             return encodable
+        case .multirange:
+            if let text = value as? String { return text }
+            // A multirange of the right bound type, sent as the column's own multirange type.
+            guard let multirange = value as? any PostgresAnyMultirange, let encodable = multirange.encodable(as: type) else { throw mismatch() }
+            return encodable
         case .date:
             guard let date = value as? Date else { throw mismatch() }
             return date

@@ -149,7 +149,7 @@ enum StoredValue {
             case .uuid: kind = .uuid
             case .data: kind = .data
             case .decimal: kind = .decimal
-            case .array, .textForm, .json, .time, .interval, .inet, .macAddress, .range: kind = .dynamic
+            case .array, .textForm, .json, .time, .interval, .inet, .macAddress, .range, .multirange: kind = .dynamic
             }
             switch (kind, column.format, column.type) {
             case (.integer, .binary, .int2): direct = .int2
