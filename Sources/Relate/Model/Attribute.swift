@@ -23,7 +23,7 @@ public struct Attribute: Sendable, Hashable {
     /// plus 4, a `numeric(p, s)`'s precision and scale; `nil` when the type has none.
     public let typeModifier: Int32?
     /// For a composite type (or an array of one): its fields. Such a column reads as a
-    /// ``PostgresRecord`` (an array of them: `[PostgresRecord?]`), in binary.
+    /// `PostgresRecord` (an array of them: `[PostgresRecord?]`), in binary.
     public let composite: Catalog.CompositeType?
 
     init(_ column: Catalog.Column) {

@@ -60,10 +60,10 @@ public enum DefaultJSONCoder: TypedJSONCoder {
 }
 
 /// The conversions generated code makes for a JSON column given a `Codable` type: its values
-/// enter the dynamic layer as ``JSONValue`` (what the column reads as without a type), each
+/// enter the dynamic layer as `JSONValue` (what the column reads as without a type), each
 /// encoded once, by the column's coder.
 public enum TypedJSON {
-    /// `value` as the document it is written as: a ``JSONValue`` (the coder's text, parsed
+    /// `value` as the document it is written as: a `JSONValue` (the coder's text, parsed
     /// once), `nil` for `nil`. A value the coder cannot encode becomes a placeholder the
     /// write or condition refuses with `RelateError` kind `.typeMismatch` naming the column
     /// (a setter cannot throw).
