@@ -2,7 +2,7 @@ import Foundation
 import RelatePostgres
 
 /// Values of composite columns as their binary form: a generated struct (``TypedComposite``)
-/// or a ``PostgresRecord`` becomes a record whose fields carry the OIDs the catalog gives
+/// or a `PostgresRecord` becomes a record whose fields carry the OIDs the catalog gives
 /// (`record_recv` refuses any other), nested composites and arrays of them included.
 enum CompositeValue {
     /// `value` for a column (or field) of `type`: a record, or for an array type an array of
