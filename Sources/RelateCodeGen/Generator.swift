@@ -394,7 +394,7 @@ public struct Generator {
             (swiftName: SwiftNames.escaped(names[field.name]!), label: SwiftNames.label(names[field.name]!), field: field,
              typeAndRead: fieldType(field, at: index))
         }
-        var out = "\n/// The fields of PostgreSQL composite type `\(composite.schema).\(composite.name)`, in order; each is\n"
+        var out = "\n/// The fields of PostgreSQL composite type `\(composite.name)`, in order; each is\n"
         out += "/// optional, as a composite's fields take NULL. Read from the record's binary form, written as one.\n"
         out += "public struct \(name): TypedComposite {\n"
         for field in fields {
