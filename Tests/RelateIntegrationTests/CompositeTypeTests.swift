@@ -128,6 +128,16 @@ import Testing
             // A value of another type: typeMismatch naming the column.
             let refused = #expect(throws: RelateError.self) { try reread.setValue(12, forKey: "plain") }
             #expect(refused?.kind == .typeMismatch && refused?.description.contains("column \"plain\"") == true)
+
+            // A context that does not autocommit holds records until save(), readable as the structs.
+            let editing = try DatabaseContext(connection: TestDatabase.connect(), schemas: [schema])
+            editing.autocommits = false
+            let pending = try #require(try editing.object("person", primaryKey: 1))
+            try pending.writeTypedChanges([TypedChange(index: 2, value: [Address(zip: 9)]), TypedChange(index: 3, value: Address(zip: 8))])
+            #expect(try pending.generatedCompositeArray(at: 2, as: Address.self) == [Address(zip: 9)])
+            #expect(try pending.generatedComposite(at: 3, as: Address.self) == Address(zip: 8))
+            try editing.save()
+            #expect(try connection.query("SELECT homes[1].zip, (plain).zip FROM person WHERE id = 1")[0].decode(Int.self, at: 1) == 8)
         }
     }
 

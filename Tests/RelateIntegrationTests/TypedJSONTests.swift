@@ -174,6 +174,18 @@ import Testing
             #expect(refused?.description.contains("Ratio") == true, "\(refused?.description ?? "")")
             #expect(refused?.description.contains("column \"plain\"") == true)
             #expect(try first.value(forKey: "plain") as? JSONValue == ["x": 1])
+
+            // A context that does not autocommit holds the document until save(), readable as the type.
+            let editing = try DatabaseContext(connection: TestDatabase.connect(), schemas: [schema])
+            editing.autocommits = false
+            let pending = try #require(try editing.object("account", primaryKey: 1))
+            let changes = [TypedChange(index: 1, value: TypedJSON.encoded(sea, coder: DefaultJSONCoder.self)),
+                           TypedChange(index: 2, value: TypedJSON.encoded(Settings?.some(sea), coder: DefaultJSONCoder.self))]
+            try pending.writeTypedChanges(changes)
+            #expect(try pending.generatedJSON(at: 1, as: Settings.self, coder: DefaultJSONCoder.self) == sea)
+            #expect(try pending.generatedOptionalJSON(at: 2, as: Settings.self, coder: DefaultJSONCoder.self) == sea)
+            try editing.save()
+            #expect(try connection.query("SELECT extra->>'theme' FROM account WHERE id = 1")[0].decode(String.self, at: 0) == "sea")
         }
     }
 }

@@ -130,10 +130,18 @@ extension DatabaseObject {
     /// - Throws: `RelateError` as ``generatedOptionalValue(at:as:)`` does, and
     ///   `.typeMismatch` naming the column and `Value` for a document that does not decode.
     public func generatedOptionalJSON<Value: Decodable>(at index: Int, as type: Value.Type, coder: (some TypedJSONCoder).Type) throws -> Value? {
-        guard let document = try generatedOptionalValue(at: index, as: JSONValue.self) else { return nil }
+        // A document as read, or (a pending write to a `json` column) its text.
+        guard let stored = try generatedOptionalValue(at: index, as: (any Sendable).self) else { return nil }
+        let text: String
+        if let pending = stored as? String {
+            text = pending
+        } else {
+            guard let document = try generatedOptionalValue(at: index, as: JSONValue.self) else { return nil }
+            text = try document.jsonText()
+        }
         let attribute = entity.attributes[index]
         do {
-            return try coder.decode(type, from: Data(try document.jsonText().utf8))
+            return try coder.decode(type, from: Data(text.utf8))
         } catch {
             // The decoder's error names the coding path, never the document's values.
             throw RelateError(
