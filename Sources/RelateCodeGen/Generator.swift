@@ -482,6 +482,9 @@ public struct Generator {
             if enumTypeName(of: attribute) != nil, let labels = attribute.enumLabels {
                 arguments += ", enumLabels: [\(labels.map(SwiftNames.literal).joined(separator: ", "))]"
             }
+            if let composite = attribute.composite {
+                arguments += ", compositeFields: [\(composite.fields.map { SwiftNames.literal("\($0.name) \($0.type)") }.joined(separator: ", "))]"
+            }
             out += "            TypedAttribute(\(arguments)),\n"
         }
         out += "        ],\n"

@@ -176,6 +176,25 @@ import Testing
                 """)
             let errors = try TypedCompileTests.typecheck(files + [use])
             #expect(errors == nil, "\(errors ?? "")")
+            #expect(entity.contains(#"compositeFields: ["street text", "zip int4", "lat numeric", "seen date"]"#))
+        }
+    }
+
+    /// A field added to a composite type after generation is `.schemaChanged` naming it.
+    @Test func driftCheckNamesAChangedField() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript(Self.schema)
+            let fields = ["street text", "zip int4", "lat numeric", "seen date"]
+            let typed = TypedEntity(
+                name: "person",
+                attributes: [TypedAttribute(name: "id", type: "int4", nullable: false), TypedAttribute(name: "main", type: "contact", nullable: true),
+                             TypedAttribute(name: "homes", type: "address[]", nullable: true, compositeFields: fields),
+                             TypedAttribute(name: "plain", type: "address", nullable: false, compositeFields: fields)],
+                relationships: [], fingerprint: "test")
+            try DatabaseContext(connection: connection, schemas: [schema]).check(typed)
+            try connection.execute("ALTER TYPE address ADD ATTRIBUTE floor int2")
+            let error = #expect(throws: RelateError.self) { try DatabaseContext(connection: connection, schemas: [schema]).check(typed) }
+            #expect(error?.kind == .schemaChanged && error?.description.contains("now has field floor int2") == true, "\(error?.description ?? "")")
         }
     }
 }

@@ -14,8 +14,8 @@ public struct MailBox: TypedObject {
         name: "mail box",
         attributes: [
             TypedAttribute(name: "id", type: "int4", nullable: false),
-            TypedAttribute(name: "card", type: "contact card", nullable: true),
-            TypedAttribute(name: "homes", type: "postal address[]", nullable: true),
+            TypedAttribute(name: "card", type: "contact card", nullable: true, compositeFields: ["label varchar", "home postal address", "old homes postal address[]", "score float8"]),
+            TypedAttribute(name: "homes", type: "postal address[]", nullable: true, compositeFields: ["street name text", "zip code int4", "lat numeric", "since date"]),
             TypedAttribute(name: "prefs", type: "jsonb", nullable: true),
         ],
         relationships: [
