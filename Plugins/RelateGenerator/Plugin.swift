@@ -4,6 +4,8 @@ import PackagePlugin
 /// Generates typed models at build time from the `relate-model.json` among a target's
 /// files (`relate inspect --format json > Sources/App/relate-model.json`): the same Swift
 /// that `relate generate` writes, without a database (build plugins have no network).
+/// A `relate-generate.json` beside it gives JSON columns `Codable` types (see
+/// `GeneratorConfiguration`).
 ///
 /// ```swift
 /// .executableTarget(name: "App", dependencies: [.product(name: "Relate", package: "Relate")],
@@ -21,12 +23,15 @@ struct RelateGenerator: BuildToolPlugin {
         }
         let output = context.pluginWorkDirectoryURL.appendingPathComponent("RelateModel", isDirectory: true)
         let files = try Self.outputNames(of: Data(contentsOf: input))
+        let configuration = target.sourceFiles.map(\.url).first {
+            $0.lastPathComponent == "relate-generate.json" && $0.deletingLastPathComponent() == input.deletingLastPathComponent()
+        }
         return [
             .buildCommand(
                 displayName: "Generating typed models from \(input.lastPathComponent)",
                 executable: try context.tool(named: "relate-generate-tool").url,
-                arguments: [input.path, output.path],
-                inputFiles: [input],
+                arguments: [input.path, output.path] + (configuration.map { [$0.path] } ?? []),
+                inputFiles: [input] + (configuration.map { [$0] } ?? []),
                 outputFiles: files.map { output.appendingPathComponent($0) })
         ]
     }

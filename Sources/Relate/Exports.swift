@@ -23,3 +23,6 @@
 @_exported import struct RelatePostgres.PostgresInet
 @_exported import struct RelatePostgres.PostgresMacAddress
 @_exported import struct RelatePostgres.PostgresTime
+@_exported import struct RelatePostgres.PostgresRecord
+@_exported import struct RelatePostgres.PostgresRecordArray
+@_exported import struct RelatePostgres.PostgresMultirange

@@ -38,9 +38,18 @@ public struct Generator {
     /// Enum types' Swift names, by the catalog's type name.
     let enumTypeNames: [String: String]
     static let enumMark = "\u{10FFFF}"
+    /// Composite types used by columns (and nested in them), by the catalog's type name.
+    let composites: [String: ModelSnapshot.Composite]
+    /// Composite types' Swift names, by the catalog's type name.
+    let compositeTypeNames: [String: String]
+    static let compositeMark = "\u{10FFFF}\u{10FFFF}"
     let relationshipsByTable: [QualifiedTable: [ModelSnapshot.Relationship]]
     /// Model names by schema and table.
     let modelNames: [QualifiedTable: String]
+    /// The Swift types the configuration gives JSON columns, by entity name and column.
+    let jsonTypes: [String: [String: String]]
+    /// The type that encodes and decodes them.
+    let jsonCoder: String
 
     struct QualifiedTable: Hashable {
         var schema: String
@@ -68,9 +77,13 @@ public struct Generator {
         "init", "self", "Type", "Self",
     ]
 
-    /// - Parameter snapshot: the model, as `relate inspect --format json` describes it.
-    /// - Throws: ``GeneratorError`` when two entities have one name.
-    public init(_ snapshot: ModelSnapshot) throws {
+    /// - Parameters:
+    ///   - snapshot: the model, as `relate inspect --format json` describes it.
+    ///   - configuration: what `relate-generate.json` or the options say: the `Codable`
+    ///     types of JSON columns and their coder.
+    /// - Throws: ``GeneratorError`` when two entities have one name, or the configuration
+    ///   names a column the model lacks or one that is not `json` or `jsonb`.
+    public init(_ snapshot: ModelSnapshot, configuration: GeneratorConfiguration = GeneratorConfiguration()) throws {
         self.snapshot = snapshot
         var named: [String: ModelSnapshot.Entity] = [:]
         var modelNames: [QualifiedTable: String] = [:]
@@ -82,6 +95,8 @@ public struct Generator {
             named[name] = entity
         }
         self.modelNames = modelNames
+        jsonTypes = try Self.jsonTypes(configuration.types ?? [:], entities: named)
+        jsonCoder = configuration.jsonCoder ?? "DefaultJSONCoder"
         relationshipsByTable = Dictionary(grouping: snapshot.relationships) { QualifiedTable(schema: $0.from.schema, table: $0.from.table) }
         entities = named.sorted { Self.precedes($0.key, $1.key) }.map { ($0.key, $0.value) }
         var enums: [String: [String]] = [:]
@@ -93,14 +108,54 @@ public struct Generator {
             }
         }
         self.enums = enums
-        // Entities and enums share one namespace; an enum's key is its type's name after a
-        // character no entity name holds, which sorts after every other: on a clash, the
-        // entity keeps the name.
+        var composites: [String: ModelSnapshot.Composite] = [:]
+        func collect(_ composite: ModelSnapshot.Composite) {
+            guard composites[composite.name] == nil else { return }
+            composites[composite.name] = composite
+            for field in composite.fields { field.composite.map(collect) }
+        }
+        for (_, entity) in entities { for attribute in entity.attributes { attribute.composite.map(collect) } }
+        self.composites = composites
+        // Entities, enums and composites share one namespace; an enum's key is its type's
+        // name after a character no entity name holds, which sorts after every other, a
+        // composite's after two: on a clash, the entity keeps the name, then the enum.
         let allNames = SwiftNames.uniqueNames(
-            for: entities.map(\.name) + enums.keys.map { Self.enumMark + $0 }, reserved: Self.reservedTypeNames, suffix: "Entity",
-            camel: { SwiftNames.upperCamel($0.hasPrefix(Self.enumMark) ? String($0.dropFirst()) : $0) })
+            for: entities.map(\.name) + enums.keys.map { Self.enumMark + $0 } + composites.keys.map { Self.compositeMark + $0 },
+            reserved: Self.reservedTypeNames, suffix: "Entity",
+            camel: { name in
+                SwiftNames.upperCamel(
+                    name.hasPrefix(Self.compositeMark) ? String(name.dropFirst(2)) : name.hasPrefix(Self.enumMark) ? String(name.dropFirst()) : name)
+            })
         typeNames = allNames.filter { !$0.key.hasPrefix(Self.enumMark) }
-        enumTypeNames = Dictionary(uniqueKeysWithValues: allNames.filter { $0.key.hasPrefix(Self.enumMark) }.map { (String($0.key.dropFirst()), $0.value) })
+        enumTypeNames = Dictionary(
+            uniqueKeysWithValues: allNames.filter { $0.key.hasPrefix(Self.enumMark) && !$0.key.hasPrefix(Self.compositeMark) }
+                .map { (String($0.key.dropFirst()), $0.value) })
+        compositeTypeNames = Dictionary(
+            uniqueKeysWithValues: allNames.filter { $0.key.hasPrefix(Self.compositeMark) }.map { (String($0.key.dropFirst(2)), $0.value) })
+    }
+
+    /// The configuration's `entity.column` types by entity and column, each checked to name
+    /// a `json` or `jsonb` column (or a domain over one) of the model.
+    static func jsonTypes(_ types: [String: String], entities: [String: ModelSnapshot.Entity]) throws -> [String: [String: String]] {
+        var result: [String: [String: String]] = [:]
+        for (path, swiftType) in types.sorted(by: { precedes($0.key, $1.key) }) {
+            guard let dot = path.lastIndex(of: ".") else {
+                throw GeneratorError(description: "type \(path)=\(swiftType): expected table.column")
+            }
+            let entityName = String(path[..<dot]), column = String(path[path.index(after: dot)...])
+            guard let entity = entities[entityName] else {
+                throw GeneratorError(description: "type \(path)=\(swiftType): the model has no entity \"\(entityName)\"")
+            }
+            guard let attribute = entity.attributes.first(where: { $0.name == column }) else {
+                throw GeneratorError(description: "type \(path)=\(swiftType): \"\(entityName)\" has no column \"\(column)\"")
+            }
+            guard ["json", "jsonb"].contains(attribute.baseType ?? attribute.type) else {
+                throw GeneratorError(
+                    description: "type \(path)=\(swiftType): column \"\(column)\" is \(attribute.type); only json and jsonb columns take a Codable type")
+            }
+            result[entityName, default: [:]][column] = swiftType.trimmingCharacters(in: .whitespaces)
+        }
+        return result
     }
 
     static func precedes(_ a: String, _ b: String) -> Bool {
@@ -194,11 +249,21 @@ public struct Generator {
             .sorted { Self.precedes($0.key, $1.key) }
     }
 
-    /// The Swift type of a column's non-NULL values: a generated enum for an enum type with
-    /// labels (an array of it for `mood[]`), else ``TypeMapping/swiftType(of:)``.
-    func swiftType(of attribute: ModelSnapshot.Attribute) -> String {
+    /// The Swift type of a column's non-NULL values: the configuration's for a JSON column
+    /// given one, a generated enum for an enum type with labels (an array of it for
+    /// `mood[]`), else ``TypeMapping/swiftType(of:)``.
+    func swiftType(of attribute: ModelSnapshot.Attribute, in entity: String) -> String {
+        if let type = jsonType(of: attribute, in: entity) { return type }
+        if let composite = attribute.composite, let name = compositeTypeNames[composite.name].map(SwiftNames.escaped) {
+            return Self.isArray(attribute) ? "[\(name)]" : name
+        }
         if let name = enumTypeName(of: attribute) { return Self.isArray(attribute) ? "[\(name)]" : name }
         return TypeMapping.swiftType(of: attribute)
+    }
+
+    /// The `Codable` type the configuration gives a JSON column, if any.
+    func jsonType(of attribute: ModelSnapshot.Attribute, in entity: String) -> String? {
+        jsonTypes[entity]?[attribute.name]
     }
 
     /// The Swift name of the generated enum of an enum column (or of its elements').
@@ -265,6 +330,8 @@ public struct Generator {
 
     func modelFile() -> String {
         var out = Self.header
+        // Composite structs may hold `Data`.
+        out += composites.isEmpty ? "" : "\nimport Foundation"
         out += """
 
             import Relate
@@ -310,7 +377,59 @@ public struct Generator {
             }
             out += "}\n"
         }
+        for (type, composite) in composites.sorted(by: { Self.precedes($0.key, $1.key) }) {
+            out += compositeStruct(type, composite)
+        }
         return out
+    }
+
+    /// The struct of a composite type: its fields as optional properties, read from a
+    /// `PostgresRecord` and written as one.
+    func compositeStruct(_ type: String, _ composite: ModelSnapshot.Composite) -> String {
+        let name = SwiftNames.escaped(compositeTypeNames[type]!)
+        let names = SwiftNames.uniqueNames(
+            for: composite.fields.map(\.name), reserved: ["compositeFieldValues", "init", "self", "Self", "Type", "hashValue"],
+            suffix: "Field", camel: SwiftNames.lowerCamel)
+        let fields = composite.fields.enumerated().map { index, field in
+            (swiftName: SwiftNames.escaped(names[field.name]!), label: SwiftNames.label(names[field.name]!), field: field,
+             typeAndRead: fieldType(field, at: index))
+        }
+        var out = "\n/// The fields of PostgreSQL composite type `\(composite.name)`, in order; each is\n"
+        out += "/// optional, as a composite's fields take NULL. Read from the record's binary form, written as one.\n"
+        out += "public struct \(name): TypedComposite {\n"
+        for field in fields {
+            out += "    /// Field `\(field.field.name)` (`\(field.field.type)`).\n"
+            out += "    public var \(field.swiftName): \(field.typeAndRead.type)?\n"
+        }
+        out += "\n    /// The fields, one argument each.\n"
+        out += "    public init(" + fields.map { "\($0.label): \($0.typeAndRead.type)? = nil" }.joined(separator: ", ") + ") {\n"
+        for field in fields { out += "        self.\(field.swiftName) = \(field.swiftName)\n" }
+        out += "    }\n\n"
+        out += "    /// Reads a record of `\(composite.name)`.\n"
+        out += "    public init(record: PostgresRecord) throws {\n"
+        for field in fields { out += "        \(field.swiftName) = try \(field.typeAndRead.read)\n" }
+        out += "    }\n\n"
+        out += "    /// The fields' values, in order.\n"
+        out += "    public var compositeFieldValues: [(any Sendable)?] { [" + fields.map(\.swiftName).joined(separator: ", ") + "] }\n"
+        out += "}\n"
+        return out
+    }
+
+    /// A composite field's Swift type and the expression that reads it from `record`: a
+    /// nested composite's struct, a mapped type, or the bytes (`Data`) of a type without a
+    /// mapping in binary (an enum, `money`, `tsvector`…).
+    func fieldType(_ field: ModelSnapshot.Field, at index: Int) -> (type: String, read: String) {
+        let isArray = field.type.hasSuffix("[]")
+        if let nested = field.composite, let name = compositeTypeNames[nested.name].map(SwiftNames.escaped) {
+            return isArray
+                ? ("[\(name)]", "TypedCompositeFields.composites(\(name).self, in: record, at: \(index))")
+                : (name, "TypedCompositeFields.composite(\(name).self, in: record, at: \(index))")
+        }
+        let element = isArray ? String(field.type.dropLast(2)) : field.type
+        let mapped = element != "money" && TypeMapping.scalars[element] != nil && (!isArray || TypeMapping.arrayElements.contains(element))
+        guard mapped else { return ("Data", "TypedCompositeFields.bytes(record, at: \(index))") }
+        let type = TypeMapping.swiftType(typeName: field.type)
+        return (type, "record.decode(\(type).self, at: \(index))")
     }
 
     /// The doc comment's lines that say which key tells the rows apart, when it is not the
@@ -365,6 +484,9 @@ public struct Generator {
             if enumTypeName(of: attribute) != nil, let labels = attribute.enumLabels {
                 arguments += ", enumLabels: [\(labels.map(SwiftNames.literal).joined(separator: ", "))]"
             }
+            if let composite = attribute.composite {
+                arguments += ", compositeFields: [\(composite.fields.map { SwiftNames.literal("\($0.name) \($0.type)") }.joined(separator: ", "))]"
+            }
             out += "            TypedAttribute(\(arguments)),\n"
         }
         out += "        ],\n"
@@ -385,7 +507,7 @@ public struct Generator {
 
         // Primary key.
         let keyTypes = entity.primaryKey.compactMap { column in entity.attributes.first { $0.name == column } }.map {
-            swiftType(of: $0)
+            swiftType(of: $0, in: name)
         }
         let primaryKey = keyTypes.count == 1 ? keyTypes[0] : "[any Sendable]"
         out += "    /// The \(entity.keySource.map { $0 == "primary-key" ? "primary key" : "key (\($0))" } ?? "primary key")'s type: "
@@ -410,17 +532,21 @@ public struct Generator {
             let swiftName = SwiftNames.escaped(property.swiftName)
             switch property.role {
             case .attribute(let index, let attribute):
-                let type = swiftType(of: attribute)
+                let type = swiftType(of: attribute, in: name)
                 out += "\n    /// Column `\(attribute.name)` (`\(attribute.type)`\(attribute.nullable ? "" : ", not null")).\n"
                 let enumName = enumTypeName(of: attribute)
-                let read = enumName == nil ? "Value" : Self.isArray(attribute) ? "EnumArray" : "Enum"
-                let readType = Self.isArray(attribute) ? enumName ?? type : type
+                let isJSON = jsonType(of: attribute, in: name) != nil
+                let compositeName = attribute.composite.flatMap { compositeTypeNames[$0.name] }.map(SwiftNames.escaped)
+                let read = isJSON ? "JSON" : compositeName != nil ? (Self.isArray(attribute) ? "CompositeArray" : "Composite")
+                    : enumName == nil ? "Value" : Self.isArray(attribute) ? "EnumArray" : "Enum"
+                let readType = Self.isArray(attribute) ? enumName ?? compositeName ?? type : type
+                let coder = isJSON ? ", coder: \(jsonCoder).self" : ""
                 if attribute.nullable {
                     out += "    public var \(swiftName): \(type)? {\n"
-                    out += "        get throws { try object.generatedOptional\(read)(at: \(index), as: \(readType).self) }\n"
+                    out += "        get throws { try object.generatedOptional\(read)(at: \(index), as: \(readType).self\(coder)) }\n"
                 } else {
                     out += "    public var \(swiftName): \(type) {\n"
-                    out += "        get throws { try object.generated\(read)(at: \(index), as: \(readType).self) }\n"
+                    out += "        get throws { try object.generated\(read)(at: \(index), as: \(readType).self\(coder)) }\n"
                 }
                 out += "    }\n"
             case .relationship(let relationship):
@@ -457,7 +583,7 @@ public struct Generator {
             return nil
         }
         func valueType(_ attribute: ModelSnapshot.Attribute) -> String {
-            swiftType(of: attribute) + (attribute.nullable ? "?" : "")
+            swiftType(of: attribute, in: name) + (attribute.nullable ? "?" : "")
         }
         out += """
 
@@ -487,9 +613,11 @@ public struct Generator {
         out += "    /// The attributes that differ between `old` and `new`, by attribute index.\n"
         out += "    public static func changes(from old: Values, to new: Values) -> [TypedChange] {\n"
         out += "        var changes: [TypedChange] = []\n"
-        for (property, index, _) in attributeProperties {
+        for (property, index, attribute) in attributeProperties {
             let swiftName = SwiftNames.escaped(property.swiftName)
-            out += "        if old.\(swiftName) != new.\(swiftName) { changes.append(TypedChange(index: \(index), value: new.\(swiftName))) }\n"
+            // A JSON column's value enters the dynamic layer as its document, encoded here once.
+            let value = jsonType(of: attribute, in: name) == nil ? "new.\(swiftName)" : "TypedJSON.encoded(new.\(swiftName), coder: \(jsonCoder).self)"
+            out += "        if old.\(swiftName) != new.\(swiftName) { changes.append(TypedChange(index: \(index), value: \(value))) }\n"
         }
         out += "        return changes\n    }\n"
 
@@ -509,11 +637,14 @@ public struct Generator {
             """
         for (property, _, attribute) in attributeProperties {
             let swiftName = SwiftNames.escaped(property.swiftName)
-            let type = swiftType(of: attribute)
+            let type = swiftType(of: attribute, in: name)
             let key = SwiftNames.literal(property.key)
             out += "\n        /// Column `\(attribute.name)`.\n"
             out += "        public var \(swiftName): \(type)? {\n"
-            if let enumName = enumTypeName(of: attribute), Self.isArray(attribute) {
+            if jsonType(of: attribute, in: name) != nil {
+                out += "            get { TypedJSON.value(in: assignments, forKey: \(key), as: \(type).self, coder: \(jsonCoder).self) }\n"
+                out += "            set { assignments.set(TypedJSON.encoded(newValue, coder: \(jsonCoder).self), forKey: \(key), nullable: \(attribute.nullable)) }\n"
+            } else if let enumName = enumTypeName(of: attribute), Self.isArray(attribute) {
                 out += "            get { assignments.value(forKey: \(key), as: [String].self).map { $0.compactMap(\(enumName).init(rawValue:)) } }\n"
                 out += "            set { assignments.set(newValue?.map(\\.rawValue), forKey: \(key), nullable: \(attribute.nullable)) }\n"
             } else if enumTypeName(of: attribute) != nil {
@@ -560,7 +691,11 @@ public struct Generator {
             switch property.role {
             case .attribute(_, let attribute):
                 out += "\n        /// Column `\(attribute.name)`.\n"
-                out += "        public var \(swiftName): AttributeColumn<\(valueType(attribute))> { AttributeColumn(prefix + \(key)) }\n"
+                if jsonType(of: attribute, in: name) != nil {
+                    out += "        public var \(swiftName): TypedJSONColumn<\(valueType(attribute)), \(jsonCoder)> { TypedJSONColumn(prefix + \(key)) }\n"
+                } else {
+                    out += "        public var \(swiftName): AttributeColumn<\(valueType(attribute))> { AttributeColumn(prefix + \(key)) }\n"
+                }
             case .relationship(let relationship):
                 let target = SwiftNames.escaped(typeNames[targetName(relationship)] ?? "Never")
                 if relationship.isToMany {

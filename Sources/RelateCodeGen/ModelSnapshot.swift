@@ -80,6 +80,8 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         public var baseType: String?
         /// For an enum type: its labels, in order.
         public var enumLabels: [String]?
+        /// For a composite type (or an array of one): its fields.
+        public var composite: Composite?
 
         /// Creates an attribute by hand.
         ///
@@ -97,6 +99,46 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
             self.key = key
             self.baseType = baseType
             self.enumLabels = enumLabels
+        }
+    }
+
+    /// A composite type, as a column (or a field) of it gives it.
+    public struct Composite: Codable, Sendable, Hashable {
+        /// The type's schema.
+        public var schema: String
+        /// The type's name.
+        public var name: String
+        /// The fields, in order.
+        public var fields: [Field]
+
+        /// - Parameters:
+        ///   - schema: The type's schema.
+        ///   - name: Its name.
+        ///   - fields: Its fields.
+        public init(schema: String, name: String, fields: [Field]) {
+            self.schema = schema
+            self.name = name
+            self.fields = fields
+        }
+    }
+
+    /// A field of a composite type.
+    public struct Field: Codable, Sendable, Hashable {
+        /// The field's name.
+        public var name: String
+        /// Its type's name (`int4`, `text[]`, a composite's name).
+        public var type: String
+        /// For a nested composite (or an array of one): its type.
+        public var composite: Composite?
+
+        /// - Parameters:
+        ///   - name: The field's name.
+        ///   - type: Its type's name.
+        ///   - composite: Its composite type, when it is one.
+        public init(name: String, type: String, composite: Composite? = nil) {
+            self.name = name
+            self.type = type
+            self.composite = composite
         }
     }
 

@@ -18,6 +18,9 @@ public enum TypeMapping {
         "money": "Decimal",
         "int4range": "PostgresRange<Int>", "int8range": "PostgresRange<Int>", "numrange": "PostgresRange<Decimal>",
         "daterange": "PostgresRange<Date>", "tsrange": "PostgresRange<Date>", "tstzrange": "PostgresRange<Date>",
+        "int4multirange": "PostgresMultirange<Int>", "int8multirange": "PostgresMultirange<Int>",
+        "nummultirange": "PostgresMultirange<Decimal>", "datemultirange": "PostgresMultirange<Date>",
+        "tsmultirange": "PostgresMultirange<Date>", "tstzmultirange": "PostgresMultirange<Date>",
         "uuid": "UUID",
         "bytea": "Data",
     ]

@@ -14,6 +14,7 @@
 /// | time, timetz | ``PostgresTime`` |
 /// | interval | ``PostgresInterval`` |
 /// | int4range, int8range / numrange / daterange, tsrange, tstzrange | ``PostgresRange`` of `Int` / `Decimal` / `Date` |
+/// | int4multirange, int8multirange / nummultirange / datemultirange, tsmultirange, tstzmultirange | ``PostgresMultirange`` of `Int` / `Decimal` / `Date` |
 /// | inet, cidr | ``PostgresInet`` |
 /// | macaddr, macaddr8 | ``PostgresMacAddress`` |
 /// | uuid | `UUID` |
@@ -51,6 +52,8 @@ public enum PostgresValueMapping: Sendable, Hashable {
     case macAddress
     /// ``PostgresRange`` whose bounds map as `bound` does (`integer`, `decimal` or `date`).
     indirect case range(bound: PostgresValueMapping)
+    /// ``PostgresMultirange`` whose bounds map as `bound` does (`integer`, `decimal` or `date`).
+    indirect case multirange(bound: PostgresValueMapping)
     /// An array whose elements map as `element` does: `[T]`, or `[T?]` when an element is NULL.
     indirect case array(element: PostgresValueMapping)
     /// No Swift mapping: the value is read and written in its text form, as a `String`.
@@ -87,6 +90,7 @@ extension PostgresType {
         case .macaddr, .macaddr8: .macAddress
         default:
             if let element = rangeElement { .range(bound: element.mapping) }
+            else if let range = multirangeRange, let element = range.rangeElement { .multirange(bound: element.mapping) }
             else { arrayElement.map { .array(element: $0.mapping) } ?? .textForm }
         }
     }

@@ -209,7 +209,7 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
 
     /// The type's name (`int4`, `text[]`), or `oid N` for a type this file does not name.
     public var description: String {
-        if let name = Self.names[self] { return name }
+        if let name = Self.names[self] ?? Self.multirangeNames[self] { return name }
         if let element = arrayElement { return "\(element)[]" }
         return "oid \(rawValue)"
     }

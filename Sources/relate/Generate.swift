@@ -10,6 +10,7 @@ struct Generate: ParsableCommand {
             One file per entity and RelateModel.swift, the bytes the RelateGenerator plugin makes from `relate inspect --format json`.
               relate generate postgresql://me@localhost/app --output Sources/App/Model
               relate generate --output Sources/App/Model --check   # exit 1: out of date
+              relate generate … --type account.settings=Settings   # a jsonb column as a Codable type
             """)
 
     @OptionGroup var source: ModelSource
@@ -20,9 +21,27 @@ struct Generate: ParsableCommand {
     @Flag(help: "Write nothing; exit 1 when the directory differs from a fresh generation.")
     var check = false
 
+    @Option(help: ArgumentHelp(
+        "A relate-generate.json: Codable types of JSON columns and their coder.", valueName: "file"))
+    var configuration: String?
+
+    @Option(name: .customLong("type"), help: ArgumentHelp(
+        "A json or jsonb column's Codable Swift type (repeatable; over the configuration's).", valueName: "table.column=Type"))
+    var types: [String] = []
+
     func run() throws {
         let model = try source.model()
-        let files = try Self.files(for: model)
+        var settings = GeneratorConfiguration()
+        if let configuration {
+            settings = try GeneratorConfiguration(json: Data(contentsOf: URL(fileURLWithPath: configuration)))
+        }
+        for type in types { try settings.addType(type) }
+        let files: [Generator.File]
+        do {
+            files = try Self.files(for: model, configuration: settings)
+        } catch let error as Generator.GeneratorError {
+            throw ValidationError(error.description)
+        }
         let directory = URL(fileURLWithPath: output, isDirectory: true)
         if check {
             let differences = Self.differences(files, in: directory)
@@ -49,8 +68,8 @@ struct Generate: ParsableCommand {
 
     /// The files for `model`: through its JSON description, exactly as the plugin reads
     /// `relate-model.json`, so that both give the same bytes.
-    static func files(for model: Model) throws -> [Generator.File] {
-        try Generator(ModelSnapshot(json: Data(model.jsonDescription().utf8))).files()
+    static func files(for model: Model, configuration: GeneratorConfiguration = GeneratorConfiguration()) throws -> [Generator.File] {
+        try Generator(ModelSnapshot(json: Data(model.jsonDescription().utf8)), configuration: configuration).files()
     }
 
     /// The names of files in `directory` that a generation made.

@@ -26,9 +26,12 @@ import Testing
         return try body(DatabaseContext(connection: connection, schemas: [schema]))
     }
 
+    /// What `Generated/` was made with: `relate generate … --type "mail box.prefs=Preferences"`.
+    static let configuration = GeneratorConfiguration(types: ["mail box.prefs": "Preferences"])
+
     @Test func committedCodeEqualsAFreshGeneration() throws {
         try Self.withAwkwardSchema { context in
-            let fresh = try Generator(ModelSnapshot(json: Data(context.model.jsonDescription().utf8))).files()
+            let fresh = try Generator(ModelSnapshot(json: Data(context.model.jsonDescription().utf8)), configuration: Self.configuration).files()
             let directory = Self.repository.appendingPathComponent("Tests/RelateTypedAwkwardTests/Generated")
             let committed = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             #expect(Set(committed) == Set(fresh.map(\.name)))
@@ -92,4 +95,45 @@ import Testing
             #expect(try owner.personTitle.contains(titled))
         }
     }
+
+    /// The generated composite structs and the Codable JSON column, run: nested composites
+    /// and arrays of them written and read back in binary, the JSON column as `Preferences`,
+    /// conditions on both.
+    @Test func compositesAndCodableJSONThroughGeneratedCode() throws {
+        try Self.withAwkwardSchema { context in
+            try RelateModel.check(context)
+            let home = PostalAddress(streetName: "Main St", zipCode: 12345, lat: Decimal(string: "-51.5074"), since: Date(timeIntervalSince1970: 86_400))
+            let card = ContactCard(label: "Ada", home: home, oldHomes: [PostalAddress(zipCode: 1), PostalAddress(streetName: "a \"quoted\", street")], score: 2.5)
+            let prefs = Preferences(theme: "dark", sizes: [12, 14])
+            let box = try context.insert(MailBox.self) { $0.id = 1; $0.card = card; $0.homes = [home]; $0.prefs = prefs }
+            #expect(try box.card == card && box.homes == [home] && box.prefs == prefs)
+            // From the server, in a fresh context: the same values.
+            let fresh = try DatabaseContext(connection: context.connection)
+            let reread = try #require(try fresh.object(MailBox.self, primaryKey: 1))
+            #expect(try reread.card == card && reread.homes == [home] && reread.prefs == prefs)
+            let text = try context.connection.query(#"SELECT ((card).home)."zip code", (card)."old homes"[2]."street name", prefs->>'theme' FROM "mail box""#)[0]
+            #expect(try text.decode(Int.self, at: 0) == 12345 && text.decode(String.self, at: 1) == "a \"quoted\", street" && text.decode(String.self, at: 2) == "dark")
+
+            try reread.update { $0.card?.home?.zipCode = 54321; $0.prefs?.sizes.append(16); $0.homes = [] }
+            #expect(try reread.card?.home?.zipCode == 54321 && reread.prefs?.sizes == [12, 14, 16] && reread.homes == [])
+            #expect(try fresh.count(MailBox.self, where: { $0.prefs == Preferences(theme: "dark", sizes: [12, 14, 16]) }) == 1)
+            #expect(try fresh.count(MailBox.self, where: { $0.prefs.jsonContains(["sizes": [16]]) && $0.homes == [] }) == 1)
+            var changed = card
+            changed.home?.zipCode = 54321
+            #expect(try fresh.count(MailBox.self, where: { $0.card == changed }) == 1)
+            #expect(try fresh.count(MailBox.self, where: { $0.card == card }) == 0)
+
+            // A document that is not a Preferences: typeMismatch naming the column and the type.
+            try context.connection.execute(#"UPDATE "mail box" SET prefs = '{"theme": 1}'"#)
+            let other = try DatabaseContext(connection: context.connection)
+            let error = #expect(throws: RelateError.self) { try other.object(MailBox.self, primaryKey: 1)?.prefs }
+            #expect(error?.kind == .typeMismatch && error?.description.contains("Preferences") == true, "\(error?.description ?? "")")
+        }
+    }
+}
+
+/// The Codable type the configuration gives column `prefs` of `mail box`.
+public struct Preferences: Codable, Hashable, Sendable {
+    public var theme: String
+    public var sizes: [Int]
 }

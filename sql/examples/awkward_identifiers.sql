@@ -39,3 +39,9 @@ CREATE TABLE class_tag (class_id int REFERENCES "class", tag_id int REFERENCES "
 -- Two tables whose names camel-case to one; a column `setOwner` beside the to-one `owner`.
 CREATE TABLE person_title (id int PRIMARY KEY);
 CREATE TABLE "personTitle" (id int PRIMARY KEY, owner_id int REFERENCES person_title, "setOwner" text);
+
+-- Composite types with spaces in their names and fields, one nested in the other (and an
+-- array of it); a jsonb column the generator gives a Codable type (relate-generate.json).
+CREATE TYPE "postal address" AS ("street name" text, "zip code" int4, lat numeric, since date);
+CREATE TYPE "contact card" AS (label varchar(40), home "postal address", "old homes" "postal address"[], score float8);
+CREATE TABLE "mail box" (id int PRIMARY KEY, card "contact card", homes "postal address"[], prefs jsonb);

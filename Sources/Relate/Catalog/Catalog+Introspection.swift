@@ -38,6 +38,7 @@ extension Catalog {
             PostgresStatement(Self.enumLabelsQuery, format: .binary),
             PostgresStatement(Self.viewRulesQuery, format: .binary),
             PostgresStatement(Self.viewRelationsQuery, format: .binary),
+            PostgresStatement(Self.compositeTypesQuery, format: .binary),
         ]
         // On a large catalog the planner's estimates pass jit_above_cost, and compiling the
         // queries took longer than running them (2.4 s of 3.3 for 10,000 tables); the
@@ -71,6 +72,7 @@ extension Catalog {
         for row in results[4] {
             enumLabels[try row.decode(Int.self, at: 0)] = try row.decode([String].self, at: 1)
         }
+        let composites = try compositeTypes(results[7])
         var relations: [Int: Relation] = [:]
         for row in results[1] {
             let names = try row.decode([String].self, at: 4)
@@ -84,11 +86,13 @@ extension Catalog {
             let domainNotNull = try row.decode([Bool].self, at: 15)
             let columns = names.indices.map { index in
                 // A domain's NOT NULL refuses NULL as the column's own does.
-                Column(
+                var column = Column(
                     name: names[index], type: types[index], typeOID: UInt32(truncatingIfNeeded: oids[index]),
                     isNullable: !notNull[index] && !domainNotNull[index], defaultValue: defaults[index], isIdentity: identity[index],
                     isGenerated: generated[index], enumLabels: enumLabels[oids[index]],
                     typeModifier: modifiers[index] < 0 ? nil : Int32(truncatingIfNeeded: modifiers[index]))
+                column.composite = composites[UInt32(truncatingIfNeeded: oids[index])]
+                return column
             }
             let kind: Table.Kind =
                 switch try row.decode(String.self, at: 3) {

@@ -183,6 +183,8 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// `typtypmod`): a `varchar(n)`'s length plus 4, a `numeric(p, s)`'s precision and
         /// scale; `nil` when the type has none.
         public var typeModifier: Int32? = nil
+        /// For a composite type (or an array of one): its fields, read and written in binary.
+        public var composite: CompositeType? = nil
 
         /// Creates a column by hand.
         ///

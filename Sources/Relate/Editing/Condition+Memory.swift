@@ -60,10 +60,15 @@ extension DatabaseContext {
             }
         case .json(let keyPath, let test):
             let (value, _) = try valueAt(keyPath, of: object)
+            if case .equals(let wanted, let negated) = test {
+                let document: JSONValue? = if case .other(let box) = value { box.value as? JSONValue } else { nil }
+                return (document == wanted) != negated
+            }
             guard case .other(let box) = value, let document = box.value as? JSONValue else { return false }
             switch test {
             case .contains(let wanted): return Self.json(document, contains: wanted, atTop: true)
             case .text(let path, let equals): return Self.jsonText(document, at: path[...]) == equals
+            case .equals: return false
             }
         case .quantified(let keyPath, let quantifier, let inner):
             let members = try membersAt(keyPath, of: object)

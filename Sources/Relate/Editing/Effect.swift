@@ -65,6 +65,11 @@ extension StoredValue {
             self = scalar
             return
         }
+        // An array of records is held as a composite array column reads: its records.
+        if let array = parameter as? PostgresRecordArray {
+            self = StoredValue(array.records)
+            return
+        }
         // The rest are the library's own encodable values (arrays of the types above, text
         // forms): values, Sendable in fact, which the compiler cannot be told of through
         // `PostgresEncodable` (a marker protocol cannot be cast to). `Any` and `any Sendable`

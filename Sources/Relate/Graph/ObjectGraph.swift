@@ -127,8 +127,8 @@ final class ObjectGraph {
     private func materializeRows(
         entity: Int, result: PostgresResult, rows: Range<Int>, rowsAreDistinct: Bool, isBatch: Bool, reusing spare: ValueStorage?
     ) throws -> [DatabaseObject] {
-        let readers = StoredValue.Reader.readers(for: result)
         let table = tables[entity]
+        let readers = StoredValue.Reader.readers(for: result, entity: table.entity)
         let registry = registries[entity]
         let width = table.columns.count
         guard rows.count <= Self.maximumCells / Swift.max(width, 1) else {
@@ -245,7 +245,7 @@ final class ObjectGraph {
     ) throws -> DatabaseObject {
         let table = tables[entity]
         let storage = storage ?? ValueStorage(table: table, capacity: table.columns.count)
-        let base = try Self.read(row, of: table, readers: readers ?? StoredValue.Reader.readers(for: row.result), into: storage)
+        let base = try Self.read(row, of: table, readers: readers ?? StoredValue.Reader.readers(for: row.result, entity: table.entity), into: storage)
         let values = ObjectValues(storage: storage, base: base, count: table.columns.count)
         guard let key = table.primaryKey.isEmpty ? nil : ObjectKey(values, at: table.primaryKey) else {
             return DatabaseObject(storage: storage, base: base)
@@ -271,7 +271,7 @@ final class ObjectGraph {
 
     /// The row's values as an object of `entity` stores them, without making an object.
     func storedValues(of row: PostgresRow, entity: Int) throws -> [StoredValue] {
-        let readers = StoredValue.Reader.readers(for: row.result)
+        let readers = StoredValue.Reader.readers(for: row.result, entity: tables[entity].entity)
         return try relateErrors(naming: model.entities[entity].name) { try (0..<tables[entity].columns.count).map { try readers[$0].read(row, at: $0) } }
     }
 

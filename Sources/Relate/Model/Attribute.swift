@@ -22,6 +22,9 @@ public struct Attribute: Sendable, Hashable {
     /// The type's modifier as the catalog keeps it (`atttypmod`): a `varchar(n)`'s length
     /// plus 4, a `numeric(p, s)`'s precision and scale; `nil` when the type has none.
     public let typeModifier: Int32?
+    /// For a composite type (or an array of one): its fields. Such a column reads as a
+    /// `PostgresRecord` (an array of them: `[PostgresRecord?]`), in binary.
+    public let composite: Catalog.CompositeType?
 
     init(_ column: Catalog.Column) {
         name = column.name
@@ -34,6 +37,7 @@ public struct Attribute: Sendable, Hashable {
         isGenerated = column.isGenerated
         enumLabels = column.enumLabels
         typeModifier = column.typeModifier
+        composite = column.composite
     }
 
     /// Whether the column is an array of an enum type (`mood[]`): it reads as `[String]`.

@@ -50,6 +50,34 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         public var baseType: String? = nil
         /// An enum type's labels, in order.
         public var enumLabels: [String]? = nil
+        /// A composite type's (or its array's element type's) fields.
+        public var composite: CompositeDescription? = nil
+    }
+
+    /// A composite type: its name and fields, for the generator's structs.
+    public struct CompositeDescription: Codable, Sendable, Hashable {
+        /// The type's schema.
+        public var schema: String
+        /// The type's name.
+        public var name: String
+        /// The fields, in order.
+        public var fields: [FieldDescription]
+
+        init(_ type: Catalog.CompositeType) {
+            schema = type.schema
+            name = type.name
+            fields = type.fields.map { FieldDescription(name: $0.name, type: $0.type, composite: $0.composite.map(CompositeDescription.init)) }
+        }
+    }
+
+    /// A field of a composite type.
+    public struct FieldDescription: Codable, Sendable, Hashable {
+        /// The field's name.
+        public var name: String
+        /// Its type's name (`int4`, `text[]`, a composite's name).
+        public var type: String
+        /// For a nested composite (or an array of one): its type.
+        public var composite: CompositeDescription? = nil
     }
 
     /// A relationship from one entity to another: the JSON form of ``Relationship``.
@@ -106,7 +134,8 @@ public struct ModelDescription: Codable, Sendable, Hashable {
                     return AttributeDescription(
                         name: attribute.name, type: attribute.type, nullable: attribute.isNullable,
                         key: attribute.key == attribute.name ? nil : attribute.key,
-                        baseType: base == attribute.type || base.hasPrefix("oid ") ? nil : base, enumLabels: attribute.enumLabels)
+                        baseType: base == attribute.type || base.hasPrefix("oid ") ? nil : base, enumLabels: attribute.enumLabels,
+                        composite: attribute.composite.map(CompositeDescription.init))
                 }, modelName: entity.name, keySource: entity.keySource?.rawValue, keyName: entity.keyName,
                 parent: entity.parent)
         }

@@ -74,6 +74,9 @@ enum AttributeValue {
             // parses it); a JSONValue goes as jsonb, or as its text for a json column.
             if let text = value as? String { return text }
             if let data = value as? Data { return String(decoding: data, as: UTF8.self) }
+            if let failure = value as? TypedJSONFailure {
+                throw mismatch("the \(failure.swiftType) value given does not encode as JSON: \(failure.reason)")
+            }
             guard let json = value as? JSONValue else { throw mismatch() }
             guard type == .json else { return json }
             do { return try json.jsonText() } catch { throw mismatch("the JSONValue given cannot be written as JSON (a NaN?)") }
@@ -103,6 +106,11 @@ enum AttributeValue {
             // A range of the right bound type, sent as the column's own range type.
             guard let range = value as? any PostgresAnyRange, let encodable = range.encodable(as: type) else { throw mismatch() }
             return encodable
+        case .multirange:
+            if let text = value as? String { return text }
+            // A multirange of the right bound type, sent as the column's own multirange type.
+            guard let multirange = value as? any PostgresAnyMultirange, let encodable = multirange.encodable(as: type) else { throw mismatch() }
+            return encodable
         case .date:
             guard let date = value as? Date else { throw mismatch() }
             return date
@@ -131,6 +139,17 @@ enum AttributeValue {
         case .textForm:
             // Types without a Swift mapping take their text form, which the server parses.
             if let text = value as? String { return text }
+            // A composite: a generated struct or a record, in binary.
+            if let composite = attribute.composite {
+                do {
+                    if let encodable = try CompositeValue.encodable(value, type: composite, isArray: attribute.type.hasSuffix("[]")) {
+                        return encodable
+                    }
+                } catch {
+                    throw mismatch(error.reason)
+                }
+                throw mismatch("give a \(attribute.type.hasSuffix("[]") ? "[PostgresRecord]" : "PostgresRecord"), its generated struct, or its text form as a String")
+            }
             // An array of them (enum labels: [String], as they read) goes as an array literal.
             if attribute.type.hasSuffix("[]"), let elements = value as? [String?] {
                 var literal: [UInt8] = []

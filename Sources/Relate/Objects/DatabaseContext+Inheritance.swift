@@ -14,7 +14,7 @@ extension DatabaseContext {
     func materialize(entity: Int, descendants: [Int], result: PostgresResult) throws -> [DatabaseObject] {
         let marker = result.columns.count - 1
         let parent = layout.entities[entity]
-        let readers = StoredValue.Reader.readers(for: result)
+        let readers = StoredValue.Reader.readers(for: result, entity: parent.entity)
         // Each row: the entity's own object, or the descendant and the row's key in it.
         enum Row {
             case own(DatabaseObject)

@@ -22,6 +22,9 @@ final class EntityLayout: Sendable {
     /// The cast each attribute is read through, by attribute index: `text` for types
     /// without a binary decoder, `numeric` for `money` (see `PostgresType.selectCast`).
     let selectCasts: [String?]
+    /// The type a value compared with the column is cast to, where the server cannot infer
+    /// it: a composite's (`record = record` would take the parameter as an anonymous record).
+    let parameterCasts: [String?]
     /// Attribute indexes of the primary key, in key order.
     let primaryKey: [Int]
     /// Each attribute's key, by attribute index.
@@ -66,8 +69,13 @@ final class EntityLayout: Sendable {
         columns = try entity.attributes.map { try quote($0.name) }
         types = entity.attributes.map { PostgresType($0.typeOID) }
         // An array of enum labels reads as text[], so that it is [String] as a label is a String.
+        // A composite reads in binary, as records (see StoredValue.Reader.readers(for:entity:)).
         selectCasts = entity.attributes.map { attribute in
-            attribute.isEnumArray ? "text[]" : PostgresType(attribute.typeOID).selectCast
+            attribute.isEnumArray ? "text[]" : attribute.composite != nil ? nil : PostgresType(attribute.typeOID).selectCast
+        }
+        parameterCasts = try entity.attributes.map { attribute in
+            guard let composite = attribute.composite else { return nil }
+            return try quote(composite.schema) + "." + quote(composite.name) + (attribute.type.hasSuffix("[]") ? "[]" : "")
         }
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
         attributeKeys = entity.attributes.map(\.key)

@@ -121,6 +121,8 @@ enum StoredValue {
     struct Reader {
         enum Kind {
             case integer, double, float, bool, string, date, uuid, data, decimal, dynamic
+            /// A composite column's record (`array`: an array of them), in binary.
+            case record(array: Bool)
         }
 
         /// The binary forms a bulk read decodes in place, without the typed decoders'
@@ -129,7 +131,7 @@ enum StoredValue {
             case int2, int4, int8, float4, float8, bool, text, date, uuid, bytes, none
         }
 
-        let kind: Kind
+        var kind: Kind
         let direct: Direct
         let type: PostgresType
         let format: PostgresFormat
@@ -147,7 +149,7 @@ enum StoredValue {
             case .uuid: kind = .uuid
             case .data: kind = .data
             case .decimal: kind = .decimal
-            case .array, .textForm, .json, .time, .interval, .inet, .macAddress, .range: kind = .dynamic
+            case .array, .textForm, .json, .time, .interval, .inet, .macAddress, .range, .multirange: kind = .dynamic
             }
             switch (kind, column.format, column.type) {
             case (.integer, .binary, .int2): direct = .int2
@@ -166,6 +168,17 @@ enum StoredValue {
 
         static func readers(for result: PostgresResult) -> [Reader] {
             result.columns.map(Reader.init)
+        }
+
+        /// The readers of a result whose first columns are `entity`'s attributes: those of a
+        /// composite type read as records (their OIDs are the database's own, which no
+        /// static mapping knows).
+        static func readers(for result: PostgresResult, entity: Entity) -> [Reader] {
+            var readers = readers(for: result)
+            for (index, attribute) in entity.attributes.enumerated() where attribute.composite != nil && index < readers.count {
+                if readers[index].format == .binary { readers[index].kind = .record(array: attribute.type.hasSuffix("[]")) }
+            }
+            return readers
         }
 
         @inline(__always)
@@ -222,6 +235,8 @@ enum StoredValue {
                 case .data: return .data(try Data.decode(from: bytes, type: type, format: format))
                 case .decimal: return .decimal(try Decimal.decode(from: bytes, type: type, format: format))
                 case .dynamic: return StoredValue(try PostgresValue.decode(from: bytes, type: type, format: format))
+                case .record(array: false): return StoredValue(try PostgresRecord.decodeRecord(bytes, type: type))
+                case .record(array: true): return StoredValue(try PostgresRecord.decodeArray(bytes, type: type))
                 }
             } catch {
                 // The row's own reading of the cell fails the same way, with an error that

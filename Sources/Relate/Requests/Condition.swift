@@ -54,6 +54,9 @@ public struct Condition: Sendable {
         case contains(JSONValue)
         /// `#>>`: the text at the path is the text (`nil`: there is nothing there, or JSON null).
         case text(path: [String], equals: String?)
+        /// The document equals the value as `jsonb` (`nil`: it is NULL); `negated`: differs
+        /// from it (`IS DISTINCT FROM`).
+        case equals(JSONValue?, negated: Bool)
     }
 
     let node: Node

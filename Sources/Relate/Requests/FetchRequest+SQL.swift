@@ -280,6 +280,9 @@ struct RequestSQL {
             let extracted = "(\(column) #>> \(bind(jsonPath)))"
             guard let text else { return "\(extracted) IS NULL" }
             return "\(extracted) = \(bind(text))"
+        case .equals(let value, let negated):
+            guard let value else { return "\(column) IS \(negated ? "NOT " : "")NULL" }
+            return "\(column) \(negated ? "IS DISTINCT FROM" : "=") \(bind(value))"
         }
     }
 
@@ -335,7 +338,7 @@ struct RequestSQL {
                         entity: owner.entity.name, key: keyPath)
                 }
             }
-            return "\(column) \(comparison.rawValue) \(bind(parameter))"
+            return "\(column) \(comparison.rawValue) \(bind(parameter))" + (owner.parameterCasts[index].map { "::" + $0 } ?? "")
         case .relationship(let index):
             let relationship = owner.entity.relationships[index]
             guard !owner.isToMany[index], value == nil, comparison == .equal || comparison == .notEqual else {

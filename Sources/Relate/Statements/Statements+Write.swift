@@ -32,8 +32,19 @@ extension Statements {
         sql += "\(assignments) WHERE \(row)"
         for (column, value) in expected {
             // A NULL parameter takes the column's type, as it does in `=`.
-            let placeholder = sql.bind(value.parameter)
-            sql += " AND \(table.columns[column]) \(nullSafe ? "IS NOT DISTINCT FROM" : "=") \(placeholder)"
+            var parameter = value.parameter
+            // An array of records held in memory goes as one, its header naming the composite type.
+            if parameter == nil, let composite = table.entity.attributes[column].composite, case .other(let box) = value,
+                let records = box.value as? [PostgresRecord?]
+            {
+                parameter = PostgresRecordArray(records, elementType: PostgresType(composite.oid))
+            }
+            let placeholder = sql.bind(parameter)
+            // json has no `=` (compared as jsonb); a composite's parameter names its type.
+            let isJSON = table.types[column] == .json
+            let compared = isJSON ? "(\(table.columns[column]))::jsonb" : table.columns[column]
+            let cast = isJSON ? "::jsonb" : table.parameterCasts[column].map { "::" + $0 } ?? ""
+            sql += " AND \(compared) \(nullSafe ? "IS NOT DISTINCT FROM" : "=") \(placeholder)\(cast)"
         }
         sql += " RETURNING \(table.selectList())"
         var statement = sql.statement

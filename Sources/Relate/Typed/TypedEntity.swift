@@ -48,6 +48,9 @@ public struct TypedAttribute: Sendable, Hashable {
     public let nullable: Bool
     /// For an enum column (or an array of one): the labels its generated enum has.
     public let enumLabels: [String]?
+    /// For a composite column (or an array of one): its generated struct's fields, each
+    /// `name type`, in order.
+    public let compositeFields: [String]?
 
     /// - Parameters:
     ///   - name: the column's name.
@@ -55,7 +58,9 @@ public struct TypedAttribute: Sendable, Hashable {
     ///   - type: the catalog's name of its type.
     ///   - nullable: whether it may hold NULL.
     ///   - enumLabels: for an enum column, the labels of its generated enum.
-    public init(name: String, key: String? = nil, type: String, nullable: Bool, enumLabels: [String]? = nil) {
+    ///   - compositeFields: for a composite column, its generated struct's fields (`name type`).
+    public init(name: String, key: String? = nil, type: String, nullable: Bool, enumLabels: [String]? = nil, compositeFields: [String]? = nil) {
+        self.compositeFields = compositeFields
         self.name = name
         self.key = key ?? name
         self.type = type

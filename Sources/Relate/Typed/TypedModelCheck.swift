@@ -79,6 +79,16 @@ enum TypedModelCheck {
                     throw drift("the enum type \(live.type) of column \"\(attribute.name)\" of table \"\(table)\" \(change)", key: attribute.key)
                 }
             }
+            if let generated = attribute.compositeFields, let composite = live.composite {
+                // A field added, dropped, retyped or moved changes the record's layout.
+                let fields = composite.fields.map { "\($0.name) \($0.type)" }
+                if let first = zip(fields + Array(repeating: "", count: max(0, generated.count - fields.count)),
+                                   generated + Array(repeating: "", count: max(0, fields.count - generated.count))).first(where: { $0 != $1 }) {
+                    let change = first.0.isEmpty ? "no longer has field \(first.1)" : first.1.isEmpty ? "now has field \(first.0)"
+                        : "has field \(first.0) where the generated struct has \(first.1)"
+                    throw drift("the composite type \(composite.name) of column \"\(attribute.name)\" of table \"\(table)\" \(change)", key: attribute.key)
+                }
+            }
             if live.isNullable && !attribute.nullable {
                 throw drift("column \"\(attribute.name)\" of table \"\(table)\" is now nullable, generated as NOT NULL", key: attribute.key)
             }

@@ -32,6 +32,10 @@ public enum PostgresValue {
         case .inet: return try PostgresInet.decode(from: bytes, type: type, format: format)
         case .macAddress: return try PostgresMacAddress.decode(from: bytes, type: type, format: format)
         case .range(let bound): return try decodeRange(from: bytes, type: type, bound: bound, format: format)
+        case .multirange(.integer): return try PostgresMultirange<Int>.decode(from: bytes, type: type, format: format)
+        case .multirange(.decimal): return try PostgresMultirange<Decimal>.decode(from: bytes, type: type, format: format)
+        case .multirange(.date): return try PostgresMultirange<Date>.decode(from: bytes, type: type, format: format)
+        case .multirange: throw .mismatch(Any.self, type, format)
         case .array(let element): return try decodeArray(from: bytes, type: type, element: element, format: format)
         case .textForm:
             switch format {
@@ -77,7 +81,7 @@ public enum PostgresValue {
         case .range(.integer): return try read(PostgresRange<Int>.self)
         case .range(.decimal): return try read(PostgresRange<Decimal>.self)
         case .range(.date): return try read(PostgresRange<Date>.self)
-        case .string, .textForm, .array, .range: return try read(String.self)
+        case .string, .textForm, .array, .range, .multirange: return try read(String.self)
         }
     }
 }
