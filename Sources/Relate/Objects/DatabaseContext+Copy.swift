@@ -15,9 +15,9 @@ extension DatabaseContext {
     /// key out take its default. Values are encoded as the copy streams, a megabyte at a
     /// time, so that the client encodes while the server stores. A column whose values have no binary form the copy can
     /// send as they are (`numeric`, a `date`, a `timestamp` without time zone, an enum)
-    /// makes its rows go as ``insert(_:rows:)``'s statements instead. Memory stays right:
+    /// makes its rows go as ``insert(_:rows:)->[DatabaseObject]``'s statements instead. Memory stays right:
     /// live results are told, and rows that refer to an object whose set of them is
-    /// loaded go through ``insert(_:rows:)`` so that the set takes them.
+    /// loaded go through ``insert(_:rows:)->[DatabaseObject]`` so that the set takes them.
     ///
     /// - Parameters:
     ///   - entityName: The entity (`person`, or `schema.table`).
@@ -25,7 +25,7 @@ extension DatabaseContext {
     /// - Returns: How many rows were copied.
     /// - Throws: ``RelateError``: an unknown key, a value that does not fit (the copy ends
     ///   there and nothing of it is written), a context that does not autocommit (``RelateError/Kind-swift.struct/invalidWrite``:
-    ///   use ``insert(_:rows:)``), or what the database refuses (nothing is written then).
+    ///   use ``insert(_:rows:)->[DatabaseObject]``), or what the database refuses (nothing is written then).
     @discardableResult
     public func copy(into entityName: String, rows: [[String: Any?]]) throws -> Int {
         let entity = try entityIndex(named: entityName)

@@ -1,6 +1,6 @@
 /// Writes by the thousand for generated types: the typed forms of
-/// ``DatabaseContext/update(_:where:values:)``, ``DatabaseContext/delete(_:where:)`` and
-/// ``DatabaseContext/insert(_:rows:)``.
+/// ``DatabaseContext/update(_:where:values:)``, ``DatabaseContext/delete(_:where:)-(String,_)`` and
+/// ``DatabaseContext/insert(_:rows:)->[DatabaseObject]``.
 extension DatabaseContext {
     /// Updates every row of a generated type where `condition` holds, in one statement, to
     /// what `set` gives the draft; the objects memory holds follow.
