@@ -140,12 +140,16 @@ END {
     row("1,000 parents, database.read (shared model)", b, m, "Relate database.read", "raw libpq", "raw libpq", 1.5)
     row("1,000 parents, new context / new PGconn per run", b, m, "Relate new context", "raw new connection", "raw new connection", 0)
 
-    section("Peers, every side interleaved in one process (attach: baseline the raw unnest statement):")
-    split("fetch|prefetch|attach|by key|update", metrics, "|")
-    split("peers fetch 100k|peers prefetch 1000x10|peers m2m attach 10k|peers object by key 100|peers update by key 100", benches, "|")
-    split("100,000 rows|1,000 parents + 10,000 children|attach 10,000 (many-to-many)|100 objects by key|100 updates by key", labels, "|")
-    split("1.2|1.2|1.05|1.2|1.2", targets, "|")
-    for (i = 1; i <= 5; i++) {
+    section("Peers, every side interleaved in one process (attach: baseline the raw unnest statement; insert: raw binary COPY):")
+    # Writes by the thousand (issue 38): insert 100k (Relate = copy(into:rows:)), update
+    # and delete 10k by a condition.
+    split("fetch|prefetch|attach|by key|update|insert|update 10k|delete 10k", metrics, "|")
+    split("peers fetch 100k|peers prefetch 1000x10|peers m2m attach 10k|peers object by key 100|peers update by key 100|" \
+        "peers insert 100k|peers update 10k|peers delete 10k cascade", benches, "|")
+    split("100,000 rows|1,000 parents + 10,000 children|attach 10,000 (many-to-many)|100 objects by key|100 updates by key|" \
+        "insert 100,000 rows, copy(into:)|update 10,000 of 100,000 by condition|delete 10,000 + 30,000 cascaded", labels, "|")
+    split("1.2|1.2|1.05|1.2|1.2|1.2|1.2|1.2", targets, "|")
+    for (i = 1; i <= 8; i++) {
         base = (metrics[i] == "attach") ? "raw unnest" : "raw libpq"
         row(labels[i] ": Relate / " base, benches[i], metrics[i], "Relate", base, base, targets[i] + 0)
         row(labels[i] ": postgres-nio / " base, benches[i], metrics[i], "postgres-nio", base, base, 0)
@@ -154,6 +158,13 @@ END {
             row(labels[i] ": Relate replace / raw unnest", benches[i], metrics[i], "Relate replace", base, base, 0)
             row(labels[i] ": raw pipeline / raw unnest", benches[i], metrics[i], "raw pipeline", base, base, 0)
         }
+        if (metrics[i] == "insert") {
+            row("insert 100,000 rows, insert(_:rows:) (objects): Relate insert / " base, benches[i], metrics[i], "Relate insert", base, base, 0)
+            row("insert 100,000 rows: postgres-nio unnest / " base, benches[i], metrics[i], "postgres-nio unnest", base, base, 0)
+            ahead(labels[i] ": Relate / postgres-nio unnest", benches[i], metrics[i], base, "postgres-nio unnest")
+        }
+        if (metrics[i] == "update 10k")
+            row(labels[i] ", 10,000 objects held: Relate loaded / " base, benches[i], metrics[i], "Relate loaded", base, base, 0)
         ahead(labels[i] ": Relate / postgres-nio", benches[i], metrics[i], base, "postgres-nio")
         ahead(labels[i] ": Relate / Fluent", benches[i], metrics[i], base, "Fluent")
     }

@@ -114,4 +114,102 @@ let benchmarks: @Sendable () -> Void = {
                 try await $0.nio.updateHits(keys: KeyedFixture.keys, stamp: $0.stamp)
             },
         ])
+
+    // Writes by the thousand (issue 38). Each side's answer is what it left in the table,
+    // read afterwards (unmeasured); the rows a side writes are made from the same Swift
+    // values inside the measurement.
+
+    // 100,000 rows of (int8, text, float8, bool, timestamptz) into an empty table. Raw
+    // libpq: binary `COPY … FROM STDIN`, encoded and sent 64 KB at a time (the baseline);
+    // Relate: `copy(into:rows:)` (binary COPY, no object) and `insert(_:rows:)` (one
+    // `INSERT … SELECT * FROM unnest(…) RETURNING`, 100,000 objects); postgres-nio: its
+    // `copyFrom` (text format, the only one it has) and one `INSERT … SELECT * FROM
+    // unnest($1, …)` of bound arrays; Fluent: `[Model].create(on:)` per 10,000 models
+    // (PostgreSQL takes 65,535 parameters a statement) in one transaction.
+    interleaved(
+        "peers insert 100k", metric: "insert", iterations: 6, maxDuration: .seconds(120),
+        setup: { try await PeerFixture.insert() },
+        prepare: { try $0.emptyReadings() },
+        expected: { $0.count == WriteFixture.insertedRows },
+        teardown: { try await $0.shutdown() },
+        sides: [
+            Side("Relate", against: "raw libpq", observe: { try $0.insertedReadings() }) {
+                TableDigest(written: try SetWrites.copy($0.context, WriteFixture.readings))
+            },
+            Side("Relate insert", against: "raw libpq", observe: { try $0.insertedReadings() }) {
+                TableDigest(written: try SetWrites.insert($0.context, WriteFixture.readings))
+            },
+            Side("raw libpq", observe: { try $0.insertedReadings() }) {
+                TableDigest(written: try $0.raw.copy(WriteFixture.readings))
+            },
+            Side("postgres-nio", against: "raw libpq", observe: { try $0.insertedReadings() }) {
+                TableDigest(written: try await $0.nio.copy(WriteFixture.readings))
+            },
+            Side("postgres-nio unnest", against: "raw libpq", observe: { try $0.insertedReadings() }) {
+                TableDigest(written: try await $0.nio.insertUnnest(WriteFixture.readings))
+            },
+            Side("Fluent", against: "raw libpq", observe: { try $0.insertedReadings() }) {
+                TableDigest(written: try await $0.fluent.insert(WriteFixture.readings))
+            },
+        ])
+
+    // 10,000 of 100,000 rows updated by a condition (`id <= 10000`), `stamp` set to a value
+    // new for each side and iteration. Raw libpq and postgres-nio: one `UPDATE … WHERE`;
+    // Fluent: `query(on:).filter(…).set(…).update()`; Relate: `update(_:where:values:)`
+    // after `reset()` (nothing read back), and "Relate loaded" with the 10,000 objects in
+    // memory (`RETURNING`, every object takes the value; checked). Before each side: the
+    // last update's dead rows vacuumed, the 10,000 fetched afresh for "Relate loaded".
+    interleaved(
+        "peers update 10k", metric: "update 10k", iterations: 15, maxDuration: .seconds(90),
+        setup: { try await PeerFixture.setUpdate() },
+        prepare: { try $0.prepareSetUpdate() },
+        expected: { $0 == TableDigest(count: WriteFixture.updatedRows, digest: "\(WriteFixture.updatedRows) picked") },
+        teardown: { try await $0.shutdown() },
+        sides: [
+            Side("Relate", against: "raw libpq", observe: { try $0.stampedAccounts() }) {
+                TableDigest(written: try SetWrites.updateStamp($0.context, stamp: $0.stamp))
+            },
+            Side("Relate loaded", against: "raw libpq", observe: { try $0.stampedAccountsInMemory() }) {
+                TableDigest(written: try SetWrites.updateStampLoaded($0.loaded!, stamp: $0.stamp))
+            },
+            Side("raw libpq", observe: { try $0.stampedAccounts() }) {
+                TableDigest(written: try $0.raw.updateStamp($0.stamp))
+            },
+            Side("postgres-nio", against: "raw libpq", observe: { try $0.stampedAccounts() }) {
+                TableDigest(written: try await $0.nio.updateStamp($0.stamp))
+            },
+            Side("Fluent", against: "raw libpq", observe: { try $0.stampedAccounts() }) {
+                TableDigest(written: try await $0.fluent.updateStamp($0.stamp))
+            },
+        ])
+
+    // 10,000 of 100,000 parents deleted by a condition (`id <= 10000`), the server
+    // cascading to their 30,000 children (`ON DELETE CASCADE`, an index on the foreign
+    // key). Raw libpq and postgres-nio: one `DELETE … WHERE`; Fluent:
+    // `query(on:).filter(…).delete()`; Relate: `delete(_:where:)` after `reset()`. Before
+    // each side: the rows put back and the tables vacuumed.
+    interleaved(
+        "peers delete 10k cascade", metric: "delete 10k", iterations: 15, maxDuration: .seconds(120),
+        setup: { try await PeerFixture.setDelete() },
+        prepare: { try $0.restoreParents() },
+        expected: {
+            $0 == TableDigest(
+                count: WriteFixture.parentCount - WriteFixture.deletedParents,
+                digest: "\((WriteFixture.parentCount - WriteFixture.deletedParents) * WriteFixture.childrenPerParent) children")
+        },
+        teardown: { try await $0.shutdown() },
+        sides: [
+            Side("Relate", against: "raw libpq", observe: { try $0.remainingParents() }) {
+                TableDigest(written: try SetWrites.deleteParents($0.context))
+            },
+            Side("raw libpq", observe: { try $0.remainingParents() }) {
+                TableDigest(written: try $0.raw.deleteParents())
+            },
+            Side("postgres-nio", against: "raw libpq", observe: { try $0.remainingParents() }) {
+                TableDigest(written: try await $0.nio.deleteParents())
+            },
+            Side("Fluent", against: "raw libpq", observe: { try $0.remainingParents() }) {
+                TableDigest(written: try await $0.fluent.deleteParents())
+            },
+        ])
 }

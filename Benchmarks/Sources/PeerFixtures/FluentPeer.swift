@@ -9,7 +9,7 @@ import FluentPostgresDriver
 package final class FluentPeer {
     private let threadPool: NIOThreadPool
     private let databases: Databases
-    private let database: any FluentKit.Database
+    let database: any FluentKit.Database
     /// The many-to-many's owner and its 10,000 targets, loaded once (`loadManyToMany`).
     private var owner: FluentOwner?
     private var targets: [FluentTarget] = []

@@ -15,16 +15,21 @@ package final class PeerFixture {
     package let context: Relate.DatabaseContext
     /// The many-to-many's objects (its own context over `bench_m2m`), for that task.
     package let manyToMany: ManyToManyObjects?
+    /// A second context over the task's schema, for a Relate side that holds objects.
+    package let loaded: Relate.DatabaseContext?
+    /// The objects `loaded` holds, fetched before each side (`loadAccounts`).
+    package internal(set) var loadedObjects: [DatabaseObject] = []
     /// The many-to-many's targets' keys, in memory for the raw and postgres-nio sides.
     package let targetIDs: [Int]
     /// For the update: a new value every run, so that every update changes the row.
     package private(set) var stamp = 0
     private let eventLoops: MultiThreadedEventLoopGroup
 
-    private init(context: Relate.DatabaseContext, manyToMany: ManyToManyObjects? = nil) async throws {
+    init(context: Relate.DatabaseContext, manyToMany: ManyToManyObjects? = nil, loaded: Relate.DatabaseContext? = nil) async throws {
         let url = try Fixture.url()
         self.context = context
         self.manyToMany = manyToMany
+        self.loaded = loaded
         targetIDs = try manyToMany?.targets.map { target in
             guard let id = try target.value(forKey: "id", as: Int.self) else { throw PeerFailure(description: "a target without id") }
             return id

@@ -7,8 +7,8 @@ import PostgresNIO
 /// `decode(…)` into the same Swift values. The URL is parsed by postgres-kit's
 /// `SQLPostgresConfiguration`, as fluent-postgres-driver parses it.
 package final class PostgresNIOPeer {
-    private let connection: PostgresConnection
-    private let logger = Logger(label: "postgres-nio")
+    let connection: PostgresConnection
+    let logger = Logger(label: "postgres-nio")
 
     private init(connection: PostgresConnection) {
         self.connection = connection

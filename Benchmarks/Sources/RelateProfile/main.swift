@@ -20,7 +20,11 @@ import Relate
 /// `database.read`; raw: `PQexecParams` on the pool's connection and thread, inside one
 /// unit), pool-read-preferring (the same in a task that prefers the database's executor)
 /// and pool-empty (1,000 `database.read`s that send nothing, against the same raw reads),
-/// objects-fetch-observed (objects-fetch with `context.isObservable` on);
+/// objects-fetch-observed (objects-fetch with `context.isObservable` on), and the writes by
+/// the thousand against raw libpq (issue 38, see `WriteFixture`): copy-100k
+/// (`copy(into:rows:)`; raw: binary COPY), insert-100k (`insert(_:rows:)`; raw: binary
+/// COPY), update-10k (`update(_:where:values:)` after `reset()`; raw: one UPDATE) and
+/// delete-10k (`delete(_:where:)`, 30,000 children cascaded; raw: one DELETE);
 /// `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
@@ -35,6 +39,7 @@ let tasks = [
     "objects-fetch", "objects-fetch-as-any", "objects-fetch-typed", "prefetch", "no-prefetch", "m2m-replace", "m2m-attach", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
     "pool-read", "pool-read-preferring", "pool-empty", "update-by-key", "objects-fetch-observed", "save",
+    "copy-100k", "insert-100k", "update-10k", "delete-10k",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 // Change tracking and the catalog have reports of their own: `changes [updates]`
@@ -145,6 +150,44 @@ func sides(of task: String) throws -> Sides {
                 stamp.value += 1_000
                 keep(try raw.updateHits(keys: KeyedFixture.keys, stamp: stamp.value))
             })
+    case "copy-100k", "insert-100k":
+        // 100,000 rows into an emptied table, against raw libpq's binary COPY.
+        let connection = try WriteFixture.prepareInsert()
+        let context = try DatabaseContext(connection: connection, schemas: [WriteFixture.insertSchema])
+        let raw = try RawConnection(url: try Fixture.url())
+        let copy = task == "copy-100k"
+        return Sides(
+            prepare: {
+                context.reset()
+                try connection.execute("TRUNCATE bench_insert.reading")
+            },
+            relate: {
+                keep(copy ? try SetWrites.copy(context, WriteFixture.readings) : try SetWrites.insert(context, WriteFixture.readings))
+            },
+            raw: { keep(try raw.copy(WriteFixture.readings)) })
+    case "update-10k":
+        // 10,000 of 100,000 rows by `id <= 10000`, a new stamp each run, nothing in memory.
+        let connection = try WriteFixture.prepareUpdate()
+        let context = try DatabaseContext(connection: connection, schemas: [WriteFixture.updateSchema])
+        let raw = try RawConnection(url: try Fixture.url())
+        final class Stamp { var value = 0 }
+        let stamp = Stamp()
+        return Sides(
+            prepare: {
+                stamp.value += 1
+                try connection.execute("VACUUM bench_setupdate.account")
+            },
+            relate: { keep(try SetWrites.updateStamp(context, stamp: stamp.value)) },
+            raw: { keep(try raw.updateStamp(stamp.value)) })
+    case "delete-10k":
+        // 10,000 of 100,000 parents by `id <= 10000`, 30,000 children cascaded; put back before each run.
+        let connection = try WriteFixture.prepareDelete()
+        let context = try DatabaseContext(connection: connection, schemas: [WriteFixture.deleteSchema])
+        let raw = try RawConnection(url: try Fixture.url())
+        return Sides(
+            prepare: { try WriteFixture.restoreDeleted(connection) },
+            relate: { keep(try SetWrites.deleteParents(context)) },
+            raw: { keep(try raw.deleteParents()) })
     case "pool-read", "pool-read-preferring", "pool-empty":
         let state = try PoolState()
         let empty = task == "pool-empty"
