@@ -134,13 +134,15 @@ extension DatabaseContext {
                     Self.append(Int16(types.count), to: &data)
                     var column = 0
                     for (key, target) in group.keys {
-                        let value = AttributeValue.unwrap(row[key] ?? nil)
+                        // Unwrapped only where the usual types' casts miss: `as? Int` sees
+                        // through an optional already, and the unwrapping's casts cost a row more.
+                        let value = row[key] ?? nil
                         switch target {
                         case .attribute(let index):
                             try Self.appendField(value, for: table.entity.attributes[index], type: types[column], entity: table.entity, to: &data, using: &field)
                             column += 1
                         case .relationship(let index):
-                            for (_, held) in try heldToOne(key, value, of: entity, index, for: "give the foreign key's columns") {
+                            for (_, held) in try heldToOne(key, AttributeValue.unwrap(value), of: entity, index, for: "give the foreign key's columns") {
                                 try Self.appendField(held.parameter, for: table.entity.attributes[group.columns[column]], type: types[column], entity: table.entity, to: &data, using: &field)
                                 column += 1
                             }

@@ -27,7 +27,7 @@ extension Statements {
 
     /// A column's values as one typed array (NULLs included) a statement can `unnest` into
     /// the column and compare with it; `nil` for a type whose Swift array would not go in as
-    /// it is (an enum, a date, a `char(n)`).
+    /// it is (an enum, a `date`, a `timestamp` without time zone, a `char(n)`).
     static func columnArray(_ values: [StoredValue], type: PostgresType) -> (any PostgresEncodable)? {
         func array<T>(_ read: (StoredValue) -> T?) -> [T?]? {
             var array: [T?] = []
@@ -53,6 +53,7 @@ extension Statements {
         case .bool: return array { if case .bool(let x) = $0 { x } else { nil } }
         case .text, .varchar: return array { if case .string(let x) = $0 { x } else { nil } }
         case .uuid: return array { if case .uuid(let x) = $0 { x } else { nil } }
+        case .timestamptz: return array { if case .date(let x) = $0 { x } else { nil } }
         case .bytea: return array { if case .data(let x) = $0 { x } else { nil } }
         default: return nil
         }
