@@ -22,8 +22,10 @@ import Testing
             }
         }
 
-        /// The snapshots once there are `count`, waiting at most `timeout`.
-        func wait(for count: Int, timeout: Duration = .seconds(10)) async throws -> [LiveSnapshot] {
+        /// The snapshots once there are `count`, waiting at most `timeout`: long by default,
+        /// since in the full suite synchronous tests hold the cooperative threads for a
+        /// minute and more (a 10 s wait ran out there); a wait that is met returns at once.
+        func wait(for count: Int, timeout: Duration = .seconds(300)) async throws -> [LiveSnapshot] {
             let deadline = ContinuousClock.now + timeout
             while snapshots.withLock({ $0.count }) < count, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
