@@ -216,7 +216,7 @@ extension DatabaseContext {
 
     /// Whether rows writing `columns` of `entity` may join a loaded set: a foreign key among
     /// them whose inverse is loaded on an object memory holds.
-    private func joinsLoadedSets(_ columns: [Int], of entity: Int) -> Bool {
+    func joinsLoadedSets(_ columns: [Int], of entity: Int) -> Bool {
         graph.tables[entity].foreignKeys.contains { index, foreignKey in
             let inverse = graph.inverse(of: entity, index)
             return foreignKey.contains(where: columns.contains) && graph.loadedRelationships.contains(inverse)

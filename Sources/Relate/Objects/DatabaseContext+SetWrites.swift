@@ -236,12 +236,7 @@ extension DatabaseContext {
     /// object of the entity, or a loaded set a row would join (a foreign key written toward
     /// an object whose inverse set is loaded). When not, the statement returns no rows.
     private func memoryMayHold(_ entity: Int, writing columns: Set<Int>) -> Bool {
-        if !graph.registries[entity].isEmpty { return true }
-        for (index, foreignKey) in graph.tables[entity].foreignKeys where foreignKey.contains(where: columns.contains) {
-            let inverse = graph.inverse(of: entity, index)
-            if graph.loadedRelationships.contains(inverse), !graph.registries[inverse.entity].isEmpty { return true }
-        }
-        return false
+        !graph.registries[entity].isEmpty || joinsLoadedSets(Array(columns), of: entity)
     }
 
     /// The updated rows as memory takes them: an object memory holds takes the columns that
