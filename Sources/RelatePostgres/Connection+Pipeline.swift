@@ -101,10 +101,10 @@ extension Connection {
             guard PQenterPipelineMode(handle) == 1 else {
                 throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
             }
-            var synced = false
+            var syncs = 0
             // Every way out, thrown or returned, reads up to the sync point and leaves pipeline
             // mode, so the connection answers the next call as usual.
-            defer { leavePipeline(handle, synced: synced, statements: statements.count) }
+            defer { leavePipeline(handle, syncs: syncs, statements: statements.count) }
 
             for (index, statement) in statements.enumerated() {
                 let parameters = bound[index]
@@ -123,7 +123,7 @@ extension Connection {
             guard PQpipelineSync(handle) == 1 else {
                 throw connectionError(sql: nil)
             }
-            synced = true
+            syncs = 1
 
             var results: [PostgresResult] = []
             results.reserveCapacity(statements.count)
@@ -165,11 +165,14 @@ extension Connection {
         }
     }
 
-    /// Reads what is left up to the pipeline's sync point (sending one if none was sent)
-    /// and leaves pipeline mode. A connection that cannot (it broke, or libpq refuses) is
-    /// closed: half in a pipeline, it would answer every later call wrongly.
-    private func leavePipeline(_ handle: OpaquePointer, synced: Bool, statements: Int) {
-        let drained = (synced || PQpipelineSync(handle) == 1) && drainPipeline(handle, statements: statements)
+    /// Reads what is left up to the last of the `syncs` sync points sent (sending one if none
+    /// was) and leaves pipeline mode. A connection that cannot (it broke, or libpq refuses)
+    /// is closed: half in a pipeline, it would answer every later call wrongly.
+    func leavePipeline(_ handle: OpaquePointer, syncs: Int, statements: Int) {
+        var drained = syncs > 0 || PQpipelineSync(handle) == 1
+        for _ in 0..<max(syncs, 1) where drained {
+            drained = drainPipeline(handle, statements: statements)
+        }
         if drained, PQexitPipelineMode(handle) == 1 { return }
         // libpq's message is left out: after a failed statement it can quote row data.
         logger.error("closing the connection: a pipeline could not be finished", metadata: ["relate.statements": "\(statements)"])

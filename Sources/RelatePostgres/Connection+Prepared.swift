@@ -7,16 +7,19 @@ import Foundation
 /// the server about 10 µs of its 70–80 (pgbench, `-M prepared` against `-M extended`).
 extension Connection {
     /// Runs one statement as ``query(_:_:format:)`` does, through a statement prepared on the
-    /// server the first time this connection runs `sql` with parameters of these types (one
-    /// round trip more, that once), and run by name after, so the server parses and plans it
-    /// once.
+    /// server the first time this connection runs `sql` with parameters of these types, and
+    /// run by name after, so the server parses and plans it once. Every call is one round
+    /// trip, the first too: the prepare and the first run go together in one pipeline.
     ///
     /// Runs as ``query(_:_:format:)`` when ``preparesStatements`` is off, and once the
-    /// connection holds 256 prepared statements (the first ones stay). A statement the server
-    /// no longer holds (a `DEALLOCATE`, a pooler that lends another session) or whose result
-    /// changed shape (a column's type altered) is run again unprepared when no transaction
-    /// is open, and the connection stops preparing after losing one; inside a transaction the
-    /// error is thrown (the transaction cannot go on).
+    /// connection holds 256 prepared statements (the first ones stay). When the server
+    /// refuses a statement before running it — its result changed shape (a column's type
+    /// altered, SQLSTATE `0A000`), or the session no longer holds it (a `DEALLOCATE`, a
+    /// pooler restarted or lending another session, `26000`) — and no transaction is open,
+    /// the statement is prepared again and run once more, in one round trip: it cannot have
+    /// had an effect. Inside a transaction the error is thrown (the server aborted the
+    /// transaction; it cannot go on). A connection whose session loses its statements a
+    /// second time stops preparing (a pooler in transaction mode would lose them for ever).
     ///
     /// ```swift
     /// for id in ids {
@@ -40,8 +43,9 @@ extension Connection {
         try Self.checkSQL(sql)
         let bound = try BoundParameters(parameters)
         let key = PreparedStatements.Key(sql: sql, types: Array(bound.types))
-        guard let name = try prepared.names[key] ?? prepare(key, bound: bound, handle: handle) else {
-            return try query(sql, parameters, format: format)
+        guard let name = prepared.names[key] else {
+            guard prepared.names.count < PreparedStatements.capacity else { return try query(sql, parameters, format: format) }
+            return try prepareAndRun(key, bound: bound, format: format, handle: handle)
         }
         // Only the server's own word that the statement is gone, or that its plan no
         // longer fits (both raised before the statement runs), is taken for that: the same
@@ -59,33 +63,32 @@ extension Connection {
                 return try checked(result, sql: sql, parameters: bound)
             }
         } catch var error as PostgresError where lost || replanned {
-            let idle = PQtransactionStatus(handle) == PQTRANS_IDLE
             if lost {
-                // A session that loses statements (a pooler lending another one) will again.
-                preparesStatements = false
+                // The session lost every statement, not this one only.
                 prepared.forgetAll()
-                logger.warning(
-                    """
-                    the server lost a prepared statement: no longer preparing statements on this connection \
-                    (behind PgBouncer in transaction mode, set preparesStatements to false)
-                    """,
-                    metadata: ["relate.prepared": "\(name)"])
-            } else if idle {
-                // Its result changed shape (a column's type altered): let go of it; it is
-                // prepared afresh next time. In a failed transaction it stays, for the next
-                // call after it to find the same.
-                prepared.names[key] = nil
-                let deallocate = "DEALLOCATE \(name)"
-                PQclear(roundTrip(.query, .one(deallocate, nil), untraced: 1) { PQexec(handle, deallocate) })
+                prepared.losses += 1
+                if prepared.losses > 1 {
+                    preparesStatements = false
+                    logger.warning(
+                        """
+                        the server lost this connection's prepared statements twice: no longer preparing statements on it \
+                        (behind PgBouncer in transaction mode, set preparesStatements to false)
+                        """)
+                }
             }
-            guard idle else {
+            // Inside a transaction the failed statement aborted it: nothing may be run again.
+            // A statement whose shape changed stays known then, so that the next call, after
+            // the transaction, finds the same and prepares it afresh.
+            guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
                 if lost {
                     error.message += " (the session lost this connection's prepared statements: behind PgBouncer in transaction mode, "
                         + "turn preparesStatements off)"
                 }
                 throw error
             }
-            return try query(sql, parameters, format: format)
+            if !preparesStatements { return try query(sql, parameters, format: format) }
+            if replanned { prepared.names[key] = nil }
+            return try prepareAndRun(key, bound: bound, format: format, handle: handle, replacing: replanned ? name : nil)
         }
     }
 
@@ -98,21 +101,57 @@ extension Connection {
         return String(cString: source) == function
     }
 
-    /// Prepares `key`'s statement under a name of this connection's; `nil` when the
-    /// connection holds as many as it keeps.
-    private func prepare(_ key: PreparedStatements.Key, bound: BoundParameters, handle: OpaquePointer) throws -> String? {
-        guard prepared.names.count < PreparedStatements.capacity else { return nil }
+    /// Prepares `key`'s statement under a new name of this connection's and runs it, in one
+    /// pipeline: one round trip. `replacing` names a statement of the same text the server
+    /// still holds with its old plan: it is deallocated in the same round trip, after a sync
+    /// point of its own, so that it goes whether or not the run fails.
+    private func prepareAndRun(
+        _ key: PreparedStatements.Key, bound: BoundParameters, format: PostgresFormat, handle: OpaquePointer,
+        replacing old: String? = nil
+    ) throws -> PostgresResult {
         let name = prepared.nextName()
-        try roundTrip(.prepare, .one(key.sql, nil), untraced: 1) {
-            let result = name.withCString { name in
+        let deallocate = old.map { "DEALLOCATE \($0)" }
+        let sent: SentStatements = if let deallocate {
+            .many([key.sql, deallocate], [bound, try BoundParameters([])])
+        } else {
+            .one(key.sql, bound)
+        }
+        return try roundTrip(.prepare, sent, untraced: old == nil ? 0 : 1) {
+            guard PQenterPipelineMode(handle) == 1 else {
+                throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)", sql: key.sql)
+            }
+            var syncs = 0
+            defer { leavePipeline(handle, syncs: syncs, statements: 3) }
+            let sent = name.withCString { name in
                 key.sql.withCString { sql in
-                    bound.withPointers { types, _, _, _ in PQprepare(handle, name, sql, Int32(bound.count), types) }
+                    bound.withPointers { types, values, lengths, formats in
+                        PQsendPrepare(handle, name, sql, Int32(bound.count), types) == 1
+                            && PQsendQueryPrepared(handle, name, Int32(bound.count), values, lengths, formats, format.rawValue) == 1
+                    }
                 }
             }
-            _ = try checked(result, sql: key.sql, parameters: bound)
+            guard sent, PQpipelineSync(handle) == 1 else { throw connectionError(sql: key.sql) }
+            syncs = 1
+            if let deallocate, PQsendQueryParams(handle, deallocate, 0, nil, nil, nil, nil, 0) == 1, PQpipelineSync(handle) == 1 {
+                syncs = 2
+            }
+
+            // The prepare's result, then the run's (aborted when the prepare failed); each
+            // ends with a NULL.
+            guard let preparing = PQgetResult(handle) else { throw connectionError(sql: key.sql) }
+            if PQresultStatus(preparing) == PGRES_COMMAND_OK {
+                PQclear(preparing)
+            } else {
+                _ = try checked(preparing, sql: key.sql, parameters: bound)
+            }
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+            // Prepared on the server from here on, whatever the run does.
+            prepared.names[key] = name
+            guard let run = PQgetResult(handle) else { throw connectionError(sql: key.sql) }
+            let result = try checked(run, sql: key.sql, parameters: bound)
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+            return result
         }
-        prepared.names[key] = name
-        return name
     }
 }
 
@@ -130,6 +169,8 @@ struct PreparedStatements {
     static let capacity = 256
 
     var names: [Key: String] = [:]
+    /// How many times the session lost its statements (see `queryPrepared`).
+    var losses = 0
     /// Names no other connection uses (a pooler may lend this session's server connection
     /// to another client, whose statements must never be taken for ours).
     private let prefix = "relate_" + String(UInt64.random(in: 0...UInt64.max), radix: 36) + "_"

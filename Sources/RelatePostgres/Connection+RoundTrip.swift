@@ -8,7 +8,8 @@ public struct RoundTrip: Sendable {
         /// ``Connection/query(_:_:format:)``, ``Connection/execute(_:_:)``, or a prepared
         /// statement run by name.
         case query
-        /// ``Connection/queryPrepared(_:_:format:)`` preparing a statement (`PQprepare`).
+        /// ``Connection/queryPrepared(_:_:format:)`` preparing a statement and running it, in
+        /// one pipeline (`PQsendPrepare`, then `PQsendQueryPrepared`).
         case prepare
         /// ``Connection/pipeline(_:)``: several statements in one round trip.
         case pipeline

@@ -22,7 +22,8 @@ public final class Connection {
     public let logger: Logger
     /// Statements and pipelines sent to the server since the connection opened: each
     /// `query`/`execute` counts one, each `pipeline` counts one however many statements it
-    /// holds; ``queryPrepared(_:_:format:)`` counts its prepare (once a statement) too.
+    /// holds; ``queryPrepared(_:_:format:)`` counts one, its first use too (the prepare
+    /// goes with the first run).
     public internal(set) var roundTrips = 0
     /// Called with the SQL of every statement sent, in order (pipelines: each statement),
     /// before it is sent. Never given parameter values.
@@ -67,7 +68,7 @@ public final class Connection {
     /// default); off, it runs them as ``query(_:_:format:)`` does. Turn it off behind a
     /// pooler that does not keep a session's prepared statements (PgBouncer in transaction
     /// mode before 1.21, or with `max_prepared_statements = 0`). The connection turns it off
-    /// itself when the server loses one of its statements.
+    /// itself when the server loses its statements a second time.
     public var preparesStatements = true
     /// The statements ``queryPrepared(_:_:format:)`` prepared in this session.
     var prepared = PreparedStatements()

@@ -17,8 +17,9 @@ import Testing
         let connection = try TestDatabase.connect()
         let sql = "SELECT $1::int8 * 2"
         var trips = connection.roundTrips
+        // The prepare and the first run go in one pipeline: one round trip from the first use.
         #expect(try connection.queryPrepared(sql, [21])[0].decode(Int.self, at: 0) == 42)
-        #expect(connection.roundTrips == trips + 2)
+        #expect(connection.roundTrips == trips + 1)
         trips = connection.roundTrips
         #expect(try connection.queryPrepared(sql, [4], format: .binary)[0].decode(Int.self, at: 0) == 8)
         #expect(connection.roundTrips == trips + 1)
@@ -43,15 +44,26 @@ import Testing
         #expect(try preparedOnServer(connection).isEmpty)
     }
 
-    /// Statements lost by the session (here `DEALLOCATE ALL`; behind a pooler, another
-    /// session lent): outside a transaction the statement runs again unprepared, and the
-    /// connection prepares no more; inside one the error names the setting.
-    @Test func lostStatementsAreRunUnpreparedOutsideATransaction() throws {
+    /// Statements lost by the session (here `DEALLOCATE ALL`; a pooler restarted): outside a
+    /// transaction the statement is prepared again and run, in one round trip; a second loss
+    /// turns preparing off (a pooler lending sessions would lose them for ever). Inside a
+    /// transaction the error names the setting.
+    @Test func lostStatementsArePreparedAgainOutsideATransaction() throws {
         let connection = try TestDatabase.connect()
         let sql = "SELECT $1::int8 + 1"
         #expect(try connection.queryPrepared(sql, [1])[0].decode(Int.self, at: 0) == 2)
         try connection.execute("DEALLOCATE ALL")
+        var trips = connection.roundTrips
         #expect(try connection.queryPrepared(sql, [2])[0].decode(Int.self, at: 0) == 3)
+        #expect(connection.roundTrips == trips + 2)
+        #expect(connection.preparesStatements)
+        #expect(try preparedOnServer(connection) == [sql])
+        trips = connection.roundTrips
+        #expect(try connection.queryPrepared(sql, [3])[0].decode(Int.self, at: 0) == 4)
+        #expect(connection.roundTrips == trips + 1)
+
+        try connection.execute("DEALLOCATE ALL")
+        #expect(try connection.queryPrepared(sql, [4])[0].decode(Int.self, at: 0) == 5)
         #expect(!connection.preparesStatements)
         #expect(try preparedOnServer(connection).isEmpty)
 
@@ -63,25 +75,81 @@ import Testing
         }
         #expect(error?.sqlState == .invalidSQLStatementName)
         #expect(error?.message.contains("preparesStatements") == true)
-        // The transaction rolled back; the connection goes on, unprepared.
+        // The transaction rolled back; the connection goes on, preparing afresh.
         #expect(try inside.queryPrepared(sql, [5])[0].decode(Int.self, at: 0) == 6)
+        #expect(inside.preparesStatements)
+        #expect(try preparedOnServer(inside) == [sql])
     }
 
     /// A table's column changed type under a prepared `SELECT *`: the server refuses the
-    /// old plan's shape; the statement runs again unprepared, and is prepared afresh next.
-    @Test func aResultThatChangedShapeIsReadAgainUnprepared() throws {
+    /// old plan's shape; the statement is prepared afresh and run, and the old one
+    /// deallocated, in one round trip.
+    @Test func aResultThatChangedShapeIsPreparedAgain() throws {
         try TestDatabase.withSchema { connection, schema in
             try connection.execute("CREATE TABLE thing (id int PRIMARY KEY, size int)")
             try connection.execute("INSERT INTO thing VALUES (1, 7)")
             let sql = "SELECT * FROM thing WHERE id = $1"
             #expect(try connection.queryPrepared(sql, [1], format: .binary)[0].decode(Int.self, at: 1) == 7)
             try connection.execute("ALTER TABLE thing ALTER COLUMN size TYPE text")
-            #expect(try connection.queryPrepared(sql, [1], format: .binary)[0].decode(String.self, at: 1) == "7")
-            #expect(connection.preparesStatements)
-            #expect(try preparedOnServer(connection).isEmpty)
-            let trips = connection.roundTrips
+            var trips = connection.roundTrips
             #expect(try connection.queryPrepared(sql, [1], format: .binary)[0].decode(String.self, at: 1) == "7")
             #expect(connection.roundTrips == trips + 2)
+            #expect(connection.preparesStatements)
+            #expect(try preparedOnServer(connection) == [sql])
+            trips = connection.roundTrips
+            #expect(try connection.queryPrepared(sql, [1], format: .binary)[0].decode(String.self, at: 1) == "7")
+            #expect(connection.roundTrips == trips + 1)
+
+            // Inside a transaction the refusal aborted it: thrown, and prepared afresh after.
+            try connection.execute("ALTER TABLE thing ALTER COLUMN size TYPE int USING size::int")
+            let error = #expect(throws: PostgresError.self) {
+                try connection.transaction { _ = try connection.queryPrepared(sql, [1], format: .binary) }
+            }
+            #expect(error?.sqlState == .featureNotSupported)
+            #expect(try connection.queryPrepared(sql, [1], format: .binary)[0].decode(Int.self, at: 1) == 7)
+            #expect(try preparedOnServer(connection) == [sql])
+        }
+    }
+
+    /// A column's type changed under a warm pool: every pooled connection had the object
+    /// layer's by-key read prepared; each prepares it afresh at its next use (the refused
+    /// run, then the prepare and run in one round trip), and no unit sees an error.
+    @Test func aWarmPoolSurvivesAColumnTypeChange() async throws {
+        try await TestDatabase.withDatabase { url in
+            let admin = try Connection(url: url)
+            try admin.executeScript("""
+                CREATE TABLE thing (id int PRIMARY KEY, name varchar(20));
+                INSERT INTO thing VALUES (1, 'one'), (2, 'two'), (3, 'three');
+                """)
+            let database = try Database(url: url, maxConnections: 3)
+            struct Read: Sendable { var connection: Int, name: String?, roundTrips: Int }
+            // Three units at once, each holding its connection a moment: all three are used.
+            func everyConnection() async throws -> [Int: Read] {
+                try await withThrowingTaskGroup(of: (Int, Read).self) { group in
+                    for id in 1...3 {
+                        group.addTask {
+                            try await database.read { context in
+                                let start = context.connection.roundTrips
+                                let thing = try #require(try context.object("thing", primaryKey: id))
+                                let trips = context.connection.roundTrips - start
+                                Thread.sleep(forTimeInterval: 0.3)
+                                let name = try thing.value(forKey: "name") as? String
+                                return (id, Read(connection: context.connection.backendProcessID, name: name, roundTrips: trips))
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+                }
+            }
+            _ = try await everyConnection()
+            let warm = try await everyConnection()
+            #expect(Set(warm.values.map(\.connection)).count == 3)
+            #expect(warm.values.allSatisfy { $0.roundTrips == 1 })
+            try admin.execute("ALTER TABLE thing ALTER COLUMN name TYPE varchar(40)")
+            let after = try await everyConnection()
+            #expect(Set(after.values.map(\.connection)) == Set(warm.values.map(\.connection)))
+            #expect(after.values.allSatisfy { $0.roundTrips == 2 })
+            #expect(after.mapValues(\.name) == [1: "one", 2: "two", 3: "three"])
         }
     }
 
@@ -118,7 +186,7 @@ import Testing
         try connection.reconnect()
         let trips = connection.roundTrips
         #expect(try connection.queryPrepared(sql, [3])[0].decode(Int.self, at: 0) == 3)
-        #expect(connection.roundTrips == trips + 2)
+        #expect(connection.roundTrips == trips + 1)
     }
 
     @Test func aConnectionKeepsAtMost256() throws {
