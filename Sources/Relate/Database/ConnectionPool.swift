@@ -32,6 +32,10 @@ struct PoolOptions: Sendable {
 /// the line, and so does one whose connection is still opening (the connection, once open,
 /// serves the next task or waits idle). A connection that comes back broken, inside a
 /// transaction, or after a cancel request is closed, never handed out again.
+///
+/// Those rules are ``PoolStateMachine``'s: the pool asks it under its lock, and does what
+/// it answers (resume a task, open or close a connection on a thread of its executor,
+/// start a timer) after the lock is let go.
 final class ConnectionPool: Sendable {
     let maxConnections: Int
     /// The threads units of work and connections opening run on.
@@ -43,38 +47,16 @@ final class ConnectionPool: Sendable {
     /// Run on each new connection before its first use (session settings).
     private let setUp: @Sendable (Connection) throws -> Void
     private let options: PoolOptions
-    private let state = Locked(State())
+    private let state: Locked<State>
 
+    /// The machine's decisions, and the continuations of the tasks it names (each waiter in
+    /// line or opening has one here).
     private struct State {
-        /// Idle connections, the one given back last at the end, each with when it was given back.
-        var idle: [(pooled: PooledConnection, since: ContinuousClock.Instant)] = []
-        var open = 0
-        /// Connections opening for no task, to keep `minIdleConnections` idle.
-        var openingAhead = 0
-        var waiters: [(id: Int, continuation: CheckedContinuation<PooledConnection, any Error>)] = []
-        /// Tasks for which a connection is being opened, by waiter id; a cancelled one is
-        /// removed at once, without waiting for the opening to end.
-        var opening: [Int: CheckedContinuation<PooledConnection, any Error>] = [:]
+        var machine: PoolStateMachine<PooledConnection>
+        var continuations: [Int: CheckedContinuation<PooledConnection, any Error>] = [:]
         var nextWaiter = 0
-        var isClosed = false
         /// What checkouts throw once closed.
         var closedError = ConnectionPool.closedError
-        /// Connections being closed on a thread of the pool (libpq saying goodbye).
-        var closing = 0
-
-        /// Moves the first task in line to `opening`, for a connection opened in its name.
-        mutating func firstInLineToOpening() -> Int {
-            let waiter = waiters.removeFirst()
-            opening[waiter.id] = waiter.continuation
-            return waiter.id
-        }
-    }
-
-    private enum Checkout {
-        case use(PooledConnection)
-        case open
-        case wait
-        case fail(any Error)
     }
 
     /// Whether ``close()`` shuts ``executor`` down (a replica's pool shares the primary's).
@@ -91,6 +73,8 @@ final class ConnectionPool: Sendable {
         self.maxConnections = maxConnections
         self.logger = logger
         self.setUp = setUp
+        state = Locked(State(machine: PoolStateMachine(
+            maxConnections: maxConnections, minIdleConnections: options.minIdleConnections, idleTimeout: options.idleTimeout)))
         // One thread per connection for what blocks (a unit holds its connection, an opening
         // its place), and two more, so that tasks in line always find a thread to run on
         // (to leave when cancelled, to start when served) while every connection is busy.
@@ -103,10 +87,7 @@ final class ConnectionPool: Sendable {
     func adopt(_ connection: Connection) throws {
         let cancel = try connection.makeCancelRequest()
         let pooled = PooledConnection(connection: connection, cancelRequest: cancel)
-        state.withLock {
-            $0.open += 1
-            $0.idle.append((pooled, .now))
-        }
+        state.withLock { $0.machine.adopt(pooled, now: .now) }
         report()
         openAhead()
     }
@@ -121,7 +102,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// How many connections are open now.
-    var openConnections: Int { state.withLock { $0.open } }
+    var openConnections: Int { state.withLock { $0.machine.open } }
 
     /// A connection for one unit of work: an idle one, a new one, or the next one given back.
     /// With a `checkoutTimeout`, a task still in line after it throws
@@ -139,29 +120,27 @@ final class ConnectionPool: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PooledConnection, any Error>) in
-                let decision = state.withLock { state -> Checkout in
-                    if state.isClosed { return .fail(state.closedError) }
+                let decision = state.withLock { state -> PoolStateMachine<PooledConnection>.CheckoutAction? in
                     // Checked under the lock, so that a cancellation that came before the
                     // waiter was listed is not lost.
-                    if Task.isCancelled { return .fail(CancellationError()) }
-                    if let idle = state.idle.popLast() { return .use(idle.pooled) }
-                    if state.open < maxConnections {
-                        state.open += 1
-                        state.opening[id] = continuation
-                        return .open
+                    if Task.isCancelled, !state.machine.isClosed { return nil }
+                    let decision = state.machine.checkout(id)
+                    switch decision {
+                    case .openConnection, .wait: state.continuations[id] = continuation
+                    case .use, .closed: break
                     }
-                    state.waiters.append((id, continuation))
-                    return .wait
+                    return decision
                 }
                 switch decision {
+                case nil: continuation.resume(throwing: CancellationError())
+                case .closed: continuation.resume(throwing: state.withLock { $0.closedError })
                 case .use(let pooled):
                     continuation.resume(returning: pooled)
                     report()
                     openAhead()
-                case .open:
+                case .openConnection:
                     report()
                     open(for: id)
-                case .fail(let error): continuation.resume(throwing: error)
                 case .wait:
                     report()
                     if let timeout = options.checkoutTimeout { expire(id, after: timeout) }
@@ -169,8 +148,7 @@ final class ConnectionPool: Sendable {
             }
         } onCancel: {
             let waiter = state.withLock { state in
-                state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0).continuation }
-                    ?? state.opening.removeValue(forKey: id)
+                state.machine.cancel(id) ? state.continuations.removeValue(forKey: id) : nil
             }
             waiter?.resume(throwing: CancellationError())
         }
@@ -183,9 +161,9 @@ final class ConnectionPool: Sendable {
             try? await Task.sleep(for: timeout)
             guard let self else { return }
             let expired = state.withLock { state -> (CheckedContinuation<PooledConnection, any Error>, busy: Int, waiting: Int)? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                let waiter = state.waiters.remove(at: index)
-                return (waiter.continuation, state.open - state.idle.count, state.waiters.count)
+                guard let (busy, waiting) = state.machine.expire(id), let continuation = state.continuations.removeValue(forKey: id)
+                else { return nil }
+                return (continuation, busy, waiting)
             }
             guard let (continuation, busy, waiting) = expired else { return }
             report()
@@ -201,33 +179,22 @@ final class ConnectionPool: Sendable {
     /// Gives a connection back: to the first task in line, or idle; closed instead when it
     /// may not serve again.
     func release(_ pooled: PooledConnection, reusable: Bool) {
-        enum Next {
-            case give(CheckedContinuation<PooledConnection, any Error>)
-            case openFor(Int)
-            case idle, closed
-        }
-        let next = state.withLock { state -> Next in
-            if reusable, !state.isClosed {
-                guard !state.waiters.isEmpty else {
-                    // The clock is read only for an idle timeout.
-                    state.idle.append((pooled, options.idleTimeout == nil ? Self.never : .now))
-                    return .idle
-                }
-                return .give(state.waiters.removeFirst().continuation)
+        // The clock is read only for an idle timeout.
+        let now = options.idleTimeout == nil ? Self.never : .now
+        let (action, waiter) = state.withLock { state in
+            let action = state.machine.release(pooled, reusable: reusable, now: now)
+            switch action {
+            case .give(let waiter): return (action, state.continuations.removeValue(forKey: waiter))
+            case .keepIdle, .close, .closeAndOpen: return (action, nil)
             }
-            state.open -= 1
-            // The first in line gets a new connection in its place.
-            guard !state.isClosed, !state.waiters.isEmpty else { return .closed }
-            state.open += 1
-            return .openFor(state.firstInLineToOpening())
         }
-        switch next {
-        case .give(let waiter): waiter.resume(returning: pooled)
-        case .idle: break
-        case .closed:
+        switch action {
+        case .give: waiter?.resume(returning: pooled)
+        case .keepIdle: break
+        case .close:
             closeConnection(pooled)
             openAhead()
-        case .openFor(let waiter):
+        case .closeAndOpen(let waiter):
             closeConnection(pooled)
             open(for: waiter)
         }
@@ -238,16 +205,9 @@ final class ConnectionPool: Sendable {
     /// waiting for a connection to open) and later checkouts get `error`.
     func close(error: RelateError = closedError) {
         let (idle, waiters) = state.withLock { state in
-            if !state.isClosed { state.closedError = error }
-            state.isClosed = true
-            state.open -= state.idle.count
-            // A connection still opening is closed when it comes back (see `open(for:)`).
-            defer {
-                state.idle = []
-                state.waiters = []
-                state.opening = [:]
-            }
-            return (state.idle.map(\.pooled), state.waiters.map(\.continuation) + state.opening.values)
+            if !state.machine.isClosed { state.closedError = error }
+            let (idle, waiters) = state.machine.close()
+            return (idle, waiters.compactMap { state.continuations.removeValue(forKey: $0) })
         }
         for pooled in idle { closeConnection(pooled) }
         report()
@@ -257,15 +217,14 @@ final class ConnectionPool: Sendable {
 
     /// Whether, after ``close(error:)``, every connection is closed: none lent, opening, or
     /// being closed.
-    var isFullyClosed: Bool { state.withLock { $0.isClosed && $0.open == 0 && $0.closing == 0 } }
+    var isFullyClosed: Bool { state.withLock { $0.machine.isFullyClosed } }
 
     /// The pool's counts now, for ``Database/status``.
     func status(name: String) -> DatabaseStatus.Pool {
         state.withLock { state in
             DatabaseStatus.Pool(
-                name: name, maxConnections: maxConnections,
-                inUse: state.open - state.idle.count - state.openingAhead - state.opening.count, idle: state.idle.count,
-                waiting: state.waiters.count + state.opening.count, isClosed: state.isClosed)
+                name: name, maxConnections: maxConnections, inUse: state.machine.inUse, idle: state.machine.idle.count,
+                waiting: state.machine.waiting, isClosed: state.machine.isClosed)
         }
     }
 
@@ -277,10 +236,7 @@ final class ConnectionPool: Sendable {
     /// Reports the counts to the metrics backend, if any.
     private func report() {
         guard let metrics = options.metrics else { return }
-        let (inUse, idle, waiting) = state.withLock { state in
-            (state.open - state.idle.count - state.openingAhead - state.opening.count, state.idle.count,
-             state.waiters.count + state.opening.count)
-        }
+        let (inUse, idle, waiting) = state.withLock { ($0.machine.inUse, $0.machine.idle.count, $0.machine.waiting) }
         metrics.record(inUse: inUse, idle: idle, waiting: waiting)
     }
 
@@ -289,25 +245,15 @@ final class ConnectionPool: Sendable {
     /// housekeeping round.
     func openAhead() {
         guard options.minIdleConnections > 0 else { return }
-        let count = state.withLock { state -> Int in
-            guard !state.isClosed else { return 0 }
-            let wanted = options.minIdleConnections - state.idle.count - state.openingAhead
-            let count = max(0, min(wanted, maxConnections - state.open))
-            state.open += count
-            state.openingAhead += count
-            return count
-        }
+        let count = state.withLock { $0.machine.openAhead() }
         for _ in 0..<count {
             executor.submit { [self] in
                 do {
                     let pooled = try openPooled()
-                    state.withLock { $0.openingAhead -= 1 }
+                    state.withLock { $0.machine.openedAhead() }
                     release(pooled, reusable: true)
                 } catch {
-                    state.withLock { state in
-                        state.openingAhead -= 1
-                        state.open -= 1
-                    }
+                    state.withLock { $0.machine.openAheadFailed() }
                     logger.warning("cannot open a connection ahead", metadata: ["relate.error": "\(error)"])
                     report()
                 }
@@ -318,17 +264,7 @@ final class ConnectionPool: Sendable {
     /// Closes the idle connections given back longer than `idleTimeout` ago, keeping the
     /// `minIdleConnections` given back last.
     func closeIdleConnections(now: ContinuousClock.Instant = .now) {
-        guard let timeout = options.idleTimeout else { return }
-        let expired = state.withLock { state -> [PooledConnection] in
-            guard !state.isClosed else { return [] }
-            // The oldest are first; the newest `minIdleConnections` stay whatever their age.
-            let candidates = max(0, state.idle.count - options.minIdleConnections)
-            let count = state.idle.prefix(candidates).prefix { now - $0.since >= timeout }.count
-            let expired = state.idle.prefix(count).map(\.pooled)
-            state.idle.removeFirst(count)
-            state.open -= count
-            return expired
-        }
+        let expired = state.withLock { $0.machine.closeIdle(now: now) }
         guard !expired.isEmpty else { return }
         for pooled in expired { closeConnection(pooled) }
         report()
@@ -349,10 +285,10 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    private var isClosed: Bool { state.withLock { $0.isClosed } }
+    private var isClosed: Bool { state.withLock { $0.machine.isClosed } }
 
     /// How many connections are idle now.
-    var idleConnections: Int { state.withLock { $0.idle.count } }
+    var idleConnections: Int { state.withLock { $0.machine.idle.count } }
 
     /// A connection of its own, outside the pool, opened as the pool's are (for a question
     /// that must not wait in line: what became of a commit whose reply was lost).
@@ -362,10 +298,10 @@ final class ConnectionPool: Sendable {
 
     /// Closes `pooled`'s connection on a thread of the pool (libpq says goodbye to the server).
     private func closeConnection(_ pooled: PooledConnection) {
-        state.withLock { $0.closing += 1 }
+        state.withLock { $0.machine.closingStarted() }
         executor.submit { [self] in
             pooled.connection.close()
-            state.withLock { $0.closing -= 1 }
+            state.withLock { $0.machine.closingEnded() }
         }
     }
 
@@ -385,19 +321,18 @@ final class ConnectionPool: Sendable {
         executor.submit { [self] in
             do {
                 let pooled = try openPooled()
-                if let continuation = state.withLock({ $0.opening.removeValue(forKey: waiter) }) {
-                    continuation.resume(returning: pooled)
+                let waiting = state.withLock { state in
+                    state.machine.opened(for: waiter) ? state.continuations.removeValue(forKey: waiter) : nil
+                }
+                if let waiting {
+                    waiting.resume(returning: pooled)
                 } else {
                     release(pooled, reusable: true)
                 }
             } catch {
-                let (continuation, next) = state.withLock { state -> (CheckedContinuation<PooledConnection, any Error>?, Int?) in
-                    let continuation = state.opening.removeValue(forKey: waiter)
-                    guard !state.isClosed, !state.waiters.isEmpty else {
-                        state.open -= 1
-                        return (continuation, nil)
-                    }
-                    return (continuation, state.firstInLineToOpening())
+                let (continuation, next) = state.withLock { state in
+                    let (tell, next) = state.machine.openFailed(for: waiter)
+                    return (tell ? state.continuations.removeValue(forKey: waiter) : nil, next)
                 }
                 continuation?.resume(throwing: DatabaseContext.relateError(error))
                 if let next { open(for: next) }
