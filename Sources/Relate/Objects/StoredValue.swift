@@ -276,6 +276,16 @@ extension StoredValue {
         switch (self, other) {
         case (.null, .null): return true
         case (.null, _), (_, .null): return false
+        // The same case, compared as itself: no key made, nothing boxed (a save compares
+        // every changed column with what memory held).
+        case (.integer(let left), .integer(let right)): return left == right
+        case (.string(let left), .string(let right)): return left == right
+        case (.bool(let left), .bool(let right)): return left == right
+        case (.double(let left), .double(let right)): return left == right
+        case (.date(let left), .date(let right)): return left == right
+        case (.uuid(let left), .uuid(let right)): return left == right
+        case (.decimal(let left), .decimal(let right)): return left == right
+        case (.data(let left), .data(let right)): return left == right
         default:
             if let left = ObjectKey(self), let right = ObjectKey(other) { return left == right }
             // Boxed values (JSON, ranges…) are Hashable: their text may differ for equal
