@@ -107,14 +107,20 @@ public struct Generator {
                 }
             }
         }
-        self.enums = enums
         var composites: [String: ModelSnapshot.Composite] = [:]
         func collect(_ composite: ModelSnapshot.Composite) {
             guard composites[composite.name] == nil else { return }
             composites[composite.name] = composite
-            for field in composite.fields { field.composite.map(collect) }
+            for field in composite.fields {
+                field.composite.map(collect)
+                // An enum field gets the generated enum, as a column of that type does.
+                if let labels = field.enumLabels, !labels.isEmpty, !field.type.hasSuffix("[]"), enums[field.type] == nil {
+                    enums[field.type] = labels
+                }
+            }
         }
         for (_, entity) in entities { for attribute in entity.attributes { attribute.composite.map(collect) } }
+        self.enums = enums
         self.composites = composites
         // Entities, enums and composites share one namespace; an enum's key is its type's
         // name after a character no entity name holds, which sorts after every other, a
@@ -416,10 +422,13 @@ public struct Generator {
     }
 
     /// A composite field's Swift type and the expression that reads it from `record`: a
-    /// nested composite's struct, a mapped type, or the bytes (`Data`) of a type without a
-    /// mapping in binary (an enum, `money`, `tsvector`…).
+    /// nested composite's struct, the generated enum, a mapped type, or the bytes (`Data`) of
+    /// a type without a mapping in binary (`money`, `tsvector`, an array of an enum…).
     func fieldType(_ field: ModelSnapshot.Field, at index: Int) -> (type: String, read: String) {
         let isArray = field.type.hasSuffix("[]")
+        if !isArray, field.enumLabels?.isEmpty == false, let name = enumTypeNames[field.type].map(SwiftNames.escaped) {
+            return (name, "TypedCompositeFields.enumeration(\(name).self, in: record, at: \(index))")
+        }
         if let nested = field.composite, let name = compositeTypeNames[nested.name].map(SwiftNames.escaped) {
             return isArray
                 ? ("[\(name)]", "TypedCompositeFields.composites(\(name).self, in: record, at: \(index))")

@@ -130,15 +130,19 @@ public struct ModelSnapshot: Codable, Sendable, Hashable {
         public var type: String
         /// For a nested composite (or an array of one): its type.
         public var composite: Composite?
+        /// For a field of an enum type: its labels, in order (the field gets the generated enum).
+        public var enumLabels: [String]?
 
         /// - Parameters:
         ///   - name: The field's name.
         ///   - type: Its type's name.
         ///   - composite: Its composite type, when it is one.
-        public init(name: String, type: String, composite: Composite? = nil) {
+        ///   - enumLabels: Its enum type's labels, when it is one.
+        public init(name: String, type: String, composite: Composite? = nil, enumLabels: [String]? = nil) {
             self.name = name
             self.type = type
             self.composite = composite
+            self.enumLabels = enumLabels
         }
     }
 

@@ -180,6 +180,71 @@ import Testing
         }
     }
 
+    enum Mood: String, TypedEnum, CaseIterable {
+        case happy, sad
+        case soSo = "so-so"
+    }
+
+    struct Feeling: TypedComposite {
+        var mood: Mood?
+        var strength: Int?
+        init(mood: Mood? = nil, strength: Int? = nil) {
+            self.mood = mood
+            self.strength = strength
+        }
+        init(record: PostgresRecord) throws {
+            mood = try TypedCompositeFields.enumeration(Mood.self, in: record, at: 0)
+            strength = try record.decode(Int.self, at: 1)
+        }
+        var compositeFieldValues: [(any Sendable)?] { [mood, strength] }
+    }
+
+    /// A field of an enum type: the catalog gives its labels, the generator the enum (as for
+    /// a column of that type), read and written in binary; a label added after generation
+    /// is `typeMismatch` naming it, and a case the database lacks is refused before sending.
+    @Test func enumFieldsAreTheGeneratedEnum() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TYPE mood AS ENUM ('happy', 'sad', 'so-so');
+                CREATE TYPE feeling AS (mood mood, strength int4);
+                CREATE TABLE diary (id int4 PRIMARY KEY, today feeling);
+                INSERT INTO diary VALUES (1, ROW('so-so', 3)::feeling);
+                """)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            let today = try #require(try context.model.entity("diary").attribute(column: "today")?.composite)
+            #expect(today.fields[0].enumLabels == ["happy", "sad", "so-so"] && today.fields[1].enumLabels == nil)
+
+            let files = try TypedSeeds.files(for: context.model)
+            let model = try #require(files.first { $0.name == Generator.modelFileName }?.contents)
+            for line in ["public enum Mood: String, TypedEnum, CaseIterable {", "public var mood: Mood?",
+                         "mood = try TypedCompositeFields.enumeration(Mood.self, in: record, at: 0)"] {
+                #expect(model.contains(line), "\(line)")
+            }
+            let use = Generator.File(name: "Use.swift", contents: """
+                import Relate
+                func use(_ context: DatabaseContext) throws {
+                    let made = try context.insert(Diary.self) { $0.id = 2; $0.today = Feeling(mood: .soSo, strength: 1) }
+                    let mood: Mood? = try made.today?.mood
+                    try made.update { $0.today?.mood = mood == .happy ? .sad : .happy }
+                }
+                """)
+            let errors = try TypedCompileTests.typecheck(files + [use])
+            #expect(errors == nil, "\(errors ?? "")")
+
+            let diary = try #require(try context.object("diary", primaryKey: 1))
+            #expect(try diary.generatedOptionalComposite(at: 1, as: Feeling.self) == Feeling(mood: .soSo, strength: 3))
+            try diary.writeTypedChanges([TypedChange(index: 1, value: Feeling(mood: .happy, strength: 9))])
+            #expect(try connection.query("SELECT ((today).mood)::text FROM diary WHERE id = 1")[0].decode(String.self, at: 0) == "happy")
+
+            try connection.execute("ALTER TYPE mood ADD VALUE 'angry'")
+            try connection.execute("INSERT INTO diary VALUES (3, ROW('angry', 0)::feeling)")
+            let fresh = try DatabaseContext(connection: TestDatabase.connect(), schemas: [schema])
+            let angry = try #require(try fresh.object("diary", primaryKey: 3))
+            let unknown = #expect(throws: RelateError.self) { try angry.generatedOptionalComposite(at: 1, as: Feeling.self) }
+            #expect(unknown?.kind == .typeMismatch && unknown?.description.contains("\"angry\"") == true, "\(unknown?.description ?? "")")
+        }
+    }
+
     /// A field added to a composite type after generation is `.schemaChanged` naming it.
     @Test func driftCheckNamesAChangedField() throws {
         try TestDatabase.withSchema { connection, schema in

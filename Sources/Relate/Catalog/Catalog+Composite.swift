@@ -1,3 +1,4 @@
+import Foundation
 import RelatePostgres
 
 extension Catalog {
@@ -37,29 +38,37 @@ extension Catalog {
         public var typeOID: UInt32
         /// For a field of a composite type, or an array of one: that type.
         public var composite: CompositeType?
+        /// For a field of an enum type: its labels, in order (a generated struct gives the
+        /// field the generated enum).
+        public var enumLabels: [String]?
 
         /// - Parameters:
         ///   - name: The field's name.
         ///   - type: Its type's name.
         ///   - typeOID: Its type's OID.
         ///   - composite: Its composite type, for a nested composite or an array of one.
-        public init(name: String, type: String, typeOID: UInt32, composite: CompositeType? = nil) {
+        ///   - enumLabels: Its enum type's labels, for a field of an enum type.
+        public init(name: String, type: String, typeOID: UInt32, composite: CompositeType? = nil, enumLabels: [String]? = nil) {
             self.name = name
             self.type = type
             self.typeOID = typeOID
             self.composite = composite
+            self.enumLabels = enumLabels
         }
     }
 
     /// Every composite type made with `CREATE TYPE … AS (…)` outside the system schemas:
-    /// its OID, its array type's, schema, name and fields (names, type names, OIDs, and for
-    /// an array field the element type's OID).
+    /// its OID, its array type's, schema, name and fields (names, type names, OIDs, for an
+    /// array field the element type's OID, and for an enum field its labels as a JSON array:
+    /// labels may hold any character, and an array of arrays must be rectangular).
     static let compositeTypesQuery = """
         SELECT t.oid::int8, t.typarray::int8, n.nspname::text, t.typname::text,
           array_agg(a.attname::text ORDER BY a.attnum),
           array_agg(CASE WHEN ft.typelem <> 0 AND ft.typlen = -1 THEN fe.typname::text || '[]' ELSE ft.typname::text END ORDER BY a.attnum),
           array_agg(a.atttypid::int8 ORDER BY a.attnum),
-          array_agg((CASE WHEN ft.typelem <> 0 AND ft.typlen = -1 THEN ft.typelem ELSE ft.oid END)::int8 ORDER BY a.attnum)
+          array_agg((CASE WHEN ft.typelem <> 0 AND ft.typlen = -1 THEN ft.typelem ELSE ft.oid END)::int8 ORDER BY a.attnum),
+          array_agg((SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder)::text FROM pg_enum e WHERE e.enumtypid = ft.oid)
+                    ORDER BY a.attnum)
         FROM pg_type t
         JOIN pg_namespace n ON n.oid = t.typnamespace
         JOIN pg_class c ON c.oid = t.typrelid AND c.relkind = 'c'
@@ -75,7 +84,7 @@ extension Catalog {
     static func compositeTypes(_ rows: PostgresResult) throws -> [UInt32: CompositeType] {
         struct Row {
             var schema: String, name: String, oid: UInt32
-            var fieldNames: [String], fieldTypes: [String], fieldOIDs: [Int], elementOIDs: [Int]
+            var fieldNames: [String], fieldTypes: [String], fieldOIDs: [Int], elementOIDs: [Int], enumLabels: [String?]
         }
         var raw: [UInt32: Row] = [:]
         var arrays: [UInt32: UInt32] = [:]
@@ -85,7 +94,8 @@ extension Catalog {
             raw[oid] = Row(
                 schema: try row.decode(String.self, at: 2), name: try row.decode(String.self, at: 3), oid: oid,
                 fieldNames: try row.decode([String].self, at: 4), fieldTypes: try row.decode([String].self, at: 5),
-                fieldOIDs: try row.decode([Int].self, at: 6), elementOIDs: try row.decode([Int].self, at: 7))
+                fieldOIDs: try row.decode([Int].self, at: 6), elementOIDs: try row.decode([Int].self, at: 7),
+                enumLabels: try row.decode([String?].self, at: 8))
         }
         var resolved: [UInt32: CompositeType] = [:]
         func resolve(_ oid: UInt32, depth: Int) -> CompositeType? {
@@ -94,7 +104,8 @@ extension Catalog {
             let fields = row.fieldNames.indices.map { index in
                 Field(
                     name: row.fieldNames[index], type: row.fieldTypes[index], typeOID: UInt32(truncatingIfNeeded: row.fieldOIDs[index]),
-                    composite: resolve(UInt32(truncatingIfNeeded: row.elementOIDs[index]), depth: depth + 1))
+                    composite: resolve(UInt32(truncatingIfNeeded: row.elementOIDs[index]), depth: depth + 1),
+                    enumLabels: row.enumLabels[index].flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) })
             }
             let type = CompositeType(schema: row.schema, name: row.name, oid: oid, fields: fields)
             resolved[oid] = type

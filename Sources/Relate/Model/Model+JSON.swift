@@ -66,7 +66,9 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         init(_ type: Catalog.CompositeType) {
             schema = type.schema
             name = type.name
-            fields = type.fields.map { FieldDescription(name: $0.name, type: $0.type, composite: $0.composite.map(CompositeDescription.init)) }
+            fields = type.fields.map {
+                FieldDescription(name: $0.name, type: $0.type, composite: $0.composite.map(CompositeDescription.init), enumLabels: $0.enumLabels)
+            }
         }
     }
 
@@ -78,6 +80,8 @@ public struct ModelDescription: Codable, Sendable, Hashable {
         public var type: String
         /// For a nested composite (or an array of one): its type.
         public var composite: CompositeDescription? = nil
+        /// For a field of an enum type: its labels, in order.
+        public var enumLabels: [String]? = nil
     }
 
     /// A relationship from one entity to another: the JSON form of ``Relationship``.

@@ -79,6 +79,11 @@ enum CompositeValue {
             case (.json, let json as JSONValue): buffer = Array(try json.jsonText().utf8)
             case (.date, let date as Date): try date.encodeBound(into: &buffer, as: .date)
             case (.timestamp, let date as Date), (.timestamptz, let date as Date): try date.encode(into: &buffer)
+            case (_, let value as any TypedEnum) where field.enumLabels != nil:
+                // An enum's binary form is its label; one the type lacks is refused here,
+                // naming the field, rather than by the server.
+                guard field.enumLabels?.contains(value.rawValue) == true else { throw refused() }
+                buffer = Array(value.rawValue.utf8)
             case (_, let data as Data) where fieldType.mapping == .textForm:
                 // A type without a mapping reads as its bytes, and is written back as them.
                 buffer = Array(data)

@@ -37,6 +37,28 @@ public enum TypedCompositeFields {
         return record.fields[index].bytes.map { Data($0) }
     }
 
+    /// The field at `index`, of an enum type, as the generated enum `T`.
+    ///
+    /// - Parameters:
+    ///   - type: The generated enum.
+    ///   - record: The record.
+    ///   - index: The field's position.
+    /// - Returns: The case, `nil` for NULL.
+    /// - Throws: ``RelateError`` of kind ``RelateError/Kind-swift.struct/typeMismatch`` naming the
+    ///   label and `T` for a label `T` lacks (added after generation), or a
+    ///   `PostgresDecodingError` for a position the record lacks.
+    public static func enumeration<T: TypedEnum>(_ type: T.Type, in record: PostgresRecord, at index: Int) throws -> T? {
+        // An enum's binary form is its label's text.
+        guard let bytes = try Self.bytes(record, at: index) else { return nil }
+        let label = String(decoding: bytes, as: UTF8.self)
+        if let value = T(rawValue: label) { return value }
+        throw RelateError(
+            kind: .typeMismatch,
+            message: "field \(index + 1) of a record holds label \"\(label)\", which \(T.self) lacks (added after generation?); "
+                + "regenerate the typed models (relate generate)",
+            detail: "label \(label)")
+    }
+
     /// The field at `index`, a nested composite, as `T`.
     ///
     /// - Parameters:
@@ -134,6 +156,13 @@ extension DatabaseObject {
                 message: "column \"\(attribute.name)\" of \"\(entity.name)\" (\(attribute.type)) does not read as its generated type: "
                     + "\(error.reason); regenerate the typed models (relate generate)",
                 entity: entity.name, key: attribute.key)
+        } catch var error as RelateError where error.kind == .typeMismatch && error.entity == nil {
+            // A field's label the generated enum lacks: the column it came from named too.
+            let attribute = entity.attributes[index]
+            error.message = "column \"\(attribute.name)\" of \"\(entity.name)\": " + error.message
+            error.entity = entity.name
+            error.key = attribute.key
+            throw error
         }
     }
 }
