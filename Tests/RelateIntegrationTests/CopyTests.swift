@@ -34,6 +34,94 @@ import Testing
         }
     }
 
+    /// Rows by position: typed values straight into one binary copy, NULLs and columns left
+    /// out (defaults) included; a live result is told.
+    @Test func rowsByPositionGoInByBinaryCopy() throws {
+        try SetWriteTests.withLeague { fixture in
+            let context = fixture.context
+            let everyone = try context.liveFetch(FetchRequest("player"))
+            #expect(try everyone.objects.count == 6)
+            let stamp = Date(timeIntervalSince1970: 1_800_000_000)
+            var copied = 0
+            let sql = try fixture.sql {
+                copied = try context.copy(into: "player", columns: ["name", "score", "team_id", "updated", "nickname"]) { rows in
+                    for n in 0..<5_000 {
+                        try rows.append("P\(n)", n, n % 2 == 0 ? 1 : nil, stamp, n % 3 == 0 ? "n\(n)" : nil)
+                    }
+                }
+            }
+            #expect(copied == 5_000)
+            let s = "\"\(fixture.schema)\""
+            #expect(sql.filter { $0.hasPrefix("COPY") } == [
+                "COPY \(s).\"player\" (\"name\", \"score\", \"team_id\", \"updated\", \"nickname\") FROM STDIN (FORMAT binary)"
+            ])
+            let row = try context.connection.query("""
+                SELECT count(*)::int, sum(score)::int8, count(team_id)::int, count(nickname)::int,
+                       count(*) FILTER (WHERE updated = to_timestamp(1800000000) AND joined = '2026-01-01')::int
+                FROM \(s).player WHERE name ~ '^P'
+                """)[0]
+            #expect(try row.decode(Int.self, at: 0) == 5_000)
+            #expect(try row.decode(Int.self, at: 1) == (0..<5_000).reduce(0, +))
+            #expect(try row.decode(Int.self, at: 2) == 2_500)
+            #expect(try row.decode(Int.self, at: 3) == (0..<5_000).filter { $0 % 3 == 0 }.count)
+            #expect(try row.decode(Int.self, at: 4) == 5_000)
+            #expect(try everyone.objects.count == 5_006)
+        }
+    }
+
+    /// By position: a row of another length, a value that does not fit its column (an
+    /// integer too wide, text for a number) or an error of the caller's own leave nothing
+    /// of the copy; a relationship's key is refused before anything is sent; a column
+    /// without a binary form the copy sends (a date) and rows toward a loaded set go as
+    /// statements, and the set takes its rows.
+    @Test func rowsByPositionStayAllOrNothingAndMemoryRight() throws {
+        try SetWriteTests.withLeague { fixture in
+            let context = fixture.context
+            let s = "\"\(fixture.schema)\""
+            func count() throws -> Int { try context.connection.query("SELECT count(*)::int FROM \(s).player")[0].decode(Int.self, at: 0) }
+            let short = try #require(throws: RelateError.self) {
+                try context.copy(into: "player", columns: ["name", "score"]) { rows in
+                    try rows.append("Ok", 1)
+                    try rows.append("Short")
+                }
+            }
+            #expect(short.kind == .invalidWrite && short.description.contains("1 values"))
+            let wide = try #require(throws: RelateError.self) {
+                try context.copy(into: "player", columns: ["name", "score"]) { rows in
+                    for n in 0..<3_000 { try rows.append("W\(n)", n == 2_999 ? Int.max : n) }
+                }
+            }
+            #expect(wide.kind == .typeMismatch && wide.key == "score", "\(wide)")
+            let text = try #require(throws: RelateError.self) {
+                try context.copy(into: "player", columns: ["name", "score"]) { rows in try rows.append("T", "many") }
+            }
+            #expect(text.kind == .typeMismatch && text.key == "score")
+            struct Stop: Error {}
+            #expect(throws: Stop.self) {
+                try context.copy(into: "player", columns: ["name"]) { rows in
+                    try rows.append("S")
+                    throw Stop()
+                }
+            }
+            let relationship = try #require(throws: RelateError.self) {
+                try context.copy(into: "player", columns: ["name", "team"]) { rows in try rows.append("R", 1) }
+            }
+            #expect(relationship.key == "team" && relationship.description.contains("foreign key"))
+            #expect(try count() == 6)
+
+            let dated = try fixture.sql {
+                _ = try context.copy(into: "player", columns: ["name", "joined"]) { rows in try rows.append("Old", Date(timeIntervalSince1970: 0)) }
+            }
+            #expect(dated.filter { $0.hasPrefix("INSERT INTO") }.count == 1 && !dated.contains { $0.hasPrefix("COPY") })
+            let red = try #require(try context.object("team", primaryKey: 1))
+            let redPlayers = try red.objects(forKey: "player")
+            #expect(try context.copy(into: "player", columns: ["name", "team_id"]) { rows in try rows.append("New", 1) } == 1)
+            #expect(redPlayers.count == 3)
+            #expect(try count() == 8)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     /// A refused row leaves nothing of the copy; a value with no binary form of its column
     /// (a date) goes as statements; rows toward a loaded set go as a bulk insert, and the
     /// set takes them.

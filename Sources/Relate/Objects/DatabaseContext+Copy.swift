@@ -166,7 +166,7 @@ extension DatabaseContext {
     /// `value` given for `attribute` (a column of `type`) as a binary `COPY` field: its
     /// length, then its bytes; NULL as length -1. The usual Swift types go straight in;
     /// others through the check every write makes (``AttributeValue/encodable(_:for:entity:use:)``).
-    private static func appendField(
+    static func appendField(
         _ value: Any?, for attribute: Attribute, type: PostgresType, entity: Entity, to data: inout [UInt8], using field: inout [UInt8]
     ) throws {
         switch (value, type) {
@@ -224,7 +224,7 @@ extension DatabaseContext {
         }
     }
 
-    private func insertRows(_ entity: Int, columns: [Int], values: [[(any PostgresEncodable)?]]) throws -> [DatabaseObject] {
+    func insertRows(_ entity: Int, columns: [Int], values: [[(any PostgresEncodable)?]]) throws -> [DatabaseObject] {
         var objects: [DatabaseObject] = []
         for statement in Statements.insertRows(into: graph.tables[entity].layout, columns: columns, rows: values) {
             objects += try graph.materialize(entity: entity, result: try send(statement, entity: entity), rowsAreDistinct: true)
