@@ -25,6 +25,7 @@ let package = Package(
             traits: Context.environment["RELATE_BENCH_MALLOC_COUNTS"] == "1" ? ["MallocInterposer"] : []),
         // The peers a Swift developer would pick instead (issue 15), for the PeerBenchmarks
         // target only: their first build takes minutes, and nothing else here needs them.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
         .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
@@ -46,6 +47,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Relate", package: relate),
                 .product(name: "RelatePostgres", package: relate),
+                // A tracer that keeps its spans, for the cost of tracing when it is on.
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 "CLibPQRaw",
             ]
         ),

@@ -268,6 +268,17 @@ let benchmarks: @Sendable () -> Void = {
                     }
                 },
                 raw: { try await $0.readRawOnPoolConnection(ids: 1...100) })
+    // The same 100 reads with a tracer on (an `InMemoryTracer`: a span per unit and per
+    // statement, kept): what tracing costs when it is on. Without one ("pool read" above)
+    // no span is made and nothing is timed (issue 40).
+    pairedAsync("paired pool read 100 traced", metric: "pool read traced", iterations: 60,
+                setup: { try PoolState(traced: true) },
+                side: { state in
+                    var found = 0
+                    for id in 1...100 where try await state.readThroughPool(id: id) != nil { found += 1 }
+                    return found
+                },
+                raw: { try await $0.readRawOnPoolConnection(ids: 1...100) })
     // 16 tasks × 100 reads through a pool of 4, against 4 threads on 4 raw connections.
     pairedAsync("paired pool 16 tasks", metric: "pool 16 tasks", iterations: 30,
                 setup: { try PoolState() },

@@ -1,5 +1,6 @@
 import CLibPQRaw
 import Foundation
+import InMemoryTracing
 import Relate
 import RelatePostgres
 import Synchronization
@@ -20,7 +21,10 @@ package final class PoolState: Sendable {
     /// One raw connection per pool connection, each used by one thread at a time.
     private nonisolated(unsafe) let raw: [RawConnection]
 
-    package init() throws {
+    /// - Parameter traced: Whether the database traces every unit and statement (an
+    ///   `InMemoryTracer`, which keeps each span: the cost of tracing on, against the
+    ///   default, no tracer, which makes no span).
+    package init(traced: Bool = false) throws {
         let url = try Fixture.url()
         let setup = try Connection(url: url)
         try setup.executeScript("""
@@ -29,7 +33,9 @@ package final class PoolState: Sendable {
             TRUNCATE bench_pool.person;
             INSERT INTO bench_pool.person SELECT g, 'first ' || g, 'last ' || g FROM generate_series(1, \(Self.rows)) AS g
             """)
-        database = try Database(url: url, schemas: ["bench_pool"], maxConnections: Self.connections)
+        var configuration = Configuration(schemas: ["bench_pool"], maxConnections: Self.connections)
+        if traced { configuration.tracer = InMemoryTracer() }
+        database = try Database(url: url, configuration: configuration)
         raw = try (0..<Self.connections).map { _ in try RawConnection(url: url) }
     }
 

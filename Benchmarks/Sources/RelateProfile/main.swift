@@ -18,7 +18,8 @@ import Relate
 /// query each, after `reset()`), connection-by-key (the same `SELECT` through
 /// `Connection.query`, 1,000 a run), pool-read (1,000 objects by key, each through
 /// `database.read`; raw: `PQexecParams` on the pool's connection and thread, inside one
-/// unit), pool-read-preferring (the same in a task that prefers the database's executor)
+/// unit), pool-read-preferring (the same in a task that prefers the database's executor),
+/// pool-read-traced (pool-read with an `InMemoryTracer`: a span per unit and per statement)
 /// and pool-empty (1,000 `database.read`s that send nothing, against the same raw reads),
 /// objects-fetch-observed (objects-fetch with `context.isObservable` on), and the writes by
 /// the thousand against raw libpq (issue 38, see `WriteFixture`): copy-100k
@@ -38,7 +39,7 @@ let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
     "objects-fetch", "objects-fetch-as-any", "objects-fetch-typed", "prefetch", "no-prefetch", "m2m-replace", "m2m-attach", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
-    "pool-read", "pool-read-preferring", "pool-empty", "update-by-key", "objects-fetch-observed", "save",
+    "pool-read", "pool-read-preferring", "pool-read-traced", "pool-empty", "update-by-key", "objects-fetch-observed", "save",
     "copy-100k", "insert-100k", "update-10k", "delete-10k",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
@@ -188,8 +189,8 @@ func sides(of task: String) throws -> Sides {
             prepare: { try WriteFixture.restoreDeleted(connection) },
             relate: { keep(try SetWrites.deleteParents(context)) },
             raw: { keep(try raw.deleteParents()) })
-    case "pool-read", "pool-read-preferring", "pool-empty":
-        let state = try PoolState()
+    case "pool-read", "pool-read-preferring", "pool-read-traced", "pool-empty":
+        let state = try PoolState(traced: task == "pool-read-traced")
         let empty = task == "pool-empty"
         let reads: @Sendable () async throws -> Void = {
             for id in 1...1_000 {

@@ -28,15 +28,8 @@ extension DatabaseContext {
     ///   use ``insert(_:rows:)->[DatabaseObject]``), or what the database refuses (nothing is written then).
     @discardableResult
     public func copy(into entityName: String, rows: [[String: Any?]]) throws -> Int {
-        let entity = try entityIndex(named: entityName)
+        let entity = try copyTarget(entityName)
         let table = graph.tables[entity]
-        try require(.insert, on: table)
-        if try writesPending() {
-            throw RelateError(
-                kind: .invalidWrite,
-                message: "copy(into:) writes at once, and this context does not autocommit; use insert(_:rows:), which waits for save()",
-                entity: table.entity.name)
-        }
         guard !rows.isEmpty else { return 0 }
         graph.membershipsMayChange()
         let groups = try rowsByKeys(rows, of: entity)
@@ -60,6 +53,21 @@ extension DatabaseContext {
         }
         if copied > 0 { graph.noteChange(of: entity) }
         return copied
+    }
+
+    /// The entity a copy loads into: one whose rows this context may insert, in a context
+    /// that autocommits (a copy writes at once).
+    func copyTarget(_ entityName: String) throws -> Int {
+        let entity = try entityIndex(named: entityName)
+        let table = graph.tables[entity]
+        try require(.insert, on: table)
+        if try writesPending() {
+            throw RelateError(
+                kind: .invalidWrite,
+                message: "copy(into:) writes at once, and this context does not autocommit; use insert(_:rows:), which waits for save()",
+                entity: table.entity.name)
+        }
+        return entity
     }
 
     /// Rows that give the same keys, and how each key is written: the columns, in order.

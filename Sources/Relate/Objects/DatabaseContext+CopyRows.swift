@@ -35,15 +35,8 @@ extension DatabaseContext {
     ///   is written then), or what `rows` threw (nothing is written either).
     @discardableResult
     public func copy(into entityName: String, columns: [String], rows: (inout CopyRowWriter) throws -> Void) throws -> Int {
-        let entity = try entityIndex(named: entityName)
+        let entity = try copyTarget(entityName)
         let table = graph.tables[entity]
-        try require(.insert, on: table)
-        if try writesPending() {
-            throw RelateError(
-                kind: .invalidWrite,
-                message: "copy(into:) writes at once, and this context does not autocommit; use insert(_:rows:), which waits for save()",
-                entity: table.entity.name)
-        }
         let indexes = try columns.map { key in
             switch try resolve(key, in: entity) {
             case .attribute(let index): return index
