@@ -105,6 +105,11 @@ let package = Package(
             name: "RelateFeedScaling",
             dependencies: [.product(name: "Relate", package: relate), .product(name: "RelatePostgres", package: relate)]
         ),
+        // 10,000 live queries in 1,000 groups over 100 tenants under pgbench (scripts/live-scaling).
+        .executableTarget(
+            name: "RelateLiveScaling",
+            dependencies: [.product(name: "Relate", package: relate), .product(name: "RelatePostgres", package: relate)]
+        ),
         // One task, one side, in a loop: for perf and valgrind (see README.md).
         .executableTarget(
             name: "RelateProfile",

@@ -39,6 +39,10 @@ actor ObservationHub {
     /// The keys (text forms) of the rows changed since the groups waiting on them were
     /// last decided, by entity.
     private var changedKeys: [Int: Set<[String?]>] = [:]
+    /// What the commits since the groups were last sorted touched, sorted into stale and
+    /// undecided groups once per round of reads (``sortCommitted()``), not once per commit:
+    /// a commit costs the hub its changes, not its groups.
+    private var committedSinceSorted = Committed()
     /// Requests whose first answer is being read, by region: a commit that touches one
     /// meanwhile may be missing from that answer, so the group starts stale.
     private var firstReads: [LiveGroupKey: Set<Int>] = [:]
@@ -141,52 +145,84 @@ actor ObservationHub {
         }
     }
 
-    /// A transaction committed: the groups whose region it touched are stale, and are read
-    /// again (one read each, however many commits arrive meanwhile) — or, where the changed
-    /// rows decide, wait for them to be tested.
+    /// What commits touched since the groups were last sorted.
+    private struct Committed {
+        var touched = Set<Int>()
+        var keys: [Int: [[String?]]] = [:]
+        /// Entities with a change whose key the feed did not send (a table without one, a
+        /// truncate, a payload cut short): no group can decide from their rows.
+        var unkeyed = Set<Int>()
+        var mayHaveMissedChanges = false
+        var isEmpty: Bool { touched.isEmpty && !mayHaveMissedChanges }
+    }
+
+    /// A transaction committed: what it touched is noted, for the groups to be sorted by
+    /// the next round of reads (``sortCommitted()``); a first read under way that it may
+    /// have missed is read again.
     private func committed(_ committed: CommittedChanges, on database: Database) {
         let layout = database.layout.withLock { $0 }
         var touched = Set<Int>()
-        var keys: [Int: [[String?]]] = [:]
-        // Entities with a change whose key the feed did not send (a table without one, a
-        // truncate, a payload cut short): no group can decide from its rows.
-        var unkeyed = Set<Int>()
         for change in committed.changes {
             guard let entity = try? layout.entityIndex(named: change.entity) else { continue }
             touched.insert(entity)
-            if change.keyTexts.isEmpty { unkeyed.insert(entity) } else { keys[entity, default: []] += change.keyTexts }
+            if change.keyTexts.isEmpty {
+                committedSinceSorted.unkeyed.insert(entity)
+            } else {
+                committedSinceSorted.keys[entity, default: []] += change.keyTexts
+            }
         }
+        committedSinceSorted.touched.formUnion(touched)
+        if committed.mayHaveMissedChanges { committedSinceSorted.mayHaveMissedChanges = true }
         for (key, region) in firstReads where committed.mayHaveMissedChanges || !region.isDisjoint(with: touched) {
             touchedDuringFirstRead.insert(key)
         }
+        scheduleEvaluation(on: database)
+    }
+
+    /// The groups whose region the commits since the last call touched are stale, and are
+    /// read again (one read each, however many commits came) — or, where the changed rows
+    /// decide, wait for them to be tested.
+    private func sortCommitted() {
+        let committed = committedSinceSorted
+        guard !committed.isEmpty else { return }
+        committedSinceSorted = Committed()
+        var deciding = Set<Int>()
         for (key, group) in groups
-        where committed.mayHaveMissedChanges || !group.region.isDisjoint(with: touched) || !group.policyRegion.isDisjoint(with: touched) {
+        where committed.mayHaveMissedChanges || !group.region.isDisjoint(with: committed.touched)
+            || !group.policyRegion.isDisjoint(with: committed.touched)
+        {
             // A table a policy reads changed: which rows the principal sees may have, whatever rows changed.
-            let policyChanged = !group.policyRegion.isDisjoint(with: touched)
-            if !committed.mayHaveMissedChanges, !policyChanged, let entity = group.decidingEntity, !unkeyed.contains(entity), !stale.contains(key) {
+            let policyChanged = !group.policyRegion.isDisjoint(with: committed.touched)
+            if !committed.mayHaveMissedChanges, !policyChanged, let entity = group.decidingEntity, !committed.unkeyed.contains(entity),
+                !stale.contains(key)
+            {
                 undecided.insert(key)
-                changedKeys[entity, default: []].formUnion(keys[entity] ?? [])
+                deciding.insert(entity)
             } else {
                 stale.insert(key)
                 undecided.remove(key)
             }
         }
-        scheduleEvaluation(on: database)
+        for entity in deciding { changedKeys[entity, default: []].formUnion(committed.keys[entity] ?? []) }
     }
 
     /// Starts reading what is stale or undecided, unless a read is under way (it will).
     private func scheduleEvaluation(on database: Database) {
-        guard !stale.isEmpty || !undecided.isEmpty, !isEvaluating else { return }
+        guard !stale.isEmpty || !undecided.isEmpty || !committedSinceSorted.isEmpty, !isEvaluating else { return }
         isEvaluating = true
         Task { await evaluate(on: database) }
     }
 
     private func evaluate(on database: Database) async {
         var unreachable = Set<LiveGroupKey>()
-        while !stale.isEmpty || !undecided.isEmpty {
+        while !stale.isEmpty || !undecided.isEmpty || !committedSinceSorted.isEmpty {
+            sortCommitted()
             if !undecided.isEmpty { await decide(on: database) }
-            while let key = stale.popFirst() {
-                if await !read(key, on: database) { unreachable.insert(key) }
+            while !stale.isEmpty {
+                // Every stale group, whatever its principal, in one round trip (a hundred at a time).
+                let keys = Array(stale.prefix(Self.groupsPerRoundTrip))
+                stale.subtract(keys)
+                unreachable.formUnion(await read(keys, on: database))
             }
         }
         isEvaluating = false
@@ -206,8 +242,9 @@ actor ObservationHub {
 
     /// Tests the rows changed since the undecided groups were last read against their
     /// conditions, one statement per entity and principal (and per 500 requests), run as
-    /// that principal: a group whose answer holds a changed row, or whose condition a
-    /// changed row the principal sees now meets, is stale; the rest kept their answer.
+    /// that principal, every principal's in one round trip (a hundred at a time): a group
+    /// whose answer holds a changed row, or whose condition a changed row the principal
+    /// sees now meets, is stale; the rest kept their answer.
     private func decide(on database: Database) async {
         let layout = database.layout.withLock { $0 }
         let waiting = undecided
@@ -222,53 +259,80 @@ actor ObservationHub {
         for key in waiting {
             if let entity = groups[key]?.decidingEntity { batches[Batch(entity: entity, principal: key.principal), default: []].append(key) }
         }
+        // Each decision: its groups (at most 500, one statement) and their entity.
+        var decisions: [LiveDecision] = []
+        var decided: [(keys: [LiveGroupKey], entity: Int)] = []
         for (batch, waiting) in batches {
             let entity = batch.entity
             let texts = Array(keysByEntity[entity] ?? [])
-            let changed = Set(texts.compactMap { layout.entities[entity].storedKey($0).flatMap(ObjectKey.init) })
             for chunk in stride(from: 0, to: waiting.count, by: 500).map({ Array(waiting[$0..<min($0 + 500, waiting.count)]) }) {
-                let requests = chunk.compactMap { groups[$0]?.request }
-                guard requests.count == chunk.count else {
-                    // A group went while the lock was let go: read the rest again.
-                    stale.formUnion(chunk.filter { groups[$0] != nil })
+                decisions.append(LiveDecision(requests: chunk.compactMap { groups[$0]?.request }, entity: entity, keys: texts, principal: batch.principal))
+                decided.append((chunk, entity))
+            }
+        }
+        for start in stride(from: 0, to: decisions.count, by: Self.groupsPerRoundTrip) {
+            let end = min(start + Self.groupsPerRoundTrip, decisions.count)
+            let answers: [Result<Set<Int>, RelateError>]
+            do {
+                answers = try await database.requestsMet(Array(decisions[start..<end]))
+            } catch {
+                // Undecided: read them again, which reports its own error.
+                for (keys, _) in decided[start..<end] { stale.formUnion(keys.filter { groups[$0] != nil }) }
+                continue
+            }
+            for ((keys, entity), answer) in zip(decided[start..<end], answers) {
+                // A group went meanwhile: the indexes no longer match; read the rest again.
+                guard case .success(let meeting) = answer, keys.allSatisfy({ groups[$0] != nil }) else {
+                    stale.formUnion(keys.filter { groups[$0] != nil })
                     continue
                 }
-                do {
-                    let meeting = try await database.requestsMet(of: requests, entity: entity, keys: texts, as: batch.principal)
-                    for (index, key) in chunk.enumerated() {
-                        guard let group = groups[key] else { continue }
-                        if meeting.contains(index) || !group.keys.isDisjoint(with: changed) { stale.insert(key) }
-                    }
-                } catch {
-                    // Undecided: read them again, which reports its own error.
-                    stale.formUnion(chunk)
+                let changed = Set((keysByEntity[entity] ?? []).compactMap { layout.entities[entity].storedKey($0).flatMap(ObjectKey.init) })
+                for (index, key) in keys.enumerated() {
+                    let holdsChangedRow = groups[key].map { !$0.keys.isDisjoint(with: changed) } ?? false
+                    if meeting.contains(index) || holdsChangedRow { stale.insert(key) }
                 }
             }
         }
     }
 
-    /// Reads group `key`'s answer again; tells its subscribers when it changed. Answers
-    /// `false` when the server could not be reached: the group stays, to be read again.
-    private func read(_ key: LiveGroupKey, on database: Database) async -> Bool {
-        guard let request = groups[key]?.request else { return true }
+    /// How many groups' reads, or decisions of principals, one round trip carries at most.
+    static let groupsPerRoundTrip = 100
+
+    /// Reads the answers of groups `keys` again, each as its principal, in one round trip
+    /// (``Database/liveRows(of:)``); tells each group's subscribers when its answer
+    /// changed, and ends the streams of a group whose read failed (that group's only).
+    /// Answers the groups whose server could not be reached: they stay, to be read again.
+    private func read(_ keys: [LiveGroupKey], on database: Database) async -> Set<LiveGroupKey> {
+        let present = keys.filter { groups[$0] != nil }
+        guard !present.isEmpty else { return [] }
+        var answers: [Result<[LiveRow], any Error>]
         do {
-            let rows = try await database.liveRows(request, as: key.principal)
-            guard var group = groups[key] else { return true }
-            let difference = Self.difference(from: group.rows, to: rows)
-            guard !difference.isEmpty || !Self.sameValues(group.rows, rows) else { return true }
-            group.rows = rows
-            if group.decidingEntity != nil { group.keys = Self.keys(of: rows) }
-            group.version += 1
-            groups[key] = group
-            let snapshot = LiveSnapshot(rows: rows, difference: difference, version: group.version)
-            for continuation in group.subscribers.values { continuation.yield(snapshot) }
-        } catch let error as RelateError where error.postgresError.map({ [.connectionClosed, .connectionFailed].contains($0.kind) }) ?? false {
-            return false
+            answers = try await database.liveRows(of: present.map { LiveRead(request: groups[$0]!.request, principal: $0.principal) })
+                .map { $0.mapError { $0 as any Error } }
         } catch {
-            for continuation in groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
-            groups[key] = nil
+            answers = Array(repeating: .failure(error), count: present.count)
         }
-        return true
+        var unreachable = Set<LiveGroupKey>()
+        for (key, answer) in zip(present, answers) {
+            switch answer {
+            case .success(let rows):
+                guard var group = groups[key] else { continue }
+                let difference = Self.difference(from: group.rows, to: rows)
+                guard !difference.isEmpty || !Self.sameValues(group.rows, rows) else { continue }
+                group.rows = rows
+                if group.decidingEntity != nil { group.keys = Self.keys(of: rows) }
+                group.version += 1
+                groups[key] = group
+                let snapshot = LiveSnapshot(rows: rows, difference: difference, version: group.version)
+                for continuation in group.subscribers.values { continuation.yield(snapshot) }
+            case .failure(let error as RelateError) where error.postgresError.map({ [.connectionClosed, .connectionFailed].contains($0.kind) }) ?? false:
+                unreachable.insert(key)
+            case .failure(let error):
+                for continuation in groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
+                groups[key] = nil
+            }
+        }
+        return unreachable
     }
 
     /// Starts asking the catalog about policies every ``securityCheckInterval``, once a
@@ -336,6 +400,7 @@ actor ObservationHub {
         stale = []
         undecided = []
         changedKeys = [:]
+        committedSinceSorted = Committed()
         feed?.cancel()
         feed = nil
         securityWatch?.cancel()
@@ -352,6 +417,7 @@ actor ObservationHub {
         stale = []
         undecided = []
         changedKeys = [:]
+        committedSinceSorted = Committed()
         feed = nil
         securityWatch?.cancel()
         securityWatch = nil

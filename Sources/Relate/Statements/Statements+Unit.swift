@@ -16,3 +16,16 @@ extension Statements {
         return TransactionOptions(opening: opening, learnsTransactionID: learnsTransactionID, learnsCommitPosition: learnsCommitPosition)
     }
 }
+
+extension Statements {
+    /// `statement` run as `unit` among many in one round trip (``Connection/pipeline(groups:)``):
+    /// for a unit that is a transaction, its opening statements and `statement` in one
+    /// group, then `COMMIT` in a group of its own, which ends the transaction whether the
+    /// first group ran or failed (a failed one is rolled back), so that neither a failure
+    /// nor the principal's role and settings reach the next unit; `statement` alone otherwise.
+    static func pipelined(_ statement: Statement, as unit: UnitOfWork) -> [[PostgresStatement]] {
+        guard unit.isTransaction else { return [[statement.postgres]] }
+        let begin = opening(of: unit, learnsTransactionID: false, learnsCommitPosition: false).opening
+        return [begin + [statement.postgres], [PostgresStatement("COMMIT")]]
+    }
+}

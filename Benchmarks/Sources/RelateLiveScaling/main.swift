@@ -1,0 +1,229 @@
+import Foundation
+import Relate
+import RelatePostgres
+import Synchronization
+
+/// Live queries under row-level security at scale (issue 37, item 5): 10,000 observers of
+/// `database.observe` in 1,000 groups of ten, over 100 tenants (ten requests each, a range
+/// of `rank`), while `pgbench` commits single-row updates of random rows at each rate given,
+/// and a probe writer updates a random row 20 times a second with a title that names the
+/// probe, timed from before its commit to each of its group's observers receiving it.
+///
+/// `tenants`: each group is read as `Principal(role: "bench_tenant", settings:
+/// ["app.tenant": t])` under a policy `tenant = current_setting('app.tenant')::int`.
+/// `one`: the same requests with `tenant = t` in their condition, row-level security off,
+/// read as the pool's role: the workload under one principal.
+///
+/// Reports per rate: commits a second; Relate's CPU per commit (the whole process:
+/// the hub, its reads, 10,000 consumers); the CPU of PostgreSQL's backends that serve
+/// Relate (the pool's and the feed's, not the writers' — under triggers the trigger's own
+/// cost is in the writers') per commit; Relate's statements per commit
+/// (`pg_stat_statements`, every role but the writers'); deliveries (snapshots after the
+/// first) a second and per CPU second of the process; commit-to-snapshot latency p50/p95/
+/// p99 over every observer of every probe; resident memory at the end and its peak.
+///
+///     RelateLiveScaling URL WRITER_URL PGBENCH triggers|logical tenants|one SECONDS RATE…
+///
+/// `scripts/live-scaling` starts the server (wal_level=logical, pg_stat_statements) and runs it.
+let arguments = CommandLine.arguments
+guard arguments.count >= 8, let seconds = Int(arguments[6]), let mechanism = ChangeTracking.Mechanism(rawValue: arguments[4] == "logical" ? "logicalDecoding" : arguments[4]),
+    ["tenants", "one"].contains(arguments[5])
+else {
+    FileHandle.standardError.write(Data("usage: RelateLiveScaling URL WRITER_URL PGBENCH triggers|logical tenants|one SECONDS RATE…\n".utf8))
+    exit(2)
+}
+let (url, writerURL, pgbench) = (arguments[1], arguments[2], arguments[3])
+let underPrincipals = arguments[5] == "tenants"
+let rates = arguments.dropFirst(7).compactMap { Int($0) }
+let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+let (tenants, requestsPerTenant, observersPerGroup, rowsPerTenant) = (100, 10, 10, 100)
+
+/// What the consumers and the probe writer share.
+final class Tally: Sendable {
+    let deliveries = Atomic<Int>(0)
+    private let sent = Mutex<[Int: ContinuousClock.Instant]>([:])
+    private let delays = Mutex<[Double]>([])
+    func send(_ probe: Int, at instant: ContinuousClock.Instant) { sent.withLock { $0[probe] = instant } }
+    func received(_ probe: Int) {
+        let now = ContinuousClock.now
+        guard let at = sent.withLock({ $0[probe] }) else { return }
+        let (s, a) = (now - at).components
+        delays.withLock { $0.append(Double(s) * 1000 + Double(a) / 1e15) }
+    }
+    /// The delays so far, forgotten with the probes sent, for the next rate.
+    func take() -> [Double] {
+        sent.withLock { $0 = [:] }
+        return delays.withLock { all in defer { all = [] }; return all }
+    }
+}
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+}
+
+func processCPU() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+func residentMegabytes() -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+        let pages = text.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+    else { return 0 }
+    return pages * 4096 / 1_048_576
+}
+
+func peakMegabytes() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_maxrss) / 1024
+}
+
+/// CPU seconds process `pid` has used (user and system), 0 once it has gone.
+func cpu(of pid: Int) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return 0 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    return fields.count > 12 ? (fields[11...12].compactMap { Double($0) }.reduce(0, +)) / ticks : 0
+}
+
+/// The backends that serve Relate: the pool's connections and the feed's (a walsender for
+/// logical decoding), by process id, with their CPU so far.
+func relateBackends(_ admin: Connection) throws -> [Int: Double] {
+    let rows = try admin.query("SELECT pid FROM pg_stat_activity WHERE usename = 'relate' OR backend_type = 'walsender'")
+    return Dictionary(uniqueKeysWithValues: try rows.map { row in let pid = try row.decode(Int.self, at: 0); return (pid, cpu(of: pid)) })
+}
+
+/// Statements run by every role but the writers' (Relate's: its pool and its feed).
+func relateStatements(_ admin: Connection) throws -> Int {
+    try admin.query("""
+        SELECT coalesce(sum(s.calls), 0)::int8 FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid
+         WHERE r.rolname <> 'bench_writer'
+        """)[0].decode(Int.self, at: 0)
+}
+
+let admin = try Connection(url: writerURL)
+try admin.executeScript("""
+    CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+    DROP TABLE IF EXISTS document;
+    DO $$ BEGIN
+        IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'bench_tenant') THEN CREATE ROLE bench_tenant NOLOGIN; END IF;
+    END $$;
+    CREATE TABLE document (id int PRIMARY KEY, tenant int NOT NULL, rank int NOT NULL, title text NOT NULL);
+    INSERT INTO document SELECT i, (i - 1) % \(tenants) + 1, (i - 1) / \(tenants), 'd' || i FROM generate_series(1, \(tenants * rowsPerTenant)) i;
+    CREATE INDEX ON document (tenant, rank);
+    GRANT SELECT ON document TO bench_tenant;
+    CREATE POLICY tenant ON document USING (tenant = current_setting('app.tenant')::int);
+    """)
+try admin.execute("VACUUM ANALYZE document")
+if underPrincipals { try admin.execute("ALTER TABLE document ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY") }
+switch mechanism {
+case .triggers: _ = try ChangeTracking.enable(on: admin)
+case .logicalDecoding: _ = try ChangeTracking.enable(logicalDecodingOn: admin)
+}
+let script = NSTemporaryDirectory() + "relate-live-scaling-\(getpid()).sql"
+try "\\set id random(1, \(tenants * rowsPerTenant))\nUPDATE document SET title = md5(random()::text) WHERE id = :id;\n"
+    .write(toFile: script, atomically: true, encoding: .utf8)
+defer { try? FileManager.default.removeItem(atPath: script) }
+
+let database = try Database(url: url, maxConnections: 4)
+let tally = Tally()
+let subscribeStart = ContinuousClock.now
+var consumers: [Task<Void, Never>] = []
+for tenant in 1...tenants {
+    for range in 0..<requestsPerTenant {
+        let low = range * rowsPerTenant / requestsPerTenant
+        let ranks = Key("rank") >= low && Key("rank") < low + rowsPerTenant / requestsPerTenant
+        for _ in 0..<observersPerGroup {
+            let stream = underPrincipals
+                ? try await database.observe(
+                    FetchRequest("document", where: ranks, orderBy: [.ascending("id")]),
+                    as: Principal(role: "bench_tenant", settings: ["app.tenant": "\(tenant)"]))
+                : try await database.observe(FetchRequest("document", where: Key("tenant") == tenant && ranks, orderBy: [.ascending("id")]))
+            consumers.append(Task {
+                var seen = Set<Int>()
+                var first = true
+                do {
+                    for try await snapshot in stream {
+                        if first {
+                            first = false
+                            continue
+                        }
+                        tally.deliveries.add(1, ordering: .relaxed)
+                        for row in snapshot.rows {
+                            if let title = row.values["title"] as? String, title.hasPrefix("probe-"), let probe = Int(title.dropFirst(6)),
+                                seen.insert(probe).inserted
+                            {
+                                tally.received(probe)
+                            }
+                        }
+                    }
+                } catch {
+                    print("an observer's stream failed: \(error)")
+                }
+            })
+        }
+    }
+}
+let subscribed = ContinuousClock.now - subscribeStart
+print(String(
+    format: "%@, %@: %d observers in %d groups subscribed in %.1f s; resident %.0f MB",
+    mechanism.rawValue, underPrincipals ? "100 tenants (a principal each)" : "one principal", consumers.count, tenants * requestsPerTenant,
+    Double(subscribed.components.seconds) + Double(subscribed.components.attoseconds) / 1e18, residentMegabytes()))
+print("rate | commits/s | Relate CPU per commit | PostgreSQL CPU for Relate per commit | statements per commit | deliveries/s | deliveries per CPU second | latency p50 / p95 / p99 | probes seen | resident / peak")
+
+let probeWriter = try Connection(url: writerURL)
+var probe = 0
+for rate in rates {
+    try await Task.sleep(for: .seconds(2))
+    _ = tally.take()
+    let backendsBefore = try relateBackends(admin)
+    let statementsBefore = try relateStatements(admin)
+    let deliveriesBefore = tally.deliveries.load(ordering: .relaxed)
+    let cpuBefore = processCPU()
+    let started = ContinuousClock.now
+    let load = Process()
+    load.executableURL = URL(fileURLWithPath: pgbench)
+    load.arguments = ["-n", "-f", script, "-R", "\(rate)", "-T", "\(seconds)", "-c", "2", "-j", "1", writerURL]
+    let output = Pipe()
+    load.standardOutput = output
+    load.standardError = FileHandle.nullDevice
+    try load.run()
+    var probes = 0
+    while ContinuousClock.now - started < .seconds(seconds) {
+        probe += 1
+        probes += 1
+        let id = Int.random(in: 1...(tenants * rowsPerTenant))
+        tally.send(probe, at: .now)
+        try probeWriter.execute("UPDATE document SET title = $1 WHERE id = $2", ["probe-\(probe)", id])
+        try await Task.sleep(until: started + .milliseconds(50 * probes))
+    }
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    load.waitUntilExit()
+    // What is still being read gets a moment; the window ends when the last answer could be in.
+    try await Task.sleep(for: .seconds(1))
+    let elapsed = ContinuousClock.now - started
+    let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let cpu = processCPU() - cpuBefore
+    let deliveries = tally.deliveries.load(ordering: .relaxed) - deliveriesBefore
+    let statements = try relateStatements(admin) - statementsBefore
+    var serverCPU = 0.0
+    for (pid, cpuNow) in try relateBackends(admin) { serverCPU += cpuNow - (backendsBefore[pid] ?? 0) }
+    let processed = text.split(separator: "\n").first { $0.hasPrefix("number of transactions actually processed:") }
+        .flatMap { Int($0.split(separator: ":")[1].split(separator: "/")[0].trimmingCharacters(in: .whitespaces)) } ?? 0
+    let commits = processed + probes
+    let delays = tally.take().sorted()
+    let expected = probes * observersPerGroup
+    print(String(
+        format: "%d | %.0f | %.3f ms | %.3f ms | %.2f | %.0f | %.0f | %.1f / %.1f / %.1f ms | %d of %d | %.0f / %.0f MB",
+        rate, Double(commits) / Double(seconds), cpu / Double(max(commits, 1)) * 1000, serverCPU / Double(max(commits, 1)) * 1000,
+        Double(statements) / Double(max(commits, 1)), Double(deliveries) / elapsedSeconds, Double(deliveries) / max(cpu, 0.001),
+        percentile(delays, 0.5), percentile(delays, 0.95), percentile(delays, 0.99), delays.count, expected, residentMegabytes(),
+        peakMegabytes()))
+}
+for consumer in consumers { consumer.cancel() }
+database.close()
+switch mechanism {
+case .triggers: _ = try ChangeTracking.disable(on: admin)
+case .logicalDecoding: try ChangeTracking.disable(logicalDecodingOn: admin)
+}

@@ -1,0 +1,140 @@
+import CLibPQ
+
+extension Connection {
+    /// Sends several groups of statements in one round trip, a sync point after each group:
+    /// each group runs as ``pipeline(_:)`` runs its statements (one implicit transaction, or
+    /// the explicit one a `BEGIN` of the group opened), and a group that fails is skipped to
+    /// its end while the groups after it run. For many short transactions at once, each with
+    /// its own settings:
+    ///
+    /// ```swift
+    /// let answers = try connection.pipeline(groups: tenants.flatMap { tenant in [
+    ///     [PostgresStatement("BEGIN READ ONLY"),
+    ///      PostgresStatement("SELECT set_config('app.tenant', $1, true)", [tenant]),
+    ///      PostgresStatement("SELECT count(*) FROM document")],
+    ///     [PostgresStatement("COMMIT")],
+    /// ] })
+    /// ```
+    ///
+    /// A group that fails after its `BEGIN` leaves that transaction aborted, and the
+    /// server refuses every statement but `COMMIT` or `ROLLBACK` until one ends it: end a
+    /// transaction in a group of its own, as above (`COMMIT` of an aborted transaction rolls
+    /// it back), so that one failure never reaches the next transaction.
+    ///
+    /// - Parameter groups: The groups of statements, in order.
+    /// - Returns: Per group, its statements' results in order, or the error of the first
+    ///   that failed (its ``PostgresError/statementIndex`` counted over every group's
+    ///   statements).
+    /// - Throws: A ``PostgresError`` when the connection is lost or libpq refuses the
+    ///   pipeline; the connection is closed then (half a pipeline would answer every later
+    ///   call wrongly), and what ran on the server is unknown.
+    public func pipeline(groups: [[PostgresStatement]]) throws -> [Result<[PostgresResult], PostgresError>] {
+        let statements = groups.flatMap { $0 }
+        if statements.isEmpty { return groups.map { _ in .success([]) } }
+        let handle = try openHandle()
+        var bound: [BoundParameters] = []
+        bound.reserveCapacity(statements.count)
+        for (index, statement) in statements.enumerated() {
+            do {
+                try Self.checkSQL(statement.sql)
+                bound.append(try BoundParameters(statement.parameters))
+            } catch var error as PostgresError {
+                error.statementIndex = index
+                error.sql = statement.sql
+                throw error
+            }
+        }
+        return try roundTrip(.pipeline, .many(statements.map(\.sql), bound)) {
+            guard PQenterPipelineMode(handle) == 1 else {
+                throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
+            }
+            var finished = false
+            defer {
+                if !finished || PQexitPipelineMode(handle) != 1 {
+                    // libpq's message is left out: after a failed statement it can quote row data.
+                    logger.error("closing the connection: a pipeline could not be finished", metadata: ["relate.statements": "\(statements.count)"])
+                    close()
+                }
+            }
+            var index = 0
+            for group in groups {
+                for statement in group {
+                    let parameters = bound[index]
+                    let sent = statement.sql.withCString { sql in
+                        parameters.withPointers { types, values, lengths, formats in
+                            PQsendQueryParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, statement.format.rawValue)
+                        }
+                    }
+                    guard sent == 1 else {
+                        var error = connectionError(sql: statement.sql)
+                        error.statementIndex = index
+                        throw error
+                    }
+                    index += 1
+                }
+                guard PQpipelineSync(handle) == 1 else { throw connectionError(sql: nil) }
+            }
+            var answers: [Result<[PostgresResult], PostgresError>] = []
+            answers.reserveCapacity(groups.count)
+            index = 0
+            for group in groups {
+                var results: [PostgresResult] = []
+                results.reserveCapacity(group.count)
+                var failure: PostgresError?
+                for statement in group {
+                    defer { index += 1 }
+                    guard let result = PQgetResult(handle) else {
+                        var error = connectionError(sql: statement.sql)
+                        error.statementIndex = index
+                        throw error
+                    }
+                    switch PQresultStatus(result) {
+                    case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+                        results.append(PostgresResult(handle: result, sql: statement.sql))
+                    case PGRES_PIPELINE_ABORTED:
+                        PQclear(result)
+                    case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+                        let status = PQresultStatus(result)
+                        PQclear(result)
+                        endCopy(handle, status: status)
+                        var error = PostgresError(
+                            kind: .invalidInput, message: "COPY FROM STDIN and COPY TO STDOUT are not supported here", sql: statement.sql)
+                        error.statementIndex = index
+                        failure = failure ?? error
+                    default:
+                        var error = Self.error(
+                            from: result, sql: statement.sql, parameters: bound[index], connectionLost: !isOpen, libpqMessage: libpqMessage)
+                        error.statementIndex = index
+                        PQclear(result)
+                        if error.kind == .connectionClosed { throw error }
+                        failure = failure ?? error
+                    }
+                    // Each statement's results end with a NULL.
+                    while let extra = PQgetResult(handle) { PQclear(extra) }
+                }
+                try readSyncPoint(handle)
+                answers.append(failure.map { .failure($0) } ?? .success(results))
+            }
+            finished = true
+            return answers
+        }
+    }
+
+    /// Reads a group's sync point. libpq answers NULL for ever when nothing more will
+    /// come (the connection broke): a few NULLs in a row mean it never will.
+    private func readSyncPoint(_ handle: OpaquePointer) throws {
+        var nulls = 0
+        while PQstatus(handle) == CONNECTION_OK {
+            guard let result = PQgetResult(handle) else {
+                nulls += 1
+                if nulls > 2 { break }
+                continue
+            }
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { return }
+            endCopy(handle, status: status)
+        }
+        throw connectionError(sql: nil)
+    }
+}
