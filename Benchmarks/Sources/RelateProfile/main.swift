@@ -24,7 +24,11 @@ import Relate
 /// the thousand against raw libpq (issue 38, see `WriteFixture`): copy-100k
 /// (`copy(into:rows:)`; raw: binary COPY), insert-100k (`insert(_:rows:)`; raw: binary
 /// COPY), update-10k (`update(_:where:values:)` after `reset()`; raw: one UPDATE) and
-/// delete-10k (`delete(_:where:)`, 30,000 children cascaded; raw: one DELETE);
+/// delete-10k (`delete(_:where:)`, 30,000 children cascaded; raw: one DELETE), and
+/// issue 41's types (see `TypesFixture`): types-fetch (100,000 rows of an enum, jsonb,
+/// interval, ranges, inet, macaddr, money, time, timetz and a composite as objects, read
+/// by key) and types-fetch-typed (through the generated `BenchTypesSample`), both against
+/// raw libpq decoding the binary forms by hand; their rows are compared once first;
 /// `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
@@ -39,7 +43,7 @@ let tasks = [
     "objects-fetch", "objects-fetch-as-any", "objects-fetch-typed", "prefetch", "no-prefetch", "m2m-replace", "m2m-attach", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
     "pool-read", "pool-read-preferring", "pool-empty", "update-by-key", "objects-fetch-observed", "save",
-    "copy-100k", "insert-100k", "update-10k", "delete-10k",
+    "copy-100k", "insert-100k", "update-10k", "delete-10k", "types-fetch", "types-fetch-typed",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 // Change tracking and the catalog have reports of their own: `changes [updates]`
@@ -114,6 +118,12 @@ func sides(of task: String) throws -> Sides {
         default: fetchAsObjects
         }
         return Sides(relate: { keep(try read(state.context)) }, raw: { keep(try state.raw.fetch()) })
+    case "types-fetch", "types-fetch-typed":
+        let state = try TypesState()
+        let read = task == "types-fetch" ? fetchTypesAsObjects : fetchTypesAsTypedObjects
+        // The same rows on both sides, checked once outside the runs.
+        try state.check(read)
+        return Sides(relate: { keep(try read(state.context)) }, raw: { keep(try state.raw.fetchTypes()) })
     case "by-key", "connection-by-key":
         let state = try ObjectsState.fetch()
         let keys = Array(repeating: KeyedFixture.fetchKeys, count: 10).flatMap { $0 }
