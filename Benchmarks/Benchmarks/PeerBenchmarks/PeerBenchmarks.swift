@@ -121,13 +121,16 @@ let benchmarks: @Sendable () -> Void = {
 
     // 100,000 rows of (int8, text, float8, bool, timestamptz) into an empty table. Raw
     // libpq: binary `COPY … FROM STDIN`, encoded and sent 64 KB at a time (the baseline);
-    // Relate: `copy(into:rows:)` (binary COPY, no object) and `insert(_:rows:)` (one
+    // Relate: `copy(into:rows:)` (binary COPY, no object), `copy(into:columns:rows:)` (the
+    // same, rows by position and typed) and `insert(_:rows:)` (one
     // `INSERT … SELECT * FROM unnest(…) RETURNING`, 100,000 objects); postgres-nio: its
     // `copyFrom` (text format, the only one it has) and one `INSERT … SELECT * FROM
     // unnest($1, …)` of bound arrays; Fluent: `[Model].create(on:)` per 10,000 models
-    // (PostgreSQL takes 65,535 parameters a statement) in one transaction.
+    // (PostgreSQL takes 65,535 parameters a statement) in one transaction. Fluent's side
+    // takes 30–40 s a run on a loaded 2-core machine (first run, 2026-11-27), so an
+    // iteration is most of a minute: up to 10 minutes, or the 6 iterations stop at 2.
     interleaved(
-        "peers insert 100k", metric: "insert", iterations: 6, maxDuration: .seconds(120),
+        "peers insert 100k", metric: "insert", iterations: 6, maxDuration: .seconds(600),
         setup: { try await PeerFixture.insert() },
         prepare: { try $0.emptyReadings() },
         expected: { $0.count == WriteFixture.insertedRows },
@@ -135,6 +138,9 @@ let benchmarks: @Sendable () -> Void = {
         sides: [
             Side("Relate", against: "raw libpq", observe: { try $0.insertedReadings() }) {
                 TableDigest(written: try SetWrites.copy($0.context, WriteFixture.readings))
+            },
+            Side("Relate by position", against: "raw libpq", observe: { try $0.insertedReadings() }) {
+                TableDigest(written: try SetWrites.copyByPosition($0.context, WriteFixture.readings))
             },
             Side("Relate insert", against: "raw libpq", observe: { try $0.insertedReadings() }) {
                 TableDigest(written: try SetWrites.insert($0.context, WriteFixture.readings))

@@ -177,6 +177,21 @@ let benchmarks: @Sendable () -> Void = {
            setup: { try ObjectsState.fetch() },
            side: { try fetchAsObjectsCastingAny($0.context) }, raw: { try $0.raw.fetch() })
 
+    // Issue 41's types (item 5): 100,000 rows of an enum, jsonb, interval, int4range,
+    // tstzrange, inet, macaddr, money, time, timetz and a composite, every value read —
+    // by key with `value(forKey:as:)` and through the generated `BenchTypesSample` —
+    // against raw libpq decoding the same binary forms by hand into the same values. The
+    // sides in turns; their rows are compared once before anything is timed.
+    interleaved(
+        "paired types fetch 100k", metric: "types fetch", iterations: 10, maxDuration: .seconds(400),
+        setup: { try TypesState() },
+        canonical: { $0.sorted { $0.id < $1.id } }, expected: { $0.count == TypesFixture.rowCount },
+        sides: [
+            Side("Relate", against: "raw libpq") { try fetchTypesAsObjects($0.context) },
+            Side("Relate typed", against: "raw libpq") { try fetchTypesAsTypedObjects($0.context) },
+            Side("raw libpq") { try $0.raw.fetchTypes() },
+        ])
+
     // 2: 1,000 parents, each one's 10 children: fetch + prefetch (2 round trips) or fetch
     // + one query per parent (1 + 1,000), against parents + one `= ANY($1)` query raw.
     paired("paired prefetch 1000x10", metric: "prefetch", label: "Relate", iterations: 60,

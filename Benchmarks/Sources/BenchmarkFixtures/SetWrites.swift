@@ -15,6 +15,15 @@ package enum SetWrites {
         try context.copy(into: "reading", rows: rows(readings))
     }
 
+    /// `context.copy(into:columns:rows:)`: the same rows by position and typed, no
+    /// dictionary a row. Answers the rows copied.
+    @inline(never)
+    package static func copyByPosition(_ context: DatabaseContext, _ readings: [Reading]) throws -> Int {
+        try context.copy(into: "reading", columns: ["id", "name", "amount", "active", "created"]) { rows in
+            for reading in readings { try rows.append(reading.id, reading.name, reading.amount, reading.active, reading.created) }
+        }
+    }
+
     /// `context.insert(_:rows:)`: one `INSERT … SELECT * FROM unnest(…) RETURNING`, one
     /// object per row. Answers the objects made.
     @inline(never)

@@ -23,9 +23,13 @@ import Relate
 /// and pool-empty (1,000 `database.read`s that send nothing, against the same raw reads),
 /// objects-fetch-observed (objects-fetch with `context.isObservable` on), and the writes by
 /// the thousand against raw libpq (issue 38, see `WriteFixture`): copy-100k
-/// (`copy(into:rows:)`; raw: binary COPY), insert-100k (`insert(_:rows:)`; raw: binary
+/// (`copy(into:rows:)`; raw: binary COPY), copy-100k-by-position (`copy(into:columns:rows:)`), insert-100k (`insert(_:rows:)`; raw: binary
 /// COPY), update-10k (`update(_:where:values:)` after `reset()`; raw: one UPDATE) and
-/// delete-10k (`delete(_:where:)`, 30,000 children cascaded; raw: one DELETE);
+/// delete-10k (`delete(_:where:)`, 30,000 children cascaded; raw: one DELETE), and
+/// issue 41's types (see `TypesFixture`): types-fetch (100,000 rows of an enum, jsonb,
+/// interval, ranges, inet, macaddr, money, time, timetz and a composite as objects, read
+/// by key) and types-fetch-typed (through the generated `BenchTypesSample`), both against
+/// raw libpq decoding the binary forms by hand; their rows are compared once first;
 /// `--raw` runs the raw libpq side instead, and
 /// `--paired` runs both sides in turns and prints the median of the per-pair ratios as
 /// `Benchmarks/run` does, quicker than the whole harness when trying a change.
@@ -40,7 +44,7 @@ let tasks = [
     "objects-fetch", "objects-fetch-as-any", "objects-fetch-typed", "prefetch", "no-prefetch", "m2m-replace", "m2m-attach", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
     "pool-read", "pool-read-preferring", "pool-read-traced", "pool-empty", "update-by-key", "objects-fetch-observed", "save",
-    "copy-100k", "insert-100k", "update-10k", "delete-10k",
+    "copy-100k", "copy-100k-by-position", "insert-100k", "update-10k", "delete-10k", "types-fetch", "types-fetch-typed",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
 // Change tracking and the catalog have reports of their own: `changes [updates]`
@@ -115,6 +119,12 @@ func sides(of task: String) throws -> Sides {
         default: fetchAsObjects
         }
         return Sides(relate: { keep(try read(state.context)) }, raw: { keep(try state.raw.fetch()) })
+    case "types-fetch", "types-fetch-typed":
+        let state = try TypesState()
+        let read = task == "types-fetch" ? fetchTypesAsObjects : fetchTypesAsTypedObjects
+        // The same rows on both sides, checked once outside the runs.
+        try state.check(read)
+        return Sides(relate: { keep(try read(state.context)) }, raw: { keep(try state.raw.fetchTypes()) })
     case "by-key", "connection-by-key":
         let state = try ObjectsState.fetch()
         let keys = Array(repeating: KeyedFixture.fetchKeys, count: 10).flatMap { $0 }
@@ -151,19 +161,23 @@ func sides(of task: String) throws -> Sides {
                 stamp.value += 1_000
                 keep(try raw.updateHits(keys: KeyedFixture.keys, stamp: stamp.value))
             })
-    case "copy-100k", "insert-100k":
+    case "copy-100k", "copy-100k-by-position", "insert-100k":
         // 100,000 rows into an emptied table, against raw libpq's binary COPY.
         let connection = try WriteFixture.prepareInsert()
         let context = try DatabaseContext(connection: connection, schemas: [WriteFixture.insertSchema])
         let raw = try RawConnection(url: try Fixture.url())
-        let copy = task == "copy-100k"
+        let load: (DatabaseContext, [Reading]) throws -> Int = switch task {
+        case "copy-100k": SetWrites.copy
+        case "copy-100k-by-position": SetWrites.copyByPosition
+        default: SetWrites.insert
+        }
         return Sides(
             prepare: {
                 context.reset()
                 try connection.execute("TRUNCATE bench_insert.reading")
             },
             relate: {
-                keep(copy ? try SetWrites.copy(context, WriteFixture.readings) : try SetWrites.insert(context, WriteFixture.readings))
+                keep(try load(context, WriteFixture.readings))
             },
             raw: { keep(try raw.copy(WriteFixture.readings)) })
     case "update-10k":
