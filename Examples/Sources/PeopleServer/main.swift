@@ -1,7 +1,13 @@
+import Configuration
 import Foundation
 import Hummingbird
-import ServiceLifecycle
+import InMemoryTracing
+import Logging
+import OTel
 import Relate
+import RelateConfiguration
+import ServiceLifecycle
+import Tracing
 
 // `Person`, `Email`, `Title` and `PersonTitleRel` are generated at build time from
 // relate-model.json (`relate inspect --format json` of BaseTen's person / email / title
@@ -38,9 +44,39 @@ func response(for person: Person) throws -> PersonResponse {
         email: try person.email.map { try $0.values }, title: try person.title.map { try $0.values })
 }
 
-let url = ProcessInfo.processInfo.environment["DATABASE_URL"] ?? ""
-let port = Int(ProcessInfo.processInfo.environment["PORT"] ?? "") ?? 8080
-let database = try Database(url: url, maxConnections: 4)
+// Settings from environment variables through swift-configuration: `PORT`, `HOST`, and the
+// database's under `DATABASE_`: `DATABASE_URL` (a secret), `DATABASE_MAX_CONNECTIONS`,
+// `DATABASE_SHUTDOWN_GRACE_PERIOD`, … (the keys of `Relate.Configuration(config:)`).
+let config = ConfigReader(provider: EnvironmentVariablesProvider())
+let port = config.int(forKey: "port", default: 8080)
+let host = config.string(forKey: "host", default: "127.0.0.1")
+let logger = Logger(label: "PeopleServer")
+
+// Tracing, bootstrapped before the database is made (it takes the global tracer then):
+// through swift-otel's OTLP/HTTP exporter when a collector is configured the usual way
+// (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or
+// `OTEL_TRACES_EXPORTER=otlp`; the other `OTEL_*` variables apply), else to the console.
+let environment = ProcessInfo.processInfo.environment
+let observability: any Service
+if environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != nil || environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != nil
+    || environment["OTEL_TRACES_EXPORTER"] == "otlp"
+{
+    var otel = OTel.Configuration.default
+    otel.serviceName = "PeopleServer"
+    otel.traces.otlpExporter.protocol = .httpProtobuf
+    // Logs stay on the console (swift-log's default handler) and no metrics are exported.
+    otel.logs.enabled = false
+    otel.metrics.enabled = false
+    observability = try OTel.bootstrap(configuration: otel)
+    logger.info("tracing: OTLP/HTTP to \(environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] ?? environment["OTEL_EXPORTER_OTLP_ENDPOINT"] ?? "the default collector")")
+} else {
+    let tracer = InMemoryTracer()
+    InstrumentationSystem.bootstrap(tracer)
+    observability = ConsoleSpans(tracer: tracer, logger: Logger(label: "PeopleServer.spans"))
+    logger.info("tracing: to the console (set OTEL_EXPORTER_OTLP_ENDPOINT for a collector)")
+}
+
+let database = try Database(config: config.scoped(to: "database"), logger: Logger(label: "relate"))
 // Schema drift is an error at start-up, naming the table and column, not a wrong value later.
 try await database.read { try RelateModel.check($0) }
 
@@ -73,7 +109,11 @@ let page = """
     </script></body></html>
     """
 
+let counts = RequestCounts()
 let router = Router()
+router.middlewares.add(RequestCountMiddleware(counts: counts))
+// A span per request (the HTTP server span): Relate's unit and statement spans are its children.
+router.middlewares.add(TracingMiddleware())
 router.get("/") { _, _ -> Response in
     Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
 }
@@ -131,5 +171,12 @@ router.post("people/:id/titles") { request, context -> EditedResponse<PersonResp
     return EditedResponse(status: .created, response: updated)
 }
 
-let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
-try await app.runService()
+let app = Application(router: router, configuration: .init(address: .hostname(host, port: port)), logger: logger)
+// One service group: on SIGTERM or SIGINT it shuts down in reverse order: the HTTP server
+// first (no new request; those begun are answered), then the database (units still running
+// finish and commit, the pool closes), then the spans are flushed.
+let group = ServiceGroup(
+    configuration: .init(
+        services: [observability, database, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+try await group.run()
+logger.info("stopped: requests \(counts.summary)")
