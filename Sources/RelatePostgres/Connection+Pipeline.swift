@@ -129,39 +129,50 @@ extension Connection {
             results.reserveCapacity(statements.count)
             var firstError: PostgresError?
             for (index, statement) in statements.enumerated() {
-                guard let result = PQgetResult(handle) else {
-                    var error = connectionError(sql: statement.sql)
-                    error.statementIndex = index
-                    throw error
+                switch try pipelineResult(handle, statement.sql, index: index, parameters: bound[index]) {
+                case .success(let result?): results.append(result)
+                case .success(nil): break
+                case .failure(let error): firstError = firstError ?? error
                 }
-                switch PQresultStatus(result) {
-                case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-                    results.append(PostgresResult(handle: result, sql: statement.sql))
-                case PGRES_PIPELINE_ABORTED:
-                    PQclear(result)
-                case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
-                    // Until the copy ends, libpq answers with the copy state for ever.
-                    let status = PQresultStatus(result)
-                    PQclear(result)
-                    endCopy(handle, status: status)
-                    var error = PostgresError(
-                        kind: .invalidInput, message: "COPY FROM STDIN and COPY TO STDOUT are not supported here", sql: statement.sql)
-                    error.statementIndex = index
-                    firstError = firstError ?? error
-                default:
-                    var error = Self.error(
-                        from: result, sql: statement.sql, parameters: bound[index], connectionLost: !isOpen,
-                        libpqMessage: libpqMessage)
-                    error.statementIndex = index
-                    firstError = firstError ?? error
-                    PQclear(result)
-                    if error.kind == .connectionClosed { throw error }
-                }
-                // Each statement's results end with a NULL.
-                while let extra = PQgetResult(handle) { PQclear(extra) }
             }
             if let firstError { throw firstError }
             return results
+        }
+    }
+
+    /// The result of statement `index` of a pipeline, read through the NULL that ends it:
+    /// its rows, `nil` when an earlier failure aborted it, or the error it met (a copy it
+    /// started is ended, refused). A lost connection is thrown: nothing more will come.
+    func pipelineResult(
+        _ handle: OpaquePointer, _ sql: String, index: Int, parameters: BoundParameters
+    ) throws(PostgresError) -> Result<PostgresResult?, PostgresError> {
+        guard let result = PQgetResult(handle) else {
+            var error = connectionError(sql: sql)
+            error.statementIndex = index
+            throw error
+        }
+        // Each statement's results end with a NULL.
+        defer { while let extra = PQgetResult(handle) { PQclear(extra) } }
+        switch PQresultStatus(result) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            return .success(PostgresResult(handle: result, sql: sql))
+        case PGRES_PIPELINE_ABORTED:
+            PQclear(result)
+            return .success(nil)
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+            // Until the copy ends, libpq answers with the copy state for ever.
+            let status = PQresultStatus(result)
+            PQclear(result)
+            endCopy(handle, status: status)
+            var error = PostgresError(kind: .invalidInput, message: "COPY FROM STDIN and COPY TO STDOUT are not supported here", sql: sql)
+            error.statementIndex = index
+            return .failure(error)
+        default:
+            var error = Self.error(from: result, sql: sql, parameters: parameters, connectionLost: !isOpen, libpqMessage: libpqMessage)
+            error.statementIndex = index
+            PQclear(result)
+            if error.kind == .connectionClosed { throw error }
+            return .failure(error)
         }
     }
 

@@ -83,34 +83,11 @@ extension Connection {
                 var failure: PostgresError?
                 for statement in group {
                     defer { index += 1 }
-                    guard let result = PQgetResult(handle) else {
-                        var error = connectionError(sql: statement.sql)
-                        error.statementIndex = index
-                        throw error
+                    switch try pipelineResult(handle, statement.sql, index: index, parameters: bound[index]) {
+                    case .success(let result?): results.append(result)
+                    case .success(nil): break
+                    case .failure(let error): failure = failure ?? error
                     }
-                    switch PQresultStatus(result) {
-                    case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-                        results.append(PostgresResult(handle: result, sql: statement.sql))
-                    case PGRES_PIPELINE_ABORTED:
-                        PQclear(result)
-                    case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
-                        let status = PQresultStatus(result)
-                        PQclear(result)
-                        endCopy(handle, status: status)
-                        var error = PostgresError(
-                            kind: .invalidInput, message: "COPY FROM STDIN and COPY TO STDOUT are not supported here", sql: statement.sql)
-                        error.statementIndex = index
-                        failure = failure ?? error
-                    default:
-                        var error = Self.error(
-                            from: result, sql: statement.sql, parameters: bound[index], connectionLost: !isOpen, libpqMessage: libpqMessage)
-                        error.statementIndex = index
-                        PQclear(result)
-                        if error.kind == .connectionClosed { throw error }
-                        failure = failure ?? error
-                    }
-                    // Each statement's results end with a NULL.
-                    while let extra = PQgetResult(handle) { PQclear(extra) }
                 }
                 try readSyncPoint(handle)
                 answers.append(failure.map { .failure($0) } ?? .success(results))

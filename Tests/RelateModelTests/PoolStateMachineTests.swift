@@ -53,7 +53,7 @@ import Testing
         #expect(machine.checkout(2).isOpen)
         #expect(machine.checkout(3).isWait)
         #expect(machine.checkout(4).isWait)
-        #expect((machine.inUse, machine.waiting, machine.open) == (0, 4, 2))
+        #expect((machine.inUse, machine.waiting, machine.openCount) == (0, 4, 2))
         let (a, b) = (Conn("a"), Conn("b"))
         #expect(machine.opened(for: 1))
         #expect(machine.opened(for: 2))
@@ -78,10 +78,10 @@ import Testing
         #expect(machine.opened(for: 1))
         #expect(machine.checkout(2).isWait)
         #expect(machine.release(Conn("a"), reusable: false, now: at(0)).closeAndOpenFor == 2)
-        #expect((machine.open, machine.waiting) == (1, 1))
+        #expect((machine.openCount, machine.waiting) == (1, 1))
         #expect(machine.opened(for: 2))
         #expect(machine.release(Conn("b"), reusable: false, now: at(0)).isClose)
-        #expect(machine.open == 0)
+        #expect(machine.openCount == 0)
     }
 
     @Test func cancelledTasksLeaveTheLineAndTheirOpening() {
@@ -120,10 +120,10 @@ import Testing
         #expect(machine.checkout(2).isWait)
         let failed = machine.openFailed(for: 1)
         #expect(failed.tell && failed.next == 2)
-        #expect((machine.open, machine.opening) == (1, [2]))
+        #expect((machine.openCount, machine.opening) == (1, [2]))
         let last = machine.openFailed(for: 2)
         #expect(last.tell && last.next == nil)
-        #expect(machine.open == 0)
+        #expect(machine.openCount == 0)
         #expect(machine.checkout(3).isOpen)
     }
 
@@ -134,11 +134,11 @@ import Testing
         machine.openedAhead()
         #expect(machine.release(Conn("a"), reusable: true, now: at(0)).isKeepIdle)
         machine.openAheadFailed()
-        #expect((machine.open, machine.openingAhead, machine.idle.count) == (1, 0, 1))
+        #expect((machine.openCount, machine.openingAhead, machine.idle.count) == (1, 0, 1))
         // The next round tries again; a task took the idle one meanwhile.
         #expect(used(machine.checkout(1)) != nil)
         #expect(machine.openAhead() == 2)
-        #expect(machine.open == 3)
+        #expect(machine.openCount == 3)
         #expect(machine.inUse == 1)
     }
 
@@ -156,7 +156,7 @@ import Testing
         #expect(machine.closeIdle(now: at(2)).map(\.name) == ["a"])
         #expect(machine.closeIdle(now: at(10)).map(\.name) == ["b"])
         #expect(machine.closeIdle(now: at(100)).isEmpty)
-        #expect((machine.open, machine.idle.count) == (1, 1))
+        #expect((machine.openCount, machine.idle.count) == (1, 1))
         #expect(Machine(maxConnections: 1).closeIdle(now: at(100)).isEmpty)
     }
 
@@ -182,7 +182,7 @@ import Testing
         #expect(!machine.isFullyClosed)
         #expect(machine.release(Conn("c"), reusable: true, now: at(1)).isClose)
         machine.closingStarted()
-        #expect(machine.open == 0 && !machine.isFullyClosed)
+        #expect(machine.openCount == 0 && !machine.isFullyClosed)
         machine.closingEnded()
         #expect(machine.isFullyClosed)
         #expect(machine.openAhead() == 0)

@@ -102,7 +102,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// How many connections are open now.
-    var openConnections: Int { state.withLock { $0.machine.open } }
+    var openConnections: Int { state.withLock { $0.machine.openCount } }
 
     /// A connection for one unit of work: an idle one, a new one, or the next one given back.
     /// With a `checkoutTimeout`, a task still in line after it throws

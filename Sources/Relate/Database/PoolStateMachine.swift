@@ -19,7 +19,7 @@ struct PoolStateMachine<Connection: AnyObject> {
     /// Idle connections, the one given back last at the end, each with when it was given back.
     private(set) var idle: [(connection: Connection, since: ContinuousClock.Instant)] = []
     /// Connections open, lent, idle or opening: never above ``maxConnections``.
-    private(set) var open = 0
+    private(set) var openCount = 0
     /// Connections opening for no task, to keep ``minIdleConnections`` idle.
     private(set) var openingAhead = 0
     /// Tasks in line, first served first.
@@ -39,7 +39,7 @@ struct PoolStateMachine<Connection: AnyObject> {
 
     /// A connection opened outside the pool joins it, idle.
     mutating func adopt(_ connection: Connection, now: ContinuousClock.Instant) {
-        open += 1
+        openCount += 1
         idle.append((connection, now))
     }
 
@@ -60,8 +60,8 @@ struct PoolStateMachine<Connection: AnyObject> {
     mutating func checkout(_ waiter: Waiter) -> CheckoutAction {
         if isClosed { return .closed }
         if let last = idle.popLast() { return .use(last.connection) }
-        if open < maxConnections {
-            open += 1
+        if openCount < maxConnections {
+            openCount += 1
             opening.insert(waiter)
             return .openConnection
         }
@@ -84,7 +84,7 @@ struct PoolStateMachine<Connection: AnyObject> {
     mutating func expire(_ waiter: Waiter) -> (busy: Int, waiting: Int)? {
         guard let index = waiters.firstIndex(of: waiter) else { return nil }
         waiters.remove(at: index)
-        return (open - idle.count, waiters.count)
+        return (openCount - idle.count, waiters.count)
     }
 
     // MARK: Giving back
@@ -108,10 +108,10 @@ struct PoolStateMachine<Connection: AnyObject> {
             idle.append((connection, now))
             return .keepIdle
         }
-        open -= 1
+        openCount -= 1
         // The first in line gets a new connection in the closed one's place.
         guard !isClosed, !waiters.isEmpty else { return .close }
-        open += 1
+        openCount += 1
         return .closeAndOpen(for: firstInLineToOpening())
     }
 
@@ -128,7 +128,7 @@ struct PoolStateMachine<Connection: AnyObject> {
     mutating func openFailed(for waiter: Waiter) -> (tell: Bool, next: Waiter?) {
         let tell = opening.remove(waiter) != nil
         guard !isClosed, !waiters.isEmpty else {
-            open -= 1
+            openCount -= 1
             return (tell, nil)
         }
         return (tell, firstInLineToOpening())
@@ -146,8 +146,8 @@ struct PoolStateMachine<Connection: AnyObject> {
     mutating func openAhead() -> Int {
         guard minIdleConnections > 0, !isClosed else { return 0 }
         let wanted = minIdleConnections - idle.count - openingAhead
-        let count = max(0, min(wanted, maxConnections - open))
-        open += count
+        let count = max(0, min(wanted, maxConnections - openCount))
+        openCount += count
         openingAhead += count
         return count
     }
@@ -160,7 +160,7 @@ struct PoolStateMachine<Connection: AnyObject> {
     /// A connection opened ahead could not be opened; the next housekeeping round tries again.
     mutating func openAheadFailed() {
         openingAhead -= 1
-        open -= 1
+        openCount -= 1
     }
 
     // MARK: Closing
@@ -173,7 +173,7 @@ struct PoolStateMachine<Connection: AnyObject> {
         let count = idle.prefix(candidates).prefix { now - $0.since >= idleTimeout }.count
         let expired = idle.prefix(count).map(\.connection)
         idle.removeFirst(count)
-        open -= count
+        openCount -= count
         return expired
     }
 
@@ -182,7 +182,7 @@ struct PoolStateMachine<Connection: AnyObject> {
     /// still opening when it is done.
     mutating func close() -> (idle: [Connection], waiters: [Waiter]) {
         isClosed = true
-        open -= idle.count
+        openCount -= idle.count
         defer {
             idle = []
             waiters = []
@@ -200,11 +200,11 @@ struct PoolStateMachine<Connection: AnyObject> {
     // MARK: Counts
 
     /// Connections lent to units now (not idle, not opening).
-    var inUse: Int { open - idle.count - openingAhead - opening.count }
+    var inUse: Int { openCount - idle.count - openingAhead - opening.count }
 
     /// Tasks waiting: in line, or for a connection opening in their name.
     var waiting: Int { waiters.count + opening.count }
 
     /// Whether, once closed, every connection is: none lent, opening, or being closed.
-    var isFullyClosed: Bool { isClosed && open == 0 && closing == 0 }
+    var isFullyClosed: Bool { isClosed && openCount == 0 && closing == 0 }
 }
