@@ -107,18 +107,7 @@ extension Connection {
             defer { leavePipeline(handle, syncs: syncs, statements: statements.count) }
 
             for (index, statement) in statements.enumerated() {
-                let parameters = bound[index]
-                // withCString, as in `query`: passing the String itself made a copy of its text.
-                let sent = statement.sql.withCString { sql in
-                    parameters.withPointers { types, values, lengths, formats in
-                        PQsendQueryParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, statement.format.rawValue)
-                    }
-                }
-                guard sent == 1 else {
-                    var error = connectionError(sql: statement.sql)
-                    error.statementIndex = index
-                    throw error
-                }
+                try sendInPipeline(handle, statement, index: index, parameters: bound[index])
             }
             guard PQpipelineSync(handle) == 1 else {
                 throw connectionError(sql: nil)
@@ -137,6 +126,21 @@ extension Connection {
             }
             if let firstError { throw firstError }
             return results
+        }
+    }
+
+    /// Sends statement `index` of a pipeline (its result is read later, by ``pipelineResult(_:_:index:parameters:)``).
+    func sendInPipeline(_ handle: OpaquePointer, _ statement: PostgresStatement, index: Int, parameters: BoundParameters) throws(PostgresError) {
+        // withCString, as in `query`: passing the String itself made a copy of its text.
+        let sent = statement.sql.withCString { sql in
+            parameters.withPointers { types, values, lengths, formats in
+                PQsendQueryParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, statement.format.rawValue)
+            }
+        }
+        guard sent == 1 else {
+            var error = connectionError(sql: statement.sql)
+            error.statementIndex = index
+            throw error
         }
     }
 

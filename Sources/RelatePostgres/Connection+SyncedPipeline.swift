@@ -59,17 +59,7 @@ extension Connection {
             var index = 0
             for group in groups {
                 for statement in group {
-                    let parameters = bound[index]
-                    let sent = statement.sql.withCString { sql in
-                        parameters.withPointers { types, values, lengths, formats in
-                            PQsendQueryParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, statement.format.rawValue)
-                        }
-                    }
-                    guard sent == 1 else {
-                        var error = connectionError(sql: statement.sql)
-                        error.statementIndex = index
-                        throw error
-                    }
+                    try sendInPipeline(handle, statement, index: index, parameters: bound[index])
                     index += 1
                 }
                 guard PQpipelineSync(handle) == 1 else { throw connectionError(sql: nil) }
