@@ -51,7 +51,7 @@ extension DatabaseContext {
     }
 
     /// The parent's attribute indexes of the columns of `child`'s key.
-    private static func keyColumns(of child: EntityLayout, in parent: EntityLayout) throws -> [Int] {
+    static func keyColumns(of child: EntityLayout, in parent: EntityLayout) throws -> [Int] {
         let names = child.entity.primaryKey
         let indexes = names.compactMap { name in parent.entity.attributes.firstIndex { $0.name == name } }
         guard !names.isEmpty, indexes.count == names.count else {

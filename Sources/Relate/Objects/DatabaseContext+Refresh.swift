@@ -80,17 +80,34 @@ extension DatabaseContext {
     /// did; an object whose row is gone is marked deleted and leaves every loaded set, its
     /// dependants following the delete rules when `applyingDeleteRules`.
     private func rereadRows(_ objects: [DatabaseObject], applyingDeleteRules: Bool) throws {
-        let groups = Dictionary(grouping: objects.filter { !$0.isDeleted && $0.objectKey != nil }, by: \.entityIndex)
-        for (entity, members) in groups.sorted(by: { $0.key < $1.key }) {
-            let primaryKey = graph.tables[entity].primaryKey
-            let result = try rows(of: entity, keys: members.map { member in primaryKey.map { member.values[$0] } })
-            let found = Set(try graph.materialize(entity: entity, result: result, rowsAreDistinct: false).map(ObjectIdentifier.init))
-            var dependants: [DatabaseObject] = []
-            for member in members where !found.contains(ObjectIdentifier(member)) {
-                graph.forget(member, applyingDeleteRules: applyingDeleteRules, settingDefaults: &dependants)
-            }
-            if !dependants.isEmpty { try rereadRows(dependants, applyingDeleteRules: true) }
+        for (entity, members) in Self.byEntity(objects) {
+            try take(try send(rowsStatement(of: entity, members), entity: entity), as: members, of: entity, applyingDeleteRules: applyingDeleteRules)
         }
+    }
+
+    /// `objects` that memory may read again (not deleted, keyed), by entity in entity order.
+    static func byEntity(_ objects: [DatabaseObject]) -> [(entity: Int, members: [DatabaseObject])] {
+        Dictionary(grouping: objects.filter { !$0.isDeleted && $0.objectKey != nil }, by: \.entityIndex)
+            .sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// The statement that reads the rows of `members`, objects of `entity`, by their keys.
+    func rowsStatement(of entity: Int, _ members: [DatabaseObject]) -> Statement {
+        let primaryKey = graph.tables[entity].primaryKey
+        return Statements.rows(of: layout.entities[entity], keys: members.map { member in primaryKey.map { member.values[$0] } })
+    }
+
+    /// `members`, objects of `entity`, take `result`, their rows read by key
+    /// (``rowsStatement(of:_:)``): the values of those found; those not found (and not
+    /// deleted in memory meanwhile) are marked deleted, their dependants following the
+    /// delete rules when `applyingDeleteRules`.
+    func take(_ result: PostgresResult, as members: [DatabaseObject], of entity: Int, applyingDeleteRules: Bool) throws {
+        let found = Set(try graph.materialize(entity: entity, result: result, rowsAreDistinct: false).map(ObjectIdentifier.init))
+        var dependants: [DatabaseObject] = []
+        for member in members where !found.contains(ObjectIdentifier(member)) {
+            graph.forget(member, applyingDeleteRules: applyingDeleteRules, settingDefaults: &dependants)
+        }
+        if !dependants.isEmpty { try rereadRows(dependants, applyingDeleteRules: true) }
     }
 
     /// The rows of `entity` whose primary keys are `keys` (in key order), in one query.

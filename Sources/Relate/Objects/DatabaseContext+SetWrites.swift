@@ -44,12 +44,19 @@ extension DatabaseContext {
         guard !assignments.isEmpty else { return 0 }
         graph.membershipsMayChange()
         let written = Set(assignments.map(\.column))
-        let returning = memoryMayHold(entity, writing: written)
-        let statement = try request.updateStatement(layout, setting: assignments, returning: returning)
+        let descendants = request.only ? [] : layout.descendants[entity] ?? []
+        // Descendants whose rows memory may hold or take into a loaded set (one without a key
+        // the parent's columns hold can have no object).
+        let heldDescendants = Set(descendants.filter { descendant in
+            memoryMayHold(descendant, writing: inheritedColumns(of: entity, in: descendant, written))
+                && (try? Self.keyColumns(of: layout.entities[descendant], in: layout.entities[entity])) != nil
+        })
+        let returning = memoryMayHold(entity, writing: written) || !heldDescendants.isEmpty
+        let statement = try request.updateStatement(layout, setting: assignments, returning: returning, marking: descendants)
         let result = try send(statement, entity: entity)
         let changed = result.affectedRows ?? 0
-        if returning { try applyUpdated(result, of: entity) }
-        if changed > 0 { graph.noteChange(of: entity) }
+        if returning { try applyUpdated(result, of: entity, descendants: descendants, reading: heldDescendants) }
+        if changed > 0 { for written in [entity] + descendants { graph.noteChange(of: written) } }
         return changed
     }
 
@@ -85,28 +92,42 @@ extension DatabaseContext {
             return objects.count
         }
         graph.membershipsMayChange()
-        let (dependants, heldDependants) = cascadeReach(of: entity)
-        let returning = !graph.registries[entity].isEmpty || heldDependants
-        let result: PostgresResult
+        let descendants = request.only ? [] : layout.descendants[entity] ?? []
+        let reach = cascadeReach(of: entity, descendants: descendants)
+        let returning = !graph.registries[entity].isEmpty || reach.heldOneLevelDown
+        // Objects further down than the rows the statement returns are read again in the
+        // same round trip, after the delete: only the database knows what its rules did there.
+        let below = Self.byEntity(reach.below.flatMap { graph.registries[$0].all })
+        let delete = try request.deleteStatement(layout, returning: returning, marking: descendants)
+        let results: [PostgresResult]
         do {
-            result = try send(try request.deleteStatement(layout, returning: returning), entity: entity)
+            results = below.isEmpty
+                ? [try send(delete, entity: entity)]
+                : try send([delete] + below.map { rowsStatement(of: $0.entity, $0.members) }, entity: entity)
         } catch let error as RelateError {
             throw RelateError.deleteDenied(error, entity: table.entity.name, detail: "rows where a condition holds") ?? error
         }
+        let result = results[0]
         let deleted = result.affectedRows ?? 0
         if returning {
+            let marker = result.columns.count - 1
             for row in 0..<result.count {
+                // A descendant's row: its object, if memory holds one, is among those read again.
+                if !descendants.isEmpty, try result[row].decode(Int.self, at: marker) != 0 { continue }
                 let values = try graph.storedValues(of: result[row], entity: entity)
                 if let object = graph.registered(entity: entity, indexes: table.primaryKey, values: table.primaryKey.map { values[$0] }) {
                     rowDeleted(object)
-                } else if heldDependants {
+                } else if reach.heldOneLevelDown {
                     // Memory holds rows that referred to it: an object made to be deleted
                     // takes them through the rules, as a delete by key does.
                     rowDeleted(try graph.materialize(entity: entity, row: result[row]))
                 }
             }
         }
-        if deleted > 0 { for reached in dependants { graph.noteChange(of: reached) } }
+        for ((entity, members), rows) in zip(below, results.dropFirst()) {
+            try take(rows, as: members, of: entity, applyingDeleteRules: true)
+        }
+        if deleted > 0 { for reached in reach.entities { graph.noteChange(of: reached) } }
         return deleted
     }
 
@@ -242,16 +263,33 @@ extension DatabaseContext {
     /// The updated rows as memory takes them: an object memory holds takes the columns that
     /// changed (one update effect); a row new to memory becomes an object only when it joins
     /// a loaded set (its foreign key now refers to a held object whose inverse is loaded).
-    private func applyUpdated(_ result: PostgresResult, of entity: Int) throws {
+    /// A row of one of `descendants` (the result's last column says which) is read again
+    /// from the descendant's table, whose columns the parent's are not all of, when it is
+    /// one of those `reading` (memory may hold what its rows become): one query per such
+    /// descendant.
+    private func applyUpdated(_ result: PostgresResult, of entity: Int, descendants: [Int] = [], reading: Set<Int> = []) throws {
         let table = graph.tables[entity]
+        var descendantKeys: [Int: [[StoredValue]]] = [:]
+        let marker = result.columns.count - 1
         for row in 0..<result.count {
             let values = try graph.storedValues(of: result[row], entity: entity)
+            if !descendants.isEmpty, case let which = try result[row].decode(Int.self, at: marker), which > 0 {
+                let descendant = descendants[which - 1]
+                if reading.contains(descendant) {
+                    let key = try Self.keyColumns(of: layout.entities[descendant], in: layout.entities[entity])
+                    descendantKeys[descendant, default: []].append(key.map { values[$0] })
+                }
+                continue
+            }
             if let object = graph.registered(entity: entity, indexes: table.primaryKey, values: table.primaryKey.map { values[$0] }) {
                 try applyStored(result[row], to: object)
             } else if joinsLoadedSet(values, of: entity) {
                 let object = try graph.materialize(entity: entity, row: result[row])
                 graph.didChange(object, from: nil)
             }
+        }
+        for (descendant, keys) in descendantKeys.sorted(by: { $0.key < $1.key }) {
+            try applyUpdated(try rows(of: descendant, keys: keys), of: descendant)
         }
     }
 
@@ -263,22 +301,43 @@ extension DatabaseContext {
         }
     }
 
-    /// The entities a delete of `entity`'s rows reaches through `ON DELETE` rules (itself
-    /// included), and whether memory holds an object of one it reaches directly or by
-    /// cascade: then the deleted rows are read back, to take those objects through the rules.
-    private func cascadeReach(of entity: Int) -> (entities: [Int], held: Bool) {
-        var reached = [entity]
-        var held = false
-        var queue = [entity]
-        while let current = queue.popLast() {
+    /// What a delete of `entity`'s rows (and of `descendants`', tables that inherit from it)
+    /// reaches through the foreign keys' `ON DELETE` rules:
+    /// - `entities`: every entity whose rows it may delete or change;
+    /// - `heldOneLevelDown`: memory holds objects of an entity that refers to `entity`: the
+    ///   deleted rows are read back, to take those objects through the rules as a delete of
+    ///   each row would;
+    /// - `below`: the entities whose objects only the database can tell about — those that
+    ///   refer to rows the database deletes by cascade (memory may hold none of those rows,
+    ///   and so cannot follow the rules through them), and the descendants themselves.
+    private func cascadeReach(of entity: Int, descendants: [Int]) -> (entities: [Int], heldOneLevelDown: Bool, below: [Int]) {
+        var reached = [entity] + descendants
+        var heldOneLevelDown = false
+        var below = Set(descendants)
+        var cascaded: Set<Int> = []
+        var queue = [(entity, statementRows: true)] + descendants.map { ($0, statementRows: false) }
+        while let (current, statementRows) = queue.popLast() {
             for (index, relationship) in graph.model.entities[current].relationships.enumerated() where relationship.foreignKeyIn == .to {
                 let target = graph.target(of: current, index)
-                if !graph.registries[target].isEmpty { held = true }
-                guard !reached.contains(target) else { continue }
-                reached.append(target)
-                if relationship.onDelete == .cascade || relationship.onDeleteVaries { queue.append(target) }
+                if statementRows {
+                    if !graph.registries[target].isEmpty { heldOneLevelDown = true }
+                } else {
+                    below.insert(target)
+                }
+                if !reached.contains(target) { reached.append(target) }
+                if relationship.onDelete == .cascade || relationship.onDeleteVaries, cascaded.insert(target).inserted {
+                    queue.append((target, statementRows: false))
+                }
             }
         }
-        return (reached, held)
+        return (reached, heldOneLevelDown, below.sorted())
+    }
+
+    /// The attribute indexes in `descendant`, a table that inherits from `entity`, of
+    /// `entity`'s `columns` (PostgreSQL's children have their parents' columns by name).
+    private func inheritedColumns(of entity: Int, in descendant: Int, _ columns: Set<Int>) -> Set<Int> {
+        let parent = graph.model.entities[entity].attributes
+        let child = graph.model.entities[descendant].attributes
+        return Set(columns.compactMap { column in child.firstIndex { $0.name == parent[column].name } })
     }
 }

@@ -11,11 +11,12 @@ enum SetValue {
 /// (``RequestSQL``), so a write by condition can say all a fetch can.
 extension FetchRequest {
     /// `UPDATE … SET … WHERE <condition>`, with `RETURNING` the entity's columns when
-    /// `returning` (memory holds what the rows may become).
+    /// `returning` (memory holds what the rows may become), and after them which of
+    /// `descendants` each row is (``Statements/descendantMarker(_:of:bind:)``).
     func updateStatement(
-        _ layout: ModelLayout, setting assignments: [(column: Int, value: SetValue)], returning: Bool
+        _ layout: ModelLayout, setting assignments: [(column: Int, value: SetValue)], returning: Bool, marking descendants: [Int]
     ) throws(RelateError) -> Statement {
-        try setWrite(layout, returning: returning) { builder, table, alias throws(RelateError) in
+        try setWrite(layout, returning: returning, marking: descendants) { builder, table, alias throws(RelateError) in
             var parts: [String] = []
             for (column, value) in assignments {
                 let sql: String
@@ -30,9 +31,10 @@ extension FetchRequest {
     }
 
     /// `DELETE FROM … WHERE <condition>`, with `RETURNING` the entity's columns when
-    /// `returning` (memory holds objects the delete reaches).
-    func deleteStatement(_ layout: ModelLayout, returning: Bool) throws(RelateError) -> Statement {
-        try setWrite(layout, returning: returning) { _, _, _ throws(RelateError) in (verb: "DELETE FROM", set: "", using: " USING ") }
+    /// `returning` (memory holds objects the delete reaches), and after them which of
+    /// `descendants` each row is.
+    func deleteStatement(_ layout: ModelLayout, returning: Bool, marking descendants: [Int]) throws(RelateError) -> Statement {
+        try setWrite(layout, returning: returning, marking: descendants) { _, _, _ throws(RelateError) in (verb: "DELETE FROM", set: "", using: " USING ") }
     }
 
     /// The statement both writes share. A condition without to-one joins is the statement's
@@ -40,18 +42,23 @@ extension FetchRequest {
     /// picks the rows by key in a subquery (an `UPDATE`'s `FROM` cannot `LEFT JOIN` the
     /// written table).
     private func setWrite(
-        _ layout: ModelLayout, returning: Bool,
+        _ layout: ModelLayout, returning: Bool, marking descendants: [Int],
         _ clause: (inout RequestSQL, EntityLayout, String) throws(RelateError) -> (verb: String, set: String, using: String)
     ) throws(RelateError) -> Statement {
         var (builder, entity, scope, condition) = try filtered(layout, descendants: .included)
         let table = layout.entities[entity]
         let only = only ? "ONLY " : ""
+        func returningList(_ alias: String) -> String {
+            let marker = descendants.isEmpty
+                ? "" : ", " + Statements.descendantMarker("\(alias).tableoid", of: descendants.map { layout.entities[$0] }) { builder.bind($0) }
+            return " RETURNING \(table.selectList(alias: alias))\(marker)"
+        }
         var sql: String
         if scope.joins.isEmpty {
             let (verb, set, _) = try clause(&builder, table, scope.alias)
             sql = "\(verb) \(only)\(table.table) \(scope.alias)\(set)"
             if let condition { sql += " WHERE \(condition)" }
-            if returning { sql += " RETURNING \(table.selectList(alias: scope.alias))" }
+            if returning { sql += returningList(scope.alias) }
         } else {
             let written = builder.newAlias()
             let picked = builder.newAlias()
@@ -61,7 +68,7 @@ extension FetchRequest {
             let filter = condition.map { " WHERE \($0)" } ?? ""
             let match = keys.map { "\(written).\($0) = \(picked).\($0)" }.joined(separator: " AND ")
             sql = "\(verb) \(only)\(table.table) \(written)\(set)\(using)(SELECT \(select) FROM \(builder.from(scope))\(filter)) \(picked) WHERE \(match)"
-            if returning { sql += " RETURNING \(table.selectList(alias: written))" }
+            if returning { sql += returningList(written) }
         }
         return builder.statement(sql)
     }
