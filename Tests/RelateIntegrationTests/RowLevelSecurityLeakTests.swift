@@ -222,7 +222,7 @@ import Testing
             for observer in observers {
                 let request = requests[observer.request].request
                 let read: @Sendable (DatabaseContext) throws -> [LiveRow] = { context in
-                    try context.fetch(request).map { LiveRow(primaryKey: $0.primaryKey, values: try $0.snapshot()) }
+                    try context.fetch(request).map(LiveRow.init)
                 }
                 let fresh: [LiveRow]
                 if let principal = observer.who.principal(roles) {

@@ -109,7 +109,7 @@ extension Database {
                 let statementResults = try results[group].get()
                 defer { context.reset(keepingSpares: true) }
                 return try context.graph.materialize(entity: entity, result: statementResults.last!, rowsAreDistinct: statement.rowsAreDistinct)
-                    .map { LiveRow(primaryKey: $0.primaryKey, values: try $0.snapshot()) }
+                    .map(LiveRow.init)
             }.mapError { relateError($0, entity: name) }
         }
         for index in alone {
@@ -117,7 +117,7 @@ extension Database {
             answers[index] = Result {
                 defer { context.reset(keepingSpares: true) }
                 return try context.transaction(options: Statements.opening(of: unit, learnsTransactionID: false, learnsCommitPosition: false)) {
-                    try context.fetch(reads[index].request).map { LiveRow(primaryKey: $0.primaryKey, values: try $0.snapshot()) }
+                    try context.fetch(reads[index].request).map(LiveRow.init)
                 }
             }.mapError { relateError($0) }
         }

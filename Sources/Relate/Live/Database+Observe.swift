@@ -4,6 +4,21 @@ public struct LiveRow: Sendable {
     public var primaryKey: [(any Sendable)?]
     /// The row's attributes by key; a NULL column is absent.
     public var values: [String: any Sendable]
+    /// The row's cells as the object layer stores them: what tells two answers apart
+    /// cheaply (comparing `values` would print each value to text).
+    var cells: [StoredValue]
+}
+
+extension LiveRow {
+    /// The row of `object`, as values that may leave its unit of work.
+    init(_ object: DatabaseObject) throws {
+        self.init(primaryKey: object.primaryKey, values: try object.snapshot(), cells: Array(object.values))
+    }
+
+    /// Whether `other` holds the same values, cell by cell.
+    func hasSameValues(as other: LiveRow) -> Bool {
+        cells.count == other.cells.count && zip(cells, other.cells).allSatisfy { $0.isSame(as: $1) }
+    }
 }
 
 /// A live query's answer at one moment, as ``Database/observe(_:)`` streams it.
@@ -84,7 +99,7 @@ extension Database {
     /// The rows of `request`, read on the primary as `principal` (`nil`: the pool's role), as values.
     func liveRows(_ request: FetchRequest, as principal: Principal? = nil) async throws -> [LiveRow] {
         try await run(UnitOfWork(.read, as: principal, replicas: .primaryOnly)) { context in
-            try context.fetch(request).map { LiveRow(primaryKey: $0.primaryKey, values: try $0.snapshot()) }
+            try context.fetch(request).map(LiveRow.init)
         }
     }
 

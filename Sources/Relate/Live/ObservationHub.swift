@@ -438,6 +438,6 @@ actor ObservationHub {
     /// Whether two answers hold the same values, row by row (a change of an attribute the
     /// order does not depend on moves no row, but is news all the same).
     private static func sameValues(_ old: [LiveRow], _ new: [LiveRow]) -> Bool {
-        old.count == new.count && zip(old, new).allSatisfy { "\($0.values.sorted { $0.key < $1.key })" == "\($1.values.sorted { $0.key < $1.key })" }
+        old.count == new.count && zip(old, new).allSatisfy { $0.hasSameValues(as: $1) }
     }
 }

@@ -6,7 +6,7 @@ import RelatePostgres
 /// copying or freeing a cell needs no value-witness call; arrays and the rare rest are boxed.
 /// 24 bytes a cell. Inlinable (with the object's typed read), so that a read knows its case.
 @usableFromInline
-enum StoredValue {
+enum StoredValue: Sendable {
     case null
     case integer(Int)
     case double(Double)
