@@ -51,10 +51,21 @@ extension Connection {
     ///   ``PostgresError/statementIndex``; none of the statements took effect then.
     @discardableResult
     public func pipeline(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
-        guard learnsTransactionIDNow, !statements.isEmpty else { return try send(statements, learning: false) }
-        var results = try send(statements + [Self.transactionIDStatement], learning: true)
-        learnTransactionID(from: results.removeLast())
-        return results
+        guard !statements.isEmpty else { return [] }
+        let opening = deferredOpening.map { [$0] } ?? []
+        let learning = learnsTransactionIDNow && !(statements.count == 1 && Self.isTransactionControl(statements[0].sql))
+        guard learning || !opening.isEmpty else { return try send(statements, learning: false) }
+        // The transaction's `BEGIN` and the question of its id ride along: no round trip more.
+        deferredOpening = nil
+        var results: [PostgresResult]
+        do {
+            results = try send(opening + statements + (learning ? [Self.transactionIDStatement] : []), learning: learning, opening: opening.count)
+        } catch var error as PostgresError {
+            error.statementIndex = error.statementIndex.flatMap { $0 >= opening.count ? $0 - opening.count : nil }
+            throw error
+        }
+        if learning { learnTransactionID(from: results.removeLast()) }
+        return Array(results.dropFirst(opening.count))
     }
 
     /// Whether the next statement should carry ``transactionIDStatement``.
@@ -76,8 +87,9 @@ extension Connection {
         try send(statements, learning: true)
     }
 
-    /// `pipeline`, the last statement untraced when `learning` (it is Relate's, not the caller's).
-    private func send(_ statements: [PostgresStatement], learning: Bool) throws -> [PostgresResult] {
+    /// `pipeline`, the last statement untraced when `learning` (it is Relate's, not the
+    /// caller's), the first `opening` ones a transaction's deferred `BEGIN`.
+    private func send(_ statements: [PostgresStatement], learning: Bool, opening: Int = 0) throws -> [PostgresResult] {
         if statements.isEmpty { return [] }
         let handle = try openHandle()
         var bound: [BoundParameters] = []
@@ -97,7 +109,7 @@ extension Connection {
             }
         }
         // The statement learning the transaction's id is Relate's own: untraced.
-        return try roundTrip(.pipeline, .many(statements.map(\.sql), bound), untraced: learning ? 1 : 0) {
+        return try roundTrip(.pipeline, .many(statements.map(\.sql), bound), untraced: learning ? 1 : 0, opening: opening) {
             guard PQenterPipelineMode(handle) == 1 else {
                 throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
             }

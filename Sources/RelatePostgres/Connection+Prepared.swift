@@ -37,8 +37,9 @@ extension Connection {
     public func queryPrepared(
         _ sql: String, _ parameters: [(any PostgresEncodable)?] = [], format: PostgresFormat = .text
     ) throws -> PostgresResult {
-        // A transaction learning its id sends a pipeline of its own (see `query`).
-        guard preparesStatements, !learnsTransactionIDNow else { return try query(sql, parameters, format: format) }
+        // A transaction learning its id, or yet to send its `BEGIN`, sends a pipeline of its
+        // own (see `query`).
+        guard preparesStatements, !learnsTransactionIDNow, deferredOpening == nil else { return try query(sql, parameters, format: format) }
         let handle = try openHandle()
         try Self.checkSQL(sql)
         let bound = try BoundParameters(parameters)

@@ -25,8 +25,8 @@ extension Connection {
     public func query(
         _ sql: String, _ parameters: [(any PostgresEncodable)?] = [], format: PostgresFormat = .text
     ) throws -> PostgresResult {
-        if learnsTransactionIDNow, !Self.isTransactionControl(sql) {
-            // The transaction's id rides along, in one pipeline: no round trip more.
+        if deferredOpening != nil || (learnsTransactionIDNow && !Self.isTransactionControl(sql)) {
+            // The transaction's `BEGIN` or id rides along, in one pipeline: no round trip more.
             do {
                 return try pipeline([PostgresStatement(sql, parameters, format: format)])[0]
             } catch var error as PostgresError {

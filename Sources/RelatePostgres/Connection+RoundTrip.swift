@@ -31,11 +31,15 @@ public struct RoundTrip: Sendable {
     /// transaction's id in the same pipeline, a `DEALLOCATE`): sent, but not what the
     /// caller asked for.
     public var addedStatements: Int
+    /// How many of the first ``statements`` open the transaction the others run in: the
+    /// `BEGIN` of a ``Connection/transaction(_:_:)``, sent with its first statement.
+    public var openingStatements = 0
 
-    /// The statements the caller asked for: ``statements`` without those the connection
-    /// added (all of them when it added every one).
+    /// The statements the caller asked for: ``statements`` without the `BEGIN` and those
+    /// the connection added (all of them when nothing else is left).
     public var requestedStatements: ArraySlice<String> {
-        addedStatements < statements.count ? statements.dropLast(addedStatements) : statements[...]
+        let asked = statements.dropFirst(openingStatements).dropLast(addedStatements)
+        return asked.isEmpty ? statements[...] : asked
     }
 }
 
@@ -104,10 +108,11 @@ extension Connection {
     /// logged (at ``queryLogLevel``, SQL only unless ``logsValuesForDebugging``), handed to
     /// ``trace``, counted in ``roundTrips``, timed for ``statementTimer`` and shown to the
     /// ``roundTripObserver``. The last `untraced` statements are Relate's own (a
-    /// transaction's id, a `DEALLOCATE`): counted and observed, not traced. Without a log
+    /// transaction's id, a `DEALLOCATE`): counted and observed, not traced; the first
+    /// `opening` ones open the transaction (``RoundTrip/openingStatements``). Without a log
     /// at that level, a trace, a timer or an observer, it costs a few comparisons.
     func roundTrip<Result>(
-        _ kind: RoundTrip.Kind, _ statements: SentStatements, untraced: Int = 0, timed: Bool = true,
+        _ kind: RoundTrip.Kind, _ statements: SentStatements, untraced: Int = 0, opening: Int = 0, timed: Bool = true,
         _ exchange: () throws -> Result
     ) rethrows -> Result {
         if logger.logLevel <= queryLogLevel { log(kind, statements) }
@@ -121,7 +126,9 @@ extension Connection {
         let started = timed ? statementTimer.map { _ in ContinuousClock.now } : nil
         defer { if let started { statementTimer?(ContinuousClock.now - started) } }
         guard let roundTripObserver else { return try exchange() }
-        return try roundTripObserver.observe(RoundTrip(kind: kind, statements: statements.sql, addedStatements: untraced), exchange)
+        var roundTrip = RoundTrip(kind: kind, statements: statements.sql, addedStatements: untraced)
+        roundTrip.openingStatements = opening
+        return try roundTripObserver.observe(roundTrip, exchange)
     }
 
     /// One line per round trip: the first statement's SQL (placeholders only), how many

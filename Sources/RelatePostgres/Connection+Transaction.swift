@@ -22,7 +22,10 @@ extension Connection {
     /// ```
     ///
     /// `options` say how an outermost transaction begins (`BEGIN READ ONLY`, settings made
-    /// in the same pipeline) and what it learns; a nested call ignores them.
+    /// in the same pipeline) and what it learns; a nested call ignores them. A lone `BEGIN`
+    /// is sent with the transaction's first statement, in its pipeline: a transaction of
+    /// one statement costs two round trips, its statement and `COMMIT`, and one that sends
+    /// nothing costs none.
     ///
     /// - Parameters:
     ///   - options: How the transaction opens and what it learns; `BEGIN` alone by default.
@@ -40,7 +43,13 @@ extension Connection {
         if depth == 0 {
             transactionID = nil
             unconfirmedCommit = nil
-            try open(options)
+            if options.opening.count <= 1 {
+                // Sent with the first statement. Opening statements beyond `BEGIN` (a
+                // principal's role) are sent first, so that the body never runs when one fails.
+                deferredOpening = options.opening.first ?? PostgresStatement("BEGIN")
+            } else {
+                try open(options)
+            }
         } else {
             try execute("SAVEPOINT \(savepoint)")
         }
@@ -51,6 +60,7 @@ extension Connection {
         defer {
             transactionDepth = outer
             transactionOptions = outerOptions
+            if depth == 0 { deferredOpening = nil }
         }
         let result: Result
         do {
@@ -59,6 +69,11 @@ extension Connection {
             rollBack(depth: depth, savepoint: savepoint)
             if depth == 0 { transactionID = nil }
             throw error
+        }
+        if depth == 0, deferredOpening != nil {
+            // Nothing was sent: nothing to commit.
+            lastCommitPosition = nil
+            return result
         }
         do {
             if depth == 0, options.learnsCommitPosition {
@@ -81,14 +96,10 @@ extension Connection {
         return result
     }
 
-    /// Sends the statements that begin an outermost transaction: `BEGIN` alone as a
-    /// statement, more in one pipeline. When one fails after `BEGIN` went through, the
-    /// transaction is rolled back before the error is thrown.
+    /// Sends the statements that begin an outermost transaction, more than `BEGIN`, in one
+    /// pipeline. When one fails after `BEGIN` went through, the transaction is rolled back
+    /// before the error is thrown.
     private func open(_ options: TransactionOptions) throws {
-        guard options.opening.count > 1 else {
-            try execute(options.opening.first?.sql ?? "BEGIN")
-            return
-        }
         do {
             try pipeline(options.opening)
         } catch {
@@ -97,13 +108,19 @@ extension Connection {
         }
     }
 
-    /// Whether a transaction is open on this connection, by libpq's account.
+    /// Whether a transaction is open on this connection: by libpq's account, or begun by
+    /// ``transaction(_:_:)`` and its `BEGIN` waiting for the first statement.
     public var isInTransaction: Bool {
         guard let handle else { return false }
-        return PQtransactionStatus(handle) != PQTRANS_IDLE
+        return deferredOpening != nil || PQtransactionStatus(handle) != PQTRANS_IDLE
     }
 
     private func rollBack(depth: Int, savepoint: String) {
+        if depth == 0, deferredOpening != nil {
+            // Nothing was sent: nothing to roll back.
+            deferredOpening = nil
+            return
+        }
         do {
             if depth == 0 {
                 try execute("ROLLBACK")

@@ -50,6 +50,10 @@ public final class Connection {
     /// The options of the outermost transaction ``transaction(_:_:)`` has open (what it
     /// learns); the defaults between transactions.
     var transactionOptions = TransactionOptions()
+    /// The outermost transaction's `BEGIN`, not sent yet: it goes in the pipeline of the
+    /// transaction's first statement (``pipeline(_:)``), which saves a write unit a round
+    /// trip; a transaction that sends nothing sends neither `BEGIN` nor `COMMIT`.
+    var deferredOpening: PostgresStatement?
     /// The id (`txid_current()`) of the transaction ``transaction(_:_:)`` has open, once a
     /// statement of it wrote and its ``TransactionOptions/learnsTransactionID`` is on; `nil` otherwise.
     public internal(set) var transactionID: Int?
@@ -347,6 +351,12 @@ public final class Connection {
             throw PostgresError(
                 kind: .connectionClosed,
                 message: "the connection to the server was lost (\(libpqMessage)); open a new Connection")
+        }
+        // What cannot carry a deferred `BEGIN` in its own pipeline (a copy, a script, a
+        // statement sent ahead, the raw handle) finds the transaction begun.
+        if let opening = deferredOpening {
+            deferredOpening = nil
+            try execute(opening.sql)
         }
         return handle
     }

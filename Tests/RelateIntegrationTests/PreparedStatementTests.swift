@@ -71,7 +71,11 @@ import Testing
         #expect(try inside.queryPrepared(sql, [1])[0].decode(Int.self, at: 0) == 2)
         try inside.execute("DEALLOCATE ALL")
         let error = #expect(throws: PostgresError.self) {
-            try inside.transaction { _ = try inside.queryPrepared(sql, [5]) }
+            try inside.transaction {
+                // Not the first statement: that one carries the transaction's BEGIN, unprepared.
+                try inside.execute("SELECT 1")
+                _ = try inside.queryPrepared(sql, [5])
+            }
         }
         #expect(error?.sqlState == .invalidSQLStatementName)
         #expect(error?.message.contains("preparesStatements") == true)
@@ -103,7 +107,10 @@ import Testing
             // Inside a transaction the refusal aborted it: thrown, and prepared afresh after.
             try connection.execute("ALTER TABLE thing ALTER COLUMN size TYPE int USING size::int")
             let error = #expect(throws: PostgresError.self) {
-                try connection.transaction { _ = try connection.queryPrepared(sql, [1], format: .binary) }
+                try connection.transaction {
+                    try connection.execute("SELECT 1")
+                    _ = try connection.queryPrepared(sql, [1], format: .binary)
+                }
             }
             #expect(error?.sqlState == .featureNotSupported)
             #expect(try connection.queryPrepared(sql, [1], format: .binary)[0].decode(Int.self, at: 1) == 7)

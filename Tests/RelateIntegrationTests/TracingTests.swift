@@ -83,8 +83,10 @@ import Tracing
             #expect(insert.status?.code == .error)
             let unit = try #require(spans.first { $0.operationName == "relate.write" })
             #expect(unit.errors.count == 1 && unit.status?.code == .error)
-            // BEGIN, the insert, ROLLBACK: each a span of the unit.
-            #expect(spans.filter { $0.parentSpanID == unit.spanID }.count >= 3)
+            // BEGIN with the insert (one round trip, named after the insert, the BEGIN in its
+            // query text), then ROLLBACK: each round trip a span of the unit.
+            #expect(spans.filter { $0.parentSpanID == unit.spanID }.count == 2)
+            #expect(Self.string(insert, "db.query.text")?.hasPrefix("BEGIN; INSERT") == true)
         }
     }
 
