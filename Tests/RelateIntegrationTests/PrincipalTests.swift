@@ -29,15 +29,15 @@ import Testing
             """)
     }
 
-    /// The opening pipeline: `BEGIN READ ONLY` for a read, the role then the settings by
-    /// name, every name and value bound.
+    /// The opening pipeline: `BEGIN READ ONLY` for a read, then one statement setting the
+    /// role then the settings by name, every name and value bound.
     @Test func theOpeningStatementsBindEveryNameAndValue() {
         let principal = Principal(role: "tenant \"x\"", settings: ["app.user": "u'1", "app.tenant": "42"])
         let read = Statements.opening(of: UnitOfWork(.read, as: principal), learnsTransactionID: false, learnsCommitPosition: false)
         #expect(read.opening.map(\.sql) == [
-            "BEGIN READ ONLY", "SELECT set_config('role', $1, true)", "SELECT set_config($1, $2, true)", "SELECT set_config($1, $2, true)",
+            "BEGIN READ ONLY", "SELECT set_config('role', $1, true), set_config($2, $3, true), set_config($4, $5, true)",
         ])
-        #expect(read.opening.map { $0.parameters.map { "\($0!)" } } == [[], ["tenant \"x\""], ["app.tenant", "42"], ["app.user", "u'1"]])
+        #expect(read.opening.map { $0.parameters.map { "\($0!)" } } == [[], ["tenant \"x\"", "app.tenant", "42", "app.user", "u'1"]])
         let write = Statements.opening(of: UnitOfWork(.write, as: Principal(settings: ["app.tenant": "1"])), learnsTransactionID: true, learnsCommitPosition: false)
         #expect(write.opening.map(\.sql) == ["BEGIN", "SELECT set_config($1, $2, true)"])
         #expect(write.learnsTransactionID)

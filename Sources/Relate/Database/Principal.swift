@@ -6,9 +6,9 @@
 /// let count = try await database.read(as: tenant) { try $0.fetch("document").count }
 /// ```
 ///
-/// A unit run as a principal is one transaction, begun in the same pipeline as
-/// `set_config('role', $1, true)` and `set_config($n, $m, true)` for each setting (names
-/// and values bound, never spliced), so the role and the settings end with it: the
+/// A unit run as a principal is one transaction, begun in the same pipeline as one
+/// `SELECT set_config('role', $1, true), set_config($2, $3, true), …` for the role and each
+/// setting (names and values bound, never spliced), so the role and the settings end with it: the
 /// connection goes back to the pool as the login role with no setting. Two principals
 /// are equal when their roles and settings are (the settings' order does not matter): live
 /// queries of equal principals share their reads (see <doc:RowLevelSecurity>).
