@@ -7,12 +7,15 @@ public struct LiveRow: Sendable {
     /// The row's cells as the object layer stores them: what tells two answers apart
     /// cheaply (comparing `values` would print each value to text).
     var cells: [StoredValue]
+    /// The row's identity, as the identity map keys it (`nil` without a key): what tells
+    /// rows apart cheaply (hashing `primaryKey` would cast every value).
+    var identity: ObjectKey?
 }
 
 extension LiveRow {
     /// The row of `object`, as values that may leave its unit of work.
     init(_ object: DatabaseObject) throws {
-        self.init(primaryKey: object.primaryKey, values: try object.snapshot(), cells: Array(object.values))
+        self.init(primaryKey: object.primaryKey, values: try object.snapshot(), cells: Array(object.values), identity: object.objectKey)
     }
 
     /// Whether `other` holds the same values, cell by cell.

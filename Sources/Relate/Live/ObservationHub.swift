@@ -424,13 +424,14 @@ actor ObservationHub {
         security = nil
     }
 
-    /// Rows told apart by primary key (by position where there is none).
+    /// Rows told apart by primary key (by position where there is none). The same rows in
+    /// the same order, the common answer to a change of a value, take no diff at all.
     static func difference(from old: [LiveRow], to new: [LiveRow]) -> LiveResults.Difference {
+        if old.count == new.count, zip(old, new).allSatisfy({ $0.identity != nil && $0.identity == $1.identity }) {
+            return LiveResults.Difference()
+        }
         func identities(_ rows: [LiveRow]) -> [(identity: AnyHashable, primaryKey: [(any Sendable)?])] {
-            rows.enumerated().map { offset, row in
-                let key = row.primaryKey.map { $0 as? AnyHashable }
-                return (row.primaryKey.isEmpty ? AnyHashable(offset) : AnyHashable(key), row.primaryKey)
-            }
+            rows.enumerated().map { offset, row in (row.identity.map(AnyHashable.init) ?? AnyHashable(offset), row.primaryKey) }
         }
         return LiveResults.Difference(from: identities(old), to: identities(new))
     }

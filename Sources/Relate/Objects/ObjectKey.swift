@@ -3,7 +3,10 @@ import RelatePostgres
 
 /// A row's identity within an entity: its primary key values (or, to find the target of a
 /// foreign key, the values of the columns it refers to).
-enum ObjectKey: Hashable {
+///
+/// `@unchecked Sendable`: each `AnyHashable` of `values` wraps a ``StoredValue``'s value,
+/// which is `any Sendable`; `AnyHashable` itself cannot say so.
+enum ObjectKey: Hashable, @unchecked Sendable {
     case integer(Int)
     case integerPair(Int, Int)
     case values([AnyHashable])
