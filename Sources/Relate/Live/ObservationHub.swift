@@ -344,6 +344,10 @@ actor ObservationHub {
                 for continuation in group.subscribers.values { continuation.yield(snapshot) }
             case .failure(let error as RelateError) where error.postgresError.map({ [.connectionClosed, .connectionFailed].contains($0.kind) }) ?? false:
                 unreachable.insert(key)
+            case .failure(is CancellationError):
+                // This job was cancelled: the database is closing, and the end of the feed
+                // finishes the streams (without an error).
+                continue
             case .failure(let error):
                 for continuation in groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
                 groups[key] = nil
