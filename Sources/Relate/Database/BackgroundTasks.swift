@@ -47,17 +47,24 @@ final class BackgroundTasks: Sendable {
             await work()
             state.withLock { $0.live -= 1 }
         }
-        let group = state.withLock { state -> AsyncStream<Work>.Continuation?? in
-            guard !state.isClosed else { return .none }
+        // Under the lock, so that a job is either in the group or on its own before
+        // ``close()`` ends the group or collects the jobs on their own to cancel.
+        return state.withLock { state in
+            guard !state.isClosed else { return false }
             state.live += 1
-            return .some(state.group)
+            // The group may have stopped taking jobs (its task was cancelled): then the job
+            // runs on its own, and the shutdown under way cancels and awaits it.
+            if let group = state.group, case .enqueued = group.yield(counted) { return true }
+            state.next += 1
+            let id = state.next
+            // Detached: a job takes neither the caller's executor preference (a unit's task
+            // prefers the pool's threads) nor its task-local values (a unit's span).
+            state.detached[id] = Task.detached { [self] in
+                await counted()
+                _ = self.state.withLock { $0.detached.removeValue(forKey: id) }
+            }
+            return true
         }
-        guard let group else { return false }
-        // The group may have stopped taking jobs (its task was cancelled) just now: then the
-        // job runs on its own, and the shutdown under way cancels and awaits it (``close()``).
-        if let group, case .enqueued = group.yield(counted) { return true }
-        startDetached(counted)
-        return true
     }
 
     /// Starts `work` as ``start(_:)`` does, with a signal that cancels it alone (a feed
@@ -76,19 +83,6 @@ final class BackgroundTasks: Sendable {
             }
         }
         return started ? cancel : nil
-    }
-
-    private func startDetached(_ work: @escaping Work) {
-        state.withLock { state in
-            state.next += 1
-            let id = state.next
-            // Detached: a job takes neither the caller's executor preference (a unit's task
-            // prefers the pool's threads) nor its task-local values (a unit's span).
-            state.detached[id] = Task.detached { [self] in
-                await work()
-                _ = self.state.withLock { $0.detached.removeValue(forKey: id) }
-            }
-        }
     }
 
     /// Runs `body` (the service's life: waiting for the shutdown, then shutting down) as a
