@@ -159,8 +159,8 @@ final class ConnectionPool: Sendable {
     }
 
     /// Takes the task `id` out of line after `timeout`, if it is still there, with an error
-    /// that says how busy the pool was. A background job: cancelled when the database shuts
-    /// down or closes, as the pool does, which then answers the task itself.
+    /// that says how busy the pool was. A background job: when the database shuts down or
+    /// closes, it is cancelled, and the pool's closing answers the task instead.
     private func expire(_ id: Int, after timeout: Duration) {
         background.start { [weak self] in
             try? await Task.sleep(for: timeout)
