@@ -159,7 +159,7 @@ import Testing
     /// Blocking work asked for from a thread that is not the pool's (a task that lost its
     /// preference) still runs on one of the pool's threads, as a job there.
     @Test func workFromElsewhereIsHandedToAPoolThread() async throws {
-        let pool = ConnectionPool(conninfo: try TestDatabase.url(), defaults: [:], maxConnections: 1, logger: Logger(label: "test")) { _ in }
+        let pool = ConnectionPool(conninfo: try TestDatabase.url(), defaults: [:], maxConnections: 1, logger: Logger(label: "test"), background: BackgroundTasks()) { _ in }
         defer { pool.close() }
         #expect(!pool.executor.isCurrentThread)
         #expect(try await pool.onPoolThread { pool.executor.isCurrentThread })

@@ -13,14 +13,14 @@ import Testing
 @Suite struct ServiceLifecycleTests {
     /// `url` with an `application_name` of its own, so that `pg_stat_activity` tells this
     /// test's connections (the feed's copy it) from every other.
-    private static func tagged(_ url: String) -> (url: String, name: String) {
+    static func tagged(_ url: String) -> (url: String, name: String) {
         let name = "relate_" + UUID().uuidString.prefix(8).lowercased()
         if url.contains("://") { return (url + (url.contains("?") ? "&" : "?") + "application_name=\(name)", name) }
         return (url + " application_name=\(name)", name)
     }
 
     /// How many connections named `name` the server has (asked on a connection of its own).
-    private static func connections(named name: String) throws -> Int {
+    static func connections(named name: String) throws -> Int {
         let admin = try TestDatabase.connect()
         return try admin.query("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", [name])[0].decode(Int.self, at: 0)
     }

@@ -3,7 +3,7 @@ import Synchronization
 
 /// The change feeds a ``Database`` runs (each ``Database/changes(using:)`` stream, the live
 /// queries' one among them): what ``Database/status`` reports of them, and how a shutdown
-/// stops them all and waits until their connections are closed.
+/// stops them all (it waits for their threads through `Database.background`).
 final class ChangeFeedRegistry: Sendable {
     /// One feed: its state, and the flag that stops its thread.
     final class Entry: Sendable {
@@ -58,9 +58,6 @@ final class ChangeFeedRegistry: Sendable {
         }
         for entry in entries { entry.stop() }
     }
-
-    /// Whether no feed runs.
-    var isEmpty: Bool { state.withLock { $0.entries.isEmpty } }
 
     /// The feeds' states, oldest first.
     var statuses: [DatabaseStatus.ChangeFeed] {

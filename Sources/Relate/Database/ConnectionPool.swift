@@ -61,9 +61,12 @@ final class ConnectionPool: Sendable {
 
     /// Whether ``close()`` shuts ``executor`` down (a replica's pool shares the primary's).
     private let ownsExecutor: Bool
+    /// Where the housekeeping loop and the checkout timers run: the database's background
+    /// work, which its shutdown (or ``Database/close()``) cancels and awaits.
+    private let background: BackgroundTasks
 
     init(
-        conninfo: String, defaults: [String: String], maxConnections: Int, logger: Logger,
+        conninfo: String, defaults: [String: String], maxConnections: Int, logger: Logger, background: BackgroundTasks,
         executor: PoolExecutor? = nil, extraThreads: Int = 0, options: PoolOptions = PoolOptions(),
         setUp: @escaping @Sendable (Connection) throws -> Void
     ) {
@@ -73,6 +76,7 @@ final class ConnectionPool: Sendable {
         self.maxConnections = maxConnections
         self.logger = logger
         self.setUp = setUp
+        self.background = background
         state = Locked(State(machine: PoolStateMachine(
             maxConnections: maxConnections, minIdleConnections: options.minIdleConnections, idleTimeout: options.idleTimeout)))
         // One thread per connection for what blocks (a unit holds its connection, an opening
@@ -155,11 +159,12 @@ final class ConnectionPool: Sendable {
     }
 
     /// Takes the task `id` out of line after `timeout`, if it is still there, with an error
-    /// that says how busy the pool was.
+    /// that says how busy the pool was. A background job: when the database shuts down or
+    /// closes, it is cancelled, and the pool's closing answers the task instead.
     private func expire(_ id: Int, after timeout: Duration) {
-        Task.detached { [weak self] in
+        background.start { [weak self] in
             try? await Task.sleep(for: timeout)
-            guard let self else { return }
+            guard !Task.isCancelled, let self else { return }
             let expired = state.withLock { state -> (CheckedContinuation<PooledConnection, any Error>, busy: Int, waiting: Int)? in
                 guard let (busy, waiting) = state.machine.expire(id), let continuation = state.continuations.removeValue(forKey: id)
                 else { return nil }
@@ -270,15 +275,15 @@ final class ConnectionPool: Sendable {
         report()
     }
 
-    /// A task that, until the pool closes, closes idle connections past `idleTimeout` and
-    /// opens connections ahead (again, after a failure) — a round every quarter of
-    /// `idleTimeout`, at most every second.
+    /// A background job that, until the pool closes or the job is cancelled (the database
+    /// shuts down), closes idle connections past `idleTimeout` and opens connections ahead
+    /// (again, after a failure) — a round every quarter of `idleTimeout`, at most every second.
     private func startHousekeeping() {
         let interval = min(options.idleTimeout.map { $0 / 4 } ?? .seconds(1), .seconds(1))
-        Task.detached { [weak self] in
-            while true {
+        background.start { [weak self] in
+            while !Task.isCancelled {
                 try? await Task.sleep(for: max(interval, .milliseconds(10)))
-                guard let self, !self.isClosed else { return }
+                guard !Task.isCancelled, let self, !self.isClosed else { return }
                 self.closeIdleConnections()
                 self.openAhead()
             }

@@ -32,21 +32,34 @@ extension Database {
     ///   ``ChangeTracking/Mechanism/logicalDecoding``; `nil` (the default) to take what the
     ///   database has enabled.
     /// - Returns: The committed transactions, each with its changes, as they commit.
-    /// A shutdown of the `Database` (``run()``) ends the stream without an error.
+    /// A shutdown of the `Database` (``run()``) or ``close()`` ends the stream without an error.
     ///
-    /// - Throws: A ``RelateError`` when no mechanism is enabled in the database or the feed's
-    ///   connection cannot be opened, or of kind ``RelateError/Kind-swift.struct/shuttingDown``
-    ///   during a shutdown; the stream throws when the feed fails later.
+    /// - Throws: A ``RelateError`` when no mechanism is enabled in the database, the feed's
+    ///   connection cannot be opened or the database was closed (``close()``), or of kind
+    ///   ``RelateError/Kind-swift.struct/shuttingDown`` during a shutdown; the stream throws
+    ///   when the feed fails later.
     public func changes(using mechanism: ChangeTracking.Mechanism? = nil) async throws -> AsyncThrowingStream<CommittedChanges, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: CommittedChanges.self)
         let (id, entry) = try changeFeeds.register()
         continuation.onTermination = { _ in entry.stop() }
         let (conninfo, layout, logger, feeds, tracer) = (self.conninfo, self.layout.withLock { $0 }, self.logger, self.changeFeeds, self.tracer)
+        // The feed blocks in libpq, so it runs on a thread of its own; a background job of
+        // the database waits for that thread to end (its connections closed), so that a
+        // shutdown awaits it, and stops the feed when cancelled.
+        let ended = BackgroundTasks.Signal()
+        guard background.start({ await withTaskCancellationHandler { await ended.wait() } onCancel: { entry.stop() } }) else {
+            feeds.remove(id)
+            throw ConnectionPool.closedError
+        }
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
                 // The feed and its connections are gone once `run` returns: only then is the
-                // feed forgotten, so that a shutdown waits for its connections to close.
-                defer { feeds.remove(id) }
+                // feed forgotten and its job ended, so that a shutdown waits for its
+                // connections to close.
+                defer {
+                    feeds.remove(id)
+                    ended.fire()
+                }
                 Self.run(
                     mechanism, conninfo: conninfo, layout: layout, logger: logger, tracer: tracer, entry: entry, started: started,
                     into: continuation)

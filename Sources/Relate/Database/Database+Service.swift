@@ -23,21 +23,29 @@ extension Database: Service {
     ///
     /// Cancelling the task that runs `run()` does the same without the grace period.
     ///
+    /// `run()` owns the database's background work: the pools' housekeeping and checkout
+    /// timers, the live queries' feed and security watch, the wait for each change feed's
+    /// thread run as child tasks of its task group, so that it returns only once every one
+    /// of them ended, and cancelling it cancels them.
+    ///
     /// - Throws: Nothing of its own; it returns when the shutdown is over.
     public func run() async throws {
-        do {
-            try await gracefulShutdown()
-        } catch {
-            // Cancelled: no grace.
-            await shutDown(grace: .zero)
-            return
+        await background.run { [self] in
+            do {
+                try await gracefulShutdown()
+            } catch {
+                // Cancelled: no grace.
+                await shutDown(grace: .zero)
+                return
+            }
+            await shutDown(grace: shutdownGracePeriod)
         }
-        await shutDown(grace: shutdownGracePeriod)
     }
 
     /// Refuses new units, ends the feeds and their streams, waits at most `grace` for the
     /// units under way (less when the task is cancelled meanwhile), cancels the rest, closes
-    /// the pools and waits until every connection is closed.
+    /// the pools, cancels and awaits the background work (which ends the change feeds once
+    /// their threads closed their connections), and waits until every connection is closed.
     func shutDown(grace: Duration) async {
         units.beginShutdown()
         await observation.shutDown()
@@ -49,17 +57,19 @@ extension Database: Service {
         units.cancelAll()
         replicaSet?.close(error: UnitsInFlight.cancelled)
         pool.close(error: UnitsInFlight.cancelled)
+        // Jobs in run()'s group are awaited by run() itself, once this returns.
+        await background.closeAndWait()
         await waitUntil(deadline: nil) {
-            units.count == 0 && changeFeeds.isEmpty && pool.isFullyClosed
-                && (replicaSet?.replicas.allSatisfy { $0.pool.isFullyClosed } ?? true)
+            units.count == 0 && pool.isFullyClosed && (replicaSet?.replicas.allSatisfy { $0.pool.isFullyClosed } ?? true)
         }
     }
 
     /// Polls `condition` every 10 ms until it holds, or until `deadline` passes or the
     /// task is cancelled; without a deadline, until it holds, cancelled or not (connections
-    /// must be closed before `run()` returns). Polled rather than signalled: what it waits
-    /// for ends on threads of the pool and of the feeds, and a few milliseconds do not
-    /// matter to a shutdown.
+    /// must be closed before `run()` returns). Polled rather than awaited: what it waits for
+    /// is not a task of the database's but happens on other threads — units run in their
+    /// callers' tasks on the pool's threads, connections close there as units give them
+    /// back — and a few milliseconds do not matter to a shutdown.
     private func waitUntil(deadline: ContinuousClock.Instant?, _ condition: () -> Bool) async {
         while !condition() {
             if let deadline {

@@ -37,6 +37,9 @@ public final class Database: Sendable {
     let units = UnitsInFlight()
     /// The change feeds running, which a shutdown stops.
     let changeFeeds = ChangeFeedRegistry()
+    /// The database's background work (pool housekeeping and timers, the live queries'
+    /// feed, the change feeds' ends): children of ``run()``'s task group while it runs.
+    let background: BackgroundTasks
     /// How long a graceful shutdown waits for running units (``Configuration/shutdownGracePeriod``).
     let shutdownGracePeriod: Duration
     /// Where units and statements are traced; `nil` when no tracer is set (nothing traced).
@@ -62,6 +65,8 @@ public final class Database: Sendable {
         let setUp = configuration.setUp
         let defaults = configuration.connectionDefaults
         let logger = configuration.logger
+        let background = BackgroundTasks()
+        self.background = background
         options = configuration.modelOptions
         conninfo = url
         self.logger = logger
@@ -75,7 +80,7 @@ public final class Database: Sendable {
         let primaryOptions = configuration.poolOptions(pool: "primary")
         let primarySetUp = Self.setUp(setUp, metrics: primaryOptions.metrics, tracer: tracer)
         let pool = ConnectionPool(
-            conninfo: url, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger,
+            conninfo: url, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger, background: background,
             extraThreads: configuration.maxConnections * replicaURLs.count, options: primaryOptions, setUp: primarySetUp)
         self.pool = pool
         replicaSet = replicaURLs.isEmpty ? nil : ReplicaSet(
@@ -85,7 +90,7 @@ public final class Database: Sendable {
                     index: index,
                     pool: ConnectionPool(
                         conninfo: replicaURL, defaults: defaults, maxConnections: configuration.maxConnections, logger: logger,
-                        executor: pool.executor, options: options,
+                        background: background, executor: pool.executor, options: options,
                         setUp: Self.setUp(setUp, metrics: options.metrics, tracer: tracer)))
             },
             wait: configuration.replicaWait, retry: configuration.replicaRetry, logger: logger)
@@ -144,6 +149,7 @@ public final class Database: Sendable {
     deinit {
         replicaSet?.close()
         pool.close()
+        background.close()
     }
 
     /// The model the contexts use.
@@ -391,9 +397,14 @@ public final class Database: Sendable {
     }
 
     /// Closes idle connections now and the others when their units end; later units throw.
+    /// Ends the background work too: the streams of ``observe(_:)`` and
+    /// ``changes(using:)`` finish, and the feeds close their connections.
+    ///
+    /// Called while ``run()`` runs, it ends `run()` as cancelling it would.
     public func close() {
         replicaSet?.close()
         pool.close()
+        background.close()
     }
 
     /// How many connections the pool holds open now (at most `maxConnections`), on the
@@ -469,6 +480,10 @@ public final class Database: Sendable {
     /// server between the unit's check and its statement (a busy machine may put seconds
     /// between them) is ignored: while the unit runs, it is sent again, every 200 ms, then
     /// every second.
+    ///
+    /// On a thread, not a job of ``background``: sending blocks (libpq connects to the
+    /// server), which no task of Swift's cooperative pool may, and the thread ends with the
+    /// unit, which a shutdown waits for.
     private static func cancelOnServer(_ cancel: CancelRequest, until unitEnded: UnitEnded) {
         cancel.sendInBackground()
         Thread.detachNewThread {

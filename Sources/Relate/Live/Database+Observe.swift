@@ -59,7 +59,7 @@ extension Database {
     /// snapshot: a slow consumer never holds the feed up, and skips to the newest answer
     /// (see ``LiveSnapshot/version``). It ends when the consumer stops iterating, and throws
     /// when the feed fails (a table's definition changed: reload the model) or the answer
-    /// cannot be read.
+    /// cannot be read. A shutdown (``run()``) or ``close()`` ends it without an error.
     ///
     /// - Parameter request: what to observe.
     /// - Returns: the stream; its first element is the answer now.

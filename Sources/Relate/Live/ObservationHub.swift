@@ -49,15 +49,20 @@ actor ObservationHub {
     private var touchedDuringFirstRead = Set<LiveGroupKey>()
     /// Row-level security as last read from the catalog; `nil` until the feed starts.
     private var security: SecurityState?
-    /// Asks the catalog whether policies changed, while the feed runs.
-    private var securityWatch: Task<Void, Never>?
+    /// Stops the job that asks the catalog whether policies changed, while the feed runs.
+    private var securityWatch: BackgroundTasks.Signal?
     /// How often policies, privileges and role memberships are checked.
     static let securityCheckInterval = Duration.seconds(1)
     private var isEvaluating = false
     private var nextSubscriber = 0
-    /// Reads the database's change feed; `nil` while nobody observes.
-    private var feed: Task<Void, Never>?
-    /// Opening the feed (asked once, however many subscribe meanwhile).
+    /// Stops the job that reads the database's change feed; `nil` while nobody observes.
+    private var feed: BackgroundTasks.Signal?
+    /// Which feed is the current one, so that the end of one stopped before does not end
+    /// the observers of the next.
+    private var feedNumber = 0
+    /// Opening the feed (asked once, however many subscribe meanwhile). A task of its own,
+    /// not a job of the database's: the subscribers that asked await it before they return,
+    /// so it never outlives them.
     private var opening: Task<AsyncThrowingStream<CommittedChanges, any Error>, any Error>?
 
     func subscribe(
@@ -98,8 +103,10 @@ actor ObservationHub {
         let id = nextSubscriber
         nextSubscriber += 1
         groups[key]!.subscribers[id] = continuation
+        // A job of the database's; once it shut down or closed, nothing is left to leave.
+        let background = database.background
         continuation.onTermination = { [weak self] _ in
-            Task { await self?.unsubscribe(id, from: key) }
+            background.start { [weak self] in await self?.unsubscribe(id, from: key) }
         }
         return stream
     }
@@ -112,9 +119,9 @@ actor ObservationHub {
             undecided.remove(key)
         }
         if groups.isEmpty {
-            feed?.cancel()
+            feed?.fire()
             feed = nil
-            securityWatch?.cancel()
+            securityWatch?.fire()
             securityWatch = nil
             security = nil
         }
@@ -134,15 +141,22 @@ actor ObservationHub {
         guard feed == nil else { return }
         if security == nil { security = try await database.securityState(after: nil) }
         guard feed == nil else { return }
-        feed = Task { [weak self] in
+        feedNumber += 1
+        let number = feedNumber
+        // A job of the database's, which its shutdown or `close()` ends (cancelled, it stops
+        // iterating, and the feed's thread stops with the stream).
+        let started = database.background.startCancellable { [weak self] in
             do {
                 for try await committed in changes {
                     await self?.committed(committed, on: database)
                 }
+                await self?.feedEnded(number, error: nil)
             } catch {
-                await self?.fail(error)
+                await self?.feedEnded(number, error: error is CancellationError ? nil : error)
             }
         }
+        guard let started else { throw ConnectionPool.closedError }
+        feed = started
     }
 
     /// What commits touched since the groups were last sorted.
@@ -210,7 +224,9 @@ actor ObservationHub {
     private func scheduleEvaluation(on database: Database) {
         guard !stale.isEmpty || !undecided.isEmpty || !committedSinceSorted.isEmpty, !isEvaluating else { return }
         isEvaluating = true
-        Task { await evaluate(on: database) }
+        // A job of the database's, so that a shutdown awaits the read under way; none
+        // starts once it shut down or closed.
+        if !database.background.start({ [self] in await evaluate(on: database) }) { isEvaluating = false }
     }
 
     private func evaluate(on database: Database) async {
@@ -229,9 +245,10 @@ actor ObservationHub {
         guard !unreachable.isEmpty else { return }
         // The server could not be reached (a failover under way): those answers are read
         // again a moment later, and their observers keep their streams.
-        Task {
+        database.background.start { [weak self, unreachable] in
             try? await Task.sleep(for: .milliseconds(500))
-            retry(unreachable, on: database)
+            guard !Task.isCancelled else { return }
+            await self?.retry(unreachable, on: database)
         }
     }
 
@@ -327,6 +344,10 @@ actor ObservationHub {
                 for continuation in group.subscribers.values { continuation.yield(snapshot) }
             case .failure(let error as RelateError) where error.postgresError.map({ [.connectionClosed, .connectionFailed].contains($0.kind) }) ?? false:
                 unreachable.insert(key)
+            case .failure(is CancellationError):
+                // This job was cancelled: the database is closing, and the end of the feed
+                // finishes the streams (without an error).
+                continue
             case .failure(let error):
                 for continuation in groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
                 groups[key] = nil
@@ -343,7 +364,7 @@ actor ObservationHub {
         let protected = security?.protected ?? []
         guard groups.contains(where: { $0.key.principal != nil || !$0.value.region.union($0.value.policyRegion).isDisjoint(with: protected) })
         else { return }
-        securityWatch = Task { [weak self] in
+        securityWatch = database.background.startCancellable { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: Self.securityCheckInterval)
                 guard !Task.isCancelled, let self else { return }
@@ -393,23 +414,19 @@ actor ObservationHub {
     /// The database is shutting down: every observer's stream ends, without an error, and
     /// the feed stops.
     func shutDown() {
-        for group in groups.values {
-            for continuation in group.subscribers.values { continuation.finish() }
-        }
-        groups = [:]
-        stale = []
-        undecided = []
-        changedKeys = [:]
-        committedSinceSorted = Committed()
-        feed?.cancel()
-        feed = nil
-        securityWatch?.cancel()
-        securityWatch = nil
-        security = nil
+        end(throwing: nil)
     }
 
-    /// The feed failed: every observer's stream ends with its error.
-    private func fail(_ error: any Error) {
+    /// Feed `number` ended: when it is the current one, every observer's stream ends, with
+    /// its error if it failed, without one if it was stopped (``Database/close()``).
+    private func feedEnded(_ number: Int, error: (any Error)?) {
+        guard number == feedNumber, feed != nil else { return }
+        end(throwing: error)
+    }
+
+    /// Ends every observer's stream (with `error`, if any) and stops the feed and the
+    /// security watch.
+    private func end(throwing error: (any Error)?) {
         for group in groups.values {
             for continuation in group.subscribers.values { continuation.finish(throwing: error) }
         }
@@ -418,8 +435,9 @@ actor ObservationHub {
         undecided = []
         changedKeys = [:]
         committedSinceSorted = Committed()
+        feed?.fire()
         feed = nil
-        securityWatch?.cancel()
+        securityWatch?.fire()
         securityWatch = nil
         security = nil
     }
