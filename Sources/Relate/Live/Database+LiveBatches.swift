@@ -6,11 +6,11 @@ struct LiveRead: Sendable {
     var principal: Principal?
 }
 
-/// One test of changed rows among many (``Database/requestsMet(of:entity:keys:as:)``): the
+/// One test of changed rows among many (``Database/requestsMet(_:)``): the tests of
 /// requests on `entity`'s own columns of one principal, and the keys (text forms) of the
 /// rows that changed.
 struct LiveDecision: Sendable {
-    var requests: [FetchRequest]
+    var tests: MatchTests
     var entity: Int
     var keys: [[String?]]
     var principal: Principal?
@@ -36,10 +36,10 @@ extension Database {
         }
     }
 
-    /// The indexes of each decision's requests that a changed row meets now
-    /// (``requestsMet(of:entity:keys:as:)`` for many principals), in one round trip on one
-    /// pooled connection of the primary: each decision as its principal, in a read-only
-    /// transaction of its own, failing alone.
+    /// The indexes of each decision's requests that a row of its entity whose key is one of
+    /// its keys meets now (rows deleted meanwhile meet none), in one round trip on one
+    /// pooled connection of the primary: each decision as its principal (the rows it may
+    /// see), in a read-only transaction of its own, failing alone.
     ///
     /// - Returns: Per decision, in order, the indexes met or the error deciding.
     /// - Throws: A ``RelateError`` when no decision could run (the connection was lost, a shutdown).
@@ -58,7 +58,7 @@ extension Database {
                             answers[index] = .success([])
                             continue
                         }
-                        let statement = try FetchRequest.matchStatement(decision.requests, entity: decision.entity, keys: stored, layout: layout)
+                        let statement = decision.tests.statement(keys: stored)
                         sent.append((index, groups.count))
                         groups += Statements.pipelined(statement, as: UnitOfWork(.read, as: decision.principal, replicas: .primaryOnly))
                     } catch {

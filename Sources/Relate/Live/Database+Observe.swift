@@ -106,20 +106,4 @@ extension Database {
         }
     }
 
-    /// The indexes of the `requests` (conditions on `entity`'s own columns) that a row of
-    /// `entity` whose key is one of `keys` (text forms) meets now: one statement, read on a
-    /// pooled connection of the primary as `principal` (the rows it may see). Rows deleted
-    /// meanwhile meet none.
-    func requestsMet(of requests: [FetchRequest], entity: Int, keys: [[String?]], as principal: Principal? = nil) async throws -> Set<Int> {
-        try await run(UnitOfWork(.read, as: principal, replicas: .primaryOnly)) { context in
-            let layout = context.layout.entities[entity]
-            let stored = keys.compactMap { layout.storedKey($0)?.first }
-            guard !stored.isEmpty else { return Set<Int>() }
-            let statement = try FetchRequest.matchStatement(requests, entity: entity, keys: stored, layout: context.layout)
-            let result = try context.send(statement, entity: entity)
-            return try context.read(entity: entity) {
-                Set(try result.map { row in try row.decode(Int.self, at: 0) })
-            }
-        }
-    }
 }

@@ -1,3 +1,5 @@
+import RelatePostgres
+
 /// The entities a request's answer depends on (its region): its own, every entity its
 /// condition and sort order reach through to-one joins, and for a test through a to-many
 /// (`any`, `all`, `none`) the members' entity and the helper table it goes through; for a
@@ -78,6 +80,12 @@ extension FetchRequest {
     static func matchStatement(
         _ requests: [FetchRequest], entity: Int, keys: [StoredValue], layout: ModelLayout
     ) throws(RelateError) -> Statement {
+        try matchTests(requests, entity: entity, layout: layout).statement(keys: keys)
+    }
+
+    /// ``matchStatement(_:entity:keys:layout:)`` without the keys: made once for a set of
+    /// groups and kept, since making the conditions' SQL is most of its cost.
+    static func matchTests(_ requests: [FetchRequest], entity: Int, layout: ModelLayout) throws(RelateError) -> MatchTests {
         var builder = RequestSQL(layout: layout)
         var scope = RequestSQL.Scope(entity: entity, alias: builder.newAlias())
         var tests: [String] = []
@@ -85,12 +93,32 @@ extension FetchRequest {
             let condition = try request.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
             tests.append("(\(index), \(condition ?? "TRUE"))")
         }
-        let layout = layout.entities[entity]
-        let key = layout.primaryKey[0]
-        let column = "\(scope.alias).\(layout.columns[key])"
-        let found = builder.keyCondition(column, type: layout.types[key], keys)
-        return builder.statement(
-            "SELECT DISTINCT m.i FROM \(builder.from(scope)) CROSS JOIN LATERAL (VALUES \(tests.joined(separator: ", "))) m(i, ok) "
-                + "WHERE \(found) AND m.ok")
+        let table = layout.entities[entity]
+        let key = table.primaryKey[0]
+        let head = builder.statement(
+            "SELECT DISTINCT m.i FROM \(builder.from(scope)) CROSS JOIN LATERAL (VALUES \(tests.joined(separator: ", "))) m(i, ok) WHERE ")
+        return MatchTests(head: head.sql, parameters: head.parameters, keyColumn: "\(scope.alias).\(table.columns[key])", keyType: table.types[key])
+    }
+}
+
+/// The tests of a set of live groups' conditions, without the changed rows' keys
+/// (``FetchRequest/matchTests(_:entity:layout:)``): each round binds the keys alone.
+///
+/// `@unchecked Sendable`: `parameters` are the values the conditions bound, values of the
+/// library's own encodable types, never mutated; `PostgresEncodable` cannot say so.
+struct MatchTests: @unchecked Sendable {
+    /// The statement up to its `WHERE`, placeholders for the conditions' values.
+    let head: String
+    let parameters: [(any PostgresEncodable)?]
+    /// The primary-key column the keys are of, and its type.
+    let keyColumn: String
+    let keyType: PostgresType
+
+    /// The statement for the rows whose keys are `keys`.
+    func statement(keys: [StoredValue]) -> Statement {
+        var sql = SQLBuilder(head, parameters: parameters)
+        let found = sql.keyCondition(keyColumn, type: keyType, keys)
+        sql += "\(found) AND m.ok"
+        return sql.statement
     }
 }

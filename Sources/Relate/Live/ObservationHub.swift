@@ -14,7 +14,10 @@
 /// row-level security. No value of the change feed ever reaches a subscriber: only what
 /// a read as the group's principal answered.
 actor ObservationHub {
-    private struct Group {
+    /// A class, not a struct: every round walks the groups, and a struct of sets, rows and
+    /// subscribers cost a retain of each on every copy (5 % of the hub's time under
+    /// `scripts/live-scaling`). Only the hub, on its actor, holds them.
+    private final class Group {
         let request: FetchRequest
         /// The entities whose changes can change the answer.
         let region: Set<Int>
@@ -24,14 +27,37 @@ actor ObservationHub {
         /// The entity whose changed rows alone decide whether the answer changed; `nil`
         /// when the request reads more (see ``FetchRequest/decidesFromChangedRows(in:)``).
         let decidingEntity: Int?
-        var rows: [LiveRow] = []
+        var rows: [LiveRow]
         /// The rows' keys, for a group with a deciding entity.
-        var keys: Set<ObjectKey> = []
+        var keys: Set<ObjectKey>
         var version = 0
         var subscribers: [Int: AsyncThrowingStream<LiveSnapshot, any Error>.Continuation] = [:]
+        /// Tells groups apart in ``ObservationHub/matchTests``' keys, and orders them.
+        let id: Int
+
+        init(id: Int, request: FetchRequest, region: Set<Int>, policyRegion: Set<Int>, decidingEntity: Int?, rows: [LiveRow], keys: Set<ObjectKey>) {
+            self.id = id
+            self.request = request
+            self.region = region
+            self.policyRegion = policyRegion
+            self.decidingEntity = decidingEntity
+            self.rows = rows
+            self.keys = keys
+        }
     }
 
     private var groups: [LiveGroupKey: Group] = [:]
+    private var nextGroupID = 0
+    /// The tests of the changed rows for each set of groups decided together (by entity and
+    /// the groups' ids, in order), made once: a round re-binds only the rows' keys. Made
+    /// with `matchLayout`; emptied when the layout changes, or when it grows past 10,000.
+    private var matchTests: [MatchKey: MatchTests] = [:]
+    private var matchLayout: ObjectIdentifier?
+
+    private struct MatchKey: Hashable {
+        var entity: Int
+        var groups: [Int]
+    }
     /// Groups whose region changed since they were last read.
     private var stale = Set<LiveGroupKey>()
     /// Groups whose entity's rows changed, to be read again if the changed rows say so.
@@ -87,8 +113,9 @@ actor ObservationHub {
             }
             firstReads[key] = nil
             if groups[key] == nil {
+                nextGroupID += 1
                 groups[key] = Group(
-                    request: request, region: region, policyRegion: security?.policyRegion(of: region) ?? [], decidingEntity: decidingEntity,
+                    id: nextGroupID, request: request, region: region, policyRegion: security?.policyRegion(of: region) ?? [], decidingEntity: decidingEntity,
                     rows: rows, keys: Self.keys(of: rows))
             }
             watchSecurity(on: database)
@@ -279,12 +306,33 @@ actor ObservationHub {
         // Each decision: its groups (at most 500, one statement) and their entity.
         var decisions: [LiveDecision] = []
         var decided: [(keys: [LiveGroupKey], entity: Int)] = []
+        if matchLayout != ObjectIdentifier(layout) || matchTests.count > 10_000 {
+            matchTests = [:]
+            matchLayout = ObjectIdentifier(layout)
+        }
         for (batch, waiting) in batches {
             let entity = batch.entity
             let texts = Array(keysByEntity[entity] ?? [])
-            for chunk in stride(from: 0, to: waiting.count, by: 500).map({ Array(waiting[$0..<min($0 + 500, waiting.count)]) }) {
-                decisions.append(LiveDecision(requests: chunk.compactMap { groups[$0]?.request }, entity: entity, keys: texts, principal: batch.principal))
-                decided.append((chunk, entity))
+            // In the groups' order, so that the same groups make the same tests every round.
+            let ordered = waiting.compactMap { key in groups[key].map { (key, $0) } }.sorted { $0.1.id < $1.1.id }
+            for start in stride(from: 0, to: ordered.count, by: 500) {
+                let chunk = ordered[start..<min(start + 500, ordered.count)]
+                let match = MatchKey(entity: entity, groups: chunk.map(\.1.id))
+                let tests: MatchTests
+                if let made = matchTests[match] {
+                    tests = made
+                } else {
+                    do {
+                        tests = try FetchRequest.matchTests(chunk.map(\.1.request), entity: entity, layout: layout)
+                    } catch {
+                        // Undecided: read them again, which reports its own error.
+                        stale.formUnion(chunk.map(\.0))
+                        continue
+                    }
+                    matchTests[match] = tests
+                }
+                decisions.append(LiveDecision(tests: tests, entity: entity, keys: texts, principal: batch.principal))
+                decided.append((chunk.map(\.0), entity))
             }
         }
         for start in stride(from: 0, to: decisions.count, by: Self.groupsPerRoundTrip) {
@@ -333,13 +381,12 @@ actor ObservationHub {
         for (key, answer) in zip(present, answers) {
             switch answer {
             case .success(let rows):
-                guard var group = groups[key] else { continue }
+                guard let group = groups[key] else { continue }
                 let difference = Self.difference(from: group.rows, to: rows)
                 guard !difference.isEmpty || !Self.sameValues(group.rows, rows) else { continue }
                 group.rows = rows
                 if group.decidingEntity != nil { group.keys = Self.keys(of: rows) }
                 group.version += 1
-                groups[key] = group
                 let snapshot = LiveSnapshot(rows: rows, difference: difference, version: group.version)
                 for continuation in group.subscribers.values { continuation.yield(snapshot) }
             case .failure(let error as RelateError) where error.postgresError.map({ [.connectionClosed, .connectionFailed].contains($0.kind) }) ?? false:
@@ -391,10 +438,9 @@ actor ObservationHub {
         let changed = now.changed(from: known)
         let everything = now.roles != known.roles
         for key in Array(groups.keys) {
-            guard var group = groups[key] else { continue }
+            guard let group = groups[key] else { continue }
             let before = group.region.union(group.policyRegion)
             group.policyRegion = now.policyRegion(of: group.region)
-            groups[key] = group
             if everything || !before.union(group.policyRegion).isDisjoint(with: changed) {
                 stale.insert(key)
                 undecided.remove(key)
