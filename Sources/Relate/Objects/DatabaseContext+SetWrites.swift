@@ -45,12 +45,12 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let written = Set(assignments.map(\.column))
         let descendants = request.only ? [] : layout.descendants[entity] ?? []
-        // Descendants whose rows memory may hold or take into a loaded set (one without a key
-        // the parent's columns hold can have no object).
-        let heldDescendants = Set(descendants.filter { descendant in
-            memoryMayHold(descendant, writing: inheritedColumns(of: entity, in: descendant, written))
-                && (try? Self.keyColumns(of: layout.entities[descendant], in: layout.entities[entity])) != nil
-        })
+        // Descendants whose rows memory may hold or take into a loaded set, with where their
+        // keys are among the parent's columns (one without such a key can have no object).
+        var heldDescendants: [Int: [Int]] = [:]
+        for descendant in descendants where memoryMayHold(descendant, writing: inheritedColumns(of: entity, in: descendant, written)) {
+            heldDescendants[descendant] = try? Self.keyColumns(of: layout.entities[descendant], in: layout.entities[entity])
+        }
         let returning = memoryMayHold(entity, writing: written) || !heldDescendants.isEmpty
         let statement = try request.updateStatement(layout, setting: assignments, returning: returning, marking: descendants)
         let result = try send(statement, entity: entity)
@@ -265,9 +265,9 @@ extension DatabaseContext {
     /// a loaded set (its foreign key now refers to a held object whose inverse is loaded).
     /// A row of one of `descendants` (the result's last column says which) is read again
     /// from the descendant's table, whose columns the parent's are not all of, when it is
-    /// one of those `reading` (memory may hold what its rows become): one query per such
-    /// descendant.
-    private func applyUpdated(_ result: PostgresResult, of entity: Int, descendants: [Int] = [], reading: Set<Int> = []) throws {
+    /// one of those `reading` (memory may hold what its rows become; with the parent's
+    /// indexes of its key's columns): one query per such descendant.
+    private func applyUpdated(_ result: PostgresResult, of entity: Int, descendants: [Int] = [], reading: [Int: [Int]] = [:]) throws {
         let table = graph.tables[entity]
         var descendantKeys: [Int: [[StoredValue]]] = [:]
         let marker = result.columns.count - 1
@@ -275,10 +275,7 @@ extension DatabaseContext {
             let values = try graph.storedValues(of: result[row], entity: entity)
             if !descendants.isEmpty, case let which = try result[row].decode(Int.self, at: marker), which > 0 {
                 let descendant = descendants[which - 1]
-                if reading.contains(descendant) {
-                    let key = try Self.keyColumns(of: layout.entities[descendant], in: layout.entities[entity])
-                    descendantKeys[descendant, default: []].append(key.map { values[$0] })
-                }
+                if let key = reading[descendant] { descendantKeys[descendant, default: []].append(key.map { values[$0] }) }
                 continue
             }
             if let object = graph.registered(entity: entity, indexes: table.primaryKey, values: table.primaryKey.map { values[$0] }) {
