@@ -30,7 +30,7 @@ extension DatabaseContext {
     /// does not mark yet, in one round trip: the locks, then the hint. A row another client
     /// marks stays theirs (the write is not refused: ``DatabaseObject/beginEditing()`` is
     /// the one that refuses).
-    func markEdits(of objects: [DatabaseObject]) {
+    func markEdits(of objects: ArraySlice<DatabaseObject>) {
         guard marksEdits, !autocommits else { return }
         var keys: [(ObjectIdentifier, EditMarkKey)] = []
         var seen = Set<ObjectIdentifier>()

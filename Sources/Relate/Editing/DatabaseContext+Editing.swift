@@ -26,7 +26,7 @@ extension DatabaseContext {
     }
 
     /// Whether ``undo()`` has a step to undo.
-    public var canUndo: Bool { !pending.done.isEmpty }
+    public var canUndo: Bool { !pending.steps.isEmpty }
 
     /// Whether ``redo()`` has a step to apply again.
     public var canRedo: Bool { !pending.undone.isEmpty }
@@ -42,11 +42,7 @@ extension DatabaseContext {
     /// ```
     public func rollback() {
         // Inside an undoGroup { }, the group's writes so far go too; the group goes on empty.
-        if let group = pending.group {
-            undo(group)
-            pending.group = PendingChanges.Step()
-        }
-        while let step = pending.done.popLast() { undo(step) }
+        undo(pending.journal[...])
         pending.clear()
         graph.pendingObjects = []
         releaseEditMarks()
@@ -66,9 +62,11 @@ extension DatabaseContext {
     ///   an ``undoGroup(_:)``.
     public func undo() throws {
         try requireEditing("undo()")
-        guard let step = pending.done.popLast() else { return }
-        undo(step)
-        pending.undone.append(step)
+        guard let ends = pending.steps.popLast() else { return }
+        let start = pending.lastStepEnds
+        undo(pending.journal[start.journal..<ends.journal])
+        pending.undone.append(Array(pending.effects[start.effects..<ends.effects]))
+        pending.truncate(to: start)
         recomputePendingObjects()
     }
 
@@ -78,11 +76,12 @@ extension DatabaseContext {
     ///   for a context that autocommits or inside an ``undoGroup(_:)``.
     public func redo() throws {
         try requireEditing("redo()")
-        guard let step = pending.undone.popLast() else { return }
+        guard let effects = pending.undone.popLast() else { return }
         graph.beginStep()
-        for effect in step.effects { graph.apply(effect) }
-        let (undo, touched) = graph.endStep()
-        pending.done.append(PendingChanges.Step(effects: step.effects, undo: undo, touched: touched))
+        for effect in effects { graph.apply(effect) }
+        graph.endStep(journal: &pending.journal, touched: &pending.touched)
+        pending.effects += effects
+        pending.steps.append(pending.ends)
         recomputePendingObjects()
     }
 
@@ -102,13 +101,10 @@ extension DatabaseContext {
     @discardableResult
     public func undoGroup<Result>(_ body: () throws -> Result) throws -> Result {
         pending.groupDepth += 1
-        if pending.groupDepth == 1 { pending.group = PendingChanges.Step() }
         defer {
             pending.groupDepth -= 1
-            if pending.groupDepth == 0, let group = pending.group {
-                pending.group = nil
-                if !group.effects.isEmpty { pending.done.append(group) }
-            }
+            // The group's writes, one step (none when they had no effect).
+            if pending.groupDepth == 0, pending.effects.count > pending.lastStepEnds.effects { pending.steps.append(pending.ends) }
         }
         return try body()
     }
@@ -131,32 +127,27 @@ extension DatabaseContext {
     /// several (a replace, a one-to-one that steals) is one step too, since steps do not
     /// nest. When `body` throws, what it applied is undone.
     func pendingStep<Result>(_ body: () throws -> Result) throws -> Result {
-        if graph.touchedInStep != nil { return try body() }
+        if graph.isInStep { return try body() }
+        let start = pending.ends
         graph.beginStep()
-        pending.current = []
         let result: Result
         do {
             result = try body()
         } catch {
-            let (undo, _) = graph.endStep()
-            pending.current = nil
-            for action in undo.reversed() { action() }
-            graph.noteChangeOfEverything()
+            graph.abandonStep()
+            pending.effects.removeSubrange(start.effects...)
             throw error
         }
-        let (undo, touched) = graph.endStep()
-        let step = PendingChanges.Step(effects: pending.current ?? [], undo: undo, touched: touched)
-        pending.current = nil
-        guard !step.effects.isEmpty else { return result }
-        pending.undone = []
-        for object in touched { graph.pendingObjects.insert(ObjectIdentifier(object)) }
-        if pending.groupDepth > 0 {
-            pending.group!.effects += step.effects
-            pending.group!.undo += step.undo
-            pending.group!.touched += step.touched
-        } else {
-            pending.done.append(step)
+        graph.endStep(journal: &pending.journal, touched: &pending.touched)
+        guard pending.effects.count > start.effects else {
+            pending.truncate(to: start)
+            return result
         }
+        pending.undone = []
+        let touched = pending.touched[start.touched...]
+        for object in touched { graph.pendingObjects.insert(ObjectIdentifier(object)) }
+        // Inside an undoGroup { }, the group's step ends with the group.
+        if pending.groupDepth == 0 { pending.steps.append(pending.ends) }
         markEdits(of: touched)
         return result
     }
@@ -164,7 +155,7 @@ extension DatabaseContext {
     /// Applies `effect` to memory within the step under way, and keeps it for `save()`.
     func applyEffect(_ effect: Effect) {
         graph.apply(effect)
-        pending.current?.append(effect)
+        if graph.isInStep { pending.effects.append(effect) }
     }
 
     /// An update of `object`'s `columns` to `values`, pending.
@@ -174,18 +165,14 @@ extension DatabaseContext {
         }
     }
 
-    private func undo(_ step: PendingChanges.Step) {
+    private func undo(_ entries: ArraySlice<JournalEntry>) {
         graph.membershipsMayChange()
-        for action in step.undo.reversed() { action() }
+        graph.undo(entries)
         graph.noteChangeOfEverything()
     }
 
     private func recomputePendingObjects() {
-        var objects = Set<ObjectIdentifier>()
-        for step in pending.done {
-            for object in step.touched { objects.insert(ObjectIdentifier(object)) }
-        }
-        graph.pendingObjects = objects
+        graph.pendingObjects = Set(pending.touched.map(ObjectIdentifier.init))
     }
 
     private func requireEditing(_ call: String) throws(RelateError) {
@@ -274,10 +261,8 @@ extension DatabaseContext {
             }
         }
         var seenDeleted = Set<ObjectIdentifier>()
-        for step in pending.done + (pending.group.map { [$0] } ?? []) {
-            for object in step.touched where object.isDeleted && !inserted.contains(ObjectIdentifier(object)) {
-                if seenDeleted.insert(ObjectIdentifier(object)).inserted { summary.deleted.append(object) }
-            }
+        for object in pending.touched where object.isDeleted && !inserted.contains(ObjectIdentifier(object)) {
+            if seenDeleted.insert(ObjectIdentifier(object)).inserted { summary.deleted.append(object) }
         }
         summary.inserted.removeAll { $0.isDeleted }
         summary.updated.removeAll { $0.isDeleted }

@@ -7,9 +7,7 @@ extension DatabaseContext {
     var pendingTouched: [DatabaseObject] {
         var seen = Set<ObjectIdentifier>()
         var objects: [DatabaseObject] = []
-        for step in pending.done + (pending.group.map { [$0] } ?? []) {
-            for object in step.touched where seen.insert(ObjectIdentifier(object)).inserted { objects.append(object) }
-        }
+        for object in pending.touched where seen.insert(ObjectIdentifier(object)).inserted { objects.append(object) }
         return objects
     }
 

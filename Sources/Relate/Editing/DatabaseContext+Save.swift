@@ -58,9 +58,7 @@ extension DatabaseContext {
         }
         graph.commitTransaction()
         // Deleted objects stayed in the identity map while pending; their rows are gone now.
-        for step in pending.done {
-            for object in step.touched where object.isDeleted { graph.unregister(object) }
-        }
+        for object in pending.touched where object.isDeleted { graph.unregister(object) }
         pending.clear()
         graph.noteChangeOfEverything()
         releaseEditMarks()

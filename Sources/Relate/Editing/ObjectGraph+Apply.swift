@@ -24,29 +24,34 @@ extension ObjectGraph {
             didChange(object, from: nil)
 
         case .update(let object, let columns, _, let to, _):
-            let old = Array(object.values)
-            var values = old
-            for (column, value) in zip(columns, to) { values[column] = value }
             touch(object)
+            let joinsOn = object.table.layout.joinsOn
             if columns.contains(where: object.table.primaryKey.contains) {
                 // Dependants in memory follow their ON UPDATE rules; what the database
                 // computes (SET DEFAULT) is read when the change is saved.
+                var values = Array(object.values)
+                for (column, value) in zip(columns, to) { values[column] = value }
                 var stale: [DatabaseObject] = []
                 var reloads: [(owner: DatabaseObject, relationship: Int)] = []
                 move(object, to: values, stale: &stale, reloads: &reloads)
-            } else {
-                object.refresh(values)
+            } else if columns.contains(where: { joinsOn[$0] }) {
+                let old = Array(object.values)
+                object.write(to, at: columns)
                 noteChange(of: object.entityIndex)
                 didChange(object, from: old)
+            } else {
+                // No relationship joins on these columns: no set or to-one can change.
+                object.write(to, at: columns)
+                noteChange(of: object.entityIndex)
             }
 
         case .delete(let object):
-            let first = touchedInStep?.count ?? 0
+            let first = touchedInStep.count
             var defaults: [DatabaseObject] = []
             forget(object, settingDefaults: &defaults)
             // Kept in the identity map, marked deleted, while the delete is pending: a fetch
             // that meets the row finds it deleted instead of making a new object for it.
-            for forgotten in touchedInStep?[first...] ?? [] where forgotten.isDeleted {
+            for forgotten in touchedInStep[first...] where forgotten.isDeleted {
                 guard let key = forgotten.objectKey else { continue }
                 let registry = registries[forgotten.entityIndex]
                 guard registry[key] == nil else { continue }
@@ -71,20 +76,28 @@ extension ObjectGraph {
     /// changes are collected (``touchedInStep``).
     func beginStep() {
         beginTransaction()
-        touchedInStep = []
+        isInStep = true
     }
 
-    /// The pending write ended: answers how to undo it, and the objects it changed.
-    func endStep() -> (undo: [() -> Void], touched: [DatabaseObject]) {
-        let undo = takeJournal()
-        let touched = touchedInStep ?? []
-        touchedInStep = nil
-        return (undo, touched)
+    /// The pending write ended: how to undo it and the objects it changed are appended to
+    /// `journal` and `touched` (the pending changes' own, see ``PendingChanges``).
+    func endStep(journal: inout [JournalEntry], touched: inout [DatabaseObject]) {
+        moveJournal(to: &journal)
+        touched.append(contentsOf: touchedInStep)
+        touchedInStep.removeAll(keepingCapacity: true)
+        isInStep = false
+    }
+
+    /// The pending write failed: what it changed in memory is undone.
+    func abandonStep() {
+        touchedInStep.removeAll(keepingCapacity: true)
+        isInStep = false
+        _ = rollBackTransaction()
     }
 
     /// Notes that a pending write changed `object` (its values, or its being deleted).
     func touch(_ object: DatabaseObject) {
-        guard touchedInStep != nil else { return }
-        touchedInStep!.append(object)
+        guard isInStep else { return }
+        touchedInStep.append(object)
     }
 }

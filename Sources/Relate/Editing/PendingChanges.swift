@@ -1,35 +1,46 @@
 /// The writes of a context that does not autocommit, kept as the undo stack keeps them:
 /// each write call is one step (its effects, and the journal that undoes them in memory);
-/// ``DatabaseContext/save()`` sends the steps done, in order.
+/// ``DatabaseContext/save()`` sends the effects of the steps done, in order.
+///
+/// The steps done share three flat lists, each step a stretch of them that ``steps`` ends:
+/// a `setValue` appends to arrays that grow by doubling, where an array of its own for
+/// each (three a step, made and freed) cost more than the write itself.
 final class PendingChanges {
-    /// One undo step: the effects of one write call (or of an ``DatabaseContext/undoGroup(_:)``).
-    struct Step {
-        var effects: [Effect] = []
-        /// Undoes the step in memory, run last to first.
-        var undo: [() -> Void] = []
-        /// The objects the step changed in memory (see ``ObjectGraph/pendingObjects``).
-        var touched: [DatabaseObject] = []
+    /// How far the lists of a step reach: where the next step's entries begin.
+    struct Ends: Equatable {
+        var effects = 0
+        var journal = 0
+        var touched = 0
     }
 
-    /// The steps done and not undone, oldest first: what `save()` sends.
-    var done: [Step] = []
-    /// The steps undone, the last undone last: what `redo()` applies again.
-    var undone: [Step] = []
-    /// The step an ``DatabaseContext/undoGroup(_:)`` under way collects, and how deep.
-    var group: Step?
+    /// The effects of the steps done and not undone, and of the ``DatabaseContext/undoGroup(_:)``
+    /// under way, oldest first: what `save()` sends.
+    var effects: [Effect] = []
+    /// What undoes them in memory, oldest first.
+    var journal: [JournalEntry] = []
+    /// The objects they changed in memory (see ``ObjectGraph/pendingObjects``); an object
+    /// may be listed more than once.
+    var touched: [DatabaseObject] = []
+    /// Where each step done ends, oldest first.
+    var steps: [Ends] = []
+    /// The effects of the steps undone, the last undone last: what `redo()` applies again.
+    var undone: [[Effect]] = []
+    /// How deep ``DatabaseContext/undoGroup(_:)``s are nested: inside one, a write's
+    /// entries join the group's step, which ends when the outermost group does.
     var groupDepth = 0
-    /// The effects of the write under way (see ``DatabaseContext/pendingStep(_:)``).
-    var current: [Effect]?
     /// The rows this context marks as being edited, by object (see ``DatabaseContext/marksEdits``).
     var marks: [ObjectIdentifier: EditMarkKey] = [:]
     /// The last ``PendingKey`` number given.
     var lastPendingKey = 0
 
     /// Whether any write is pending.
-    var hasChanges: Bool { done.contains { !$0.effects.isEmpty } || !(group?.effects.isEmpty ?? true) }
+    var hasChanges: Bool { !effects.isEmpty }
 
-    /// Every effect pending, oldest first.
-    var effects: [Effect] { done.flatMap(\.effects) + (group?.effects ?? []) }
+    /// Where the lists end now: where a new step begins.
+    var ends: Ends { Ends(effects: effects.count, journal: journal.count, touched: touched.count) }
+
+    /// Where the last step done ends: what an open group, or nothing, adds after it.
+    var lastStepEnds: Ends { steps.last ?? Ends() }
 
     /// A new pending key.
     func nextPendingKey() -> PendingKey {
@@ -37,9 +48,19 @@ final class PendingChanges {
         return PendingKey(number: lastPendingKey)
     }
 
+    /// Drops the entries after `ends` (a step with no effect, or one undone).
+    func truncate(to ends: Ends) {
+        effects.removeSubrange(ends.effects...)
+        journal.removeSubrange(ends.journal...)
+        touched.removeSubrange(ends.touched...)
+    }
+
     /// Forgets every step (after a save, or a roll-back that undid them).
     func clear() {
-        done = []
+        effects = []
+        journal = []
+        touched = []
+        steps = []
         undone = []
     }
 }

@@ -33,9 +33,13 @@ final class ObjectGraph {
     /// Objects first registered in each batch of the batched fetches under way, innermost
     /// last: after each batch those nobody else holds are let go (see `fetch(_:batchSize:_:)`).
     @exclusivity(unchecked) var registeredInBatch: [[DatabaseObject]] = []
-    /// Memory changes to undo if the enclosing transactions roll back, innermost last.
+    /// Memory changes to undo if the enclosing transactions roll back, oldest first, in
+    /// one array for all of them: `journalLevels` says where each open transaction's
+    /// begin, so that a commit costs nothing (its entries become the enclosing one's).
     /// Read for every object a fetch makes, never in overlapping accesses: unchecked.
-    @exclusivity(unchecked) private var undoLog: [[() -> Void]] = []
+    @exclusivity(unchecked) private var journal: [JournalEntry] = []
+    /// Where each open transaction's entries of ``journal`` begin, innermost last.
+    @exclusivity(unchecked) private var journalLevels: [Int] = []
     /// Objects first registered inside each open transaction, innermost last: after a
     /// roll-back their rows are read again, since the transaction may have been what made
     /// them (or made them as they are).
@@ -43,9 +47,12 @@ final class ObjectGraph {
     /// What memory learnt from the database inside each open transaction, innermost last,
     /// that undoing the transaction's memory changes would unlearn: see ``AfterRollback``.
     private var afterRollback: [[AfterRollback]] = []
-    /// The objects a pending write (of a context that does not autocommit) changed so far
-    /// in the step under way; `nil` outside one (see ``beginStep()``).
-    var touchedInStep: [DatabaseObject]?
+    /// Whether a pending write (of a context that does not autocommit) is under way (see
+    /// ``beginStep()``).
+    var isInStep = false
+    /// The objects the pending write under way changed so far; kept empty, with its
+    /// capacity, between steps.
+    var touchedInStep: [DatabaseObject] = []
     /// Every object pending writes changed and that `save()` or `rollback()` has not dealt
     /// with yet: a row read from the database does not overwrite its values, which hold
     /// what the context will write.
@@ -259,10 +266,17 @@ final class ObjectGraph {
             // Memory holds a pending write for it: that is what the context will save.
             for offset in base..<base + table.columns.count { storage.cells[offset] = .null }
         } else {
-            let old = Array(object.values)
-            object.refresh(values)
-            if !watchers.isEmpty, !zip(old, values).allSatisfy({ $0.isSame(as: $1) }) { noteChange(of: entity) }
-            didChange(object, from: old)
+            // Most rows read again hold what memory holds (a save's rows coming back, a
+            // refetch): those change nothing, and journal nothing.
+            if !zip(object.values, values).allSatisfy({ $0.isSame(as: $1) }) {
+                let old = Array(object.values)
+                object.refresh(values)
+                if !watchers.isEmpty { noteChange(of: entity) }
+                didChange(object, from: old)
+            } else {
+                // As a refresh does: a to-one found before is looked for again when next read.
+                object.loaded?.toOne.removeAll()
+            }
             // The row's cells served only to refresh the registered object: let go of them.
             for offset in base..<base + table.columns.count { storage.cells[offset] = .null }
         }
@@ -350,18 +364,18 @@ final class ObjectGraph {
 
     /// A transaction begins: memory changes from now on are journaled.
     func beginTransaction() {
-        undoLog.append([])
+        journalLevels.append(journal.count)
         registeredInTransaction.append([])
         afterRollback.append([])
     }
 
     /// The innermost transaction committed: what it journaled joins the enclosing one's.
     func commitTransaction() {
-        let log = undoLog.removeLast()
+        journalLevels.removeLast()
+        if journalLevels.isEmpty { journal.removeAll() }
         let registered = registeredInTransaction.removeLast()
         let learnt = afterRollback.removeLast()
-        if !undoLog.isEmpty {
-            undoLog[undoLog.count - 1] += log
+        if !registeredInTransaction.isEmpty {
             registeredInTransaction[registeredInTransaction.count - 1] += registered
             afterRollback[afterRollback.count - 1] += learnt
         }
@@ -372,17 +386,39 @@ final class ObjectGraph {
     /// learnt from the database there (see ``AfterRollback``).
     func rollBackTransaction() -> (registered: [DatabaseObject], learnt: [AfterRollback]) {
         membershipsMayChange()
-        for undo in undoLog.removeLast().reversed() { undo() }
+        undo(takeJournal())
         noteChangeOfEverything()
         return (registeredInTransaction.removeLast(), afterRollback.removeLast())
     }
 
-    /// Ends the innermost journal without undoing it or joining it to an enclosing one:
-    /// answers its undo closures (a pending write's step keeps them, see ``endStep()``).
-    func takeJournal() -> [() -> Void] {
+    /// Takes the innermost journal's entries out, oldest first.
+    private func takeJournal() -> [JournalEntry] {
+        let start = journalLevels.removeLast()
+        defer { journal.removeSubrange(start...) }
+        return Array(journal[start...])
+    }
+
+    /// Ends the innermost transaction without undoing it or joining it to an enclosing
+    /// one: its journal's entries are appended to `kept` (a pending write's steps, see
+    /// ``endStep(journal:touched:)``), without an array of their own.
+    func moveJournal(to kept: inout [JournalEntry]) {
+        let start = journalLevels.removeLast()
+        kept.append(contentsOf: journal[start...])
+        journal.removeSubrange(start...)
         registeredInTransaction.removeLast()
         afterRollback.removeLast()
-        return undoLog.removeLast()
+    }
+
+    /// Undoes `entries`, newest first. An undo journals nothing: what it changes back is
+    /// as it was before the entries were made.
+    func undo<Entries: BidirectionalCollection<JournalEntry>>(_ entries: Entries) {
+        for entry in entries.reversed() {
+            switch entry {
+            case .values(let object, let values): object.restore(values)
+            case .cells(let object, let columns, let values): object.write(values, at: columns, journaling: false)
+            case .action(let undo): undo()
+            }
+        }
     }
 
     /// After a roll-back: what was first seen in the rolled-back transaction stays first
@@ -408,12 +444,17 @@ final class ObjectGraph {
     }
 
     /// Whether a transaction is open, so that memory changes must be undoable.
-    var isRecordingUndo: Bool { !undoLog.isEmpty }
+    var isRecordingUndo: Bool { !journalLevels.isEmpty }
 
     /// Remembers how to undo a memory change, when a transaction is open.
     func recordUndo(_ undo: @escaping () -> Void) {
-        guard !undoLog.isEmpty else { return }
-        undoLog[undoLog.count - 1].append(undo)
+        record(.action(undo))
+    }
+
+    /// Remembers a journal entry, when a transaction is open.
+    func record(_ entry: JournalEntry) {
+        guard !journalLevels.isEmpty else { return }
+        journal.append(entry)
     }
 
     // MARK: - Loaded relationships
@@ -455,6 +496,18 @@ final class ObjectGraph {
         }
         hasCachedCounts = true
     }
+}
+
+/// How to undo one memory change. Values, not closures, for the common ones: an object's
+/// values change for every row a write or a save reads back, and a closure each (with the
+/// row it captured) cost an allocation more, made and freed.
+enum JournalEntry {
+    /// The object held these values, all of its attributes'.
+    case values(DatabaseObject, [StoredValue])
+    /// The object held `values` at these attribute indexes.
+    case cells(DatabaseObject, columns: [Int], values: [StoredValue])
+    /// Anything else: loaded sets and to-ones, the identity map, deleted marks.
+    case action(() -> Void)
 }
 
 /// What memory learnt from the database inside a transaction, read again if it rolls back.

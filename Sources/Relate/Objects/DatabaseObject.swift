@@ -340,12 +340,39 @@ public final class DatabaseObject {
         graph?.touch(self)
         replaceValues(old, with: newValues, telling: graph)
         loaded?.toOne.removeAll()
-        if let graph, graph.isRecordingUndo {
-            graph.recordUndo { [weak self, weak graph] in
-                guard let self else { return }
-                replaceValues(Array(values), with: old, telling: graph)
-                loaded?.toOne.removeAll()
-            }
+        graph?.record(.values(self, old))
+    }
+
+    /// Puts back the values ``refresh(_:)`` replaced (undoing it: nothing is journaled).
+    func restore(_ old: [StoredValue]) {
+        replaceValues(Array(values), with: old, telling: graph)
+        loaded?.toOne.removeAll()
+    }
+
+    /// The attributes at `columns` take `newValues`, the others stay: a write of a few
+    /// columns, which copies neither the row before nor after. `journaling`: the values
+    /// before are journaled, when a transaction or a pending write is open.
+    func write(_ newValues: [StoredValue], at columns: [Int], journaling: Bool = true) {
+        // Values read in place from a result cannot be written there.
+        if storage.isRaw { moveToOwnStorage() }
+        let graph = self.graph
+        let registry = graph?.registries[entityIndex]
+        // The row before only for the identity map's value indexes, when it has any.
+        let oldRow = registry?.indexesValues == true ? Array(values) : nil
+        let old = columns.map { storage.cells[base + $0] }
+        let write = {
+            for (column, value) in zip(columns, newValues) { self.storage.cells[self.base + column] = value }
+        }
+        if let observation = table.observation {
+            observation.change(attributes: zip(columns, zip(old, newValues)).filter { !$1.0.isSame(as: $1.1) }.map(\.0), of: self, write)
+        } else {
+            write()
+        }
+        if let oldRow { registry?.valuesChanged(of: self, from: oldRow) }
+        if loaded != nil, columns.contains(where: { table.layout.joinsOn[$0] }) { loaded?.toOne.removeAll() }
+        if journaling, let graph {
+            graph.touch(self)
+            graph.record(.cells(self, columns: columns, values: old))
         }
     }
 

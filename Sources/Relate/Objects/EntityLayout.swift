@@ -56,6 +56,10 @@ final class EntityLayout: Sendable {
     let selectByPrimaryKey: String
     /// The relationships whose foreign key this table holds, with the key's attribute indexes.
     let foreignKeys: [(relationship: Int, columns: [Int])]
+    /// By attribute index, whether a relationship joins on the attribute (a foreign key of
+    /// this table's, or a key another table's refers to): only a change of such an
+    /// attribute can move an object between sets or change a to-one.
+    let joinsOn: [Bool]
 
     /// `entityIndex` finds an entity of the model by schema and table.
     init(
@@ -87,6 +91,9 @@ final class EntityLayout: Sendable {
             relationship.from.columns.compactMap { name in attributes.firstIndex { $0.name == name } }
         }
         self.fromColumns = fromColumns
+        var joinsOn = [Bool](repeating: false, count: entity.attributes.count)
+        for column in fromColumns.joined() { joinsOn[column] = true }
+        self.joinsOn = joinsOn
         foreignKeys = entity.relationships.indices.compactMap { index in
             entity.relationships[index].foreignKeyIn == .from ? (index, fromColumns[index]) : nil
         }

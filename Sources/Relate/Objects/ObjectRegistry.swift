@@ -202,6 +202,10 @@ final class ObjectRegistry {
         return found
     }
 
+    /// Whether the registry keeps indexes of values other than the primary key, which
+    /// ``valuesChanged(of:from:)`` keeps up to date.
+    var indexesValues: Bool { !byColumns.isEmpty }
+
     /// `object`'s values changed from `old`: where the values an index knows it by changed,
     /// it is listed under its new ones too.
     func valuesChanged(of object: DatabaseObject, from old: [StoredValue]) {
