@@ -158,6 +158,29 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
         if Element.self == Int32.self { return Self.appendIntegers(unsafeBitCast(self, to: [Int32].self), into: &buffer) }
         if Element.self == Int.self, MemoryLayout<Int>.size == 8 { return Self.appendIntegers(unsafeBitCast(self, to: [Int].self), into: &buffer) }
         if Element.self == Int16.self { return Self.appendIntegers(unsafeBitCast(self, to: [Int16].self), into: &buffer) }
+        // Arrays made from objects' values (a save's keys and new values) may hold NULL:
+        // their common types written in place too. Through the protocol, each element cost
+        // a witness call and a dynamic cast: 1,100 instructions, three times a save's rows.
+        let hasNull: Bool
+        if Element.self == String?.self {
+            hasNull = try Self.appendStrings(unsafeBitCast(self, to: [String?].self), into: &buffer)
+        } else if Element.self == String.self {
+            hasNull = try Self.appendStrings(unsafeBitCast(self, to: [String].self), into: &buffer)
+        } else if Element.self == Int32?.self {
+            hasNull = Self.appendIntegers(unsafeBitCast(self, to: [Int32?].self), into: &buffer)
+        } else if Element.self == Int?.self, MemoryLayout<Int>.size == 8 {
+            hasNull = Self.appendIntegers(unsafeBitCast(self, to: [Int?].self), into: &buffer)
+        } else {
+            hasNull = try appendMembers(into: &buffer)
+        }
+        if hasNull {
+            buffer[flagsOffset + 3] = 1
+        }
+    }
+
+    /// Each member as its length (-1 for NULL) and its bytes, through ``PostgresArrayMember``;
+    /// answers whether one was NULL.
+    private func appendMembers(into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool {
         var hasNull = false
         for member in self {
             let lengthOffset = buffer.count
@@ -171,9 +194,50 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
                 buffer.replaceSubrange(lengthOffset..<lengthOffset + 4, with: bytes)
             }
         }
-        if hasNull {
-            buffer[flagsOffset + 3] = 1
+        return hasNull
+    }
+
+    /// Each of `values` as its length (-1 for `nil`) and its UTF-8 bytes, as
+    /// ``Swift/String/encode(into:)`` writes one; answers whether one was `nil`.
+    @inline(__always)
+    private static func appendStrings<Strings: Sequence>(_ values: Strings, into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool
+    where Strings.Element == String? {
+        var hasNull = false
+        for value in values {
+            guard let value else {
+                buffer.appendBigEndian(Int32(-1))
+                hasNull = true
+                continue
+            }
+            let bytes = value.utf8
+            guard !bytes.contains(0) else {
+                throw PostgresEncodingError("the string contains a NUL byte, which PostgreSQL text cannot store")
+            }
+            buffer.appendBigEndian(Int32(bytes.count))
+            buffer.append(contentsOf: bytes)
         }
+        return hasNull
+    }
+
+    private static func appendStrings(_ values: [String], into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool {
+        try appendStrings(values.lazy.map { Optional($0) }, into: &buffer)
+    }
+
+    /// Each of `values` as its length (the integer's width, -1 for `nil`) and its
+    /// big-endian bytes; answers whether one was `nil`.
+    @inline(__always)
+    private static func appendIntegers<Integer: FixedWidthInteger>(_ values: [Integer?], into buffer: inout [UInt8]) -> Bool {
+        var hasNull = false
+        for value in values {
+            guard let value else {
+                buffer.appendBigEndian(Int32(-1))
+                hasNull = true
+                continue
+            }
+            buffer.appendBigEndian(Int32(MemoryLayout<Integer>.size))
+            buffer.appendBigEndian(value)
+        }
+        return hasNull
     }
 
     /// Each of `values` as its length (the integer's width) and its big-endian bytes.
