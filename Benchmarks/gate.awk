@@ -128,6 +128,7 @@ END {
     paired("m2m EXISTS condition, 100k rows", "paired exists 100k", "exists", "Relate", 1.2)
     paired("prefetchCounts, 1,000 parents (1 query)", "paired prefetch counts 1000", "prefetch counts", "Relate", 1.2)
     paired("save() of 1,000 changed objects / raw UPDATE … unnest", "paired save 1000", "save", "Relate", 1.3)
+    paired("the 1,000 setValues and the save() / the same", "paired edit and save 1000", "edit and save", "Relate", 0)
     paired("5,000,000 rows walked as objects / single-row mode", "paired walk 5 million", "walk", "Relate", 1.3)
     separate("peak RSS walking 5,000,000 / 100,000 rows", "Memory (resident peak) (K)", "objects walk 5 million", "objects walk 100k", 2)
     paired("100 reads by key, database.read", "paired pool read 100", "pool read", "Relate", 1.3)

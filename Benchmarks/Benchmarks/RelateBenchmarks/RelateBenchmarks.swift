@@ -216,9 +216,12 @@ let benchmarks: @Sendable () -> Void = {
            side: { try $0.objects.attach() },
            raw: { try $0.raw.insertPairsUnnest(owner: ObjectFixture.ownerID, targets: $0.targetIDs) })
 
-    // save() of 1,000 changed objects (issue 36: ≤ 1.3× the same UPDATEs raw in one statement).
+    // save() of 1,000 changed objects (issue 36: ≤ 1.3× the same UPDATEs raw in one
+    // statement), the edits made before; and the edits measured with it.
     paired("paired save 1000", metric: "save", label: "Relate", iterations: 30,
-           setup: { try SaveState() }, side: { try $0.save() }, raw: { try $0.rawSave() })
+           setup: { try SaveState() }, prepare: { try $0.edit() }, side: { try $0.save() }, raw: { try $0.rawSave() })
+    paired("paired edit and save 1000", metric: "edit and save", label: "Relate", iterations: 30,
+           setup: { try SaveState() }, side: { try $0.editAndSave() }, raw: { try $0.rawSave() })
 
     // End to end, as a user writes it (issue 15, item 3): every side timed from the first
     // call to the last value read, in turns in one process. Relate: one context kept

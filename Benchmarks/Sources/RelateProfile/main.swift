@@ -43,7 +43,7 @@ let paired = CommandLine.arguments.contains("--paired")
 let tasks = [
     "objects-fetch", "objects-fetch-as-any", "objects-fetch-typed", "prefetch", "no-prefetch", "m2m-replace", "m2m-attach", "cascade-delete",
     "remove-all", "replace-children", "m2m-delete", "exists", "prefetch-counts", "walk", "by-key", "connection-by-key",
-    "pool-read", "pool-read-preferring", "pool-read-traced", "pool-empty", "update-by-key", "objects-fetch-observed", "save",
+    "pool-read", "pool-read-preferring", "pool-read-traced", "pool-empty", "update-by-key", "objects-fetch-observed", "save", "edit-save",
     "copy-100k", "copy-100k-by-position", "insert-100k", "update-10k", "delete-10k", "types-fetch", "types-fetch-typed",
 ]
 let relateOnly: Set = ["remove-all", "replace-children", "m2m-delete"]
@@ -141,9 +141,14 @@ func sides(of task: String) throws -> Sides {
         let once = KeyedFixture.fetchKeys
         return Sides(relate: { keep(try ObjectsByKey.rows(state.context, keys: once)) }, raw: { keep(try state.raw.rows(keys: once)) })
     case "save":
-        // 1,000 changed objects saved, against the same names in one raw UPDATE … unnest.
+        // 1,000 changed objects saved (the edits made before), against the same names in one
+        // raw UPDATE … unnest.
         let state = try SaveState()
-        return Sides(relate: { keep(try state.save()) }, raw: { keep(try state.rawSave()) })
+        return Sides(prepare: { try state.edit() }, relate: { keep(try state.save()) }, raw: { keep(try state.rawSave()) })
+    case "edit-save":
+        // The same, the 1,000 setValues measured too.
+        let state = try SaveState()
+        return Sides(relate: { keep(try state.editAndSave()) }, raw: { keep(try state.rawSave()) })
     case "update-by-key":
         // 100 updates of one attribute by primary key: Relate's by-key write against raw
         // libpq's UPDATE; each run writes new values (a stamp per run).

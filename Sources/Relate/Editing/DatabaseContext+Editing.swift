@@ -217,10 +217,14 @@ extension DatabaseContext {
     func pendingSummary() -> PendingSummary {
         var summary = PendingSummary()
         var inserted = Set<ObjectIdentifier>()
-        var seenUpdated = Set<ObjectIdentifier>()
-        func noteUpdated(_ object: DatabaseObject) {
-            let id = ObjectIdentifier(object)
-            if !inserted.contains(id), seenUpdated.insert(id).inserted { summary.updated.append(object) }
+        func isInserted(_ id: ObjectIdentifier) -> Bool { !inserted.isEmpty && inserted.contains(id) }
+        /// Notes an update of `object` (listed once, in order) and the values memory held
+        /// for `columns` before the first change of each: one lookup of the object a write,
+        /// which a save of 1,000 changed objects makes 1,000 times.
+        func noteUpdated(_ object: DatabaseObject, columns: [Int] = [], from: [StoredValue] = []) {
+            let count = summary.originals.count
+            Self.keepFirst(columns, from, in: &summary.originals[ObjectIdentifier(object), default: []])
+            if summary.originals.count > count { summary.updated.append(object) }
         }
         for effect in pending.effects {
             switch effect {
@@ -230,15 +234,10 @@ extension DatabaseContext {
                 summary.givenColumns[id, default: []] += columns
             case .update(let object, let columns, let from, _, let releasing):
                 let id = ObjectIdentifier(object)
-                if inserted.contains(id) {
+                if isInserted(id) {
                     summary.givenColumns[id, default: []] += columns
                 } else {
-                    noteUpdated(object)
-                    var originals = summary.originals[id] ?? []
-                    for (column, value) in zip(columns, from) where !originals.contains(where: { $0.column == column }) {
-                        originals.append((column, value))
-                    }
-                    summary.originals[id] = originals
+                    noteUpdated(object, columns: columns, from: from)
                 }
                 if releasing { summary.releasing[id] = columns }
             case .delete(let object):
@@ -256,16 +255,23 @@ extension DatabaseContext {
                     summary.pairs[key] = (owner, index, member, sign * times)
                     summary.pairOrder.append(key)
                 }
-                if !inserted.contains(ObjectIdentifier(owner)) { noteUpdated(owner) }
-                if !inserted.contains(ObjectIdentifier(member)) { noteUpdated(member) }
+                if !isInserted(ObjectIdentifier(owner)) { noteUpdated(owner) }
+                if !isInserted(ObjectIdentifier(member)) { noteUpdated(member) }
             }
         }
         var seenDeleted = Set<ObjectIdentifier>()
-        for object in pending.touched where object.isDeleted && !inserted.contains(ObjectIdentifier(object)) {
+        for object in pending.touched where object.isDeleted && !isInserted(ObjectIdentifier(object)) {
             if seenDeleted.insert(ObjectIdentifier(object)).inserted { summary.deleted.append(object) }
         }
         summary.inserted.removeAll { $0.isDeleted }
         summary.updated.removeAll { $0.isDeleted }
         return summary
+    }
+
+    /// Appends to `originals` each of `columns` it does not hold yet, with its value in `from`.
+    private static func keepFirst(_ columns: [Int], _ from: [StoredValue], in originals: inout [(column: Int, value: StoredValue)]) {
+        for (column, value) in zip(columns, from) where !originals.contains(where: { $0.column == column }) {
+            originals.append((column, value))
+        }
     }
 }

@@ -138,31 +138,47 @@ extension DatabaseContext {
 
         // Updates; one that takes a one-to-one's target comes after those that let go of it,
         // and after the database's other holders let go.
-        let updated = summary.updated.filter { summary.releasing[ObjectIdentifier($0)] == nil }
-            + summary.updated.filter { summary.releasing[ObjectIdentifier($0)] != nil }
+        let updated =
+            summary.releasing.isEmpty
+            ? summary.updated
+            : summary.updated.filter { summary.releasing[ObjectIdentifier($0)] == nil }
+                + summary.updated.filter { summary.releasing[ObjectIdentifier($0)] != nil }
         var batches: [UpdateShape: [Update]] = [:]
         var batchOrder: [UpdateShape] = []
+        // Rows most often come in runs of one shape (a form's field, a loop's column): the
+        // run under way is kept apart, and looked up by its shape only when another begins.
+        var run: (shape: UpdateShape, updates: [Update])?
+        func endRun() {
+            guard let (shape, updates) = run else { return }
+            if batches[shape] == nil { batchOrder.append(shape) }
+            batches[shape, default: []] += updates
+            run = nil
+        }
         for object in updated {
             let id = ObjectIdentifier(object)
             let layout = object.table.layout
-            let changed = (summary.originals[id] ?? []).filter { !object.values[$0.column].isSame(as: $0.value) }
-                .sorted { $0.column < $1.column }
+            var changed = (summary.originals[id] ?? []).filter { !object.values[$0.column].isSame(as: $0.value) }
             guard !changed.isEmpty else { continue }
+            if changed.count > 1 { changed.sort { $0.column < $1.column } }
             let key = object.table.primaryKey.map { column in changed.first { $0.column == column }?.value ?? object.values[column] }
             let update = Update(object: object, changed: changed, key: key)
-            if let columns = summary.releasing[id] {
+            if !summary.releasing.isEmpty, let columns = summary.releasing[id] {
                 let statement = Statements.nullify(
                     layout, columns: columns, matching: columns.map { object.values[$0].parameter }, exceptKey: key)
                 add(statement, .rowsOf(object.entityIndex), for: object)
             } else if !changed.contains(where: { object.table.primaryKey.contains($0.column) }) {
                 // Rows of one entity changed in the same columns go in one statement.
-                let shape = UpdateShape(entity: object.entityIndex, columns: changed.map(\.column))
-                if batches[shape] == nil { batchOrder.append(shape) }
-                batches[shape, default: []].append(update)
+                if let shape = run?.shape, shape.entity == object.entityIndex, shape.columns.elementsEqual(changed.lazy.map(\.column)) {
+                    run!.updates.append(update)
+                } else {
+                    endRun()
+                    run = (UpdateShape(entity: object.entityIndex, columns: changed.map(\.column)), [update])
+                }
                 continue
             }
             add(update.statement, .updates(entity: object.entityIndex, [update]), for: object)
         }
+        endRun()
         for shape in batchOrder {
             let updates = batches[shape]!
             if updates.count > 1, let statement = Update.statement(updates, of: graph.tables[shape.entity].layout) {
@@ -215,7 +231,10 @@ extension DatabaseContext {
                 throw RelateError.conflict(object, "was deleted by another client since this context read it; nothing was saved, and the changes stay pending")
             case .updates(let entity, let updates):
                 // Each row comes back as stored (a failed save puts memory back as it was).
-                let returned = Set(try graph.materialize(entity: entity, result: result, rowsAreDistinct: true).map(ObjectIdentifier.init))
+                // Each a row of its own: all came back when as many rows as updates did.
+                let objects = try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
+                guard objects.count < updates.count else { break }
+                let returned = Set(objects.map(ObjectIdentifier.init))
                 if let missing = updates.first(where: { !returned.contains(ObjectIdentifier($0.object)) }) {
                     throw try conflict(missing.object, missing.changed, key: missing.key)
                 }

@@ -370,10 +370,7 @@ public final class DatabaseObject {
         }
         if let oldRow { registry?.valuesChanged(of: self, from: oldRow) }
         if loaded != nil, columns.contains(where: { table.layout.joinsOn[$0] }) { loaded?.toOne.removeAll() }
-        if journaling, let graph {
-            graph.touch(self)
-            graph.record(.cells(self, columns: columns, values: old))
-        }
+        if journaling { graph?.record(.cells(self, columns: columns, values: old)) }
     }
 
     /// `old` are the values now held; `graph`'s identity map is told of the change.
