@@ -544,6 +544,41 @@ struct RawCell {
         return nil
     }
 
+    /// Whether the cell holds what memory holds as `value` (as ``StoredValue/isSame(as:)``
+    /// compares them), without a `String` made of a text: a row read again most often
+    /// holds what memory holds, and is then left alone. `nil` when it cannot tell here.
+    func holds(_ value: StoredValue) -> Bool? {
+        switch (tag, value) {
+        case (.null, .null): return true
+        case (.null, _), (_, .null): return false
+        case (.integer, .integer(let held)): return integer == held
+        case (.double, .double(let held)): return double == held
+        case (.float, .float(let held)): return float == held
+        case (.bool, .bool(let held)): return bool == held
+        case (.date, .date(let held)): return date == held
+        case (.text, .string(var held)):
+            // A native string's bytes, compared in place.
+            return held.withUTF8 { $0.count == bytes.count && ($0.isEmpty || memcmp($0.baseAddress!, bytes.baseAddress!, $0.count) == 0) }
+        case (.uuid, .uuid(let held)): return uuid == held
+        case (.bytes, .data(let held)): return held.elementsEqual(bytes)
+        default: return nil
+        }
+    }
+
+    /// Whether two raw cells hold the same value: for texts, UUIDs and `bytea`, the same bytes.
+    func holds(_ other: RawCell) -> Bool {
+        guard tag == other.tag else { return false }
+        switch tag {
+        case .text, .uuid, .bytes:
+            return length == other.length && (length == 0 || memcmp(bytes.baseAddress!, other.bytes.baseAddress!, Int(length)) == 0)
+        case .double, .float, .date:
+            // As the values compare (0.0 and -0.0 alike, NaN unlike itself).
+            return value.isSame(as: other.value)
+        case .null, .integer, .bool:
+            return bits == other.bits
+        }
+    }
+
     /// The value as ``DatabaseObject/value(forKey:)`` answers it, without a ``StoredValue``
     /// in between.
     @inlinable
