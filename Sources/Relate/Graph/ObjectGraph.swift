@@ -46,17 +46,17 @@ final class ObjectGraph {
     @exclusivity(unchecked) var registeredInTransaction: [[DatabaseObject]] = []
     /// What memory learnt from the database inside each open transaction, innermost last,
     /// that undoing the transaction's memory changes would unlearn: see ``AfterRollback``.
-    private var afterRollback: [[AfterRollback]] = []
+    @exclusivity(unchecked) private var afterRollback: [[AfterRollback]] = []
     /// Whether a pending write (of a context that does not autocommit) is under way (see
-    /// ``beginStep()``).
-    var isInStep = false
+    /// ``beginStep()``). Read for every pending write, never in overlapping accesses: unchecked.
+    @exclusivity(unchecked) var isInStep = false
     /// The objects the pending write under way changed so far; kept empty, with its
     /// capacity, between steps.
-    var touchedInStep: [DatabaseObject] = []
+    @exclusivity(unchecked) var touchedInStep: [DatabaseObject] = []
     /// Every object pending writes changed and that `save()` or `rollback()` has not dealt
     /// with yet: a row read from the database does not overwrite its values, which hold
     /// what the context will write.
-    var pendingObjects = Set<ObjectIdentifier>()
+    @exclusivity(unchecked) var pendingObjects = Set<ObjectIdentifier>()
     /// The objects another client marks as being edited (see ``DatabaseObject/isBeingEdited``).
     var editMarked = Set<ObjectIdentifier>()
     /// The live results to tell when rows of each entity change, held weakly.
