@@ -41,6 +41,35 @@ import Testing
         }
     }
 
+    /// A row read again is compared where it lies with what memory holds: one that differs
+    /// in a text of the same length, or in NULL, is taken — for objects of a fetch's shared
+    /// cells and of cells of their own alike; one that holds the same is left as it is.
+    @Test func aRowReadAgainIsTakenOnlyWhereItDiffers() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            let people = try context.fetch("person", where: Key("id") > 0, orderBy: [.ascending("id")])
+            let (ada, grace) = (people[0], people[1])
+            // Grace's values in cells of her own, Ada's still in the fetch's.
+            try grace.setValue("Hopper", forKey: "surname")
+            let other = try TestDatabase.connect()
+            try other.executeScript(
+                """
+                UPDATE \(fixture.schema).person SET surname = 'Lovelacf' WHERE id = 1;
+                UPDATE \(fixture.schema).person SET firstname = NULL WHERE id = 2;
+                """)
+            var again = try context.fetch("person", where: Key("id") > 0, orderBy: [.ascending("id")])
+            #expect(again[0] === ada && again[1] === grace)
+            #expect(try ada.value(forKey: "surname") as? String == "Lovelacf")
+            #expect(try grace.value(forKey: "firstname") == nil)
+            // The same rows again: the same objects, the same values.
+            again = try context.fetch("person", where: Key("id") > 0, orderBy: [.ascending("id")])
+            #expect(again[0] === ada && again[1] === grace)
+            #expect(try ada.value(forKey: "surname") as? String == "Lovelacf")
+            #expect(try grace.value(forKey: "surname") as? String == "Hopper")
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     @Test func refreshOfOneObjectReadsItsRowAndItsLoadedManyToMany() throws {
         try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
             let context = fixture.context
