@@ -39,7 +39,7 @@ extension DatabaseContext {
                 if joinsLoadedSets(group.columns, of: entity) {
                     // The sets must take the new rows as objects: the statements that read them back.
                     let objects = try insertRows(entity, columns: group.columns, values: try parameters(of: group, in: rows, entity: entity))
-                    for object in objects { graph.didChange(object, from: nil) }
+                    for object in objects { graph.apply(.insert(object, columns: group.columns)) }
                     copied += objects.count
                 } else if group.columns.allSatisfy({ Self.copiesInBinary(table.layout.types[$0]) }) {
                     copied += try copyInBinary(group, of: rows, entity: entity)

@@ -55,7 +55,7 @@ extension DatabaseContext {
                 // binary form the copy can send is bound as a parameter.
                 try rows(&writer)
                 let objects = try insertRows(entity, columns: indexes, values: writer.collected)
-                for object in objects { graph.didChange(object, from: nil) }
+                for object in objects { graph.apply(.insert(object, columns: indexes)) }
                 return objects.count
             }
             let names = indexes.map { table.layout.columns[$0] }.joined(separator: ", ")

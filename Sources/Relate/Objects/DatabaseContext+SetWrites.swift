@@ -164,8 +164,10 @@ extension DatabaseContext {
         // Every row encoded before anything is sent; rows grouped by the columns they give.
         var groups: [[Int]: (rows: [Int], values: [[(any PostgresEncodable)?]])] = [:]
         var order: [[Int]] = []
+        var given = [[Int]](repeating: [], count: rows.count)
         for (position, row) in rows.enumerated() {
             let (columns, parameters) = try columnValues(row, of: entity, for: "insert first, then set it")
+            given[position] = columns
             if groups[columns] == nil { order.append(columns) }
             groups[columns, default: ([], [])].rows.append(position)
             groups[columns]!.values.append(parameters)
@@ -188,8 +190,7 @@ extension DatabaseContext {
             }
         }
         guard next == rows.count else { throw RelateError.noRowReturned(table) }
-        graph.noteChange(of: entity)
-        for object in objects { graph.didChange(object!, from: nil) }
+        for (object, columns) in zip(objects, given) { graph.apply(.insert(object!, columns: columns)) }
         return objects.map { $0! }
     }
 

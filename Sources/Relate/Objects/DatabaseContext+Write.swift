@@ -33,9 +33,10 @@ extension DatabaseContext {
         let (columns, parameters) = try columnValues(values, of: entity, for: "insert first, then set it")
         let result = try send(Statements.insert(into: table.layout, columns: columns, values: parameters), entity: entity)
         guard let row = result.first else { throw RelateError.noRowReturned(table) }
+        // The row as stored, registered as it was read; then the insert's effect, as a
+        // pending insert's: inverses, watchers.
         let object = try graph.materialize(entity: entity, row: row)
-        graph.noteChange(of: entity)
-        graph.didChange(object, from: nil)
+        graph.apply(.insert(object, columns: columns))
         return object
     }
 
@@ -70,8 +71,7 @@ extension DatabaseContext {
     /// The object's row was deleted: memory marks it deleted, and its dependants in memory
     /// follow the foreign keys' `ON DELETE` rules as the database applied them.
     func rowDeleted(_ object: DatabaseObject) {
-        var defaults: [DatabaseObject] = []
-        graph.forget(object, settingDefaults: &defaults)
+        let defaults = graph.apply(.delete(object))
         do {
             try reread(defaults, because: .parentDeleted)
         } catch {
@@ -298,9 +298,7 @@ extension DatabaseContext {
     /// rules, as the database applied them); answers the conflict error that says so.
     func markVanished(_ object: DatabaseObject) -> RelateError {
         graph.learntInTransaction(.corrected(object))
-        var defaults: [DatabaseObject] = []
-        graph.forget(object, settingDefaults: &defaults)
-        try? reread(defaults, because: .parentDeleted)
+        try? reread(graph.apply(.delete(object)), because: .parentDeleted)
         return .conflict(object, "is no longer in the database (another client deleted it); the object is marked deleted")
     }
 }
