@@ -177,18 +177,17 @@ extension ObjectGraph {
     /// makes its object.
     func didInsertHelperRows(_ result: PostgresResult, helper: EntityTable) throws {
         for object in try materialize(entity: helper.index, result: result, rowsAreDistinct: true) {
-            didChange(object, from: nil)
+            apply(.insert(object, columns: []))
         }
     }
 
     /// Deleted helper rows leave the loaded sets that show them; answers their objects.
     @discardableResult
     func didDeleteHelperRows(_ result: PostgresResult, helper: EntityTable) throws -> [DatabaseObject] {
-        var defaults: [DatabaseObject] = []
         let rows = try materialize(entity: helper.index, result: result, rowsAreDistinct: true)
-        for object in rows {
-            forget(object, settingDefaults: &defaults)
-        }
+        // The graph sends nothing: a dependant a SET DEFAULT changed (of a helper row other
+        // tables refer to, which is rare) is not read again here.
+        for object in rows { apply(.delete(object)) }
         return rows
     }
 }
