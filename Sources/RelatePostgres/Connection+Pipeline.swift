@@ -8,6 +8,11 @@ public struct PostgresStatement {
     public var parameters: [(any PostgresEncodable)?]
     /// The form the statement's rows come back in.
     public var format: PostgresFormat
+    /// Whether ``Connection/pipeline(groups:)`` prepares the statement (once a session, as
+    /// ``Connection/queryPrepared(_:_:format:)`` does) and runs it by name: for a long
+    /// statement sent again and again, parsed once, and planned once when the transaction
+    /// asks for a generic plan (`plan_cache_mode`). Other calls send it as it is.
+    package var prepares = false
 
     /// Creates a statement of a pipeline.
     ///

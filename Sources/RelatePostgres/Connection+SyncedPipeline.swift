@@ -44,6 +44,7 @@ extension Connection {
                 throw error
             }
         }
+        let plans = namedPlans(for: statements, bound: bound)
         return try roundTrip(.pipeline, .many(statements.map(\.sql), bound)) {
             guard PQenterPipelineMode(handle) == 1 else {
                 throw PostgresError(kind: .client, message: "cannot enter pipeline mode: \(libpqMessage)")
@@ -59,7 +60,11 @@ extension Connection {
             var index = 0
             for group in groups {
                 for statement in group {
-                    try sendInPipeline(handle, statement, index: index, parameters: bound[index])
+                    if let plan = plans[index] {
+                        try sendPrepared(handle, statement, plan, index: index, parameters: bound[index])
+                    } else {
+                        try sendInPipeline(handle, statement, index: index, parameters: bound[index])
+                    }
                     index += 1
                 }
                 guard PQpipelineSync(handle) == 1 else { throw connectionError(sql: nil) }
@@ -73,10 +78,20 @@ extension Connection {
                 var failure: PostgresError?
                 for statement in group {
                     defer { index += 1 }
+                    if let plan = plans[index], plan.isNew {
+                        // The prepare's own result first: the name is the session's once it succeeded.
+                        switch try pipelineResult(handle, statement.sql, index: index, parameters: bound[index]) {
+                        case .success(_?): prepared.names[plan.key] = plan.name
+                        case .success: break
+                        case .failure(let error): failure = failure ?? error
+                        }
+                    }
                     switch try pipelineResult(handle, statement.sql, index: index, parameters: bound[index]) {
                     case .success(let result?): results.append(result)
                     case .success(nil): break
-                    case .failure(let error): failure = failure ?? error
+                    case .failure(let error):
+                        if let plan = plans[index] { forgetPlanAfter(error, plan) }
+                        failure = failure ?? error
                     }
                 }
                 try readSyncPoint(handle)
@@ -84,6 +99,64 @@ extension Connection {
             }
             finished = true
             return answers
+        }
+    }
+
+    /// How a statement that ``PostgresStatement/prepares`` runs: by `name`, prepared first
+    /// in the same pipeline when `isNew`.
+    struct NamedPlan {
+        let key: PreparedStatements.Key
+        let name: String
+        let isNew: Bool
+    }
+
+    /// The statements of a pipeline run by name, by index: those that ask to be prepared,
+    /// while the connection prepares statements and has room for their names.
+    private func namedPlans(for statements: [PostgresStatement], bound: [BoundParameters]) -> [NamedPlan?] {
+        var plans = [NamedPlan?](repeating: nil, count: statements.count)
+        guard preparesStatements, statements.contains(where: \.prepares) else { return plans }
+        var preparing: [PreparedStatements.Key: String] = [:]
+        for (index, statement) in statements.enumerated() where statement.prepares {
+            let key = PreparedStatements.Key(sql: statement.sql, types: Array(bound[index].types))
+            if let name = prepared.names[key] ?? preparing[key] {
+                plans[index] = NamedPlan(key: key, name: name, isNew: false)
+            } else if prepared.names.count + preparing.count < PreparedStatements.capacity {
+                let name = prepared.nextName()
+                preparing[key] = name
+                plans[index] = NamedPlan(key: key, name: name, isNew: true)
+            }
+        }
+        return plans
+    }
+
+    /// Sends statement `index` by its plan's name, after its prepare when the plan is new.
+    private func sendPrepared(
+        _ handle: OpaquePointer, _ statement: PostgresStatement, _ plan: NamedPlan, index: Int, parameters: BoundParameters
+    ) throws(PostgresError) {
+        let sent = plan.name.withCString { name in
+            statement.sql.withCString { sql in
+                parameters.withPointers { types, values, lengths, formats in
+                    (!plan.isNew || PQsendPrepare(handle, name, sql, Int32(parameters.count), types) == 1)
+                        && PQsendQueryPrepared(handle, name, Int32(parameters.count), values, lengths, formats, statement.format.rawValue) == 1
+                }
+            }
+        }
+        guard sent else {
+            var error = connectionError(sql: statement.sql)
+            error.statementIndex = index
+            throw error
+        }
+    }
+
+    /// A statement run by name failed: when the session lost its statements (a pooler's
+    /// restart), or the plan no longer fits the table, the names go, and the next pipeline
+    /// prepares the statement again. (The group's error is reported as it is; running it
+    /// again is its caller's to decide.)
+    private func forgetPlanAfter(_ error: PostgresError, _ plan: NamedPlan) {
+        switch error.sqlState {
+        case .invalidSQLStatementName?: prepared.forgetAll()
+        case .featureNotSupported?: prepared.names[plan.key] = nil
+        default: break
         }
     }
 

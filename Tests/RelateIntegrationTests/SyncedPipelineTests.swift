@@ -38,6 +38,55 @@ import Testing
         #expect(try connection.query("SELECT 41 + 1")[0].decode(Int.self, at: 0) == 42)
     }
 
+    /// A statement that asks to be prepared is prepared in the pipeline that first sends it
+    /// and run by name afterwards, generic plan and all; a session that lost its statements
+    /// fails that group alone, and the next pipeline prepares it again; a statement whose
+    /// prepare fails fails its group, and no name is kept for it.
+    @Test func aStatementThatPreparesIsPreparedOnceAndRunByName() throws {
+        let connection = try TestDatabase.connect()
+        func tests(_ value: Int) -> [[PostgresStatement]] {
+            var test = PostgresStatement("SELECT $1::int4 * 2 AS doubled, current_setting('plan_cache_mode')", [value])
+            test.prepares = true
+            return [
+                [PostgresStatement("BEGIN READ ONLY"), PostgresStatement("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"), test],
+                [PostgresStatement("COMMIT")], [test],
+            ]
+        }
+        func prepared() throws -> Int {
+            try connection.query("SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql")[0].decode(Int.self, at: 0)
+        }
+        for value in [1, 2] {
+            let answers = try connection.pipeline(groups: tests(value))
+            #expect(try answers[0].get().last?[0].decode(Int.self, at: 0) == 2 * value)
+            #expect(try answers[0].get().last?[0].decode(String.self, at: 1) == "force_generic_plan")
+            #expect(try answers[2].get().last?[0].decode(Int.self, at: 0) == 2 * value)
+            #expect(try prepared() == 1)
+        }
+        // The session loses its statements (a pooler's restart does so): that group fails
+        // with the server's word, and the next pipeline prepares it again.
+        try connection.query("DEALLOCATE ALL")
+        let lost = try connection.pipeline(groups: [tests(3)[2]])
+        guard case .failure(let error) = lost[0] else {
+            Issue.record("a statement the session lost ran")
+            return
+        }
+        #expect(error.sqlState == .invalidSQLStatementName)
+        #expect(try connection.pipeline(groups: [tests(4)[2]])[0].get().last?[0].decode(Int.self, at: 0) == 8)
+        #expect(try prepared() == 1)
+
+        var broken = PostgresStatement("SELEC 1")
+        broken.prepares = true
+        let answers = try connection.pipeline(groups: [[broken], [PostgresStatement("SELECT 7")]])
+        guard case .failure(let syntax) = answers[0] else {
+            Issue.record("a statement that cannot be prepared ran")
+            return
+        }
+        #expect(syntax.sqlState?.rawValue == "42601")
+        #expect(try answers[1].get().last?[0].decode(Int.self, at: 0) == 7)
+        #expect(try prepared() == 1)
+        #expect(try connection.pipeline(groups: [[broken]]).first.map { if case .failure = $0 { true } else { false } } == true)
+    }
+
     @Test func noGroupsSendNothing() throws {
         let connection = try TestDatabase.connect()
         let roundTrips = connection.roundTrips

@@ -58,9 +58,8 @@ extension Database {
                             answers[index] = .success([])
                             continue
                         }
-                        let statement = decision.tests.statement(keys: stored)
                         sent.append((index, groups.count))
-                        groups += Statements.pipelined(statement, as: UnitOfWork(.read, as: decision.principal, replicas: .primaryOnly))
+                        groups += decision.tests.pipelined(keys: stored, as: decision.principal)
                     } catch {
                         answers[index] = .failure(Self.relateError(error))
                     }
@@ -93,7 +92,7 @@ extension Database {
                     continue
                 }
                 sent.append((index, entity, statement, groups.count))
-                groups += Statements.pipelined(statement.statement, as: UnitOfWork(.read, as: read.principal, replicas: .primaryOnly))
+                groups += Statements.pipelined(statement.statement.postgres, as: UnitOfWork(.read, as: read.principal, replicas: .primaryOnly))
             } catch {
                 answers[index] = .failure(relateError(error))
             }

@@ -97,7 +97,9 @@ extension FetchRequest {
         let key = table.primaryKey[0]
         let head = builder.statement(
             "SELECT DISTINCT m.i FROM \(builder.from(scope)) CROSS JOIN LATERAL (VALUES \(tests.joined(separator: ", "))) m(i, ok) WHERE ")
-        return MatchTests(head: head.sql, parameters: head.parameters, keyColumn: "\(scope.alias).\(table.columns[key])", keyType: table.types[key])
+        return MatchTests(
+            head: head.sql, parameters: head.parameters, keyColumn: "\(scope.alias).\(table.columns[key])", keyType: table.types[key],
+            count: requests.count)
     }
 }
 
@@ -114,11 +116,34 @@ struct MatchTests: @unchecked Sendable {
     let keyColumn: String
     let keyType: PostgresType
 
+    /// How many groups' conditions it tests.
+    let count: Int
+
     /// The statement for the rows whose keys are `keys`.
     func statement(keys: [StoredValue]) -> Statement {
         var sql = SQLBuilder(head, parameters: parameters)
         let found = sql.keyCondition(keyColumn, type: keyType, keys)
         sql += "\(found) AND m.ok"
         return sql.statement
+    }
+
+    /// From this many tests up, a round runs them on a generic plan.
+    static let genericPlanFrom = 16
+
+    /// ``statement(keys:)`` run as `principal` (`nil`: the pool's own role) among a round's
+    /// decisions (``Connection/pipeline(groups:)``). The same tests come back round after
+    /// round with other keys: the statement is prepared once a connection, and from
+    /// ``genericPlanFrom`` tests up planned once too, in a transaction that asks for a
+    /// generic plan (`plan_cache_mode`, a setting of the transaction's, as a principal's are):
+    /// planning 500 tests' `VALUES` took the server 2–4 ms a round, their generic plan 0.3 ms
+    /// (Benchmarks/README.md, "Live queries under row-level security at scale").
+    func pipelined(keys: [StoredValue], as principal: Principal?) -> [[PostgresStatement]] {
+        var statement = statement(keys: keys).postgres
+        statement.prepares = true
+        var principal = principal
+        if count >= Self.genericPlanFrom {
+            principal = Principal(role: principal?.role, settings: (principal?.settings ?? [:]).merging(["plan_cache_mode": "force_generic_plan"]) { $1 })
+        }
+        return Statements.pipelined(statement, as: UnitOfWork(.read, as: principal, replicas: .primaryOnly))
     }
 }

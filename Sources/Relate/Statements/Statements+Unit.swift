@@ -32,9 +32,9 @@ extension Statements {
     /// group, then `COMMIT` in a group of its own, which ends the transaction whether the
     /// first group ran or failed (a failed one is rolled back), so that neither a failure
     /// nor the principal's role and settings reach the next unit; `statement` alone otherwise.
-    static func pipelined(_ statement: Statement, as unit: UnitOfWork) -> [[PostgresStatement]] {
-        guard unit.isTransaction else { return [[statement.postgres]] }
+    static func pipelined(_ statement: PostgresStatement, as unit: UnitOfWork) -> [[PostgresStatement]] {
+        guard unit.isTransaction else { return [[statement]] }
         let begin = opening(of: unit, learnsTransactionID: false, learnsCommitPosition: false).opening
-        return [begin + [statement.postgres], [PostgresStatement("COMMIT")]]
+        return [begin + [statement], [PostgresStatement("COMMIT")]]
     }
 }
