@@ -199,11 +199,12 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
         return hasNull
     }
 
-    /// Each of `values` as its length (-1 for `nil`) and its UTF-8 bytes, as
-    /// ``Swift/String/encode(into:)`` writes one; answers whether one was `nil`.
+    /// Each of `values` as its length and bytes (`append` writes both), `nil` as length -1;
+    /// answers whether one was `nil`.
     @inline(__always)
-    private static func appendStrings<Strings: Sequence>(_ values: Strings, into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool
-    where Strings.Element == String? {
+    private static func appendOptionals<Values: Sequence, Wrapped, Failure: Error>(
+        _ values: Values, into buffer: inout [UInt8], _ append: (Wrapped, inout [UInt8]) throws(Failure) -> Void
+    ) throws(Failure) -> Bool where Values.Element == Wrapped? {
         var hasNull = false
         for value in values {
             guard let value else {
@@ -211,6 +212,17 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
                 hasNull = true
                 continue
             }
+            try append(value, &buffer)
+        }
+        return hasNull
+    }
+
+    /// Each of `values` as its length (-1 for `nil`) and its UTF-8 bytes, as
+    /// ``Swift/String/encode(into:)`` writes one; answers whether one was `nil`.
+    @inline(__always)
+    private static func appendStrings<Strings: Sequence>(_ values: Strings, into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool
+    where Strings.Element == String? {
+        try appendOptionals(values, into: &buffer) { (value: String, buffer: inout [UInt8]) throws(PostgresEncodingError) in
             let bytes = value.utf8
             // memchr over a native string's bytes, where a byte-by-byte `contains` cost
             // 340 instructions a name.
@@ -223,7 +235,6 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
             buffer.appendBigEndian(Int32(bytes.count))
             buffer.append(contentsOf: bytes)
         }
-        return hasNull
     }
 
     private static func appendStrings(_ values: [String], into buffer: inout [UInt8]) throws(PostgresEncodingError) -> Bool {
@@ -234,17 +245,10 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
     /// big-endian bytes; answers whether one was `nil`.
     @inline(__always)
     private static func appendIntegers<Integer: FixedWidthInteger>(_ values: [Integer?], into buffer: inout [UInt8]) -> Bool {
-        var hasNull = false
-        for value in values {
-            guard let value else {
-                buffer.appendBigEndian(Int32(-1))
-                hasNull = true
-                continue
-            }
+        appendOptionals(values, into: &buffer) { (value: Integer, buffer: inout [UInt8]) in
             buffer.appendBigEndian(Int32(MemoryLayout<Integer>.size))
             buffer.appendBigEndian(value)
         }
-        return hasNull
     }
 
     /// Each of `values` as its length (the integer's width) and its big-endian bytes.
