@@ -34,6 +34,9 @@ actor ObservationHub {
         var subscribers: [Int: AsyncThrowingStream<LiveSnapshot, any Error>.Continuation] = [:]
         /// Tells groups apart in ``ObservationHub/matchTests``' keys, and orders them.
         let id: Int
+        /// Set when the hub lets go of the group: a round that awaited the server finds it
+        /// out without a lookup of each of its groups.
+        var isGone = false
 
         init(id: Int, request: FetchRequest, region: Set<Int>, policyRegion: Set<Int>, decidingEntity: Int?, rows: [LiveRow], keys: Set<ObjectKey>) {
             self.id = id
@@ -153,6 +156,7 @@ actor ObservationHub {
     private func unsubscribe(_ id: Int, from key: LiveGroupKey) {
         groups[key]?.subscribers[id] = nil
         if groups[key]?.subscribers.isEmpty == true {
+            groups[key]?.isGone = true
             groups[key] = nil
             decisionOrder = nil
             stale.remove(key)
@@ -319,7 +323,7 @@ actor ObservationHub {
         let order = decisionOrder ?? [:]
         // Each decision: its groups (at most 500, one statement) and their entity.
         var decisions: [LiveDecision] = []
-        var decided: [(keys: [LiveGroupKey], entity: Int)] = []
+        var decided: [(keys: [LiveGroupKey], groups: [Group], entity: Int)] = []
         if matchLayout != ObjectIdentifier(layout) || matchTests.count > 10_000 {
             matchTests = [:]
             matchLayout = ObjectIdentifier(layout)
@@ -333,22 +337,22 @@ actor ObservationHub {
             let ordered = waitsOnAll ? members : members.filter { waiting.contains($0.key) }
             for start in stride(from: 0, to: ordered.count, by: 500) {
                 let chunk = ordered[start..<min(start + 500, ordered.count)]
-                let match = MatchKey(entity: entity, groups: chunk.map(\.1.id))
+                let match = MatchKey(entity: entity, groups: chunk.map(\.group.id))
                 let tests: MatchTests
                 if let made = matchTests[match] {
                     tests = made
                 } else {
                     do {
-                        tests = try FetchRequest.matchTests(chunk.map(\.1.request), entity: entity, layout: layout)
+                        tests = try FetchRequest.matchTests(chunk.map(\.group.request), entity: entity, layout: layout)
                     } catch {
                         // Undecided: read them again, which reports its own error.
-                        stale.formUnion(chunk.map(\.0))
+                        stale.formUnion(chunk.map(\.key))
                         continue
                     }
                     matchTests[match] = tests
                 }
                 decisions.append(LiveDecision(tests: tests, entity: entity, keys: texts, principal: batch.principal))
-                decided.append((chunk.map(\.0), entity))
+                decided.append((chunk.map(\.key), chunk.map(\.group), entity))
             }
         }
         for start in stride(from: 0, to: decisions.count, by: Self.groupsPerRoundTrip) {
@@ -358,19 +362,18 @@ actor ObservationHub {
                 answers = try await database.requestsMet(Array(decisions[start..<end]))
             } catch {
                 // Undecided: read them again, which reports its own error.
-                for (keys, _) in decided[start..<end] { stale.formUnion(keys.filter { groups[$0] != nil }) }
+                for (keys, _, _) in decided[start..<end] { stale.formUnion(keys.filter { groups[$0] != nil }) }
                 continue
             }
-            for ((keys, entity), answer) in zip(decided[start..<end], answers) {
+            for ((keys, decidedGroups, entity), answer) in zip(decided[start..<end], answers) {
                 // A group went meanwhile: the indexes no longer match; read the rest again.
-                guard case .success(let meeting) = answer, keys.allSatisfy({ groups[$0] != nil }) else {
-                    stale.formUnion(keys.filter { groups[$0] != nil })
+                guard case .success(let meeting) = answer, !decidedGroups.contains(where: \.isGone) else {
+                    stale.formUnion(zip(keys, decidedGroups).filter { !$0.1.isGone }.map(\.0))
                     continue
                 }
                 let changed = Set((keysByEntity[entity] ?? []).compactMap { layout.entities[entity].storedKey($0).flatMap(ObjectKey.init) })
-                for (index, key) in keys.enumerated() {
-                    let holdsChangedRow = groups[key].map { !$0.keys.isDisjoint(with: changed) } ?? false
-                    if meeting.contains(index) || holdsChangedRow { stale.insert(key) }
+                for (index, group) in decidedGroups.enumerated() where meeting.contains(index) || !group.keys.isDisjoint(with: changed) {
+                    stale.insert(keys[index])
                 }
             }
         }
@@ -413,6 +416,7 @@ actor ObservationHub {
                 continue
             case .failure(let error):
                 for continuation in groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
+                groups[key]?.isGone = true
                 groups[key] = nil
                 decisionOrder = nil
             }
@@ -492,6 +496,7 @@ actor ObservationHub {
     private func end(throwing error: (any Error)?) {
         for group in groups.values {
             for continuation in group.subscribers.values { continuation.finish(throwing: error) }
+            group.isGone = true
         }
         groups = [:]
         decisionOrder = nil
