@@ -64,19 +64,7 @@ extension Connection {
                 return try checked(result, sql: sql, parameters: bound)
             }
         } catch var error as PostgresError where lost || replanned {
-            if lost {
-                // The session lost every statement, not this one only.
-                prepared.forgetAll()
-                prepared.losses += 1
-                if prepared.losses > 1 {
-                    preparesStatements = false
-                    logger.warning(
-                        """
-                        the server lost this connection's prepared statements twice: no longer preparing statements on it \
-                        (behind PgBouncer in transaction mode, set preparesStatements to false)
-                        """)
-                }
-            }
+            if lost { preparedStatementsLost() }
             // Inside a transaction the failed statement aborted it: nothing may be run again.
             // A statement whose shape changed stays known then, so that the next call, after
             // the transaction, finds the same and prepares it afresh.
@@ -90,6 +78,22 @@ extension Connection {
             if !preparesStatements { return try query(sql, parameters, format: format) }
             if replanned { prepared.names[key] = nil }
             return try prepareAndRun(key, bound: bound, format: format, handle: handle, replacing: replanned ? name : nil)
+        }
+    }
+
+    /// The session lost every prepared statement, not one only (a pooler in transaction
+    /// mode lends it another server connection, or restarted): they are forgotten, and after
+    /// a second loss the connection no longer prepares statements.
+    func preparedStatementsLost() {
+        prepared.forgetAll()
+        prepared.losses += 1
+        if prepared.losses > 1, preparesStatements {
+            preparesStatements = false
+            logger.warning(
+                """
+                the server lost this connection's prepared statements twice: no longer preparing statements on it \
+                (behind PgBouncer in transaction mode, set preparesStatements to false)
+                """)
         }
     }
 

@@ -149,12 +149,13 @@ extension Connection {
     }
 
     /// A statement run by name failed: when the session lost its statements (a pooler's
-    /// restart), or the plan no longer fits the table, the names go, and the next pipeline
-    /// prepares the statement again. (The group's error is reported as it is; running it
-    /// again is its caller's to decide.)
+    /// restart; twice, and the connection stops preparing, as ``queryPrepared(_:_:format:)``
+    /// does), or the plan no longer fits the table, the names go, and the next pipeline
+    /// prepares the statement again or sends it as it is. (The group's error is reported as
+    /// it is; running it again is its caller's to decide.)
     private func forgetPlanAfter(_ error: PostgresError, _ plan: NamedPlan) {
         switch error.sqlState {
-        case .invalidSQLStatementName?: prepared.forgetAll()
+        case .invalidSQLStatementName? where prepared.names[plan.key] != nil: preparedStatementsLost()
         case .featureNotSupported?: prepared.names[plan.key] = nil
         default: break
         }

@@ -85,6 +85,14 @@ import Testing
         #expect(try answers[1].get().last?[0].decode(Int.self, at: 0) == 7)
         #expect(try prepared() == 1)
         #expect(try connection.pipeline(groups: [[broken]]).first.map { if case .failure = $0 { true } else { false } } == true)
+
+        // Lost a second time (a pooler in transaction mode loses them every transaction):
+        // the connection stops preparing, and the statement goes as it is from then on.
+        try connection.query("DEALLOCATE ALL")
+        #expect(try connection.pipeline(groups: [tests(5)[2]]).first.map { if case .failure = $0 { true } else { false } } == true)
+        #expect(!connection.preparesStatements)
+        #expect(try connection.pipeline(groups: [tests(6)[2]])[0].get().last?[0].decode(Int.self, at: 0) == 12)
+        #expect(try prepared() == 0)
     }
 
     @Test func noGroupsSendNothing() throws {
