@@ -50,6 +50,42 @@ import Testing
         }
     }
 
+    /// A write without a transaction: an update by key is one round trip with no
+    /// transaction open, and a body that throws after a write leaves it committed, where a
+    /// `write` unit rolls it back.
+    @Test func aWriteWithoutTransactionCommitsEachStatementByItself() async throws {
+        try await Self.with { database, _, _ in
+            let (roundTrips, inTransaction, surname) = try await database.writeWithoutTransaction { context in
+                let before = context.connection.roundTrips
+                let person = try context.update("person", primaryKey: 1, values: ["surname": "King"])
+                return (
+                    context.connection.roundTrips - before, context.connection.isInTransaction,
+                    try person?.value(forKey: "surname", as: String.self))
+            }
+            #expect(roundTrips == 1)
+            #expect(!inTransaction)
+            #expect(surname == "King")
+
+            struct Stop: Error {}
+            await #expect(throws: Stop.self) {
+                try await database.writeWithoutTransaction { context in
+                    _ = try context.update("person", primaryKey: 1, values: ["surname": "Byron"])
+                    throw Stop()
+                }
+            }
+            var stored = try await database.read { try $0.object("person", primaryKey: 1)?.value(forKey: "surname", as: String.self) }
+            #expect(stored == "Byron")
+            await #expect(throws: Stop.self) {
+                try await database.write { context in
+                    _ = try context.update("person", primaryKey: 1, values: ["surname": "Lovelace"])
+                    throw Stop()
+                }
+            }
+            stored = try await database.read { try $0.object("person", primaryKey: 1)?.value(forKey: "surname", as: String.self) }
+            #expect(stored == "Byron")
+        }
+    }
+
     /// A context from the shared model sends nothing to make: no catalog query per unit.
     @Test func aContextFromTheSharedModelSendsNoQuery() async throws {
         try await Self.with { database, _, _ in

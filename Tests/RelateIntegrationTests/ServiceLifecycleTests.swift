@@ -131,6 +131,9 @@ import Testing
         await #expect {
             try await database.write { _ in }
         } throws: { ($0 as? RelateError)?.kind == .shuttingDown }
+        await #expect {
+            try await database.writeWithoutTransaction { _ in }
+        } throws: { ($0 as? RelateError)?.kind == .shuttingDown }
     }
 
     @Test func aDatabaseWithoutAGroupWorksAsBefore() async throws {

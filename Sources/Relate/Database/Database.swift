@@ -246,7 +246,12 @@ public final class Database: Sendable {
     ) throws -> Result {
         let context = DatabaseContext(connection: connection, layout: layout)
         defer { context.reset(keepingSpares: false) }
-        guard unit.isTransaction else { return try body(context) }
+        guard unit.isTransaction else {
+            // A write without a transaction committed statement by statement, whether the
+            // body then returned or threw: later reads on replicas wait for all of it.
+            defer { if unit.access == .write, let replicaSet { Self.noteLogEnd(on: connection, in: replicaSet) } }
+            return try body(context)
+        }
         let writes = unit.access == .write
         let learnsPosition = writes && replicaSet != nil
         let options = Statements.opening(of: unit, learnsTransactionID: writes, learnsCommitPosition: learnsPosition)
@@ -336,12 +341,52 @@ public final class Database: Sendable {
         try await run(UnitOfWork(.write), body)
     }
 
+    /// As ``write(_:)``, outside any transaction: each statement the context sends commits
+    /// by itself (PostgreSQL's autocommit), as one `UPDATE` sent through postgres-nio's
+    /// `PostgresClient` does. A unit whose work is one statement then costs one round trip,
+    /// where ``write(_:)`` costs two (its `COMMIT` waits for the body); GRDB names the same
+    /// choice `writeWithoutTransaction`.
+    ///
+    /// ```swift
+    /// let author = try await database.writeWithoutTransaction { context in
+    ///     try context.update(Author.self, primaryKey: id) { $0.score = score }   // one round trip
+    /// }
+    /// ```
+    ///
+    /// A statement, or the pipeline one write call sends (a set's replace: its `DELETE` and
+    /// `INSERT`), still commits whole or not at all, and memory follows what the database
+    /// did. What is not atomic: a body that writes twice
+    /// and then throws, or is cancelled, leaves its first write committed. Wrap such work in
+    /// ``DatabaseContext/transaction(_:)``, or use ``write(_:)``. Reads on replicas after the
+    /// unit see its writes, as after ``write(_:)`` (one round trip more, only with
+    /// ``Configuration/replicas``).
+    ///
+    /// - Parameter body: The unit of work, given a context of its own, outside a transaction.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws (its writes before it stay committed);
+    ///   `CancellationError` when the task is cancelled (the statement running is cancelled
+    ///   on the server); ``RelateError/Kind-swift.struct/shuttingDown`` during a shutdown.
+    @discardableResult
+    public func writeWithoutTransaction<Result: Sendable>(
+        _ body: @escaping @Sendable (DatabaseContext) throws -> Result
+    ) async throws -> Result {
+        try await run(.writeWithoutTransaction, body)
+    }
+
     /// Tells the replicas where the commit just made on `connection` ended; when the server
     /// could not say with the commit, asks it (one round trip, a rare case).
     private static func noteCommit(on connection: Connection, in replicaSet: ReplicaSet) {
         if let position = connection.lastCommitPosition {
             replicaSet.noteCommit(at: position)
-        } else if let text = try? connection.query("SELECT pg_current_wal_insert_lsn()::text")[0].decode(String.self, at: 0),
+        } else {
+            noteLogEnd(on: connection, in: replicaSet)
+        }
+    }
+
+    /// Tells the replicas where the server's log ends now (one round trip): at or past the
+    /// end of every commit made on `connection` so far.
+    private static func noteLogEnd(on connection: Connection, in replicaSet: ReplicaSet) {
+        if let text = try? connection.query("SELECT pg_current_wal_insert_lsn()::text")[0].decode(String.self, at: 0),
             let position = LSN(text)
         {
             replicaSet.noteCommit(at: position)

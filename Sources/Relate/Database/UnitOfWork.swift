@@ -20,6 +20,9 @@ struct UnitOfWork: Sendable {
     /// Who the unit runs as; `nil`: the pool's own role, no setting.
     var principal: Principal?
     var replicas: Replicas
+    /// A write whose statements each commit by themselves
+    /// (``Database/writeWithoutTransaction(_:)``).
+    private var autocommits = false
 
     init(_ access: Access, as principal: Principal? = nil, replicas: Replicas = .allowed) {
         self.access = access
@@ -27,10 +30,17 @@ struct UnitOfWork: Sendable {
         self.replicas = access == .write ? .primaryOnly : replicas
     }
 
+    /// A write on the primary as the pool's own role, outside any transaction.
+    static var writeWithoutTransaction: UnitOfWork {
+        var unit = UnitOfWork(.write)
+        unit.autocommits = true
+        return unit
+    }
+
     /// The span the unit is traced as.
     var spanName: String { access == .read ? "relate.read" : "relate.write" }
 
-    /// Whether the unit is one transaction: a write always, a read when it runs as a
-    /// principal (its role and settings live as long as the transaction).
-    var isTransaction: Bool { access == .write || principal != nil }
+    /// Whether the unit is one transaction: a write unless it autocommits, a read when it
+    /// runs as a principal (its role and settings live as long as the transaction).
+    var isTransaction: Bool { (access == .write && !autocommits) || principal != nil }
 }
