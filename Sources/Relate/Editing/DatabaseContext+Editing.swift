@@ -228,6 +228,22 @@ extension DatabaseContext {
             Self.keepFirst(columns, from, in: &summary.originals[ObjectIdentifier(object), default: []])
             if summary.originals.count > count { summary.updated.append(object) }
         }
+        /// Notes `times` helper rows more (fewer when negative) for a pair, named in one
+        /// direction for both: as the owner's side of its first effect names it.
+        func notePair(_ owner: DatabaseObject, _ index: Int, _ member: DatabaseObject, times: Int) {
+            let key = PairKey(owner: ObjectIdentifier(owner), relationship: index, member: ObjectIdentifier(member))
+            let inverse = graph.inverse(of: owner.entityIndex, index)
+            let reversed = PairKey(owner: ObjectIdentifier(member), relationship: inverse.relationship, member: ObjectIdentifier(owner))
+            let found = summary.pairs[key] != nil ? key : summary.pairs[reversed] != nil ? reversed : nil
+            if let found {
+                summary.pairs[found]!.times += times
+            } else {
+                summary.pairs[key] = (owner, index, member, times)
+                summary.pairOrder.append(key)
+            }
+            if !isInserted(ObjectIdentifier(owner)) { noteUpdated(owner) }
+            if !isInserted(ObjectIdentifier(member)) { noteUpdated(member) }
+        }
         for effect in pending.effects {
             switch effect {
             case .insert(let object, let columns):
@@ -244,21 +260,13 @@ extension DatabaseContext {
                 if releasing { summary.releasing[id] = columns }
             case .delete(let object):
                 summary.deletedExplicitly.append(object)
-            case .link(let owner, let index, let member, let times), .unlink(let owner, let index, let member, let times):
-                let sign = if case .link = effect { 1 } else { -1 }
-                // One direction for both: the pair as the owner's side of the first effect names it.
-                let key = PairKey(owner: ObjectIdentifier(owner), relationship: index, member: ObjectIdentifier(member))
-                let inverse = graph.inverse(of: owner.entityIndex, index)
-                let reversed = PairKey(owner: ObjectIdentifier(member), relationship: inverse.relationship, member: ObjectIdentifier(owner))
-                let found = summary.pairs[key] != nil ? key : summary.pairs[reversed] != nil ? reversed : nil
-                if let found {
-                    summary.pairs[found]!.times += sign * times
-                } else {
-                    summary.pairs[key] = (owner, index, member, sign * times)
-                    summary.pairOrder.append(key)
-                }
-                if !isInserted(ObjectIdentifier(owner)) { noteUpdated(owner) }
-                if !isInserted(ObjectIdentifier(member)) { noteUpdated(member) }
+            case .link(let owner, let index, let member, let times):
+                notePair(owner, index, member, times: times)
+            case .unlink(let owner, let index, let member, let times):
+                notePair(owner, index, member, times: -times)
+            case .linkOnce(let owner, let index, let members):
+                // Made by writes through only; as pending, each pair once more.
+                for member in members { notePair(owner, index, member, times: 1) }
             }
         }
         var seenDeleted = Set<ObjectIdentifier>()

@@ -20,9 +20,16 @@ enum Effect {
     /// The object's row is deleted; its dependants in memory follow the `ON DELETE` rules.
     case delete(DatabaseObject)
     /// A many-to-many pair joins (`times` helper rows where the helper may hold a pair twice).
+    /// A write through also tells so of a one-to-many member the database links to `owner`
+    /// and `owner`'s loaded set did not show.
     case link(owner: DatabaseObject, relationship: Int, member: DatabaseObject, times: Int)
     /// A many-to-many pair leaves, `times` copies of it.
     case unlink(owner: DatabaseObject, relationship: Int, member: DatabaseObject, times: Int)
+    /// Many pairs of a many-to-many whose helper holds a pair once: each of `members`
+    /// (distinct) is then in `owner`'s set once, whether it was there before or not. A write
+    /// through of many at once (``RelationshipSet/insert(contentsOf:)``, a replace): one
+    /// append for all, where ``link(owner:relationship:member:times:)`` would look each up.
+    case linkOnce(owner: DatabaseObject, relationship: Int, members: [DatabaseObject])
 }
 
 /// The value of a primary-key column of an object inserted in a context that does not

@@ -76,8 +76,46 @@ extension ObjectGraph {
             } else if let other = member.sets[inverse(of: owner.entityIndex, index).relationship] {
                 change(member, owner, other, times)
             }
+
+        case .linkOnce(let owner, let index, let members):
+            touch(owner)
+            for member in members { touch(member) }
+            if let set = owner.sets[index] {
+                noteChange(across: index, of: owner.entityIndex)
+                set.addNew(set.isEmpty ? members : members.filter { !set.contains($0) })
+            }
+            linkInverses(of: owner, relationship: index, to: members)
         }
         return defaults
+    }
+
+    /// Both sides of a many-to-many, in memory: `times` copies of the pair join.
+    private func link(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
+        noteChange(across: set.relationshipIndex, of: owner.entityIndex)
+        set.add(member, times: times)
+        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
+        if let other = member.sets[inverse.relationship], other !== set {
+            other.add(owner, times: times)
+        }
+    }
+
+    /// The other side of a keyed many-to-many that gained `members`: `owner` joins each
+    /// member's loaded set of relationship `index`'s inverse, where it is not there yet.
+    private func linkInverses(of owner: DatabaseObject, relationship index: Int, to members: [DatabaseObject]) {
+        let inverse = inverse(of: owner.entityIndex, index).relationship
+        for member in members {
+            if let other = member.sets[inverse], !other.contains(owner) { other.add(owner) }
+        }
+    }
+
+    /// Both sides of a many-to-many, in memory: `times` copies of the pair leave.
+    private func unlink(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
+        noteChange(across: set.relationshipIndex, of: owner.entityIndex)
+        set.drop(member, times: times)
+        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
+        if let other = member.sets[inverse.relationship], other !== set {
+            other.drop(owner, times: times)
+        }
     }
 
     /// A pending write begins: every memory change is journaled, and the objects it

@@ -143,34 +143,6 @@ extension ObjectGraph {
 
     // MARK: - Many-to-many and helper rows
 
-    /// Both sides of a many-to-many, in memory.
-    func link(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
-        noteChange(across: set.relationshipIndex, of: owner.entityIndex)
-        set.add(member, times: times)
-        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
-        if let other = member.sets[inverse.relationship], other !== set {
-            other.add(owner, times: times)
-        }
-    }
-
-    /// The other side of a keyed many-to-many that gained `members`: `owner` joins each
-    /// member's loaded set of relationship `index`'s inverse, where it is not there yet.
-    func linkInverses(of owner: DatabaseObject, relationship index: Int, to members: [DatabaseObject]) {
-        let inverse = inverse(of: owner.entityIndex, index).relationship
-        for member in members {
-            if let other = member.sets[inverse], !other.contains(owner) { other.add(owner) }
-        }
-    }
-
-    func unlink(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
-        noteChange(across: set.relationshipIndex, of: owner.entityIndex)
-        set.drop(member, times: times)
-        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
-        if let other = member.sets[inverse.relationship], other !== set {
-            other.drop(owner, times: times)
-        }
-    }
-
     /// New helper rows join the loaded one-to-many sets of both ends (`person.person_title_rel`).
     /// Only when ``helperRowsAreShown(_:)``: otherwise a new row is in no set anybody
     /// loaded, and no object has its key yet; the first fetch or load that reaches it

@@ -35,7 +35,9 @@ extension DatabaseContext {
                 set, helper: helper, member: object, helperValues: helperValues, returning: shown, skippingExisting: keyed)
             let result = try send(statement, entity: owner.entityIndex)
             if shown { try graph.didInsertHelperRows(result, helper: helper) }
-            if !keyed || !set.contains(object) { graph.link(owner, object, set: set, times: 1) }
+            if !keyed || !set.contains(object) {
+                graph.apply(.link(owner: owner, relationship: set.relationshipIndex, member: object, times: 1))
+            }
         case .from:
             throw RelateError.notToMany(relationship)
         }
@@ -85,7 +87,9 @@ extension DatabaseContext {
                 for child in unanswered { graph.learntInTransaction(.corrected(child)) }
                 try reread(unanswered, because: .stale)
             }
-            for object in distinct where !set.contains(object) && !object.isDeleted { graph.link(owner, object, set: set, times: 1) }
+            for object in distinct where !set.contains(object) && !object.isDeleted {
+                graph.apply(.link(owner: owner, relationship: index, member: object, times: 1))
+            }
             if let gone = unanswered.first(where: \.isDeleted) {
                 throw RelateError.conflict(gone, "was deleted by another client, so it was not added (the others were)")
             }
@@ -107,13 +111,13 @@ extension DatabaseContext {
             }
             if shown { for result in results { try graph.didInsertHelperRows(result, helper: helper) } }
             if keyed {
-                // Each arriving member once, in one append (as a replace adds them).
-                set.addNew(set.isEmpty ? distinct : distinct.filter { !set.contains($0) })
-                graph.linkInverses(of: owner, relationship: index, to: distinct)
+                graph.apply(.linkOnce(owner: owner, relationship: index, members: distinct))
             } else {
                 var given: [ObjectIdentifier: Int] = [:]
                 for object in objects { given[ObjectIdentifier(object), default: 0] += 1 }
-                for member in distinct { graph.link(owner, member, set: set, times: given[ObjectIdentifier(member)]!) }
+                for member in distinct {
+                    graph.apply(.link(owner: owner, relationship: index, member: member, times: given[ObjectIdentifier(member)]!))
+                }
             }
         case .from:
             throw RelateError.notToMany(relationship)
@@ -157,11 +161,11 @@ extension DatabaseContext {
                 // No such helper row any more: memory lets go of the pair as the database did.
                 graph.learntInTransaction(.corrected(owner))
                 graph.learntInTransaction(.corrected(object))
-                graph.unlink(owner, object, set: set, times: set.count(for: object))
+                graph.apply(.unlink(owner: owner, relationship: set.relationshipIndex, member: object, times: set.count(for: object)))
                 throw RelateError.conflict(object, "was no longer linked to this \(owner.entity.name) through \"\(helper.entity.name)\" "
                     + "(another client removed the pair); memory now agrees")
             }
-            graph.unlink(owner, object, set: set, times: result.count)
+            graph.apply(.unlink(owner: owner, relationship: set.relationshipIndex, member: object, times: result.count))
         case .from:
             throw RelateError.notToMany(relationship)
         }
@@ -268,10 +272,10 @@ extension DatabaseContext {
                 try graph.didInsertHelperRows(result, helper: helper)
             }
             for (member, times) in left.values {
-                graph.unlink(owner, member, set: set, times: times)
+                graph.apply(.unlink(owner: owner, relationship: index, member: member, times: times))
             }
             for (member, times) in added {
-                graph.link(owner, member, set: set, times: times)
+                graph.apply(.link(owner: owner, relationship: index, member: member, times: times))
             }
 
         case .from:
@@ -314,25 +318,24 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let results = try send(statements, entity: owner.entityIndex)
 
+        // The pairs that left, as the database answers them: those memory did not know of
+        // (another client's) leave the other side's loaded sets too.
         let target = graph.target(of: owner.entityIndex, index)
-        let inverse = graph.inverse(of: owner.entityIndex, index)
-        if let set = owner.sets[index] {
-            for member in set.allObjects where !seen.contains(ObjectIdentifier(member)) {
-                graph.unlink(owner, member, set: set, times: set.count(for: member))
-            }
-            // Each arriving member once, in one append (the loop below links the inverse
-            // sides; the deferred note tells the watchers).
-            set.addNew(set.isEmpty ? distinct : distinct.filter { !set.contains($0) })
-        } else {
-            graph.storeLoaded(relationship: index, of: [owner], related: [distinct], mayRepeat: true)
-        }
-        // Pairs memory did not know of (another client's) leave the other side's sets too.
         for row in try graph.didDeleteHelperRows(results[0], helper: helper) {
             guard let member = graph.registered(entity: target, indexes: targetKey, values: helperTo.map { row.values[$0] }) else { continue }
-            member.sets[inverse.relationship]?.drop(owner)
+            graph.apply(.unlink(owner: owner, relationship: index, member: member, times: 1))
+        }
+        // Pairs memory held that the database no longer did (another client removed them).
+        if let set = owner.sets[index] {
+            for member in set.allObjects where !seen.contains(ObjectIdentifier(member)) {
+                graph.apply(.unlink(owner: owner, relationship: index, member: member, times: set.count(for: member)))
+            }
         }
         if results.count > 1, shown { try graph.didInsertHelperRows(results[1], helper: helper) }
-        graph.linkInverses(of: owner, relationship: index, to: distinct)
+        // Each member once, in one append to each side's loaded set.
+        graph.apply(.linkOnce(owner: owner, relationship: index, members: distinct))
+        // A set nobody loaded is known whole now.
+        if owner.sets[index] == nil { graph.storeLoaded(relationship: index, of: [owner], related: [distinct], mayRepeat: true) }
         return true
     }
 
