@@ -206,6 +206,44 @@ import Testing
         }
     }
 
+    /// An undo stack of a user interface (what `context.undoManager` makes Foundation's on
+    /// Darwin) is told of every step: its undo and redo step through the writes, a group is
+    /// one step, a new write empties its redo, and save and roll-back empty it.
+    @Test func anUndoRegistrarStepsThroughThePendingWrites() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let stack = UndoManagerLike()
+            context.undoRegistrar = stack
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            func surname() throws -> String? { try ada.value(forKey: "surname") as? String }
+            try ada.setValue("King", forKey: "surname")
+            try context.undoGroup {
+                try ada.setValue("Byron", forKey: "surname")
+                try ada.setValue("Augusta", forKey: "firstname")
+            }
+            #expect(stack.undoable == [.undo, .undo])
+            try stack.undo(context)
+            #expect(try surname() == "King")
+            #expect(try ada.value(forKey: "firstname") as? String == "Ada")
+            try stack.undo(context)
+            #expect(try surname() == "Lovelace")
+            #expect(!context.hasChanges && stack.undoable.isEmpty && stack.redoable == [.redo, .redo])
+            try stack.redo(context)
+            #expect(try surname() == "King")
+            #expect(stack.undoable == [.undo] && stack.redoable == [.redo])
+            // A new write: nothing to redo, on either stack.
+            try ada.setValue("Countess", forKey: "firstname")
+            #expect(!context.canRedo && stack.redoable.isEmpty && stack.undoable == [.undo, .undo])
+            try context.save()
+            #expect(stack.undoable.isEmpty && stack.redoable.isEmpty)
+            try ada.setValue("Byron", forKey: "surname")
+            context.rollback()
+            #expect(stack.undoable.isEmpty)
+            #expect(try surname() == "King")
+        }
+    }
+
     /// A roll-back inside an undo group takes everything pending, the group's writes so far
     /// included; the group goes on, and what it writes afterwards is one step.
     @Test func aRollbackInsideAGroupTakesItsWritesToo() throws {
@@ -425,5 +463,43 @@ import Testing
             }
             #expect(try setup.query("SELECT surname FROM person WHERE id = 1")[0].decode(String.self, at: 0) == "King")
         }
+    }
+}
+
+/// An undo stack that keeps actions as Foundation's `UndoManager` does: registered while
+/// undoing, an action is the redo; while redoing, the undo; otherwise the undo, and the
+/// redos are forgotten.
+final class UndoManagerLike: UndoRegistrar {
+    private(set) var undoable: [UndoAction] = []
+    private(set) var redoable: [UndoAction] = []
+    private var undoing = false
+    private var redoing = false
+
+    func registerUndo(_ action: UndoAction, in context: DatabaseContext) {
+        if undoing {
+            redoable.append(action)
+        } else {
+            undoable.append(action)
+            if !redoing { redoable = [] }
+        }
+    }
+
+    func removeAllActions(of context: DatabaseContext) {
+        undoable = []
+        redoable = []
+    }
+
+    func undo(_ context: DatabaseContext) throws {
+        guard let action = undoable.popLast() else { return }
+        undoing = true
+        defer { undoing = false }
+        try action.perform(on: context)
+    }
+
+    func redo(_ context: DatabaseContext) throws {
+        guard let action = redoable.popLast() else { return }
+        redoing = true
+        defer { redoing = false }
+        try action.perform(on: context)
     }
 }

@@ -45,6 +45,7 @@ extension DatabaseContext {
         undo(pending.journal[...])
         pending.clear()
         graph.pendingObjects = []
+        undoRegistrar?.removeAllActions(of: self)
         releaseEditMarks()
     }
 
@@ -68,6 +69,7 @@ extension DatabaseContext {
         pending.undone.append(Array(pending.effects[start.effects..<ends.effects]))
         pending.truncate(to: start)
         recomputePendingObjects()
+        undoRegistrar?.registerUndo(.redo, in: self)
     }
 
     /// Applies again the write ``undo()`` undid last. A new write empties what can be redone.
@@ -83,6 +85,7 @@ extension DatabaseContext {
         pending.effects += effects
         pending.steps.append(pending.ends)
         recomputePendingObjects()
+        undoRegistrar?.registerUndo(.undo, in: self)
     }
 
     /// Makes the writes of `body` one undo step.
@@ -104,7 +107,7 @@ extension DatabaseContext {
         defer {
             pending.groupDepth -= 1
             // The group's writes, one step (none when they had no effect).
-            if pending.groupDepth == 0, pending.effects.count > pending.lastStepEnds.effects { pending.steps.append(pending.ends) }
+            if pending.groupDepth == 0, pending.effects.count > pending.lastStepEnds.effects { endStep() }
         }
         return try body()
     }
@@ -147,9 +150,15 @@ extension DatabaseContext {
         let touched = pending.touched[start.touched...]
         for object in touched { graph.pendingObjects.insert(ObjectIdentifier(object)) }
         // Inside an undoGroup { }, the group's step ends with the group.
-        if pending.groupDepth == 0 { pending.steps.append(pending.ends) }
+        if pending.groupDepth == 0 { endStep() }
         markEdits(of: touched)
         return result
+    }
+
+    /// A step is done: undo reaches back to here, and the undo registrar is told.
+    private func endStep() {
+        pending.steps.append(pending.ends)
+        undoRegistrar?.registerUndo(.undo, in: self)
     }
 
     /// Applies `effect` to memory within the step under way, and keeps it for `save()`.

@@ -60,6 +60,7 @@ extension DatabaseContext {
         // Deleted objects stayed in the identity map while pending; their rows are gone now.
         for object in pending.touched where object.isDeleted { graph.unregister(object) }
         pending.clear()
+        undoRegistrar?.removeAllActions(of: self)
         graph.noteChangeOfEverything()
         releaseEditMarks()
     }

@@ -78,6 +78,10 @@ public final class DatabaseContext {
     /// per write that touches rows not marked yet. Needs a direct connection (not PgBouncer
     /// in transaction mode).
     public var marksEdits = false
+    /// The undo stack this context tells of each undo step of its pending writes, besides
+    /// its own (``undo()``, ``redo()``): a user interface's (see ``UndoRegistrar``; on
+    /// Darwin, `undoManager` sets it to Foundation's `UndoManager`). `nil` by default.
+    public var undoRegistrar: (any UndoRegistrar)?
     /// The model: entities, attributes, relationships and the rules that made them.
     public var model: Model { layout.model }
 
