@@ -8,6 +8,29 @@ import Testing
 /// settings in one pipeline, failing closed, and every connection back in the pool as the
 /// login role with no setting, however the unit ended.
 @Suite struct PrincipalTests {
+    /// A unit pipelined among others (a live re-read, a live decision) is its group's
+    /// implicit transaction, without `BEGIN` or `COMMIT`: read only, with the principal's
+    /// settings, and neither they nor a failure reach the next group.
+    @Test func aPipelinedUnitIsItsGroupsTransaction() throws {
+        let connection = try TestDatabase.connect()
+        let unit = UnitOfWork(.read, as: Principal(settings: ["app.tenant": "7"]))
+        let groups = Statements.pipelined(PostgresStatement("SELECT current_setting('app.tenant'), current_setting('transaction_read_only')"), as: unit)
+            + Statements.pipelined(PostgresStatement("CREATE TEMP TABLE written (i int)"), as: unit)
+            + [[PostgresStatement("SELECT coalesce(current_setting('app.tenant', true), ''), current_setting('transaction_read_only')")]]
+        #expect(groups.map(\.count) == [2, 2, 1])
+        let answers = try connection.pipeline(groups: groups)
+        let first = try #require(try answers[0].get().last)
+        #expect(try first[0].decode(String.self, at: 0) == "7" && first[0].decode(String.self, at: 1) == "on")
+        guard case .failure(let error) = answers[1] else {
+            Issue.record("a pipelined read unit could write")
+            return
+        }
+        #expect(error.sqlState?.rawValue == "25006")
+        let last = try #require(try answers[2].get().last)
+        #expect(try last[0].decode(String.self, at: 0) == "" && last[0].decode(String.self, at: 1) == "off")
+        #expect(!connection.isInTransaction)
+    }
+
     /// A tenant table under `FORCE ROW LEVEL SECURITY`, two tenant roles the login role may
     /// take, and a login role that owns nothing.
     static func setUp(_ setup: Connection, _ roles: PolicyRoles) throws {
