@@ -142,6 +142,56 @@ import Testing
         }
     }
 
+    /// Conditions of one shape decide together through arrays of their values, also on
+    /// columns a `String` is compared with untyped (an enum, a `uuid`: their values stay
+    /// in the `VALUES` list, where a `text[]` would not compare) and on `varchar` (arrays):
+    /// every answer follows the commits as a fresh read has it.
+    @Test func conditionsOfOneShapeDecideOnEveryColumnType() async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("""
+                CREATE TYPE mood AS ENUM ('happy', 'sad');
+                CREATE TABLE diary (id int PRIMARY KEY, mood mood NOT NULL, code uuid NOT NULL, title varchar(20) NOT NULL);
+                INSERT INTO diary SELECT i, CASE WHEN i % 2 = 0 THEN 'happy' ELSE 'sad' END::mood,
+                    ('00000000-0000-0000-0000-00000000000' || (i % 3))::uuid, 't' || (i % 4) FROM generate_series(1, 40) i;
+                """)
+            try ChangeTrackingTests.enable(.triggers, on: setup)
+            let database = try Database(url: url, maxConnections: 2)
+            defer { database.close() }
+            let code = { (n: Int) in "00000000-0000-0000-0000-00000000000\(n)" }
+            let requests = [
+                FetchRequest("diary", where: Key("mood") == "happy", orderBy: [.ascending("id")]),
+                FetchRequest("diary", where: Key("mood") == "sad", orderBy: [.ascending("id")]),
+                FetchRequest("diary", where: Key("code") == code(1), orderBy: [.ascending("id")]),
+                FetchRequest("diary", where: Key("code") == code(2), orderBy: [.ascending("id")]),
+                FetchRequest("diary", where: Key("title") == "t1", orderBy: [.ascending("id")]),
+                FetchRequest("diary", where: Key("title") == "t3", orderBy: [.ascending("id")]),
+                FetchRequest("diary", where: Key("id") > 30 && Key("title") >= "t2", orderBy: [.ascending("id")]),
+                FetchRequest("diary", where: Key("id") > 35 && Key("title") >= "t1", orderBy: [.ascending("id")]),
+            ]
+            var collectors: [Collector] = []
+            for request in requests { collectors.append(Collector(try await database.observe(request))) }
+            for collector in collectors { _ = try await collector.wait(for: 1) }
+
+            try setup.execute("UPDATE diary SET mood = 'happy', title = 't3' WHERE id = 7")
+            try setup.execute("UPDATE diary SET code = $1::uuid WHERE id = 8", [code(1)])
+            try setup.execute("UPDATE diary SET title = 't1' WHERE id IN (32, 36)")
+            try setup.execute("DELETE FROM diary WHERE id = 9")
+            try setup.execute("INSERT INTO diary VALUES (41, 'sad', $1::uuid, 't1')", [code(2)])
+            let fresh = try DatabaseContext(url: url)
+            let deadline = ContinuousClock.now + .seconds(20)
+            var answers: [[Int]] = []
+            var expected: [[Int]] = []
+            repeat {
+                try await Task.sleep(for: .milliseconds(100))
+                expected = try requests.map { try fresh.fetch($0).compactMap { $0.primaryKey.first as? Int } }
+                answers = collectors.map { Self.ids($0.snapshots.withLock { $0.last }) }
+            } while answers != expected && ContinuousClock.now < deadline
+            #expect(answers == expected)
+            #expect(answers[0].contains(7) && !answers[1].contains(7) && answers[2].contains(8) && answers[3].contains(41))
+        }
+    }
+
     @Test func observingWithoutChangeTrackingSaysWhatToEnable() async throws {
         try await TestDatabase.withDatabase { url in
             let setup = try Connection(url: url)

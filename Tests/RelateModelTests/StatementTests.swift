@@ -287,6 +287,27 @@ import Testing
         #expect(try !FetchRequest("shelf").decidesFromChangedRows(in: layout))
     }
 
+    /// Conditions that differ only in their values are tested as one, their values in
+    /// arrays joined to the changed rows; a shape of one request stays in the `VALUES` list.
+    @Test func conditionsOfOneShapeAreTestedThroughArraysOfTheirValues() throws {
+        let layout = Self.layout
+        let person = try layout.entityIndex(named: "person")
+        let requests = [
+            FetchRequest("person", where: Key("surname") == "Hopper"), FetchRequest("person", limit: 5),
+            FetchRequest("person", where: Key("surname") == "Lovelace"),
+        ]
+        let statement = try FetchRequest.matchStatement(requests, entity: person, keys: [.integer(4), .integer(9)], layout: layout)
+        #expect(
+            statement.sql
+                == #"SELECT DISTINCT i FROM (SELECT v.i FROM "public"."person" t0 JOIN unnest($1, $2) v(i, p1) ON t0."surname" = v.p1 WHERE t0."id" = ANY($3) "#
+                + #"UNION ALL SELECT m.i FROM "public"."person" t0 CROSS JOIN LATERAL (VALUES (1, TRUE)) m(i, ok) WHERE t0."id" = ANY($3) AND m.ok) found"#)
+        #expect(statement.parameters[0] as? [Int32] == [0, 2])
+        #expect(statement.parameters[1] as? [String] == ["Hopper", "Lovelace"])
+        // All of one shape: one SELECT.
+        let one = try FetchRequest.matchStatement([requests[0], requests[2]], entity: person, keys: [.integer(4)], layout: layout)
+        #expect(one.sql == #"SELECT DISTINCT v.i FROM "public"."person" t0 JOIN unnest($1, $2) v(i, p1) ON t0."surname" = v.p1 WHERE t0."id" = $3"#)
+    }
+
     // MARK: - Cursors
 
     @Test func aWalkDeclaresFetchesAndClosesItsCursor() {

@@ -85,21 +85,89 @@ extension FetchRequest {
 
     /// ``matchStatement(_:entity:keys:layout:)`` without the keys: made once for a set of
     /// groups and kept, since making the conditions' SQL is most of its cost.
+    ///
+    /// Conditions that differ only in their values (`rank >= 10 AND rank < 20` and `rank >=
+    /// 20 AND rank < 30` have one shape) are tested as one: their values go in arrays, a
+    /// row of them a request, joined to the changed rows (`JOIN unnest($1, $2, $3) v(i, p1,
+    /// p2) ON t0."rank" >= v.p1 AND t0."rank" < v.p2`). The server then evaluates one
+    /// condition for each pair of a changed row and a request, and may hash on an equality,
+    /// where a `VALUES` list of the conditions evaluates every request's expression for every
+    /// row (500 of them on 300 changed rows took 100–160 ms a statement). A shape of one
+    /// request, and values that go in no array of one type, stay in the `VALUES` list.
     static func matchTests(_ requests: [FetchRequest], entity: Int, layout: ModelLayout) throws(RelateError) -> MatchTests {
-        var builder = RequestSQL(layout: layout)
-        var scope = RequestSQL.Scope(entity: entity, alias: builder.newAlias())
-        var tests: [String] = []
-        for (index, request) in requests.enumerated() {
-            let condition = try request.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
-            tests.append("(\(index), \(condition ?? "TRUE"))")
-        }
         let table = layout.entities[entity]
+        // Each condition alone, its values named as the columns of a row (`v.p1`, …).
+        var shapes: [String: [Int]] = [:]
+        var shapeOrder: [String] = []
+        var rows: [[(any PostgresEncodable)?]] = []
+        var comparedTypes: [[PostgresType?]] = []
+        var alone: [Int] = []
+        for (index, request) in requests.enumerated() {
+            var builder = RequestSQL(layout: layout, placeholder: "v.p")
+            var scope = RequestSQL.Scope(entity: entity, alias: "t0")
+            let condition = try request.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) } ?? "TRUE"
+            rows.append(builder.parameters)
+            comparedTypes.append(builder.comparedTypes)
+            guard scope.joins.isEmpty else {
+                alone.append(index)
+                continue
+            }
+            if shapes[condition] == nil { shapeOrder.append(condition) }
+            shapes[condition, default: []].append(index)
+        }
+        var builder = RequestSQL(layout: layout)
+        var parts: [MatchTests.Part] = []
+        for shape in shapeOrder {
+            let members = shapes[shape]!
+            var arrays: [(any PostgresEncodable)?] = [members.map(Int32.init)]
+            for column in rows[members[0]].indices where members.count > 1 {
+                guard let array = Self.array(members.map { rows[$0][column] }, comparedWith: comparedTypes[members[0]][column]) else { break }
+                arrays.append(array)
+            }
+            guard members.count > 1, arrays.count == rows[members[0]].count + 1 else {
+                alone += members
+                continue
+            }
+            let columns = ["i"] + rows[members[0]].indices.map { "p\($0 + 1)" }
+            let unnest = "unnest(\(arrays.map { builder.bind($0) }.joined(separator: ", "))) v(\(columns.joined(separator: ", ")))"
+            parts.append(MatchTests.Part(head: "v.i FROM \(table.table) t0 JOIN \(unnest) ON \(shape) WHERE ", tail: ""))
+        }
+        if !alone.isEmpty {
+            // Its own alias is `t0` too (the builder's first), which the key condition names.
+            var scope = RequestSQL.Scope(entity: entity, alias: builder.newAlias())
+            var tests: [String] = []
+            for index in alone.sorted() {
+                let condition = try requests[index].condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
+                tests.append("(\(index), \(condition ?? "TRUE"))")
+            }
+            parts.append(MatchTests.Part(
+                head: "m.i FROM \(builder.from(scope)) CROSS JOIN LATERAL (VALUES \(tests.joined(separator: ", "))) m(i, ok) WHERE ",
+                tail: " AND m.ok"))
+        }
         let key = table.primaryKey[0]
-        let head = builder.statement(
-            "SELECT DISTINCT m.i FROM \(builder.from(scope)) CROSS JOIN LATERAL (VALUES \(tests.joined(separator: ", "))) m(i, ok) WHERE ")
         return MatchTests(
-            head: head.sql, parameters: head.parameters, keyColumn: "\(scope.alias).\(table.columns[key])", keyType: table.types[key],
-            count: requests.count)
+            parts: parts, parameters: builder.parameters, keyColumn: "\(table.columns[key])", keyType: table.types[key],
+            count: requests.count, listed: alone.count)
+    }
+
+    /// The values one placeholder takes in conditions of one shape, one a request, as one
+    /// array parameter: when all are of one type that goes in arrays; `nil` otherwise.
+    /// Strings compared with a column go untyped, as the column's type; in a `text[]` they
+    /// are `text`, which compares as the column's type would only for `text` and `varchar`
+    /// (not a `uuid`, an enum, or `character(n)`, whose padding `text` keeps).
+    private static func array(_ values: [(any PostgresEncodable)?], comparedWith column: PostgresType?) -> (any PostgresEncodable)? {
+        guard let first = values.first, let first else { return nil }
+        if first is String, let column, column != .text, column != .varchar { return nil }
+        func collect<Value: PostgresEncodable>(_: Value) -> (any PostgresEncodable)? {
+            var typed: [Value] = []
+            typed.reserveCapacity(values.count)
+            for value in values {
+                guard let value = value as? Value else { return nil }
+                typed.append(value)
+            }
+            return typed as? any PostgresEncodable
+        }
+        return collect(first)
     }
 }
 
@@ -109,39 +177,54 @@ extension FetchRequest {
 /// `@unchecked Sendable`: `parameters` are the values the conditions bound, values of the
 /// library's own encodable types, never mutated; `PostgresEncodable` cannot say so.
 struct MatchTests: @unchecked Sendable {
-    /// The statement up to its `WHERE`, placeholders for the conditions' values.
-    let head: String
+    /// One `SELECT` of the statement, without its `SELECT`: up to its `WHERE`, and what
+    /// follows the changed rows' key condition.
+    struct Part {
+        let head: String
+        let tail: String
+    }
+
+    /// The conditions of one shape each, then those tested one by one (`VALUES`).
+    let parts: [Part]
     let parameters: [(any PostgresEncodable)?]
-    /// The primary-key column the keys are of, and its type.
+    /// The primary-key column the keys are of (of the changed rows, `t0` in every part), and its type.
     let keyColumn: String
     let keyType: PostgresType
 
     /// How many groups' conditions it tests.
     let count: Int
+    /// How many of them are tested one by one, in the `VALUES` list.
+    let listed: Int
 
     /// The statement for the rows whose keys are `keys`.
     func statement(keys: [StoredValue]) -> Statement {
-        var sql = SQLBuilder(head, parameters: parameters)
-        let found = sql.keyCondition(keyColumn, type: keyType, keys)
-        sql += "\(found) AND m.ok"
+        var sql = SQLBuilder("", parameters: parameters)
+        let found = sql.keyCondition("t0.\(keyColumn)", type: keyType, keys)
+        if parts.count == 1 {
+            sql += "SELECT DISTINCT \(parts[0].head)\(found)\(parts[0].tail)"
+        } else {
+            sql += "SELECT DISTINCT i FROM (\(parts.map { "SELECT \($0.head)\(found)\($0.tail)" }.joined(separator: " UNION ALL "))) found"
+        }
         return sql.statement
     }
 
-    /// From this many tests up, a round runs them on a generic plan.
+    /// From this many tests in the `VALUES` list up, a round runs them on a generic plan.
     static let genericPlanFrom = 16
 
     /// ``statement(keys:)`` run as `principal` (`nil`: the pool's own role) among a round's
     /// decisions (``Connection/pipeline(groups:)``). The same tests come back round after
     /// round with other keys: the statement is prepared once a connection, and from
-    /// ``genericPlanFrom`` tests up planned once too, in a transaction that asks for a
-    /// generic plan (`plan_cache_mode`, a setting of the transaction's, as a principal's are):
-    /// planning 500 tests' `VALUES` took the server 2–4 ms a round, their generic plan 0.3 ms
-    /// (Benchmarks/README.md, "Live queries under row-level security at scale").
+    /// ``genericPlanFrom`` tests in the `VALUES` list up planned once too, in a transaction
+    /// that asks for a generic plan (`plan_cache_mode`, a setting of the transaction's, as a
+    /// principal's are): planning 500 tests' `VALUES` took the server 2–4 ms a round, their
+    /// generic plan 0.3 ms (Benchmarks/README.md, "Live queries under row-level security at
+    /// scale"). Tests of one shape are planned each round: their statement is short, and a
+    /// plan made knowing the arrays' length can hash them.
     func pipelined(keys: [StoredValue], as principal: Principal?) -> [[PostgresStatement]] {
         var statement = statement(keys: keys).postgres
         statement.prepares = true
         var principal = principal
-        if count >= Self.genericPlanFrom {
+        if listed >= Self.genericPlanFrom {
             principal = Principal(role: principal?.role, settings: (principal?.settings ?? [:]).merging(["plan_cache_mode": "force_generic_plan"]) { $1 })
         }
         return Statements.pipelined(statement, as: UnitOfWork(.read, as: principal, replicas: .primaryOnly))

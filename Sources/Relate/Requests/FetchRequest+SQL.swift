@@ -80,11 +80,13 @@ extension FetchRequest {
 /// one ``SQLBuilder``, in the order they are bound.
 struct RequestSQL {
     let layout: ModelLayout
-    private var values = SQLBuilder()
+    private var values: SQLBuilder
     private var aliasCount = 0
 
-    init(layout: ModelLayout) {
+    /// `placeholder`: what each bound value's number follows in the SQL (``SQLBuilder``).
+    init(layout: ModelLayout, placeholder: String = "$") {
         self.layout = layout
+        values = SQLBuilder(placeholder: placeholder)
     }
 
     /// One `FROM` level: the statement's own, or an `EXISTS` subquery's.
@@ -117,13 +119,28 @@ struct RequestSQL {
     }
 
     mutating func bind(_ value: (any PostgresEncodable)?) -> String {
-        values.bind(value)
+        bind(value, comparedWith: nil)
     }
+
+    /// Binds a value compared with a column of `type` (``comparedTypes``).
+    private mutating func bind(_ value: (any PostgresEncodable)?, comparedWith type: PostgresType?) -> String {
+        comparedTypes.append(type)
+        return values.bind(value)
+    }
+
+    /// For each value bound so far, the type of the column a comparison compares it with;
+    /// `nil` for a value bound otherwise. A `String` goes untyped, so the server takes it
+    /// as that column's type; where values go in a `text[]` instead (``MatchTests``), this
+    /// says whether `text` compares with the column as the column's own type would.
+    private(set) var comparedTypes: [PostgresType?] = []
 
     /// `sql`, put together from the pieces made, with the values bound for them.
     func statement(_ sql: String) -> Statement {
         Statement(sql: sql, parameters: values.parameters)
     }
+
+    /// The values bound so far, in order.
+    var parameters: [(any PostgresEncodable)?] { values.parameters }
 
     /// The rows whose one-column key is one of `keys` (``SQLBuilder/keyCondition(_:type:_:)``).
     mutating func keyCondition(_ column: String, type: PostgresType, _ keys: [StoredValue]) -> String {
@@ -338,7 +355,7 @@ struct RequestSQL {
                         entity: owner.entity.name, key: keyPath)
                 }
             }
-            return "\(column) \(comparison.rawValue) \(bind(parameter))" + (owner.parameterCasts[index].map { "::" + $0 } ?? "")
+            return "\(column) \(comparison.rawValue) \(bind(parameter, comparedWith: owner.types[index]))" + (owner.parameterCasts[index].map { "::" + $0 } ?? "")
         case .relationship(let index):
             let relationship = owner.entity.relationships[index]
             guard !owner.isToMany[index], value == nil, comparison == .equal || comparison == .notEqual else {

@@ -26,12 +26,16 @@ struct Statement {
 struct SQLBuilder {
     private(set) var sql: String
     private(set) var parameters: [(any PostgresEncodable)?]
+    /// What a placeholder is before its number: `$`, or a row's columns (`v.p`) where the
+    /// values go in arrays, one row of them a statement's (see ``MatchTests``).
+    private let placeholder: String
 
     /// `parameters` are values the SQL already refers to (`$1`… of a caller's condition):
     /// what is bound next is numbered after them.
-    init(_ sql: String = "", parameters: [(any PostgresEncodable)?] = []) {
+    init(_ sql: String = "", parameters: [(any PostgresEncodable)?] = [], placeholder: String = "$") {
         self.sql = sql
         self.parameters = parameters
+        self.placeholder = placeholder
     }
 
     static func += (builder: inout SQLBuilder, text: String) {
@@ -41,7 +45,7 @@ struct SQLBuilder {
     /// Binds `value`; answers its placeholder.
     mutating func bind(_ value: (any PostgresEncodable)?) -> String {
         parameters.append(value)
-        return "$\(parameters.count)"
+        return "\(placeholder)\(parameters.count)"
     }
 
     /// Binds each of `values`; answers their placeholders, in order.
