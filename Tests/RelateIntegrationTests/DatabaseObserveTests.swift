@@ -173,12 +173,21 @@ import Testing
             for request in requests { collectors.append(Collector(try await database.observe(request))) }
             for collector in collectors { _ = try await collector.wait(for: 1) }
 
-            try setup.execute("UPDATE diary SET mood = 'happy', title = 't3' WHERE id = 7")
+            // The decision itself (one that failed would only make every answer read again):
+            // row 7 (sad, code 1, t3) meets the second, third and sixth conditions.
+            let fresh = try DatabaseContext(url: url)
+            let diary = try fresh.layout.entityIndex(named: "diary")
+            let tests = try FetchRequest.matchTests(requests, entity: diary, layout: fresh.layout)
+            // The enum's labels go one by one; uuids (as UUIDs), varchars and integers in arrays.
+            #expect(tests.listed == 2)
+            let met = try await database.requestsMet([LiveDecision(tests: tests, entity: diary, keys: [["7"]], principal: nil)])
+            #expect(try met[0].get() == [1, 2, 5])
+
+            try setup.execute("UPDATE diary SET mood = 'happy' WHERE id = 7")
             try setup.execute("UPDATE diary SET code = $1::uuid WHERE id = 8", [code(1)])
             try setup.execute("UPDATE diary SET title = 't1' WHERE id IN (32, 36)")
             try setup.execute("DELETE FROM diary WHERE id = 9")
             try setup.execute("INSERT INTO diary VALUES (41, 'sad', $1::uuid, 't1')", [code(2)])
-            let fresh = try DatabaseContext(url: url)
             let deadline = ContinuousClock.now + .seconds(20)
             var answers: [[Int]] = []
             var expected: [[Int]] = []

@@ -18,9 +18,10 @@ struct LiveDecision: Sendable {
 
 extension Database {
     /// The answers of `reads`, on one pooled connection of the primary in one round trip:
-    /// each read as its principal in a read-only transaction of its own (`BEGIN READ ONLY;
-    /// set_config…; SELECT`, then `COMMIT` after a sync point: ``Statements/pipelined(_:as:)``),
-    /// so a read that fails (a setting a policy cannot cast) fails alone, and the next
+    /// each read as its principal in a read-only transaction of its own (`SELECT
+    /// set_config…; SELECT`, the implicit transaction up to a sync point:
+    /// ``Statements/pipelined(_:as:)``), so a read that fails (a setting a policy cannot
+    /// cast) fails alone, and the next
     /// transaction starts as the login role with no setting. A request whose entity other
     /// tables inherit from is read after the round trip, in a transaction of its own.
     ///
