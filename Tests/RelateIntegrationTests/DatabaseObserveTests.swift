@@ -40,6 +40,22 @@ import Testing
         snapshot?.rows.compactMap { $0.primaryKey.first as? Int } ?? []
     }
 
+    /// The ids of each collector's last answer and of a fresh read of its request by
+    /// `context`, once they agree or after 20 s.
+    static func answers(
+        of collectors: [Collector], settlingOn requests: [FetchRequest], in context: DatabaseContext
+    ) async throws -> (answers: [[Int]], expected: [[Int]]) {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var answers: [[Int]] = []
+        var expected: [[Int]] = []
+        repeat {
+            try await Task.sleep(for: .milliseconds(100))
+            expected = try requests.map { try context.fetch($0).compactMap { $0.primaryKey.first as? Int } }
+            answers = collectors.map { ids($0.snapshots.withLock { $0.last }) }
+        } while answers != expected && ContinuousClock.now < deadline
+        return (answers, expected)
+    }
+
     @Test(arguments: ChangeTracking.Mechanism.allCases)
     func observersGetEachChangeOfTheirRegion(_ mechanism: ChangeTracking.Mechanism) async throws {
         try await TestDatabase.withDatabase { url in
@@ -126,15 +142,7 @@ import Testing
             try setup.execute("UPDATE item SET id = 25 WHERE id = 1000")
             try setup.execute("DELETE FROM item WHERE id = 31")
             try setup.execute("INSERT INTO item VALUES (300, 1), (205, 0), (31, 3)")
-            let fresh = try DatabaseContext(url: url)
-            let deadline = ContinuousClock.now + .seconds(10)
-            var answers: [[Int]] = []
-            var expected: [[Int]] = []
-            repeat {
-                try await Task.sleep(for: .milliseconds(100))
-                expected = try requests.map { try fresh.fetch($0).compactMap { $0.primaryKey.first as? Int } }
-                answers = collectors.map { Self.ids($0.snapshots.withLock { $0.last }) }
-            } while answers != expected && ContinuousClock.now < deadline
+            let (answers, expected) = try await Self.answers(of: collectors, settlingOn: requests, in: try DatabaseContext(url: url))
             #expect(answers == expected)
             #expect(answers[1] == [20, 11, 12, 14, 15, 16, 17, 18])
             #expect(answers[2] == [25, 21, 22, 23, 24, 26, 27, 28])
@@ -188,14 +196,7 @@ import Testing
             try setup.execute("UPDATE diary SET title = 't1' WHERE id IN (32, 36)")
             try setup.execute("DELETE FROM diary WHERE id = 9")
             try setup.execute("INSERT INTO diary VALUES (41, 'sad', $1::uuid, 't1')", [code(2)])
-            let deadline = ContinuousClock.now + .seconds(20)
-            var answers: [[Int]] = []
-            var expected: [[Int]] = []
-            repeat {
-                try await Task.sleep(for: .milliseconds(100))
-                expected = try requests.map { try fresh.fetch($0).compactMap { $0.primaryKey.first as? Int } }
-                answers = collectors.map { Self.ids($0.snapshots.withLock { $0.last }) }
-            } while answers != expected && ContinuousClock.now < deadline
+            let (answers, expected) = try await Self.answers(of: collectors, settlingOn: requests, in: fresh)
             #expect(answers == expected)
             #expect(answers[0].contains(7) && !answers[1].contains(7) && answers[2].contains(8) && answers[3].contains(41))
         }

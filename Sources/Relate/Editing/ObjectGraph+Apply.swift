@@ -69,12 +69,12 @@ extension ObjectGraph {
         case .link(let owner, let index, let member, let times), .unlink(let owner, let index, let member, let times):
             touch(owner)
             touch(member)
-            let change = if case .link = effect { link } else { unlink }
+            let joins = if case .link = effect { true } else { false }
             // From the owner's side when its set is loaded, else from the member's.
             if let set = owner.sets[index] {
-                change(owner, member, set, times)
+                pair(owner, member, set: set, times: times, joins: joins)
             } else if let other = member.sets[inverse(of: owner.entityIndex, index).relationship] {
-                change(member, owner, other, times)
+                pair(member, owner, set: other, times: times, joins: joins)
             }
 
         case .linkOnce(let owner, let index, let members):
@@ -89,13 +89,17 @@ extension ObjectGraph {
         return defaults
     }
 
-    /// Both sides of a many-to-many, in memory: `times` copies of the pair join.
-    private func link(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
+    /// Both sides of a many-to-many, in memory: `times` copies of the pair join, or leave.
+    private func pair(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int, joins: Bool) {
         noteChange(across: set.relationshipIndex, of: owner.entityIndex)
-        set.add(member, times: times)
         let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
-        if let other = member.sets[inverse.relationship], other !== set {
-            other.add(owner, times: times)
+        let other = member.sets[inverse.relationship].flatMap { $0 !== set ? $0 : nil }
+        if joins {
+            set.add(member, times: times)
+            other?.add(owner, times: times)
+        } else {
+            set.drop(member, times: times)
+            other?.drop(owner, times: times)
         }
     }
 
@@ -105,16 +109,6 @@ extension ObjectGraph {
         let inverse = inverse(of: owner.entityIndex, index).relationship
         for member in members {
             if let other = member.sets[inverse], !other.contains(owner) { other.add(owner) }
-        }
-    }
-
-    /// Both sides of a many-to-many, in memory: `times` copies of the pair leave.
-    private func unlink(_ owner: DatabaseObject, _ member: DatabaseObject, set: RelationshipSet, times: Int) {
-        noteChange(across: set.relationshipIndex, of: owner.entityIndex)
-        set.drop(member, times: times)
-        let inverse = inverse(of: owner.entityIndex, set.relationshipIndex)
-        if let other = member.sets[inverse.relationship], other !== set {
-            other.drop(owner, times: times)
         }
     }
 
