@@ -25,8 +25,8 @@ extension Database {
     ///   the server's SQLSTATE, `42501` for a role the login role is not a member of), or of
     ///   kind ``RelateError/Kind-swift.struct/invalidRequest`` for a role of `none` or a
     ///   setting named `role`; otherwise what ``read(_:)`` throws.
-    public func read<Result: Sendable>(
-        as principal: Principal, _ body: @escaping @Sendable (DatabaseContext) throws -> Result
+    public func read<Result: Sendable>(as principal: Principal,
+        _ body: @escaping @Sendable (DatabaseContext) throws -> Result
     ) async throws -> Result {
         try await run(UnitOfWork(.read, as: principal), body)
     }
@@ -54,8 +54,8 @@ extension Database {
     ///   never ran), or of kind ``RelateError/Kind-swift.struct/invalidRequest`` for a role
     ///   of `none` or a setting named `role`; otherwise what ``write(_:)`` throws.
     @discardableResult
-    public func write<Result: Sendable>(
-        as principal: Principal, _ body: @escaping @Sendable (DatabaseContext) throws -> Result
+    public func write<Result: Sendable>(as principal: Principal,
+        _ body: @escaping @Sendable (DatabaseContext) throws -> Result
     ) async throws -> Result {
         try await run(UnitOfWork(.write, as: principal), body)
     }
