@@ -202,6 +202,23 @@ import Testing
         }
     }
 
+    /// Through a relationship to its own entity, a changed row changes whether another
+    /// row meets the condition, whose key is not among the changed rows: such a request is
+    /// read again on every change of its table, not decided from the changed rows.
+    @Test func aConditionThroughARelationshipToItsOwnEntityIsNotDecidedFromChangedRows() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: "CREATE TABLE node (id int PRIMARY KEY, name text, parent_id int REFERENCES node)") { fixture in
+            let layout = fixture.context.layout
+            let node = try #require(fixture.context.model.entities.first { $0.name == "node" })
+            let children = try #require(node.relationships.first { $0.isToMany }).key
+            let parent = try #require(node.relationships.first { !$0.isToMany }).key
+            #expect(try FetchRequest("node", where: Key("name") == "x").decidesFromChangedRows(in: layout))
+            #expect(try !FetchRequest("node", where: Key(children).any(Key("name") == "x")).decidesFromChangedRows(in: layout))
+            #expect(try !FetchRequest("node", where: Key(children).isEmpty).decidesFromChangedRows(in: layout))
+            #expect(try !FetchRequest("node", where: Key(parent + ".name") == "x").decidesFromChangedRows(in: layout))
+            #expect(try !FetchRequest("node", orderBy: [.ascending(parent + ".name")]).decidesFromChangedRows(in: layout))
+        }
+    }
+
     @Test func observingWithoutChangeTrackingSaysWhatToEnable() async throws {
         try await TestDatabase.withDatabase { url in
             let setup = try Connection(url: url)

@@ -303,6 +303,11 @@ import Testing
                 + #"UNION ALL SELECT m.i FROM "public"."person" t0 CROSS JOIN LATERAL (VALUES (1, TRUE)) m(i, ok) WHERE t0."id" = ANY($3) AND m.ok) found"#)
         #expect(statement.parameters[0] as? [Int32] == [0, 2])
         #expect(statement.parameters[1] as? [String] == ["Hopper", "Lovelace"])
+        // A list (`in`) goes in no array: such conditions stay in the VALUES list.
+        let lists = try FetchRequest.matchStatement(
+            [FetchRequest("person", where: Key("id").in([1, 2])), FetchRequest("person", where: Key("id").in([3]))], entity: person,
+            keys: [.integer(4)], layout: layout)
+        #expect(lists.sql.contains("VALUES (0, t0.\"id\" = ANY($1)), (1, t0.\"id\" = ANY($2))") && !lists.sql.contains("unnest"))
         // All of one shape: one SELECT.
         let one = try FetchRequest.matchStatement([requests[0], requests[2]], entity: person, keys: [.integer(4)], layout: layout)
         #expect(one.sql == #"SELECT DISTINCT v.i FROM "public"."person" t0 JOIN unnest($1, $2) v(i, p1) ON t0."surname" = v.p1 WHERE t0."id" = $3"#)

@@ -249,7 +249,7 @@ public final class Database: Sendable {
         guard unit.isTransaction else {
             // A write without a transaction committed statement by statement, whether the
             // body then returned or threw: later reads on replicas wait for all of it.
-            defer { if unit.access == .write, let replicaSet { Self.noteLogEnd(on: connection, in: replicaSet) } }
+            defer { if unit.access == .write, let replicaSet { Self.noteLogEnd(on: connection, in: replicaSet, orAsking: pool) } }
             return try body(context)
         }
         let writes = unit.access == .write
@@ -265,7 +265,7 @@ public final class Database: Sendable {
                 finished = result
                 return result
             }
-            if learnsPosition, let replicaSet { Self.noteCommit(on: connection, in: replicaSet) }
+            if learnsPosition, let replicaSet { Self.noteCommit(on: connection, in: replicaSet, orAsking: pool) }
             return result
         } catch {
             guard writes, let pool, let result = finished, let transaction = connection.unconfirmedCommit else { throw error }
@@ -358,8 +358,10 @@ public final class Database: Sendable {
     /// did. What is not atomic: a body that writes twice
     /// and then throws, or is cancelled, leaves its first write committed. Wrap such work in
     /// ``DatabaseContext/transaction(_:)``, or use ``write(_:)``. Reads on replicas after the
-    /// unit see its writes, as after ``write(_:)`` (one round trip more, only with
-    /// ``Configuration/replicas``).
+    /// unit see its writes, as after ``write(_:)``: the unit asks the primary where its log
+    /// ends (one round trip more, only with ``Configuration/replicas``; on a new connection
+    /// when the unit's own was lost; when the primary cannot be reached at all, a read may
+    /// miss them until a later write passes them).
     ///
     /// - Parameter body: The unit of work, given a context of its own, outside a transaction.
     /// - Returns: What `body` returns.
@@ -375,21 +377,29 @@ public final class Database: Sendable {
 
     /// Tells the replicas where the commit just made on `connection` ended; when the server
     /// could not say with the commit, asks it (one round trip, a rare case).
-    private static func noteCommit(on connection: Connection, in replicaSet: ReplicaSet) {
+    private static func noteCommit(on connection: Connection, in replicaSet: ReplicaSet, orAsking pool: ConnectionPool? = nil) {
         if let position = connection.lastCommitPosition {
             replicaSet.noteCommit(at: position)
         } else {
-            noteLogEnd(on: connection, in: replicaSet)
+            noteLogEnd(on: connection, in: replicaSet, orAsking: pool)
         }
     }
 
     /// Tells the replicas where the server's log ends now (one round trip): at or past the
-    /// end of every commit made on `connection` so far.
-    private static func noteLogEnd(on connection: Connection, in replicaSet: ReplicaSet) {
-        if let text = try? connection.query("SELECT pg_current_wal_insert_lsn()::text")[0].decode(String.self, at: 0),
-            let position = LSN(text)
-        {
+    /// end of every commit made on `connection` so far. When `connection` cannot say (lost,
+    /// or its question cancelled), a new connection of `pool` asks: the end it sees is past
+    /// those commits too. When neither can, the replicas are not told, and a read may miss
+    /// those writes until a later write's position passes them.
+    private static func noteLogEnd(on connection: Connection, in replicaSet: ReplicaSet, orAsking pool: ConnectionPool? = nil) {
+        let question = "SELECT pg_current_wal_insert_lsn()::text"
+        func logEnd(_ connection: Connection) -> LSN? {
+            (try? connection.query(question)[0].decode(String.self, at: 0)).flatMap(LSN.init)
+        }
+        if let position = logEnd(connection) {
             replicaSet.noteCommit(at: position)
+        } else if let pool, let other = try? pool.openOutside() {
+            defer { other.close() }
+            if let position = logEnd(other) { replicaSet.noteCommit(at: position) }
         }
     }
 

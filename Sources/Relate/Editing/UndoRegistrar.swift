@@ -10,12 +10,21 @@
 /// ``DatabaseContext/redo()`` the action ``UndoAction/undo`` again. ``DatabaseContext/save()``
 /// and ``DatabaseContext/rollback()`` end every step: ``removeAllActions(of:)``.
 ///
+/// With a registrar, undo and redo through it (the Undo and Redo menu items), not by
+/// calling ``DatabaseContext/undo()`` yourself: the context registers the opposite action
+/// either way, and a stack that is not undoing keeps it as an undo.
+///
 /// ```swift
 /// final class MenuStack: UndoRegistrar {
 ///     var undoable: [UndoAction] = [], redoable: [UndoAction] = []
-///     private var undoing = false
+///     private var undoing = false, redoing = false
 ///     func registerUndo(_ action: UndoAction, in context: DatabaseContext) {
-///         if undoing { redoable.append(action) } else { undoable.append(action) }
+///         if undoing {
+///             redoable.append(action)
+///         } else {
+///             undoable.append(action)
+///             if !redoing { redoable = [] }   // a new write: nothing to redo
+///         }
 ///     }
 ///     func removeAllActions(of context: DatabaseContext) { undoable = []; redoable = [] }
 ///     func undo(_ context: DatabaseContext) throws {   // the Undo menu item

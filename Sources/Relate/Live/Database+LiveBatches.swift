@@ -18,7 +18,7 @@ struct LiveDecision: Sendable {
 
 extension Database {
     /// The answers of `reads`, on one pooled connection of the primary in one round trip:
-    /// each read as its principal in a read-only transaction of its own (`SELECT
+    /// each read as its principal (with one, in a read-only transaction of its own: `SELECT
     /// set_config…; SELECT`, the implicit transaction up to a sync point:
     /// ``Statements/pipelined(_:as:)``), so a read that fails (a setting a policy cannot
     /// cast) fails alone, and the next
@@ -40,7 +40,7 @@ extension Database {
     /// The indexes of each decision's requests that a row of its entity whose key is one of
     /// its keys meets now (rows deleted meanwhile meet none), in one round trip on one
     /// pooled connection of the primary: each decision as its principal (the rows it may
-    /// see), in a read-only transaction of its own, failing alone.
+    /// see; with a principal, in a read-only transaction of its own), failing alone.
     ///
     /// - Returns: Per decision, in order, the indexes met or the error deciding.
     /// - Throws: A ``RelateError`` when no decision could run (the connection was lost, a shutdown).

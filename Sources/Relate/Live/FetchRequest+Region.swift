@@ -53,19 +53,45 @@ extension FetchRequest {
 /// Deciding from the changed rows alone whether a commit changed an answer.
 extension FetchRequest {
     /// Whether a commit's changed rows alone say if this answer changed: the condition and
-    /// the order read the entity's own columns only (its region is the entity), no offset
-    /// can move the window, and the key is one column whose text form the feed sends as
-    /// the answer's rows hold it (an integer, a string or a UUID). Then the answer changed
-    /// only if a changed row is in it, or meets the condition now; otherwise it is read
-    /// again whenever its region changes.
+    /// the order read the row's own columns only (no relationship: through one to the
+    /// entity itself, a changed row would change whether another row meets the condition),
+    /// no offset can move the window, and the key is one column whose text form the feed
+    /// sends as the answer's rows hold it (an integer, a string or a UUID). Then the answer
+    /// changed only if a changed row is in it, or meets the condition now; otherwise it is
+    /// read again whenever its region changes.
     func decidesFromChangedRows(in layout: ModelLayout) throws(RelateError) -> Bool {
         let root = try layout.entityIndex(named: entity)
         let entity = layout.entities[root]
         guard (offset ?? 0) == 0, try region(in: layout) == [root], entity.primaryKey.count == 1 else { return false }
+        for ordering in orderBy where try !Self.isOwnColumn(ordering.keyPath, of: root, in: layout) { return false }
+        if let condition, try !Self.readsOwnColumnsOnly(condition.node, of: root, in: layout) { return false }
         switch entity.types[entity.primaryKey[0]].mapping {
         case .integer, .string, .uuid: return true
         default: return false
         }
+    }
+
+    private static func readsOwnColumnsOnly(_ node: Condition.Node, of entity: Int, in layout: ModelLayout) throws(RelateError) -> Bool {
+        switch node {
+        case .constant:
+            return true
+        case .and(let nodes), .or(let nodes):
+            for node in nodes where try !readsOwnColumnsOnly(node, of: entity, in: layout) { return false }
+            return true
+        case .not(let node):
+            return try readsOwnColumnsOnly(node, of: entity, in: layout)
+        case .comparison(let keyPath, _, _), .isIn(let keyPath, _), .pattern(let keyPath, _, _, _), .json(let keyPath, _):
+            return try isOwnColumn(keyPath, of: entity, in: layout)
+        case .quantified:
+            return false
+        }
+    }
+
+    private static func isOwnColumn(_ keyPath: String, of entity: Int, in layout: ModelLayout) throws(RelateError) -> Bool {
+        for step in try layout.steps(of: keyPath, from: entity) {
+            if case .relationship = step { return false }
+        }
+        return true
     }
 
     /// One statement that tells which of `requests`' conditions a row of `entity` with one
@@ -73,10 +99,17 @@ extension FetchRequest {
     /// ``decidesFromChangedRows(in:)``.
     ///
     /// ```sql
-    /// SELECT DISTINCT m.i FROM "item" t0
-    ///   CROSS JOIN LATERAL (VALUES (0, t0."id" >= $1 AND t0."id" < $2), (1, …)) m(i, ok)
-    /// WHERE t0."id" = ANY($9) AND m.ok
+    /// SELECT DISTINCT i FROM (
+    ///   SELECT v.i FROM "item" t0 JOIN unnest($1, $2, $3) v(i, p1, p2) ON t0."id" >= v.p1 AND t0."id" < v.p2
+    ///   WHERE t0."id" = ANY($5)
+    ///   UNION ALL
+    ///   SELECT m.i FROM "item" t0 CROSS JOIN LATERAL (VALUES (7, t0."name" = $4), …) m(i, ok)
+    ///   WHERE t0."id" = ANY($5) AND m.ok
+    /// ) found
     /// ```
+    ///
+    /// (the first `SELECT` for conditions of one shape, see ``matchTests(_:entity:layout:)``;
+    /// the second for the others).
     static func matchStatement(
         _ requests: [FetchRequest], entity: Int, keys: [StoredValue], layout: ModelLayout
     ) throws(RelateError) -> Statement {
@@ -104,11 +137,12 @@ extension FetchRequest {
         var alone: [Int] = []
         for (index, request) in requests.enumerated() {
             var builder = RequestSQL(layout: layout, placeholder: "v.p")
-            var scope = RequestSQL.Scope(entity: entity, alias: "t0")
+            // `t0`, the builder's first alias: a subquery's alias is never the same.
+            var scope = RequestSQL.Scope(entity: entity, alias: builder.newAlias())
             let condition = try request.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) } ?? "TRUE"
             rows.append(builder.parameters)
             comparedTypes.append(builder.comparedTypes)
-            guard scope.joins.isEmpty else {
+            guard scope.joins.isEmpty, builder.listed.isEmpty else {
                 alone.append(index)
                 continue
             }
@@ -218,8 +252,9 @@ struct MatchTests: @unchecked Sendable {
     /// that asks for a generic plan (`plan_cache_mode`, a setting of the transaction's, as a
     /// principal's are): planning 500 tests' `VALUES` took the server 2–4 ms a round, their
     /// generic plan 0.3 ms (Benchmarks/README.md, "Live queries under row-level security at
-    /// scale"). Tests of one shape are planned each round: their statement is short, and a
-    /// plan made knowing the arrays' length can hash them.
+    /// scale"). Tests of one shape do not count: their part of the statement is short to
+    /// plan whatever their number (the server chooses between custom and generic plans as
+    /// it does for any prepared statement, unless the `VALUES` list asks for generic).
     func pipelined(keys: [StoredValue], as principal: Principal?) -> [[PostgresStatement]] {
         var statement = statement(keys: keys).postgres
         statement.prepares = true

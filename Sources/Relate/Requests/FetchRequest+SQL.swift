@@ -122,11 +122,18 @@ struct RequestSQL {
         bind(value, comparedWith: nil)
     }
 
-    /// Binds a value compared with a column of `type` (``comparedTypes``).
-    private mutating func bind(_ value: (any PostgresEncodable)?, comparedWith type: PostgresType?) -> String {
+    /// Binds a value compared with a column of `type` (``comparedTypes``); `isList`: a
+    /// list the column is compared with (`= ANY(…)`), in any form (``listed``).
+    private mutating func bind(_ value: (any PostgresEncodable)?, comparedWith type: PostgresType?, isList: Bool = false) -> String {
+        if isList { listed.insert(comparedTypes.count) }
         comparedTypes.append(type)
         return values.bind(value)
     }
+
+    /// The positions (from 0) of the values bound as lists: an array, or the text of one
+    /// that the server reads as the column's array type. They go in no array of values
+    /// (``MatchTests``), which would hold them as plain `text`.
+    private(set) var listed: Set<Int> = []
 
     /// For each value bound so far, the type of the column a comparison compares it with;
     /// `nil` for a value bound otherwise. A `String` goes untyped, so the server takes it
@@ -408,7 +415,7 @@ struct RequestSQL {
         var tests: [String] = []
         if !stored.isEmpty {
             let list = AttributeValue.keyList(stored, columnType: layout.entities[path.entity].types[index])
-            tests.append("\(column) = ANY(\(bind(list.parameter)))")
+            tests.append("\(column) = ANY(\(bind(list.parameter, comparedWith: layout.entities[path.entity].types[index], isList: true)))")
         }
         if includesNil { tests.append("\(column) IS NULL") }
         switch tests.count {
