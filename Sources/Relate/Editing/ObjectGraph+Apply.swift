@@ -31,7 +31,7 @@ extension ObjectGraph {
             noteChange(of: object.entityIndex)
             didChange(object, from: nil)
 
-        case .update(let object, let columns, _, let to, _):
+        case .update(let object, let columns, let from, let to, _):
             touch(object)
             let joinsOn = object.table.layout.joinsOn
             if columns.contains(where: object.table.primaryKey.contains) {
@@ -44,12 +44,12 @@ extension ObjectGraph {
                 move(object, to: values, stale: &stale, reloads: &reloads)
             } else if columns.contains(where: { joinsOn[$0] }) {
                 let old = Array(object.values)
-                object.write(to, at: columns)
+                object.write(to, at: columns, held: from)
                 noteChange(of: object.entityIndex)
                 didChange(object, from: old)
             } else {
                 // No relationship joins on these columns: no set or to-one can change.
-                object.write(to, at: columns)
+                object.write(to, at: columns, held: from)
                 noteChange(of: object.entityIndex)
             }
 

@@ -351,15 +351,22 @@ public final class DatabaseObject {
 
     /// The attributes at `columns` take `newValues`, the others stay: a write of a few
     /// columns, which copies neither the row before nor after. `journaling`: the values
-    /// before are journaled, when a transaction or a pending write is open.
-    func write(_ newValues: [StoredValue], at columns: [Int], journaling: Bool = true) {
+    /// before are journaled, when a transaction or a pending write is open. `held`: what
+    /// the caller read of those attributes just before (an update effect's `from`), kept
+    /// as the values before when they are still the same, instead of another array.
+    func write(_ newValues: [StoredValue], at columns: [Int], held: [StoredValue]? = nil, journaling: Bool = true) {
         // Values read in place from a result cannot be written there.
         if storage.isRaw { moveToOwnStorage() }
         let graph = self.graph
         let registry = graph?.registries[entityIndex]
         // The row before only for the identity map's value indexes, when it has any.
         let oldRow = registry?.indexesValues == true ? Array(values) : nil
-        let old = columns.map { storage.cells[base + $0] }
+        let old =
+            if let held, held.count == columns.count, zip(held, columns).allSatisfy({ $0.isSame(as: storage.cells[base + $1]) }) {
+                held
+            } else {
+                columns.map { storage.cells[base + $0] }
+            }
         let write = {
             for (column, value) in zip(columns, newValues) { self.storage.cells[self.base + column] = value }
         }
