@@ -185,6 +185,20 @@ import Testing
         #expect(late.n == -2)
         #expect(late.port == delayed)
         #expect(clock.now - waited > .milliseconds(500))
+
+        // A write without a transaction whose connection died after its write (its own
+        // backend ended): a new connection tells where the log ends, and the read waits for
+        // the replica, a second behind, to replay it.
+        let lost = try Self.database(servers, replicas: [delayed], wait: .seconds(5))
+        defer { lost.close() }
+        await #expect(throws: RelateError.self) {
+            try await lost.writeWithoutTransaction { context in
+                _ = try context.connection.execute("UPDATE counter SET n = -3 WHERE id = 2")
+                _ = try context.connection.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+            }
+        }
+        let seen = try await lost.read { try Self.counterAndPort($0, row: 2) }
+        #expect(seen.n == -3)
     }
 
     /// A replica killed under load costs no unit, and serves again once back.
