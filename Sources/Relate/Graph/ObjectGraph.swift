@@ -178,8 +178,24 @@ final class ObjectGraph {
             let comparesInPlace = !registry.isEmpty && !table.primaryKey.isEmpty && readers.count >= width
                 && readers.prefix(width).allSatisfy(\.readsRaw)
             return try rows.map { row in
-                if comparesInPlace, let object = try heldAsIs(entity: entity, result: result, row: row, readers: readers) { return object }
-                return try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage, isBatch: isBatch)
+                guard comparesInPlace else {
+                    return try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage, isBatch: isBatch)
+                }
+                switch try heldAsIs(entity: entity, result: result, row: row, readers: readers) {
+                case .held(let object):
+                    return object
+                case .registered(let object):
+                    return try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage, isBatch: isBatch, known: .registered(object))
+                case .reserved(let key):
+                    do {
+                        return try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage, isBatch: isBatch, known: .reserved)
+                    } catch {
+                        registry.cancelReservation(key)
+                        throw error
+                    }
+                case .unknown:
+                    return try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage, isBatch: isBatch)
+                }
             }
         }
         // The same loop as the raw cells' above, on purpose: one generic loop with the read
@@ -250,20 +266,40 @@ final class ObjectGraph {
         try relateErrors(naming: model.entities[entity].name) { try materializeRow(entity: entity, row: row) }
     }
 
+    /// What ``heldAsIs(entity:result:row:readers:)`` found of a row's key in the identity map.
+    private enum Known {
+        /// This object is registered under it.
+        case registered(DatabaseObject)
+        /// None is: the key is reserved for the row's new object.
+        case reserved
+    }
+
     /// `readers` are the result's (see ``StoredValue/Reader``); a new object's values go to
-    /// `storage`, shared by the objects of one result.
+    /// `storage`, shared by the objects of one result. `known`: what a lookup of the row's
+    /// key already found, so that it is not looked up again.
     private func materializeRow(
-        entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil, storage: ValueStorage? = nil, isBatch: Bool = false
+        entity: Int, row: PostgresRow, readers: [StoredValue.Reader]? = nil, storage: ValueStorage? = nil, isBatch: Bool = false,
+        known: Known? = nil
     ) throws -> DatabaseObject {
         let table = tables[entity]
         let storage = storage ?? ValueStorage(table: table, capacity: table.columns.count)
         let base = try Self.read(row, of: table, readers: readers ?? StoredValue.Reader.readers(for: row.result, entity: table.entity), into: storage)
         let values = ObjectValues(storage: storage, base: base, count: table.columns.count)
-        guard let key = table.primaryKey.isEmpty ? nil : ObjectKey(values, at: table.primaryKey) else {
-            return DatabaseObject(storage: storage, base: base)
-        }
         let registry = registries[entity]
-        let (object, isNew) = registry.object(forKey: key) { DatabaseObject(storage: storage, base: base) }
+        let object: DatabaseObject
+        let isNew: Bool
+        switch known {
+        case .registered(let registered):
+            (object, isNew) = (registered, false)
+        case .reserved:
+            (object, isNew) = (DatabaseObject(storage: storage, base: base), true)
+            registry.fillReservation(with: object)
+        case nil:
+            guard let key = table.primaryKey.isEmpty ? nil : ObjectKey(values, at: table.primaryKey) else {
+                return DatabaseObject(storage: storage, base: base)
+            }
+            (object, isNew) = registry.object(forKey: key) { DatabaseObject(storage: storage, base: base) }
+        }
         if isNew {
             if !registeredInTransaction.isEmpty, !isBatch { registeredInTransaction[registeredInTransaction.count - 1].append(object) }
             if !registeredInBatch.isEmpty { registeredInBatch[registeredInBatch.count - 1].append(object) }
@@ -288,35 +324,48 @@ final class ObjectGraph {
         return object
     }
 
-    /// The registered object of the row's key when it holds the row's values already (a
-    /// save's rows coming back, a fetch again of what memory holds), compared cell by cell
-    /// where the row lies: nothing to read, refresh or journal. `nil` for a row memory does
-    /// not hold as it is, or that has a pending write; ``materializeRow(entity:row:readers:storage:isBatch:)``
-    /// takes those. Every cell of the entity's columns must read raw.
-    private func heldAsIs(entity: Int, result: PostgresResult, row: Int, readers: [StoredValue.Reader]) throws -> DatabaseObject? {
+    /// What ``heldAsIs(entity:result:row:readers:)`` found.
+    private enum Lookup {
+        /// The registered object holds the row's values already.
+        case held(DatabaseObject)
+        /// The registered object, which does not (or has a pending write, or was deleted).
+        case registered(DatabaseObject)
+        /// None is registered: `key` is reserved for the row's new object (see
+        /// ``ObjectRegistry/objectOrReservation(forKey:)``).
+        case reserved(ObjectKey)
+        /// The key could not be made (a NULL in it).
+        case unknown
+    }
+
+    /// The registered object of the row's key, and whether it holds the row's values
+    /// already (a save's rows coming back, a fetch again of what memory holds), compared
+    /// cell by cell where the row lies: then nothing is read, refreshed or journaled.
+    /// ``materializeRow(entity:row:readers:storage:isBatch:known:)`` takes the other rows,
+    /// told what this lookup found. Every cell of the entity's columns must read raw.
+    private func heldAsIs(entity: Int, result: PostgresResult, row: Int, readers: [StoredValue.Reader]) throws -> Lookup {
         let table = tables[entity]
         let key = table.primaryKey
-        let registered: DatabaseObject?
+        let objectKey: ObjectKey
         if key.count == 1 {
-            guard let value = ObjectKey(try readers[key[0]].readRaw(result, row: row, column: key[0]).value) else { return nil }
-            registered = registries[entity][value]
+            guard let value = ObjectKey(try readers[key[0]].readRaw(result, row: row, column: key[0]).value) else { return .unknown }
+            objectKey = value
         } else {
             let values = try key.map { try readers[$0].readRaw(result, row: row, column: $0).value }
-            guard let value = ObjectKey(values) else { return nil }
-            registered = registries[entity][value]
+            guard let value = ObjectKey(values) else { return .unknown }
+            objectKey = value
         }
-        guard let object = registered, !object.isDeleted, pendingObjects.isEmpty || !pendingObjects.contains(ObjectIdentifier(object))
-        else { return nil }
+        guard let object = registries[entity].objectOrReservation(forKey: objectKey) else { return .reserved(objectKey) }
+        guard !object.isDeleted, pendingObjects.isEmpty || !pendingObjects.contains(ObjectIdentifier(object)) else { return .registered(object) }
         let storage = object.storage
         let base = object.base
         for column in 0..<table.columns.count {
             let cell = try readers[column].readRaw(result, row: row, column: column)
             let holds = storage.isRaw ? cell.holds(storage.rawCells[base + column]) : cell.holds(storage.cells[base + column])
-            guard holds == true else { return nil }
+            guard holds == true else { return .registered(object) }
         }
         // As a refresh does: a to-one found before is looked for again when next read.
         object.loaded?.toOne.removeAll()
-        return object
+        return .held(object)
     }
 
     /// The row's values as an object of `entity` stores them, without making an object.

@@ -68,6 +68,31 @@ final class ObjectRegistry {
         return (objects[position], false)
     }
 
+    /// The object registered under `key`; when there is none, `nil`, and `key` is kept for
+    /// the object that ``fillReservation(with:)`` registers next (or
+    /// ``cancelReservation(_:)`` lets go of): one lookup where a lookup and then a
+    /// registration were two. Nothing else may be registered or looked up in between.
+    func objectOrReservation(forKey key: ObjectKey) -> DatabaseObject? {
+        indexPending()
+        var isNew = false
+        let position = positions.value(forKey: key) {
+            isNew = true
+            return objects.count
+        }
+        return isNew ? nil : objects[position]
+    }
+
+    /// Registers `object` under the key ``objectOrReservation(forKey:)`` kept.
+    func fillReservation(with object: DatabaseObject) {
+        objects.append(object)
+        indexedCount = objects.count
+    }
+
+    /// Lets go of the key ``objectOrReservation(forKey:)`` kept (its row could not be read).
+    func cancelReservation(_ key: ObjectKey) {
+        positions[key] = nil
+    }
+
     /// Registers the objects of one result without looking them up: only into an empty
     /// map, which then shares the result's array (no copy).
     func registerUnindexed(_ fetched: [DatabaseObject]) {
