@@ -83,9 +83,8 @@ extension DatabaseContext {
         for effect in effects { graph.apply(effect) }
         graph.endStep(journal: &pending.journal, touched: &pending.touched)
         pending.effects += effects
-        pending.steps.append(pending.ends)
         recomputePendingObjects()
-        undoRegistrar?.registerUndo(.undo, in: self)
+        endStep()
     }
 
     /// Makes the writes of `body` one undo step.

@@ -53,19 +53,10 @@ final class ObjectRegistry {
     /// The object registered under `key`, after registering `make()` under it when there
     /// is none; `isNew` says which.
     func object(forKey key: ObjectKey, orRegistering make: () -> DatabaseObject) -> (object: DatabaseObject, isNew: Bool) {
-        indexPending()
-        var isNew = false
-        let position = positions.value(forKey: key) {
-            isNew = true
-            return objects.count
-        }
-        if isNew {
-            let object = make()
-            objects.append(object)
-            indexedCount = objects.count
-            return (object, true)
-        }
-        return (objects[position], false)
+        if let registered = objectOrReservation(forKey: key) { return (registered, false) }
+        let object = make()
+        fillReservation(with: object)
+        return (object, true)
     }
 
     /// The object registered under `key`; when there is none, `nil`, and `key` is kept for
