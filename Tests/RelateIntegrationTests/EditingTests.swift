@@ -82,16 +82,27 @@ import Testing
             let context = fixture.context
             context.autocommits = false
             let people = try context.fetch(FetchRequest("person", orderBy: [.ascending("id")]))
-            for (index, person) in people.enumerated() { try person.setValue("S\(index)", forKey: "surname") }
+            let keys = people.map { "\($0.primaryKey)" }
+            // Changed last to first, and a merge join makes the rows come back first to last:
+            // each row must find its object by its position in the arrays, not by its order.
+            for (index, person) in people.enumerated().reversed() { try person.setValue("S\(index)", forKey: "surname") }
+            try context.connection.query("SET enable_hashjoin = off")
+            try context.connection.query("SET enable_nestloop = off")
+            // Another client's change of another column: the row comes back with it, and
+            // memory takes it.
+            let other = try TestDatabase.connect()
+            try other.query("UPDATE \"\(fixture.schema)\".person SET firstname = 'Charles' WHERE id = 20")
             let sent = try fixture.sql { try context.save() }
+            try context.connection.query("RESET ALL")
             let updates = sent.filter { $0.hasPrefix("UPDATE") }
             #expect(updates.count == 1)
-            #expect(updates.first?.contains("FROM unnest($1, $2, $3)") == true)
+            #expect(updates.first?.contains("FROM unnest($1, $2, $3) WITH ORDINALITY") == true)
             #expect(updates.first?.contains(#"t."surname" IS NOT DISTINCT FROM v.o0"#) == true)
             #expect(try fixture.disagreements() == [])
+            #expect(people.map { "\($0.primaryKey)" } == keys)
+            #expect(try people[19].value(forKey: "firstname") as? String == "Charles")
 
             for person in people { try person.setValue(nil, forKey: "surname") }
-            let other = try TestDatabase.connect()
             try other.query("UPDATE \"\(fixture.schema)\".person SET surname = 'Babbage' WHERE id = 30")
             let error = try #require(throws: RelateError.self) { try context.save() }
             #expect(error.kind == .conflict && error.key == "surname")

@@ -15,7 +15,7 @@ extension DatabaseContext {
     /// The objects whose attributes, foreign keys or many-to-many pairs have pending
     /// changes: those in the database already, not deleted.
     public var updatedObjects: [DatabaseObject] {
-        pendingSummary().updated
+        pendingSummary().updates.compactMap { $0.object.isDeleted ? nil : $0.object }
     }
 
     /// The objects deleted and not yet saved — those deleted, and the dependants their
@@ -167,9 +167,9 @@ extension DatabaseContext {
     }
 
     /// An update of `object`'s `columns` to `values`, pending.
-    func pendUpdate(_ object: DatabaseObject, columns: [Int], to values: [StoredValue], releasing: Bool = false) throws {
+    func pendUpdate(_ object: DatabaseObject, columns: SmallArray<Int>, to values: SmallArray<StoredValue>, releasing: Bool = false) throws {
         try pendingStep {
-            applyEffect(.update(object, columns: columns, from: columns.map { object.values[$0] }, to: values, releasing: releasing))
+            applyEffect(.update(object, columns: columns, from: columns.smallMap { object.values[$0] }, to: values, releasing: releasing))
         }
     }
 
@@ -200,10 +200,13 @@ extension DatabaseContext {
     /// object updated the values its row held before (what `save()` expects it still holds).
     struct PendingSummary {
         var inserted: [DatabaseObject] = []
-        var updated: [DatabaseObject] = []
+        /// The objects the database holds that have pending changes, in order (those deleted
+        /// since too: a skip for most uses), each with the columns changed and the value memory
+        /// held for each before the first change.
+        var updates: [(object: DatabaseObject, originals: SmallArray<(column: Int, value: StoredValue)>)] = []
+        /// Where each object is in ``updates``.
+        var updateIndex: [ObjectIdentifier: Int] = [:]
         var deleted: [DatabaseObject] = []
-        /// By object: the columns changed, each with the value memory held before the first change.
-        var originals: [ObjectIdentifier: [(column: Int, value: StoredValue)]] = [:]
         /// By inserted object: the columns its insert and later updates gave.
         var givenColumns: [ObjectIdentifier: [Int]] = [:]
         /// Updates that take a one-to-one's target from its other holders, by object and columns.
@@ -213,6 +216,11 @@ extension DatabaseContext {
         var pairOrder: [PairKey] = []
         /// Objects given a delete effect of their own (not those the rules deleted), in order.
         var deletedExplicitly: [DatabaseObject] = []
+
+        /// The columns of `object` changed, each with the value memory held before the first change.
+        func originals(of object: DatabaseObject) -> SmallArray<(column: Int, value: StoredValue)> {
+            updateIndex[ObjectIdentifier(object)].map { updates[$0].originals } ?? []
+        }
     }
 
     /// A many-to-many pair, by owner, relationship and member.
@@ -226,15 +234,22 @@ extension DatabaseContext {
         var summary = PendingSummary()
         var inserted = Set<ObjectIdentifier>()
         // An effect a changed object at most: grown once, not rehashed as it fills.
-        summary.originals.reserveCapacity(pending.effects.count)
+        summary.updateIndex.reserveCapacity(pending.effects.count)
         func isInserted(_ id: ObjectIdentifier) -> Bool { !inserted.isEmpty && inserted.contains(id) }
         /// Notes an update of `object` (listed once, in order) and the values memory held
         /// for `columns` before the first change of each: one lookup of the object a write,
         /// which a save of 1,000 changed objects makes 1,000 times.
-        func noteUpdated(_ object: DatabaseObject, columns: [Int] = [], from: [StoredValue] = []) {
-            let count = summary.originals.count
-            Self.keepFirst(columns, from, in: &summary.originals[ObjectIdentifier(object), default: []])
-            if summary.originals.count > count { summary.updated.append(object) }
+        func noteUpdated(_ object: DatabaseObject, columns: SmallArray<Int> = [], from: SmallArray<StoredValue> = []) {
+            let next = summary.updates.count
+            if let earlier = summary.updateIndex.updateValue(next, forKey: ObjectIdentifier(object)) {
+                // Changed again: its first entry stays, and takes the columns changed first now.
+                summary.updateIndex[ObjectIdentifier(object)] = earlier
+                Self.keepFirst(columns, from, in: &summary.updates[earlier].originals)
+            } else {
+                var originals: SmallArray<(column: Int, value: StoredValue)> = []
+                Self.keepFirst(columns, from, in: &originals)
+                summary.updates.append((object, originals))
+            }
         }
         /// Notes `times` helper rows more (fewer when negative) for a pair, named in one
         /// direction for both: as the owner's side of its first effect names it.
@@ -261,11 +276,11 @@ extension DatabaseContext {
             case .update(let object, let columns, let from, _, let releasing):
                 let id = ObjectIdentifier(object)
                 if isInserted(id) {
-                    summary.givenColumns[id, default: []] += columns
+                    summary.givenColumns[id, default: []] += Array(columns)
                 } else {
                     noteUpdated(object, columns: columns, from: from)
                 }
-                if releasing { summary.releasing[id] = columns }
+                if releasing { summary.releasing[id] = Array(columns) }
             case .delete(let object):
                 summary.deletedExplicitly.append(object)
             case .link(let owner, let index, let member, let times):
@@ -282,12 +297,18 @@ extension DatabaseContext {
             if seenDeleted.insert(ObjectIdentifier(object)).inserted { summary.deleted.append(object) }
         }
         summary.inserted.removeAll { $0.isDeleted }
-        summary.updated.removeAll { $0.isDeleted }
         return summary
     }
 
     /// Appends to `originals` each of `columns` it does not hold yet, with its value in `from`.
-    private static func keepFirst(_ columns: [Int], _ from: [StoredValue], in originals: inout [(column: Int, value: StoredValue)]) {
+    private static func keepFirst(
+        _ columns: SmallArray<Int>, _ from: SmallArray<StoredValue>, in originals: inout SmallArray<(column: Int, value: StoredValue)>
+    ) {
+        // The first change of one column (most writes): no search, no array.
+        if originals.isEmpty, case .one(let column) = columns, case .one(let value) = from {
+            originals = .one((column, value))
+            return
+        }
         for (column, value) in zip(columns, from) where !originals.contains(where: { $0.column == column }) {
             originals.append((column, value))
         }

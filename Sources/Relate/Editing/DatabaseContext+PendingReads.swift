@@ -68,7 +68,7 @@ extension DatabaseContext {
         // The keys the database holds them under: before any pending change of the key.
         let keys: [[StoredValue]] = touched.filter { !inserted.contains(ObjectIdentifier($0)) && !$0.primaryKeyValues.contains(where: \.isPendingKey) }
             .map { object in
-                let originals = summary.originals[ObjectIdentifier(object)] ?? []
+                let originals = summary.originals(of: object)
                 return table.primaryKey.map { column in originals.first { $0.column == column }?.value ?? object.values[column] }
             }
         var untouched = request

@@ -55,10 +55,10 @@ extension DatabaseContext {
                 if steals {
                     for holder in graph.registeredObjects(entity: object.entityIndex, indexes: columns, values: values)
                     where holder !== object && !holder.isDeleted {
-                        try pendUpdate(holder, columns: columns, to: Array(repeating: .null, count: columns.count))
+                        try pendUpdate(holder, columns: SmallArray(columns), to: SmallArray(Array(repeating: .null, count: columns.count)))
                     }
                 }
-                try pendUpdate(object, columns: columns, to: values, releasing: steals)
+                try pendUpdate(object, columns: SmallArray(columns), to: SmallArray(values), releasing: steals)
             }
         case .to:
             // The inverse side of a one-to-one: the key is in the other table.
@@ -69,9 +69,9 @@ extension DatabaseContext {
             try pendingStep {
                 for holder in graph.registeredObjects(entity: child, indexes: childColumns, values: ownerValues)
                 where holder !== target && !holder.isDeleted {
-                    try pendUpdate(holder, columns: childColumns, to: Array(repeating: .null, count: childColumns.count))
+                    try pendUpdate(holder, columns: SmallArray(childColumns), to: SmallArray(Array(repeating: .null, count: childColumns.count)))
                 }
-                if let target { try pendUpdate(target, columns: childColumns, to: ownerValues, releasing: true) }
+                if let target { try pendUpdate(target, columns: SmallArray(childColumns), to: SmallArray(ownerValues), releasing: true) }
             }
         case .via:
             throw RelateError.notToOne(relationship)

@@ -118,8 +118,10 @@ extension DatabaseContext {
 
     /// What a statement of the last pipeline was for, to read its result by.
     private enum Saved {
-        /// Updates of rows of one entity, each with the columns it changed and the key the
-        /// database holds it under: each must come back, or another client changed it.
+        /// An update with its own statement (the columns it changed, the key the database
+        /// holds the row under): its row must come back, or another client changed it.
+        case update(entity: Int, Update)
+        /// Updates of rows of one entity in one statement, each answered with its position.
         case updates(entity: Int, [Update])
         case rowsOf(Int)
         case pairs(helper: EntityTable, joined: Bool)
@@ -141,9 +143,9 @@ extension DatabaseContext {
         // and after the database's other holders let go.
         let updated =
             summary.releasing.isEmpty
-            ? summary.updated
-            : summary.updated.filter { summary.releasing[ObjectIdentifier($0)] == nil }
-                + summary.updated.filter { summary.releasing[ObjectIdentifier($0)] != nil }
+            ? summary.updates
+            : summary.updates.filter { summary.releasing[ObjectIdentifier($0.object)] == nil }
+                + summary.updates.filter { summary.releasing[ObjectIdentifier($0.object)] != nil }
         var batches: [UpdateShape: [Update]] = [:]
         var batchOrder: [UpdateShape] = []
         // Rows most often come in runs of one shape (a form's field, a loop's column): the
@@ -155,17 +157,17 @@ extension DatabaseContext {
             batches[shape, default: []] += updates
             run = nil
         }
-        for object in updated {
+        for (object, originals) in updated where !object.isDeleted {
             let id = ObjectIdentifier(object)
             let layout = object.table.layout
-            var changed = (summary.originals[id] ?? []).filter { !object.values[$0.column].isSame(as: $0.value) }
+            var changed = originals.smallFilter { !object.values[$0.column].isSame(as: $0.value) }
             guard !changed.isEmpty else { continue }
-            if changed.count > 1 { changed.sort { $0.column < $1.column } }
-            let key = object.table.primaryKey.map { column in changed.first { $0.column == column }?.value ?? object.values[column] }
+            if changed.count > 1 { changed = SmallArray(changed.sorted { $0.column < $1.column }) }
+            let key = SmallArray(object.table.primaryKey).smallMap { column in changed.first { $0.column == column }?.value ?? object.values[column] }
             let update = Update(object: object, changed: changed, key: key)
             if !summary.releasing.isEmpty, let columns = summary.releasing[id] {
                 let statement = Statements.nullify(
-                    layout, columns: columns, matching: columns.map { object.values[$0].parameter }, exceptKey: key)
+                    layout, columns: columns, matching: columns.map { object.values[$0].parameter }, exceptKey: Array(key))
                 add(statement, .rowsOf(object.entityIndex), for: object)
             } else if !changed.contains(where: { object.table.primaryKey.contains($0.column) }) {
                 // Rows of one entity changed in the same columns go in one statement.
@@ -177,7 +179,7 @@ extension DatabaseContext {
                 }
                 continue
             }
-            add(update.statement, .updates(entity: object.entityIndex, [update]), for: object)
+            add(update.statement, .update(entity: object.entityIndex, update), for: object)
         }
         endRun()
         for shape in batchOrder {
@@ -185,7 +187,7 @@ extension DatabaseContext {
             if updates.count > 1, let statement = Update.statement(updates, of: graph.tables[shape.entity].layout) {
                 add(statement, .updates(entity: shape.entity, updates), for: updates[0].object)
             } else {
-                for update in updates { add(update.statement, .updates(entity: shape.entity, [update]), for: update.object) }
+                for update in updates { add(update.statement, .update(entity: shape.entity, update), for: update.object) }
             }
         }
 
@@ -219,7 +221,7 @@ extension DatabaseContext {
             return nil
         })
         for object in deletionOrder(summary.deletedExplicitly.filter { !inserted.contains(ObjectIdentifier($0)) }) {
-            let originals = summary.originals[ObjectIdentifier(object)] ?? []
+            let originals = summary.originals(of: object)
             let key = object.table.primaryKey.map { column in originals.first { $0.column == column }?.value ?? object.values[column] }
             add(Statements.delete(from: object.table.layout, key: key.map(\.parameter)), .delete(object), for: object)
         }
@@ -230,14 +232,15 @@ extension DatabaseContext {
             switch what {
             case .delete(let object) where (result.affectedRows ?? 0) == 0:
                 throw RelateError.conflict(object, "was deleted by another client since this context read it; nothing was saved, and the changes stay pending")
+            // Each row comes back as stored (a failed save puts memory back as it was).
+            case .update(let entity, let update):
+                if try graph.materialize(entity: entity, result: result, rowsAreDistinct: true).isEmpty {
+                    throw try conflict(update.object, update.changed, key: update.key)
+                }
             case .updates(let entity, let updates):
-                // Each row comes back as stored (a failed save puts memory back as it was).
-                // Each a row of its own: all came back when as many rows as updates did.
-                let objects = try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
-                guard objects.count < updates.count else { break }
-                let returned = Set(objects.map(ObjectIdentifier.init))
-                if let missing = updates.first(where: { !returned.contains(ObjectIdentifier($0.object)) }) {
-                    throw try conflict(missing.object, missing.changed, key: missing.key)
+                let returned = try graph.takeSavedRows(result, entity: entity, objects: updates.map(\.object))
+                if let missing = returned.firstIndex(of: false) {
+                    throw try conflict(updates[missing].object, updates[missing].changed, key: updates[missing].key)
                 }
             default:
                 break
@@ -257,15 +260,15 @@ extension DatabaseContext {
     /// and the key the database holds the row under.
     private struct Update {
         let object: DatabaseObject
-        let changed: [(column: Int, value: StoredValue)]
-        let key: [StoredValue]
+        let changed: SmallArray<(column: Int, value: StoredValue)>
+        let key: SmallArray<StoredValue>
 
         /// Its own statement.
         var statement: Statement {
             let columns = changed.map(\.column)
             return Statements.update(
                 object.table.layout, setting: columns, to: columns.map { object.values[$0].parameter }, key: key.map(\.parameter),
-                expecting: changed, nullSafe: true)
+                expecting: Array(changed), nullSafe: true)
         }
 
         /// One statement for all of `updates` (rows of one entity, the same columns
@@ -341,7 +344,9 @@ extension DatabaseContext {
 
     /// The conflict of an update whose row no longer held what memory held: names the
     /// columns another client changed (read again, within the save's transaction).
-    private func conflict(_ object: DatabaseObject, _ changed: [(column: Int, value: StoredValue)], key: [StoredValue]) throws -> RelateError {
+    private func conflict(
+        _ object: DatabaseObject, _ changed: SmallArray<(column: Int, value: StoredValue)>, key: SmallArray<StoredValue>
+    ) throws -> RelateError {
         let result = try send(Statements.row(of: object.table.layout, key: key.map(\.parameter)), entity: object.entityIndex)
         guard let row = result.first else {
             return RelateError.conflict(object, "was deleted by another client since this context read it; nothing was saved, and the changes stay pending")

@@ -51,18 +51,20 @@ extension DatabaseContext {
                 }
             }
         }
-        for object in summary.updated {
-            for (column, _) in summary.originals[ObjectIdentifier(object)] ?? [] { check(object, column) }
+        for (object, originals) in summary.updates where !object.isDeleted {
+            for (column, _) in originals { check(object, column) }
         }
         // To-ones that lead to an object deleted in memory: the changed objects' own, and
         // those of every dependant the delete rules left pointing at a deleted row.
-        for object in summary.inserted + summary.updated {
+        func checkToOnes(_ object: DatabaseObject) {
             for (index, columns) in object.table.foreignKeys {
                 if let target = toOneInMemory(object, index, columns), target.isDeleted {
                     problem(object, object.entity.relationships[index].key, "leads to a \(target.entity.name) deleted in memory")
                 }
             }
         }
+        for object in summary.inserted { checkToOnes(object) }
+        for (object, _) in summary.updates where !object.isDeleted { checkToOnes(object) }
         for deleted in summary.deleted {
             for (index, relationship) in deleted.entity.relationships.enumerated() where relationship.foreignKeyIn == .to {
                 let inverse = graph.inverse(of: deleted.entityIndex, index)

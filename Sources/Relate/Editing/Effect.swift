@@ -16,7 +16,7 @@ enum Effect {
     /// memory held for them before: what `save()` expects the row still to hold. `releasing`:
     /// a one-to-one's foreign key taken from whoever holds the target (the database's other
     /// holders let go first, on save).
-    case update(DatabaseObject, columns: [Int], from: [StoredValue], to: [StoredValue], releasing: Bool)
+    case update(DatabaseObject, columns: SmallArray<Int>, from: SmallArray<StoredValue>, to: SmallArray<StoredValue>, releasing: Bool)
     /// The object's row is deleted; its dependants in memory follow the `ON DELETE` rules.
     case delete(DatabaseObject)
     /// A many-to-many pair joins (`times` helper rows where the helper may hold a pair twice).

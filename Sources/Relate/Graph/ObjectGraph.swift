@@ -355,17 +355,53 @@ final class ObjectGraph {
             objectKey = value
         }
         guard let object = registries[entity].objectOrReservation(forKey: objectKey) else { return .reserved(objectKey) }
-        guard !object.isDeleted, pendingObjects.isEmpty || !pendingObjects.contains(ObjectIdentifier(object)) else { return .registered(object) }
+        guard !object.isDeleted, pendingObjects.isEmpty || !pendingObjects.contains(ObjectIdentifier(object)),
+            try holds(result, row: row, readers: readers, in: object)
+        else { return .registered(object) }
+        return .held(object)
+    }
+
+    /// Whether `object` holds the row as it is (each cell compared where it lies; `readers`
+    /// all read raw); if so, its to-ones are looked for again when next read, as a refresh
+    /// would have them.
+    private func holds(_ result: PostgresResult, row: Int, readers: [StoredValue.Reader], in object: DatabaseObject) throws -> Bool {
         let storage = object.storage
         let base = object.base
-        for column in 0..<table.columns.count {
+        for column in 0..<object.table.columns.count {
             let cell = try readers[column].readRaw(result, row: row, column: column)
             let holds = storage.isRaw ? cell.holds(storage.rawCells[base + column]) : cell.holds(storage.cells[base + column])
-            guard holds == true else { return .registered(object) }
+            guard holds == true else { return false }
         }
-        // As a refresh does: a to-one found before is looked for again when next read.
         object.loaded?.toOne.removeAll()
-        return .held(object)
+        return true
+    }
+
+    /// The rows of a batched update `save()` sent (``Statements/savedUpdates(_:setting:keys:values:held:)``):
+    /// each the entity's columns, then the position (from 1) of its object in `objects`. Each
+    /// object takes its row as stored, found by that position: no lookup by key.
+    ///
+    /// - Returns: Whether each of `objects` came back (a row another client changed did not).
+    func takeSavedRows(_ result: PostgresResult, entity: Int, objects: [DatabaseObject]) throws -> [Bool] {
+        let table = tables[entity]
+        let width = table.columns.count
+        let readers = StoredValue.Reader.readers(for: result, entity: table.entity)
+        let comparesInPlace = readers.count > width && readers.prefix(width).allSatisfy(\.readsRaw)
+        var returned = [Bool](repeating: false, count: objects.count)
+        let storage = ValueStorage(table: table, capacity: 0)
+        for row in 0..<result.rowCount {
+            let position = try result[row].decode(Int.self, at: width) - 1
+            guard returned.indices.contains(position), !returned[position] else {
+                throw RelateError(
+                    kind: .database, message: "saving \(table.entity.name) objects: the database answered an update that was not sent",
+                    entity: table.entity.name)
+            }
+            returned[position] = true
+            let object = objects[position]
+            if comparesInPlace, try holds(result, row: row, readers: readers, in: object) { continue }
+            storage.cells.removeAll(keepingCapacity: true)
+            _ = try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage, known: .registered(object))
+        }
+        return returned
     }
 
     /// The row's values as an object of `entity` stores them, without making an object.
@@ -590,7 +626,7 @@ enum JournalEntry {
     /// The object held these values, all of its attributes'.
     case values(DatabaseObject, [StoredValue])
     /// The object held `values` at these attribute indexes.
-    case cells(DatabaseObject, columns: [Int], values: [StoredValue])
+    case cells(DatabaseObject, columns: SmallArray<Int>, values: SmallArray<StoredValue>)
     /// Anything else: loaded sets and to-ones, the identity map, deleted marks.
     case action(() -> Void)
 }

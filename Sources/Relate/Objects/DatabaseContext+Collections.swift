@@ -138,7 +138,7 @@ extension DatabaseContext {
             let ownerValues = owner.table.fromColumns[set.relationshipIndex].map { owner.values[$0] }
             do {
                 try update(
-                    object, columns: columns, values: Array(repeating: nil, count: columns.count),
+                    object, columns: SmallArray(columns), values: SmallArray(Array(repeating: nil, count: columns.count)),
                     expecting: Array(zip(columns, ownerValues)))
             } catch let error as RelateError where error.kind == .conflict {
                 // The database moved it elsewhere: the owner's set takes what the database holds.

@@ -150,16 +150,17 @@ extension DatabaseContext {
     /// (see `followKeyChange`); one that a `RESTRICT` / `NO ACTION` key refuses throws an
     /// error naming the constraint and the table that still refers to the old key.
     func update(
-        _ object: DatabaseObject, columns: [Int], values: [(any PostgresEncodable)?],
+        _ object: DatabaseObject, columns: SmallArray<Int>, values: SmallArray<(any PostgresEncodable)?>,
         expecting expected: [(column: Int, value: StoredValue)] = []
     ) throws {
         graph.membershipsMayChange()
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
         try require(.update, on: table)
-        if try writesPending() { return try pendUpdate(object, columns: columns, to: values.map(StoredValue.init(encoded:))) }
+        if try writesPending() { return try pendUpdate(object, columns: columns, to: values.smallMap(StoredValue.init(encoded:))) }
         let writesKey = columns.contains(where: table.primaryKey.contains)
-        let statement = updateStatement(table.layout, setting: columns, to: values, key: object.primaryKeyValues.map(\.parameter), expecting: expected)
+        let statement = updateStatement(
+            table.layout, setting: Array(columns), to: Array(values), key: object.primaryKeyValues.map(\.parameter), expecting: expected)
         let result: PostgresResult
         do {
             result = try send(statement, entity: object.entityIndex)
@@ -187,7 +188,8 @@ extension DatabaseContext {
         let values = try graph.storedValues(of: row, entity: object.entityIndex)
         let changed = values.indices.filter { !object.values[$0].isSame(as: values[$0]) }
         guard !changed.isEmpty else { return }
-        graph.apply(.update(object, columns: changed, from: changed.map { object.values[$0] }, to: changed.map { values[$0] }, releasing: false))
+        let columns = SmallArray(changed)
+        graph.apply(.update(object, columns: columns, from: columns.smallMap { object.values[$0] }, to: columns.smallMap { values[$0] }, releasing: false))
     }
 
     /// ``Statements/update(_:setting:to:key:expecting:)``, its text made once for each
@@ -221,10 +223,10 @@ extension DatabaseContext {
                 // A one-to-one steals: whoever held the target lets go first.
                 try transaction {
                     try nullify(entity: object.entityIndex, columns: columns, matching: values, except: object)
-                    try update(object, columns: columns, values: values)
+                    try update(object, columns: SmallArray(columns), values: SmallArray(values))
                 }
             } else {
-                try update(object, columns: columns, values: values)
+                try update(object, columns: SmallArray(columns), values: SmallArray(values))
             }
         case .to:
             // The inverse side of a one-to-one: the key is in the other table.
@@ -233,7 +235,7 @@ extension DatabaseContext {
             let ownerValues = object.table.fromColumns[index].map { object.values[$0].parameter }
             try transaction {
                 try nullify(entity: child, columns: childColumns, matching: ownerValues, except: target)
-                if let target { try update(target, columns: childColumns, values: ownerValues) }
+                if let target { try update(target, columns: SmallArray(childColumns), values: SmallArray(ownerValues)) }
             }
         case .via:
             throw RelateError.notToOne(relationship)

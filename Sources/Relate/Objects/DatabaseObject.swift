@@ -354,7 +354,7 @@ public final class DatabaseObject {
     /// before are journaled, when a transaction or a pending write is open. `held`: what
     /// the caller read of those attributes just before (an update effect's `from`), kept
     /// as the values before when they are still the same, instead of another array.
-    func write(_ newValues: [StoredValue], at columns: [Int], held: [StoredValue]? = nil, journaling: Bool = true) {
+    func write(_ newValues: SmallArray<StoredValue>, at columns: SmallArray<Int>, held: SmallArray<StoredValue>? = nil, journaling: Bool = true) {
         // Values read in place from a result cannot be written there.
         if storage.isRaw { moveToOwnStorage() }
         let graph = self.graph
@@ -365,7 +365,7 @@ public final class DatabaseObject {
             if let held, held.count == columns.count, zip(held, columns).allSatisfy({ $0.isSame(as: storage.cells[base + $1]) }) {
                 held
             } else {
-                columns.map { storage.cells[base + $0] }
+                columns.smallMap { storage.cells[base + $0] }
             }
         let write = {
             for (column, value) in zip(columns, newValues) { self.storage.cells[self.base + column] = value }

@@ -3,10 +3,12 @@ import RelatePostgres
 /// The statements `save()` sends for a context's pending changes.
 extension Statements {
     /// Many rows' updates of the same columns in one statement: `UPDATE … AS t SET <column>
-    /// = v.n0 … FROM unnest(<keys>, <new values>, <held values>) AS v(…) WHERE <key> =
-    /// v.k0 AND <column> IS NOT DISTINCT FROM v.o0 … RETURNING …`. Each list is an array
-    /// a column, each row's held values what memory held before the change; a row another
-    /// client changed in one of the columns is not written and not answered.
+    /// = v.n0 … FROM unnest(<keys>, <new values>, <held values>) WITH ORDINALITY AS v(…)
+    /// WHERE <key> = v.k0 AND <column> IS NOT DISTINCT FROM v.o0 … RETURNING …, v.i`. Each
+    /// list is an array a column, each row's held values what memory held before the change;
+    /// a row another client changed in one of the columns is not written and not answered.
+    /// Each row comes back as stored, then the position of its update in the arrays (from 1):
+    /// its object is found by that, not looked up by its key.
     static func savedUpdates(
         _ table: EntityLayout, setting columns: [Int], keys: [any PostgresEncodable], values: [any PostgresEncodable],
         held: [any PostgresEncodable]
@@ -20,8 +22,8 @@ extension Statements {
         let row = zip(table.primaryKey, keyNames).map { "t.\(table.columns[$0]) = v.\($1)" }
         let unchanged = zip(columns, heldNames).map { "t.\(table.columns[$0]) IS NOT DISTINCT FROM v.\($1)" }
         sql += "UPDATE \(table.table) AS t SET \(assignments) FROM unnest(\(arrays.joined(separator: ", "))) "
-            + "AS v(\((keyNames + newNames + heldNames).joined(separator: ", "))) WHERE "
-            + (row + unchanged).joined(separator: " AND ") + " RETURNING \(table.selectList(alias: "t"))"
+            + "WITH ORDINALITY AS v(\((keyNames + newNames + heldNames + ["i"]).joined(separator: ", "))) WHERE "
+            + (row + unchanged).joined(separator: " AND ") + " RETURNING \(table.selectList(alias: "t")), v.i"
         return sql.statement
     }
 

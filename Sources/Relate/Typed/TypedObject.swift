@@ -123,8 +123,8 @@ extension DatabaseObject {
     func writeTypedChanges(_ changes: [TypedChange]) throws {
         let context = try liveContext()
         let table = self.table
-        var columns: [Int] = []
-        var parameters: [(any PostgresEncodable)?] = []
+        var columns: SmallArray<Int> = []
+        var parameters: SmallArray<(any PostgresEncodable)?> = []
         for change in changes {
             guard change.index < table.columns.count else {
                 throw RelateError(
