@@ -153,8 +153,12 @@ extension DatabaseContext {
         var run: (shape: UpdateShape, updates: [Update])?
         func endRun() {
             guard let (shape, updates) = run else { return }
-            if batches[shape] == nil { batchOrder.append(shape) }
-            batches[shape, default: []] += updates
+            if batches[shape] == nil {
+                batchOrder.append(shape)
+                batches[shape] = updates
+            } else {
+                batches[shape]! += updates
+            }
             run = nil
         }
         for (object, originals) in updated where !object.isDeleted {
@@ -171,7 +175,9 @@ extension DatabaseContext {
                 add(statement, .rowsOf(object.entityIndex), for: object)
             } else if !changed.contains(where: { object.table.primaryKey.contains($0.column) }) {
                 // Rows of one entity changed in the same columns go in one statement.
-                if let shape = run?.shape, shape.entity == object.entityIndex, shape.columns.elementsEqual(changed.lazy.map(\.column)) {
+                if let shape = run?.shape, shape.entity == object.entityIndex, shape.columns.count == changed.count,
+                    changed.indices.allSatisfy({ shape.columns[$0] == changed[$0].column })
+                {
                     run!.updates.append(update)
                 } else {
                     endRun()
@@ -276,13 +282,15 @@ extension DatabaseContext {
         /// column's values cannot go as an array of the column's type.
         static func statement(_ updates: [Update], of table: EntityLayout) -> Statement? {
             let columns = updates[0].changed.map(\.column)
-            var keys: [any PostgresEncodable] = []
+            // Optional, as parameters are bound: a cast of each array from `any
+            // PostgresEncodable` cost a dynamic cast and a conformance lookup.
+            var keys: [(any PostgresEncodable)?] = []
             for (position, column) in table.primaryKey.enumerated() {
                 guard let array = Statements.columnArray(updates.map { $0.key[position] }, type: table.types[column]) else { return nil }
                 keys.append(array)
             }
-            var values: [any PostgresEncodable] = []
-            var held: [any PostgresEncodable] = []
+            var values: [(any PostgresEncodable)?] = []
+            var held: [(any PostgresEncodable)?] = []
             for (position, column) in columns.enumerated() {
                 guard let new = Statements.columnArray(updates.map { $0.object.values[column] }, type: table.types[column]),
                     let old = Statements.columnArray(updates.map { $0.changed[position].value }, type: table.types[column])

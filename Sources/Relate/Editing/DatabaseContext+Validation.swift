@@ -37,6 +37,9 @@ extension DatabaseContext {
             problems.append(("\(object.entity.name).\(key)", reason, object))
         }
         func check(_ object: DatabaseObject, _ index: Int) {
+            let layout = object.table.layout
+            // Most cells: NULL where NULL is allowed, or a value no rule of the column limits.
+            if object.values[index].isNull ? layout.isNullable[index] : !layout.checksValue[index] { return }
             let attribute = object.entity.attributes[index]
             if let reason = Self.problem(with: object.values[index], for: attribute) { problem(object, attribute.key, reason) }
         }
@@ -95,7 +98,8 @@ extension DatabaseContext {
             entity: graph.target(of: object.entityIndex, index), indexes: graph.targetColumns(of: object.entityIndex, index), values: values)
     }
 
-    /// Why `value` does not fit `attribute`'s column, in words without the value; `nil` when it fits.
+    /// Why `value` does not fit `attribute`'s column, in words without the value; `nil` when
+    /// it fits. ``EntityLayout/checksValue`` says which attributes limit a value other than NULL.
     static func problem(with value: StoredValue, for attribute: Attribute) -> String? {
         if value.isNull { return attribute.isNullable ? nil : "is NOT NULL" }
         if value.isPendingKey { return nil }

@@ -10,8 +10,8 @@ extension Statements {
     /// Each row comes back as stored, then the position of its update in the arrays (from 1):
     /// its object is found by that, not looked up by its key.
     static func savedUpdates(
-        _ table: EntityLayout, setting columns: [Int], keys: [any PostgresEncodable], values: [any PostgresEncodable],
-        held: [any PostgresEncodable]
+        _ table: EntityLayout, setting columns: [Int], keys: [(any PostgresEncodable)?], values: [(any PostgresEncodable)?],
+        held: [(any PostgresEncodable)?]
     ) -> Statement {
         var sql = SQLBuilder()
         let keyNames = table.primaryKey.indices.map { "k\($0)" }

@@ -224,12 +224,17 @@ extension Array: PostgresEncodable where Element: PostgresArrayMember {
     where Strings.Element == String? {
         try appendOptionals(values, into: &buffer) { (value: String, buffer: inout [UInt8]) throws(PostgresEncodingError) in
             let bytes = value.utf8
-            // memchr over a native string's bytes, where a byte-by-byte `contains` cost
-            // 340 instructions a name.
-            let hasNUL = bytes.withContiguousStorageIfAvailable { buffer in
-                buffer.baseAddress.map { memchr($0, 0, buffer.count) != nil } ?? false
-            } ?? bytes.contains(0)
-            guard !hasNUL else {
+            // A native string's bytes at once: memchr for a NUL, then one copy, where a
+            // byte-by-byte `contains` cost 340 instructions a name and an append through
+            // the view 140.
+            let appended = bytes.withContiguousStorageIfAvailable { bytes in
+                if let base = bytes.baseAddress, memchr(base, 0, bytes.count) != nil { return false }
+                buffer.appendBigEndian(Int32(bytes.count))
+                buffer.append(contentsOf: bytes)
+                return true
+            }
+            if appended == true { return }
+            guard appended == nil, !bytes.contains(0) else {
                 throw PostgresEncodingError("the string contains a NUL byte, which PostgreSQL text cannot store")
             }
             buffer.appendBigEndian(Int32(bytes.count))
