@@ -235,6 +235,7 @@ extension DatabaseContext {
         var inserted = Set<ObjectIdentifier>()
         // An effect a changed object at most: grown once, not rehashed as it fills.
         summary.updateIndex.reserveCapacity(pending.effects.count)
+        summary.updates.reserveCapacity(pending.effects.count)
         func isInserted(_ id: ObjectIdentifier) -> Bool { !inserted.isEmpty && inserted.contains(id) }
         /// Notes an update of `object` (listed once, in order) and the values memory held
         /// for `columns` before the first change of each: one lookup of the object a write,
