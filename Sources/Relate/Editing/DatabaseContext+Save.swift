@@ -167,7 +167,7 @@ extension DatabaseContext {
             var changed = originals.smallFilter { !object.values[$0.column].isSame(as: $0.value) }
             guard !changed.isEmpty else { continue }
             if changed.count > 1 { changed = SmallArray(changed.sorted { $0.column < $1.column }) }
-            let key = SmallArray(object.table.primaryKey).smallMap { column in changed.first { $0.column == column }?.value ?? object.values[column] }
+            let key = Update.heldKey(of: object, changed: changed)
             let update = Update(object: object, changed: changed, key: key)
             if !summary.releasing.isEmpty, let columns = summary.releasing[id] {
                 let statement = Statements.nullify(
@@ -269,6 +269,18 @@ extension DatabaseContext {
         let changed: SmallArray<(column: Int, value: StoredValue)>
         let key: SmallArray<StoredValue>
 
+        /// The key the database holds `object`'s row under: memory's, but for the key
+        /// columns in `changed` (a pending change of the key), what they held before.
+        static func heldKey(of object: DatabaseObject, changed: SmallArray<(column: Int, value: StoredValue)>) -> SmallArray<StoredValue> {
+            let primaryKey = object.table.primaryKey
+            func held(_ column: Int) -> StoredValue {
+                for index in changed.indices where changed[index].column == column { return changed[index].value }
+                return object.values[column]
+            }
+            // Most keys are one column: no array.
+            return primaryKey.count == 1 ? .one(held(primaryKey[0])) : SmallArray(primaryKey.map(held))
+        }
+
         /// Its own statement.
         var statement: Statement {
             let columns = changed.map(\.column)
@@ -286,14 +298,14 @@ extension DatabaseContext {
             // PostgresEncodable` cost a dynamic cast and a conformance lookup.
             var keys: [(any PostgresEncodable)?] = []
             for (position, column) in table.primaryKey.enumerated() {
-                guard let array = Statements.columnArray(updates.map { $0.key[position] }, type: table.types[column]) else { return nil }
+                guard let array = Statements.columnArray(count: updates.count, type: table.types[column], value: { updates[$0].key[position] }) else { return nil }
                 keys.append(array)
             }
             var values: [(any PostgresEncodable)?] = []
             var held: [(any PostgresEncodable)?] = []
             for (position, column) in columns.enumerated() {
-                guard let new = Statements.columnArray(updates.map { $0.object.values[column] }, type: table.types[column]),
-                    let old = Statements.columnArray(updates.map { $0.changed[position].value }, type: table.types[column])
+                guard let new = Statements.columnArray(count: updates.count, type: table.types[column], value: { updates[$0].object.values[column] }),
+                    let old = Statements.columnArray(count: updates.count, type: table.types[column], value: { updates[$0].changed[position].value })
                 else { return nil }
                 values.append(new)
                 held.append(old)
