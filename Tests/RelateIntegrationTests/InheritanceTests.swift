@@ -67,6 +67,25 @@ import Testing
         }
     }
 
+    /// `save()`'s one statement for many rows keeps to the parent's rows too: a child's
+    /// row under the same key (keys are not inherited) is neither written nor answered.
+    @Test func aSavedBatchOfAParentsObjectsKeepsToItsOwnRows() throws {
+        let extra = Self.data + "INSERT INTO capital (id, name, country_id, since) VALUES (1, 'Lyon', 1, 43);"
+        try ObjectFixture.with("hard_cases", extraSQL: extra) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let places = try context.fetch(FetchRequest("place", orderBy: [Ordering("id")], only: true))
+            #expect(places.count == 2)
+            for place in places { try place.setValue("\(try place.value(forKey: "name", as: String.self) ?? "") (own)", forKey: "name") }
+            let sent = try fixture.sql { try context.save() }
+            #expect(sent.contains { $0.hasPrefix("UPDATE ONLY ") && $0.contains("unnest(") }, "\(sent)")
+            let rows = try fixture.context.connection.query("SELECT name FROM capital WHERE id = 1")
+            #expect(try rows[0].decode(String.self, at: 0) == "Lyon")
+            let names = try places.map { try $0.value(forKey: "name", as: String.self) }
+            #expect(names == ["Lyon (own)", "Milano (own)"], "\(names)")
+        }
+    }
+
     @Test func aChildWithoutAKeyIsAnErrorThatSaysWhatToDo() throws {
         let extra = Self.data + """
             CREATE TABLE village (population integer) INHERITS (place);

@@ -380,28 +380,42 @@ final class ObjectGraph {
     /// each the entity's columns, then the position (from 1) of its object in `objects`. Each
     /// object takes its row as stored, found by that position: no lookup by key.
     ///
-    /// - Returns: Whether each of `objects` came back (a row another client changed did not).
+    /// - Returns: Whether each of `objects` came back under its key (a row another client
+    ///   changed did not; one a trigger gave another key is taken as a fetch takes a row,
+    ///   and its object counts as not come back).
     func takeSavedRows(_ result: PostgresResult, entity: Int, objects: [DatabaseObject]) throws -> [Bool] {
         let table = tables[entity]
-        let width = table.columns.count
-        let readers = StoredValue.Reader.readers(for: result, entity: table.entity)
-        let comparesInPlace = readers.count > width && readers.prefix(width).allSatisfy(\.readsRaw)
-        var returned = [Bool](repeating: false, count: objects.count)
-        let storage = ValueStorage(table: table, capacity: 0)
-        for row in 0..<result.rowCount {
-            let position = try result[row].decode(Int.self, at: width) - 1
-            guard returned.indices.contains(position), !returned[position] else {
-                throw RelateError(
-                    kind: .database, message: "saving \(table.entity.name) objects: the database answered an update that was not sent",
-                    entity: table.entity.name)
+        return try relateErrors(naming: table.entity.name) {
+            let width = table.columns.count
+            let readers = StoredValue.Reader.readers(for: result, entity: table.entity)
+            let comparesInPlace = readers.count > width && readers.prefix(width).allSatisfy(\.readsRaw)
+            var returned = [Bool](repeating: false, count: objects.count)
+            var seen = [Bool](repeating: false, count: objects.count)
+            let storage = ValueStorage(table: table, capacity: 0)
+            for row in 0..<result.rowCount {
+                let position = try result[row].decode(Int.self, at: width) - 1
+                guard seen.indices.contains(position), !seen[position] else {
+                    throw RelateError(
+                        kind: .database, message: "saving \(table.entity.name) objects: the database answered an update that was not sent",
+                        entity: table.entity.name)
+                }
+                seen[position] = true
+                let object = objects[position]
+                if comparesInPlace, try holds(result, row: row, readers: readers, in: object) {
+                    returned[position] = true
+                    continue
+                }
+                storage.cells.removeAll(keepingCapacity: true)
+                let values = try storedValues(of: result[row], entity: entity)
+                guard table.primaryKey.allSatisfy({ values[$0].isSame(as: object.values[$0]) }) else {
+                    _ = try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage)
+                    continue
+                }
+                returned[position] = true
+                _ = try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage, known: .registered(object))
             }
-            returned[position] = true
-            let object = objects[position]
-            if comparesInPlace, try holds(result, row: row, readers: readers, in: object) { continue }
-            storage.cells.removeAll(keepingCapacity: true)
-            _ = try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage, known: .registered(object))
+            return returned
         }
-        return returned
     }
 
     /// The row's values as an object of `entity` stores them, without making an object.

@@ -21,7 +21,7 @@ extension Statements {
         let assignments = zip(columns, newNames).map { "\(table.columns[$0]) = v.\($1)" }.joined(separator: ", ")
         let row = zip(table.primaryKey, keyNames).map { "t.\(table.columns[$0]) = v.\($1)" }
         let unchanged = zip(columns, heldNames).map { "t.\(table.columns[$0]) IS NOT DISTINCT FROM v.\($1)" }
-        sql += "UPDATE \(table.table) AS t SET \(assignments) FROM unnest(\(arrays.joined(separator: ", "))) "
+        sql += "UPDATE \(table.source) AS t SET \(assignments) FROM unnest(\(arrays.joined(separator: ", "))) "
             + "WITH ORDINALITY AS v(\((keyNames + newNames + heldNames + ["i"]).joined(separator: ", "))) WHERE "
             + (row + unchanged).joined(separator: " AND ") + " RETURNING \(table.selectList(alias: "t")), v.i"
         return sql.statement
