@@ -29,6 +29,14 @@ import Testing
         let last = try #require(try answers[2].get().last)
         #expect(try last[0].decode(String.self, at: 0) == "" && last[0].decode(String.self, at: 1) == "off")
         #expect(!connection.isInTransaction)
+
+        // The settings statement is prepared once a session, whatever the values: a live
+        // round sends it for every principal.
+        let other = UnitOfWork(.read, as: Principal(settings: ["app.tenant": "8"]))
+        let again = try connection.pipeline(groups: Statements.pipelined(PostgresStatement("SELECT current_setting('app.tenant')"), as: other))
+        #expect(try again[0].get().last?[0].decode(String.self, at: 0) == "8")
+        let prepared = try connection.query("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%set_config(%'")
+        #expect(try prepared[0].decode(Int.self, at: 0) == 1)
     }
 
     /// A tenant table under `FORCE ROW LEVEL SECURITY`, two tenant roles the login role may

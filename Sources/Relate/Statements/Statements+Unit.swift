@@ -16,6 +16,10 @@ extension Statements {
     /// because each costs the server a statement's work and a live re-read pays it for
     /// every group (Benchmarks/README.md). Every name and value is bound; `true` makes each
     /// last as long as the transaction. `nil` when there is nothing to set.
+    ///
+    /// Prepared in a live round (``PostgresStatement/prepares``): its text depends only on
+    /// how many settings there are, and a round sends it once for each principal — a
+    /// hundred tenants, a hundred parses and plans of the same text.
     static func settings(of unit: UnitOfWork, readOnly: Bool) -> PostgresStatement? {
         var calls: [String] = readOnly ? ["set_config('transaction_read_only', 'on', true)"] : []
         var parameters: [(any PostgresEncodable)?] = []
@@ -29,7 +33,10 @@ extension Statements {
                 calls.append("set_config($\(parameters.count - 1), $\(parameters.count), true)")
             }
         }
-        return calls.isEmpty ? nil : PostgresStatement("SELECT " + calls.joined(separator: ", "), parameters)
+        guard !calls.isEmpty else { return nil }
+        var statement = PostgresStatement("SELECT " + calls.joined(separator: ", "), parameters)
+        statement.prepares = true
+        return statement
     }
 
     /// `statement` run as `unit` among many in one round trip (``Connection/pipeline(groups:)``),
