@@ -2,9 +2,9 @@
 /// values before and after it, a primary key.
 ///
 /// Most writes change one column of a row with a one-column key, and a `save()` of 1,000
-/// such writes made, kept and freed six arrays for each (the effect's columns and values,
-/// the values held before, the key): allocating and freeing them was half of its client
-/// instructions (Benchmarks/README.md, "Editing"). One element needs no allocation here.
+/// such writes made, kept and freed about six arrays for each (the effect's columns and
+/// values, the values held before, the key): freeing them alone was over a quarter of its
+/// client instructions (Benchmarks/README.md, "Editing"). One element needs no allocation here.
 enum SmallArray<Element>: RandomAccessCollection, ExpressibleByArrayLiteral {
     case one(Element)
     /// No element, or more than one (never exactly one: see ``init(_:)``).
