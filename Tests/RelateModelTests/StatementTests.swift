@@ -313,6 +313,21 @@ import Testing
         #expect(one.sql == #"SELECT DISTINCT v.i FROM "public"."person" t0 JOIN unnest($1, $2) v(i, p1) ON t0."surname" = v.p1 WHERE t0."id" = $3"#)
     }
 
+    /// A round's decision is prepared; under a principal it asks for a generic plan in the
+    /// principal's settings statement (a hundred principals' few tests were planned afresh
+    /// every round), without one it is a bare statement the server plans as it chooses.
+    @Test func aDecisionUnderAPrincipalAsksForAGenericPlan() throws {
+        let layout = Self.layout
+        let person = try layout.entityIndex(named: "person")
+        let tests = try FetchRequest.matchTests([FetchRequest("person", where: Key("surname") == "Hopper")], entity: person, layout: layout)
+        let bare = tests.pipelined(keys: [.integer(4)], as: nil)
+        #expect(bare.map(\.count) == [1] && bare[0][0].prepares)
+        let tenant = tests.pipelined(keys: [.integer(4)], as: Principal(settings: ["app.tenant": "7"]))
+        #expect(tenant.map(\.count) == [2] && tenant[0][1].prepares)
+        let settings = tenant[0][0].parameters.compactMap { $0 as? String }
+        #expect(settings == ["app.tenant", "7", "plan_cache_mode", "force_generic_plan"])
+    }
+
     // MARK: - Cursors
 
     @Test func aWalkDeclaresFetchesAndClosesItsCursor() {

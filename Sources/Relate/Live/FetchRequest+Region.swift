@@ -242,7 +242,8 @@ struct MatchTests: @unchecked Sendable {
         return sql.statement
     }
 
-    /// From this many tests in the `VALUES` list up, a round runs them on a generic plan.
+    /// From this many tests in the `VALUES` list up, a round runs them on a generic plan
+    /// (under a principal, whatever their number).
     static let genericPlanFrom = 16
 
     /// ``statement(keys:)`` run as `principal` (`nil`: the pool's own role) among a round's
@@ -253,13 +254,20 @@ struct MatchTests: @unchecked Sendable {
     /// principal's are): planning 500 tests' `VALUES` took the server 2–4 ms a round, their
     /// generic plan 0.3 ms (Benchmarks/README.md, "Live queries under row-level security at
     /// scale"). Tests of one shape do not count: their part of the statement is short to
-    /// plan whatever their number (the server chooses between custom and generic plans as
-    /// it does for any prepared statement, unless the `VALUES` list asks for generic).
+    /// plan whatever their number.
+    ///
+    /// Under a principal the plan is generic whatever the number of tests: the principal's
+    /// settings are a statement already, so asking costs nothing more, and a hundred
+    /// principals' few tests each were planned afresh every round — over a third of the
+    /// server's time for live queries under 100 tenants, the generic plans halving its work
+    /// a statement (Benchmarks/README.md, "Decisions under a principal on a generic plan").
+    /// Without one, the server chooses between custom and generic plans as it does for any
+    /// prepared statement: one more statement each decision cost more than it saved there.
     func pipelined(keys: [StoredValue], as principal: Principal?) -> [[PostgresStatement]] {
         var statement = statement(keys: keys).postgres
         statement.prepares = true
         var principal = principal
-        if listed >= Self.genericPlanFrom {
+        if principal != nil || listed >= Self.genericPlanFrom {
             principal = Principal(role: principal?.role, settings: (principal?.settings ?? [:]).merging(["plan_cache_mode": "force_generic_plan"]) { $1 })
         }
         return Statements.pipelined(statement, as: UnitOfWork(.read, as: principal, replicas: .primaryOnly))
