@@ -1,4 +1,5 @@
 import CLibPQ
+import Foundation
 
 extension Connection {
     /// Sends several groups of statements in one round trip, a sync point after each group:
@@ -58,6 +59,10 @@ extension Connection {
                 }
             }
             var index = 0
+            // libpq 15's PQpipelineSync sends what it holds at once: a live round of a hundred
+            // principals' groups was a hundred sends, each a segment the server woke for.
+            // Corked, the socket sends full segments only, and the rest when uncorked.
+            let corked = groups.count > 1 && Self.cork(PQsocket(handle), true)
             for group in groups {
                 for statement in group {
                     if let plan = plans[index] {
@@ -67,8 +72,12 @@ extension Connection {
                     }
                     index += 1
                 }
-                guard PQpipelineSync(handle) == 1 else { throw connectionError(sql: nil) }
+                guard PQpipelineSync(handle) == 1 else {
+                    if corked { Self.cork(PQsocket(handle), false) }
+                    throw connectionError(sql: nil)
+                }
             }
+            if corked { Self.cork(PQsocket(handle), false) }
             var answers: [Result<[PostgresResult], PostgresError>] = []
             answers.reserveCapacity(groups.count)
             index = 0
@@ -100,6 +109,15 @@ extension Connection {
             finished = true
             return answers
         }
+    }
+
+    /// Sets `TCP_CORK` on `socket`; whether it took (not on a Unix-domain socket). Clearing it
+    /// sends what it held back.
+    @discardableResult
+    private static func cork(_ socket: Int32, _ on: Bool) -> Bool {
+        guard socket >= 0 else { return false }
+        var value: Int32 = on ? 1 : 0
+        return setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size)) == 0
     }
 
     /// How a statement that ``PostgresStatement/prepares`` runs: by `name`, prepared first
