@@ -62,22 +62,22 @@ extension Connection {
             // libpq 15's PQpipelineSync sends what it holds at once: a live round of a hundred
             // principals' groups was a hundred sends, each a segment the server woke for.
             // Corked, the socket sends full segments only, and the rest when uncorked.
-            let corked = groups.count > 1 && Self.cork(PQsocket(handle), true)
-            for group in groups {
-                for statement in group {
-                    if let plan = plans[index] {
-                        try sendPrepared(handle, statement, plan, index: index, parameters: bound[index])
-                    } else {
-                        try sendInPipeline(handle, statement, index: index, parameters: bound[index])
+            do {
+                let corked = groups.count > 1 && Self.cork(PQsocket(handle), true)
+                // Uncorked before the results are read, however the sending ends.
+                defer { if corked { Self.cork(PQsocket(handle), false) } }
+                for group in groups {
+                    for statement in group {
+                        if let plan = plans[index] {
+                            try sendPrepared(handle, statement, plan, index: index, parameters: bound[index])
+                        } else {
+                            try sendInPipeline(handle, statement, index: index, parameters: bound[index])
+                        }
+                        index += 1
                     }
-                    index += 1
-                }
-                guard PQpipelineSync(handle) == 1 else {
-                    if corked { Self.cork(PQsocket(handle), false) }
-                    throw connectionError(sql: nil)
+                    guard PQpipelineSync(handle) == 1 else { throw connectionError(sql: nil) }
                 }
             }
-            if corked { Self.cork(PQsocket(handle), false) }
             var answers: [Result<[PostgresResult], PostgresError>] = []
             answers.reserveCapacity(groups.count)
             index = 0
