@@ -395,12 +395,14 @@ public final class Database: Sendable {
         func logEnd(_ connection: Connection) -> LSN? {
             (try? connection.query(question)[0].decode(String.self, at: 0)).flatMap(LSN.init)
         }
-        if let position = logEnd(connection) {
-            replicaSet.noteCommit(at: position)
-        } else if let pool, let other = try? pool.openOutside() {
-            defer { other.close() }
-            if let position = logEnd(other) { replicaSet.noteCommit(at: position) }
-        }
+        let position =
+            logEnd(connection)
+            ?? pool.flatMap { pool in
+                guard let other = try? pool.openOutside() else { return nil }
+                defer { other.close() }
+                return logEnd(other)
+            }
+        if let position { replicaSet.noteCommit(at: position) }
     }
 
     /// What became of a transaction whose `COMMIT` reply was lost.

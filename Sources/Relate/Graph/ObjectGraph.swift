@@ -381,8 +381,9 @@ final class ObjectGraph {
     /// object takes its row as stored, found by that position: no lookup by key.
     ///
     /// - Returns: Whether each of `objects` came back under its key (a row another client
-    ///   changed did not; one a trigger gave another key is taken as a fetch takes a row,
-    ///   and its object counts as not come back).
+    ///   changed did not). A row memory does not hold as it is (another column changed, a
+    ///   trigger) is taken as a fetch takes a row, by its key: one a trigger gave another
+    ///   key is not its object's, which counts as not come back.
     func takeSavedRows(_ result: PostgresResult, entity: Int, objects: [DatabaseObject]) throws -> [Bool] {
         let table = tables[entity]
         return try relateErrors(naming: table.entity.name) {
@@ -391,7 +392,6 @@ final class ObjectGraph {
             let comparesInPlace = readers.count > width && readers.prefix(width).allSatisfy(\.readsRaw)
             var returned = [Bool](repeating: false, count: objects.count)
             var seen = [Bool](repeating: false, count: objects.count)
-            let storage = ValueStorage(table: table, capacity: 0)
             for row in 0..<result.rowCount {
                 let position = try result[row].decode(Int.self, at: width) - 1
                 guard seen.indices.contains(position), !seen[position] else {
@@ -403,16 +403,9 @@ final class ObjectGraph {
                 let object = objects[position]
                 if comparesInPlace, try holds(result, row: row, readers: readers, in: object) {
                     returned[position] = true
-                    continue
+                } else {
+                    returned[position] = try materializeRow(entity: entity, row: result[row], readers: readers) === object
                 }
-                storage.cells.removeAll(keepingCapacity: true)
-                let values = try storedValues(of: result[row], entity: entity)
-                guard table.primaryKey.allSatisfy({ values[$0].isSame(as: object.values[$0]) }) else {
-                    _ = try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage)
-                    continue
-                }
-                returned[position] = true
-                _ = try materializeRow(entity: entity, row: result[row], readers: readers, storage: storage, known: .registered(object))
             }
             return returned
         }
