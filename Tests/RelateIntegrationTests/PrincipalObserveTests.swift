@@ -19,6 +19,48 @@ import Testing
         #expect(LiveGroupKey(statement, principal: nil) != LiveGroupKey(Statement(sql: statement.sql, parameters: ["1"]), principal: nil))
     }
 
+    /// A round's decisions whose principals' settings are of one shape share a transaction:
+    /// each sees what its own principal sees, one that fails (a setting the policy cannot
+    /// cast) fails alone, and the others of its transaction are answered all the same.
+    @Test func decisionsOfOneShapeShareATransactionAndFailAlone() async throws {
+        try await PolicyRoles.with { roles in
+            try await TestDatabase.withDatabase { url in
+                let setup = try Connection(url: url)
+                try PrincipalTests.setUp(setup, roles)
+                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 1)
+                defer { database.close() }
+                let layout = try DatabaseContext(url: url).layout
+                let doc = try layout.entityIndex(named: "doc")
+                let tests = try FetchRequest.matchTests([FetchRequest("doc")], entity: doc, layout: layout)
+                // Row 3 is tenant 1's.
+                func decision(_ role: String, _ tenant: String?) -> LiveDecision {
+                    LiveDecision(
+                        tests: tests, entity: doc, keys: [["3"]],
+                        as: tenant.map { Principal(role: roles.name(role), settings: ["app.tenant": $0]) })
+                }
+                let decisions = [decision("a", "1"), decision("a", "x"), decision("b", "2"), decision("b", "1"), decision("a", nil), decision("a", "3")]
+                #expect(Set(decisions.map { Statements.SettingsShape($0.principal) }).count == 2)
+                let answers = try await database.requestsMet(decisions)
+                #expect(try answers[0].get() == [0])
+                guard case .failure(let error) = answers[1] else {
+                    Issue.record("a principal whose setting the policy cannot cast decided")
+                    return
+                }
+                #expect(error.postgresError?.sqlState?.rawValue == "22P02")
+                #expect(try answers[2].get() == [])
+                #expect(try answers[3].get() == [0])
+                // The login role, a member of both tenant roles, is under their policy with no
+                // tenant set: its own transaction fails, and the one of the shape's after it stands.
+                guard case .failure(let unset) = answers[4] else {
+                    Issue.record("the login role decided with a setting it did not make")
+                    return
+                }
+                #expect(unset.postgresError?.sqlState?.rawValue == "22P02")
+                #expect(try answers[5].get() == [])
+            }
+        }
+    }
+
     @Test func aPolicyChangeReadsAgainAndAnErrorEndsOnlyItsPrincipalsStreams() async throws {
         try await PolicyRoles.with { roles in
             try await TestDatabase.withDatabase { url in

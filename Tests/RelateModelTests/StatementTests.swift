@@ -310,22 +310,31 @@ import Testing
         #expect(lists.sql.contains("VALUES (0, t0.\"id\" = ANY($1)), (1, t0.\"id\" = ANY($2))") && !lists.sql.contains("unnest"))
         // All of one shape: one SELECT.
         let one = try FetchRequest.matchStatement([requests[0], requests[2]], entity: person, keys: [.integer(4)], layout: layout)
-        #expect(one.sql == #"SELECT DISTINCT v.i FROM "public"."person" t0 JOIN unnest($1, $2) v(i, p1) ON t0."surname" = v.p1 WHERE t0."id" = $3"#)
+        #expect(one.sql == #"SELECT v.i FROM "public"."person" t0 JOIN unnest($1, $2) v(i, p1) ON t0."surname" = v.p1 WHERE t0."id" = $3"#)
+        // One key: no `DISTINCT`, each request answered once at most without it.
+        let both = try FetchRequest.matchStatement(requests, entity: person, keys: [.integer(4)], layout: layout)
+        #expect(
+            both.sql
+                == #"SELECT v.i FROM "public"."person" t0 JOIN unnest($1, $2) v(i, p1) ON t0."surname" = v.p1 WHERE t0."id" = $3 "#
+                + #"UNION ALL SELECT m.i FROM "public"."person" t0 CROSS JOIN LATERAL (VALUES (1, TRUE)) m(i, ok) WHERE t0."id" = $3 AND m.ok"#)
+        #expect(both.parameters.count == 3 && both.parameters[2] as? Int == 4)
     }
 
-    /// A round's decision is prepared; under a principal it asks for a generic plan in the
-    /// principal's settings statement (a hundred principals' few tests were planned afresh
-    /// every round), without one it is a bare statement the server plans as it chooses.
+    /// Under a principal a round's decision asks for a generic plan in the principal's
+    /// settings statement (a hundred principals' few tests were planned afresh every round);
+    /// without one it has no settings, and the server plans it as it chooses.
     @Test func aDecisionUnderAPrincipalAsksForAGenericPlan() throws {
         let layout = Self.layout
         let person = try layout.entityIndex(named: "person")
         let tests = try FetchRequest.matchTests([FetchRequest("person", where: Key("surname") == "Hopper")], entity: person, layout: layout)
-        let bare = tests.pipelined(keys: [.integer(4)], as: nil)
-        #expect(bare.map(\.count) == [1] && bare[0][0].prepares)
-        let tenant = tests.pipelined(keys: [.integer(4)], as: Principal(settings: ["app.tenant": "7"]))
-        #expect(tenant.map(\.count) == [2] && tenant[0][1].prepares)
-        let settings = tenant[0][0].parameters.compactMap { $0 as? String }
-        #expect(settings == ["app.tenant", "7", "plan_cache_mode", "force_generic_plan"])
+        let bare = LiveDecision(tests: tests, entity: person, keys: [["4"]], as: nil)
+        #expect(bare.principal == nil && bare.settings == nil)
+        let tenant = LiveDecision(tests: tests, entity: person, keys: [["4"]], as: Principal(settings: ["app.tenant": "7"]))
+        let settings = try #require(tenant.settings)
+        #expect(settings.prepares && settings.sql.hasPrefix("SELECT set_config('transaction_read_only', 'on', true), "))
+        #expect(settings.parameters.compactMap { $0 as? String } == ["app.tenant", "7", "plan_cache_mode", "force_generic_plan"])
+        #expect(Statements.SettingsShape(tenant.principal) == Statements.SettingsShape(Principal(settings: ["plan_cache_mode": "x", "app.tenant": "8"])))
+        #expect(Statements.SettingsShape(tenant.principal) != Statements.SettingsShape(Principal(role: "r", settings: ["app.tenant": "7", "plan_cache_mode": "x"])))
     }
 
     // MARK: - Cursors

@@ -9,11 +9,35 @@ struct LiveRead: Sendable {
 /// One test of changed rows among many (``Database/requestsMet(_:)``): the tests of
 /// requests on `entity`'s own columns of one principal, and the keys (text forms) of the
 /// rows that changed.
-struct LiveDecision: Sendable {
+///
+/// `@unchecked Sendable`: its settings statement binds strings alone (names and values),
+/// and it is never mutated once made; `PostgresStatement` cannot say so.
+struct LiveDecision: @unchecked Sendable {
     var tests: MatchTests
     var entity: Int
     var keys: [[String?]]
+    /// Who runs the tests, as ``MatchTests/decidingPrincipal(for:)`` made it (`nil`: the
+    /// pool's own role, on the plan the server chooses).
     var principal: Principal?
+    /// `principal`'s settings statement (``Statements/settings(of:readOnly:)``, read
+    /// only), made once with the tests: every round sends it.
+    var settings: PostgresStatement?
+
+    init(tests: MatchTests, entity: Int, keys: [[String?]], principal: Principal?, settings: PostgresStatement?) {
+        self.tests = tests
+        self.entity = entity
+        self.keys = keys
+        self.principal = principal
+        self.settings = settings
+    }
+
+    /// The decision of `tests` as `principal` (`nil`: the pool's own role), its settings made.
+    init(tests: MatchTests, entity: Int, keys: [[String?]], as principal: Principal?) {
+        let deciding = tests.decidingPrincipal(for: principal)
+        self.init(
+            tests: tests, entity: entity, keys: keys, principal: deciding,
+            settings: deciding.flatMap { Statements.settings(of: UnitOfWork(.read, as: $0, replicas: .primaryOnly), readOnly: true) })
+    }
 }
 
 extension Database {
@@ -40,7 +64,9 @@ extension Database {
     /// The indexes of each decision's requests that a row of its entity whose key is one of
     /// its keys meets now (rows deleted meanwhile meet none), in one round trip on one
     /// pooled connection of the primary: each decision as its principal (the rows it may
-    /// see; with a principal, in a read-only transaction of its own), failing alone.
+    /// see), failing alone. Decisions whose principals' settings are of one shape share one
+    /// read-only transaction (``Statements/sharedReadOnly(_:)``); when one fails, the others
+    /// of its transaction are sent again, in another round trip.
     ///
     /// - Returns: Per decision, in order, the indexes met or the error deciding.
     /// - Throws: A ``RelateError`` when no decision could run (the connection was lost, a shutdown).
@@ -49,8 +75,8 @@ extension Database {
             let layout = self.layout.withLock { $0 }
             return try await self.withConnection { connection, _ in
                 var answers = [Result<Set<Int>, RelateError>?](repeating: nil, count: decisions.count)
-                var sent: [(decision: Int, group: Int)] = []
-                var groups: [[PostgresStatement]] = []
+                var statements: [PostgresStatement?] = Array(repeating: nil, count: decisions.count)
+                var waiting: [Int] = []
                 for (index, decision) in decisions.enumerated() {
                     do {
                         try decision.principal?.validate()
@@ -59,19 +85,53 @@ extension Database {
                             answers[index] = .success([])
                             continue
                         }
-                        sent.append((index, groups.count))
-                        groups += decision.tests.pipelined(keys: stored, as: decision.principal)
+                        var statement = decision.tests.statement(keys: stored).postgres
+                        statement.prepares = true
+                        statements[index] = statement
+                        waiting.append(index)
                     } catch {
                         answers[index] = .failure(Self.relateError(error))
                     }
                 }
-                let results = try relateErrors(naming: nil) { try connection.pipeline(groups: groups) }
-                for (index, group) in sent {
-                    let entity = layout.model.entities[decisions[index].entity].name
-                    answers[index] = Result {
-                        let statementResults = try results[group].get()
-                        return try relateErrors(naming: entity) { Set(try statementResults.last!.map { row in try row.decode(Int.self, at: 0) }) }
-                    }.mapError { Self.relateError($0, entity: entity) }
+                // Each pass answers at least the decision that failed, or all.
+                while !waiting.isEmpty {
+                    var shapes: [Statements.SettingsShape: Int] = [:]
+                    var transactions: [[Int]] = []
+                    for index in waiting {
+                        let shape = Statements.SettingsShape(decisions[index].principal)
+                        if let transaction = shapes[shape] {
+                            transactions[transaction].append(index)
+                        } else {
+                            shapes[shape] = transactions.count
+                            transactions.append([index])
+                        }
+                    }
+                    let groups = transactions.map { members in
+                        Statements.sharedReadOnly(members.map { (decisions[$0].settings, statements[$0]!) })
+                    }
+                    let results = try relateErrors(naming: nil) { try connection.pipeline(groups: groups) }
+                    waiting = []
+                    var first = 0
+                    for (members, (group, result)) in zip(transactions, zip(groups, results)) {
+                        defer { first += group.count }
+                        // A decision's statements: its settings (all or none of a shape have them), then its test.
+                        let width = group.count / members.count
+                        switch result {
+                        case .success(let results):
+                            for (position, index) in members.enumerated() {
+                                let entity = layout.model.entities[decisions[index].entity].name
+                                answers[index] = Result {
+                                    try relateErrors(naming: entity) { Set(try results[position * width + width - 1].map { row in try row.decode(Int.self, at: 0) }) }
+                                }.mapError { Self.relateError($0, entity: entity) }
+                            }
+                        case .failure(let error):
+                            let failed = error.statementIndex.map { ($0 - first) / width }.flatMap { members.indices.contains($0) ? $0 : nil }
+                            for (position, index) in members.enumerated() where failed == nil || position == failed {
+                                answers[index] = .failure(Self.relateError(error, entity: layout.model.entities[decisions[index].entity].name))
+                            }
+                            if let failed { waiting += members.enumerated().filter { $0.offset != failed }.map(\.element) }
+                        }
+                    }
                 }
                 return answers.map { $0! }
             }

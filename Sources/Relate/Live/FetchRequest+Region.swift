@@ -230,31 +230,54 @@ struct MatchTests: @unchecked Sendable {
     /// How many of them are tested one by one, in the `VALUES` list.
     let listed: Int
 
-    /// The statement for the rows whose keys are `keys`.
+    /// ``statement(keys:)``'s text for one key, made once: a live round under a hundred
+    /// principals asks for it a hundred times, most rounds for the one row a commit changed.
+    private let oneKeySQL: String
+
+    init(parts: [Part], parameters: [(any PostgresEncodable)?], keyColumn: String, keyType: PostgresType, count: Int, listed: Int) {
+        self.parts = parts
+        self.parameters = parameters
+        self.keyColumn = keyColumn
+        self.keyType = keyType
+        self.count = count
+        self.listed = listed
+        var sql = SQLBuilder("", parameters: parameters)
+        // The key's placeholder; its value is bound each round.
+        let key = sql.bind(nil)
+        oneKeySQL = Self.sql(parts, found: "t0.\(keyColumn) = \(key)", distinct: false)
+    }
+
+    /// The statement for the rows whose keys are `keys`. For one key without `DISTINCT`:
+    /// each test then answers a request once at most, and the server's `Sort` and `Unique`
+    /// for nothing were a tenth of its work a decision (the answers go in a set anyway).
     func statement(keys: [StoredValue]) -> Statement {
+        if keys.count == 1 { return Statement(sql: oneKeySQL, parameters: parameters + [keys[0].parameter]) }
         var sql = SQLBuilder("", parameters: parameters)
         let found = sql.keyCondition("t0.\(keyColumn)", type: keyType, keys)
-        if parts.count == 1 {
-            sql += "SELECT DISTINCT \(parts[0].head)\(found)\(parts[0].tail)"
-        } else {
-            sql += "SELECT DISTINCT i FROM (\(parts.map { "SELECT \($0.head)\(found)\($0.tail)" }.joined(separator: " UNION ALL "))) found"
-        }
+        sql += Self.sql(parts, found: found, distinct: true)
         return sql.statement
+    }
+
+    private static func sql(_ parts: [Part], found: String, distinct: Bool) -> String {
+        let select = distinct ? "SELECT DISTINCT" : "SELECT"
+        if parts.count == 1 { return "\(select) \(parts[0].head)\(found)\(parts[0].tail)" }
+        let all = parts.map { "SELECT \($0.head)\(found)\($0.tail)" }.joined(separator: " UNION ALL ")
+        return distinct ? "\(select) i FROM (\(all)) found" : all
     }
 
     /// From this many tests in the `VALUES` list up, a round runs them on a generic plan
     /// (under a principal, whatever their number).
     static let genericPlanFrom = 16
 
-    /// ``statement(keys:)`` run as `principal` (`nil`: the pool's own role) among a round's
-    /// decisions (``Connection/pipeline(groups:)``). The same tests come back round after
-    /// round with other keys: the statement is prepared once a connection, and from
-    /// ``genericPlanFrom`` tests in the `VALUES` list up planned once too, in a transaction
-    /// that asks for a generic plan (`plan_cache_mode`, a setting of the transaction's, as a
-    /// principal's are): planning 500 tests' `VALUES` took the server 2–4 ms a round, their
-    /// generic plan 0.3 ms (Benchmarks/README.md, "Live queries under row-level security at
-    /// scale"). Tests of one shape do not count: their part of the statement is short to
-    /// plan whatever their number.
+    /// Who runs the tests for `principal` (`nil`: the pool's own role) in a round's
+    /// decisions (``Database/requestsMet(_:)``): the same tests come back round after
+    /// round with other keys, so the statement is prepared once a connection, and from
+    /// ``genericPlanFrom`` tests in the `VALUES` list up planned once too, asking for a
+    /// generic plan in the principal's settings (`plan_cache_mode`, a setting of the
+    /// transaction's, as a principal's are): planning 500 tests' `VALUES` took the server
+    /// 2–4 ms a round, their generic plan 0.3 ms (Benchmarks/README.md, "Live queries under
+    /// row-level security at scale"). Tests of one shape do not count: their part of the
+    /// statement is short to plan whatever their number.
     ///
     /// Under a principal the plan is generic whatever the number of tests: the principal's
     /// settings are a statement already, so asking costs nothing more, and a hundred
@@ -263,13 +286,8 @@ struct MatchTests: @unchecked Sendable {
     /// a statement (Benchmarks/README.md, "Decisions under a principal on a generic plan").
     /// Without one, the server chooses between custom and generic plans as it does for any
     /// prepared statement: one more statement each decision cost more than it saved there.
-    func pipelined(keys: [StoredValue], as principal: Principal?) -> [[PostgresStatement]] {
-        var statement = statement(keys: keys).postgres
-        statement.prepares = true
-        var principal = principal
-        if principal != nil || listed >= Self.genericPlanFrom {
-            principal = Principal(role: principal?.role, settings: (principal?.settings ?? [:]).merging(["plan_cache_mode": "force_generic_plan"]) { $1 })
-        }
-        return Statements.pipelined(statement, as: UnitOfWork(.read, as: principal, replicas: .primaryOnly))
+    func decidingPrincipal(for principal: Principal?) -> Principal? {
+        guard principal != nil || listed >= Self.genericPlanFrom else { return nil }
+        return Principal(role: principal?.role, settings: (principal?.settings ?? [:]).merging(["plan_cache_mode": "force_generic_plan"]) { $1 })
     }
 }

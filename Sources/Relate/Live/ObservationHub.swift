@@ -32,13 +32,20 @@ actor ObservationHub {
         var keys: Set<ObjectKey>
         var version = 0
         var subscribers: [Int: AsyncThrowingStream<LiveSnapshot, any Error>.Continuation] = [:]
-        /// Tells groups apart in ``ObservationHub/matchTests``' keys, and orders them.
+        /// Tells groups apart in ``ObservationHub/decisionsMade``' keys, and orders them.
         let id: Int
         /// Set when the hub lets go of the group: a round that awaited the server finds it
         /// out without a lookup of each of its groups.
         var isGone = false
+        /// Whether its entity's rows changed since it was last decided or read, and the
+        /// changed rows are to say whether it reads again (``ObservationHub/setUndecided(_:_:)``).
+        /// A flag, not a set of keys: every round marks each of a thousand groups, and
+        /// inserting their keys into a set was a tenth of the hub's time.
+        fileprivate(set) var isUndecided = false
+        let key: LiveGroupKey
 
-        init(id: Int, request: FetchRequest, region: Set<Int>, policyRegion: Set<Int>, decidingEntity: Int?, rows: [LiveRow], keys: Set<ObjectKey>) {
+        init(key: LiveGroupKey, id: Int, request: FetchRequest, region: Set<Int>, policyRegion: Set<Int>, decidingEntity: Int?, rows: [LiveRow], keys: Set<ObjectKey>) {
+            self.key = key
             self.id = id
             self.request = request
             self.region = region
@@ -50,22 +57,26 @@ actor ObservationHub {
     }
 
     private var groups: [LiveGroupKey: Group] = [:]
+    /// `groups` in the order of their ids, for the walks of every round; made when a round
+    /// first needs it after groups came or went (``groupsChanged()``).
+    private var groupsInOrder: [Group]?
     private var nextGroupID = 0
     /// The groups a round may decide, by the entity whose changed rows decide them and
     /// their principal, in the order of their ids (the order their tests are made in): made
     /// when a round first needs it after groups came or went, where each round looked every
     /// waiting group up and sorted them anew (one round a commit, at 300 commits a second).
-    private var decisionOrder: [DecisionBatch: [(key: LiveGroupKey, group: Group)]]?
+    private var decisionOrder: [DecisionBatch: [Group]]?
 
     /// The groups decided in one statement (per 500): of one entity, read as one principal.
     private struct DecisionBatch: Hashable {
         var entity: Int
         var principal: Principal?
     }
-    /// The tests of the changed rows for each set of groups decided together (by entity and
-    /// the groups' ids, in order), made once: a round re-binds only the rows' keys. Made
-    /// with `matchLayout`; emptied when the layout changes, or when it grows past 10,000.
-    private var matchTests: [MatchKey: MatchTests] = [:]
+    /// The decision of each set of groups decided together (by entity and the groups' ids,
+    /// in order): their tests of the changed rows and their principal's settings, made once,
+    /// without keys: a round binds only the rows' keys. Made with `matchLayout`; emptied
+    /// when the layout changes, or when it grows past 10,000.
+    private var decisionsMade: [MatchKey: LiveDecision] = [:]
     private var matchLayout: ObjectIdentifier?
 
     private struct MatchKey: Hashable {
@@ -74,8 +85,9 @@ actor ObservationHub {
     }
     /// Groups whose region changed since they were last read.
     private var stale = Set<LiveGroupKey>()
-    /// Groups whose entity's rows changed, to be read again if the changed rows say so.
-    private var undecided = Set<LiveGroupKey>()
+    /// How many groups are undecided (``Group/isUndecided``): their entity's rows changed,
+    /// and they are read again if the changed rows say so.
+    private var undecidedCount = 0
     /// The keys (text forms) of the rows changed since the groups waiting on them were
     /// last decided, by entity.
     private var changedKeys: [Int: Set<[String?]>] = [:]
@@ -128,9 +140,9 @@ actor ObservationHub {
             firstReads[key] = nil
             if groups[key] == nil {
                 nextGroupID += 1
-                decisionOrder = nil
+                groupsChanged()
                 groups[key] = Group(
-                    id: nextGroupID, request: request, region: region, policyRegion: security?.policyRegion(of: region) ?? [], decidingEntity: decidingEntity,
+                    key: key, id: nextGroupID, request: request, region: region, policyRegion: security?.policyRegion(of: region) ?? [], decidingEntity: decidingEntity,
                     rows: rows, keys: Self.keys(of: rows))
             }
             watchSecurity(on: database)
@@ -155,13 +167,7 @@ actor ObservationHub {
 
     private func unsubscribe(_ id: Int, from key: LiveGroupKey) {
         groups[key]?.subscribers[id] = nil
-        if groups[key]?.subscribers.isEmpty == true {
-            groups[key]?.isGone = true
-            groups[key] = nil
-            decisionOrder = nil
-            stale.remove(key)
-            undecided.remove(key)
-        }
+        if groups[key]?.subscribers.isEmpty == true { letGo(key) }
         if groups.isEmpty {
             feed?.fire()
             feed = nil
@@ -169,6 +175,36 @@ actor ObservationHub {
             securityWatch = nil
             security = nil
         }
+    }
+
+    /// The hub no longer reads group `key`: its observers are gone, or their streams ended.
+    private func letGo(_ key: LiveGroupKey) {
+        guard let group = groups.removeValue(forKey: key) else { return }
+        group.isGone = true
+        setUndecided(group, false)
+        stale.remove(key)
+        groupsChanged()
+    }
+
+    /// Groups came or went: what is made of all of them is made again when next needed.
+    private func groupsChanged() {
+        decisionOrder = nil
+        groupsInOrder = nil
+    }
+
+    /// Every group, in the order of their ids.
+    private func allGroups() -> [Group] {
+        if let made = groupsInOrder { return made }
+        let made = groups.values.sorted { $0.id < $1.id }
+        groupsInOrder = made
+        return made
+    }
+
+    /// Marks `group` undecided or not, keeping ``undecidedCount``.
+    private func setUndecided(_ group: Group, _ undecided: Bool) {
+        guard group.isUndecided != undecided else { return }
+        group.isUndecided = undecided
+        undecidedCount += undecided ? 1 : -1
     }
 
     private func startFeed(for database: Database) async throws {
@@ -245,20 +281,20 @@ actor ObservationHub {
         guard !committed.isEmpty else { return }
         committedSinceSorted = Committed()
         var deciding = Set<Int>()
-        for (key, group) in groups
-        where committed.mayHaveMissedChanges || !group.region.isDisjoint(with: committed.touched)
-            || !group.policyRegion.isDisjoint(with: committed.touched)
-        {
+        // The tables touched are few (most rounds one): each is looked up in a group's region.
+        let touched = Array(committed.touched)
+        for group in allGroups() {
             // A table a policy reads changed: which rows the principal sees may have, whatever rows changed.
-            let policyChanged = !group.policyRegion.isDisjoint(with: committed.touched)
+            let policyChanged = touched.contains(where: group.policyRegion.contains)
+            guard committed.mayHaveMissedChanges || policyChanged || touched.contains(where: group.region.contains) else { continue }
             if !committed.mayHaveMissedChanges, !policyChanged, let entity = group.decidingEntity, !committed.unkeyed.contains(entity),
-                !stale.contains(key)
+                stale.isEmpty || !stale.contains(group.key)
             {
-                undecided.insert(key)
+                setUndecided(group, true)
                 deciding.insert(entity)
             } else {
-                stale.insert(key)
-                undecided.remove(key)
+                stale.insert(group.key)
+                setUndecided(group, false)
             }
         }
         for entity in deciding { changedKeys[entity, default: []].formUnion(committed.keys[entity] ?? []) }
@@ -266,7 +302,7 @@ actor ObservationHub {
 
     /// Starts reading what is stale or undecided, unless a read is under way (it will).
     private func scheduleEvaluation(on database: Database) {
-        guard !stale.isEmpty || !undecided.isEmpty || !committedSinceSorted.isEmpty, !isEvaluating else { return }
+        guard !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty, !isEvaluating else { return }
         isEvaluating = true
         // A job of the database's, so that a shutdown awaits the read under way; none
         // starts once it shut down or closed.
@@ -275,9 +311,9 @@ actor ObservationHub {
 
     private func evaluate(on database: Database) async {
         var unreachable = Set<LiveGroupKey>()
-        while !stale.isEmpty || !undecided.isEmpty || !committedSinceSorted.isEmpty {
+        while !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty {
             sortCommitted()
-            if !undecided.isEmpty { await decide(on: database) }
+            if undecidedCount > 0 { await decide(on: database) }
             while !stale.isEmpty {
                 // Every stale group, whatever its principal, in one round trip (a hundred at a time).
                 let keys = Array(stale.prefix(Self.groupsPerRoundTrip))
@@ -303,57 +339,65 @@ actor ObservationHub {
 
     /// Tests the rows changed since the undecided groups were last read against their
     /// conditions, one statement per entity and principal (and per 500 requests), run as
-    /// that principal, every principal's in one round trip (a hundred at a time): a group
+    /// that principal, every principal's in one round trip (a hundred at a time), those whose
+    /// settings set the same names in one transaction (``Database/requestsMet(_:)``): a group
     /// whose answer holds a changed row, or whose condition a changed row the principal
     /// sees now meets, is stale; the rest kept their answer.
     private func decide(on database: Database) async {
         let layout = database.layout.withLock { $0 }
-        let waiting = undecided
         let keysByEntity = changedKeys
-        undecided = []
         changedKeys = [:]
         if decisionOrder == nil {
-            var order: [DecisionBatch: [(key: LiveGroupKey, group: Group)]] = [:]
-            for (key, group) in groups.sorted(by: { $0.value.id < $1.value.id }) {
+            var order: [DecisionBatch: [Group]] = [:]
+            for group in allGroups() {
                 guard let entity = group.decidingEntity else { continue }
-                order[DecisionBatch(entity: entity, principal: key.principal), default: []].append((key, group))
+                order[DecisionBatch(entity: entity, principal: group.key.principal), default: []].append(group)
             }
             decisionOrder = order
         }
         let order = decisionOrder ?? [:]
         // Each decision: its groups (at most 500, one statement) and their entity.
         var decisions: [LiveDecision] = []
-        var decided: [(keys: [LiveGroupKey], groups: [Group], entity: Int)] = []
-        if matchLayout != ObjectIdentifier(layout) || matchTests.count > 10_000 {
-            matchTests = [:]
+        var decided: [(groups: ArraySlice<Group>, entity: Int)] = []
+        if matchLayout != ObjectIdentifier(layout) || decisionsMade.count > 10_000 {
+            decisionsMade = [:]
             matchLayout = ObjectIdentifier(layout)
         }
         // Most rounds wait on every group (each commit touched the table they all read):
-        // then the order is taken as it is, without a lookup of each group.
-        let waitsOnAll = waiting.count == order.values.reduce(0) { $0 + $1.count }
+        // then the order is taken as it is.
+        let waitsOnAll = undecidedCount == order.values.reduce(0) { $0 + $1.count }
         for (batch, members) in order {
             let entity = batch.entity
             let texts = Array(keysByEntity[entity] ?? [])
-            let ordered = waitsOnAll ? members : members.filter { waiting.contains($0.key) }
+            let ordered = waitsOnAll ? members : members.filter(\.isUndecided)
+            // Decided from here on: a commit meanwhile marks them again, for the next round.
+            for group in ordered { setUndecided(group, false) }
             for start in stride(from: 0, to: ordered.count, by: 500) {
                 let chunk = ordered[start..<min(start + 500, ordered.count)]
-                let match = MatchKey(entity: entity, groups: chunk.map(\.group.id))
-                let tests: MatchTests
-                if let made = matchTests[match] {
-                    tests = made
+                let match = MatchKey(entity: entity, groups: chunk.map(\.id))
+                var decision: LiveDecision
+                if let made = decisionsMade[match] {
+                    decision = made
                 } else {
                     do {
-                        tests = try FetchRequest.matchTests(chunk.map(\.group.request), entity: entity, layout: layout)
+                        let tests = try FetchRequest.matchTests(chunk.map(\.request), entity: entity, layout: layout)
+                        decision = LiveDecision(tests: tests, entity: entity, keys: [], as: batch.principal)
                     } catch {
                         // Undecided: read them again, which reports its own error.
                         stale.formUnion(chunk.map(\.key))
                         continue
                     }
-                    matchTests[match] = tests
+                    decisionsMade[match] = decision
                 }
-                decisions.append(LiveDecision(tests: tests, entity: entity, keys: texts, principal: batch.principal))
-                decided.append((chunk.map(\.key), chunk.map(\.group), entity))
+                decision.keys = texts
+                decisions.append(decision)
+                decided.append((chunk, entity))
             }
+        }
+        // Once an entity, not once a decision: a hundred principals decide on each.
+        var changedObjectKeys: [Int: [ObjectKey]] = [:]
+        for entity in Set(decided.map(\.entity)) {
+            changedObjectKeys[entity] = Array(Set((keysByEntity[entity] ?? []).compactMap { layout.entities[entity].storedKey($0).flatMap(ObjectKey.init) }))
         }
         for start in stride(from: 0, to: decisions.count, by: Self.groupsPerRoundTrip) {
             let end = min(start + Self.groupsPerRoundTrip, decisions.count)
@@ -362,18 +406,19 @@ actor ObservationHub {
                 answers = try await database.requestsMet(Array(decisions[start..<end]))
             } catch {
                 // Undecided: read them again, which reports its own error.
-                for (keys, _, _) in decided[start..<end] { stale.formUnion(keys.filter { groups[$0] != nil }) }
+                for (members, _) in decided[start..<end] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
                 continue
             }
-            for ((keys, decidedGroups, entity), answer) in zip(decided[start..<end], answers) {
+            for ((members, entity), answer) in zip(decided[start..<end], answers) {
                 // A group went meanwhile: the indexes no longer match; read the rest again.
-                guard case .success(let meeting) = answer, !decidedGroups.contains(where: \.isGone) else {
-                    stale.formUnion(zip(keys, decidedGroups).filter { !$0.1.isGone }.map(\.0))
+                guard case .success(let meeting) = answer, !members.contains(where: \.isGone) else {
+                    stale.formUnion(members.filter { !$0.isGone }.map(\.key))
                     continue
                 }
-                let changed = Set((keysByEntity[entity] ?? []).compactMap { layout.entities[entity].storedKey($0).flatMap(ObjectKey.init) })
-                for (index, group) in decidedGroups.enumerated() where meeting.contains(index) || !group.keys.isDisjoint(with: changed) {
-                    stale.insert(keys[index])
+                // Most rounds changed a row or a few: each is looked up in a group's keys.
+                let changed = changedObjectKeys[entity] ?? []
+                for (index, group) in zip(0..., members) where meeting.contains(index) || changed.contains(where: group.keys.contains) {
+                    stale.insert(group.key)
                 }
             }
         }
@@ -416,9 +461,7 @@ actor ObservationHub {
                 continue
             case .failure(let error):
                 for continuation in groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
-                groups[key]?.isGone = true
-                groups[key] = nil
-                decisionOrder = nil
+                letGo(key)
             }
         }
         return unreachable
@@ -464,7 +507,7 @@ actor ObservationHub {
             group.policyRegion = now.policyRegion(of: group.region)
             if everything || !before.union(group.policyRegion).isDisjoint(with: changed) {
                 stale.insert(key)
-                undecided.remove(key)
+                setUndecided(group, false)
             }
         }
         for (key, region) in firstReads where everything || !region.isDisjoint(with: changed) {
@@ -499,9 +542,9 @@ actor ObservationHub {
             group.isGone = true
         }
         groups = [:]
-        decisionOrder = nil
+        groupsChanged()
         stale = []
-        undecided = []
+        undecidedCount = 0
         changedKeys = [:]
         committedSinceSorted = Committed()
         feed?.fire()
