@@ -236,7 +236,8 @@ struct MatchTests: @unchecked Sendable {
 
     init(parts: [Part], parameters: [(any PostgresEncodable)?], keyColumn: String, keyType: PostgresType, count: Int, listed: Int) {
         self.parts = parts
-        self.parameters = parameters
+        // Bound every round, for every principal: encoded once.
+        self.parameters = parameters.map(EncodedParameter.once)
         self.keyColumn = keyColumn
         self.keyType = keyType
         self.count = count

@@ -23,7 +23,13 @@ actor ObservationHub {
         let region: Set<Int>
         /// The entities that the policies of the region's tables read, whose changes can
         /// change which rows the principal sees.
-        var policyRegion: Set<Int>
+        var policyRegion: Set<Int> {
+            didSet { watched = Self.watched(region, policyRegion) }
+        }
+        /// Both regions' entities in a list, each marked whether a policy reads it: every
+        /// round asks each group whether the few tables touched are among them, which a
+        /// scan of a short list answers without hashing (``ObservationHub/sortCommitted()``).
+        private(set) var watched: [(entity: Int, byPolicy: Bool)]
         /// The entity whose changed rows alone decide whether the answer changed; `nil`
         /// when the request reads more (see ``FetchRequest/decidesFromChangedRows(in:)``).
         let decidingEntity: Int?
@@ -50,9 +56,14 @@ actor ObservationHub {
             self.request = request
             self.region = region
             self.policyRegion = policyRegion
+            watched = Self.watched(region, policyRegion)
             self.decidingEntity = decidingEntity
             self.rows = rows
             self.keys = keys
+        }
+
+        private static func watched(_ region: Set<Int>, _ policyRegion: Set<Int>) -> [(entity: Int, byPolicy: Bool)] {
+            region.union(policyRegion).sorted().map { ($0, policyRegion.contains($0)) }
         }
     }
 
@@ -281,17 +292,26 @@ actor ObservationHub {
         guard !committed.isEmpty else { return }
         committedSinceSorted = Committed()
         var deciding = Set<Int>()
-        // The tables touched are few (most rounds one): each is looked up in a group's region.
+        var lastDeciding: Int?
+        // The tables touched are few (most rounds one), and so are a group's.
         let touched = Array(committed.touched)
         for group in allGroups() {
+            var isTouched = committed.mayHaveMissedChanges
             // A table a policy reads changed: which rows the principal sees may have, whatever rows changed.
-            let policyChanged = touched.contains(where: group.policyRegion.contains)
-            guard committed.mayHaveMissedChanges || policyChanged || touched.contains(where: group.region.contains) else { continue }
+            var policyChanged = false
+            for watched in group.watched where touched.contains(watched.entity) {
+                isTouched = true
+                policyChanged = policyChanged || watched.byPolicy
+            }
+            guard isTouched else { continue }
             if !committed.mayHaveMissedChanges, !policyChanged, let entity = group.decidingEntity, !committed.unkeyed.contains(entity),
                 stale.isEmpty || !stale.contains(group.key)
             {
                 setUndecided(group, true)
-                deciding.insert(entity)
+                if entity != lastDeciding {
+                    deciding.insert(entity)
+                    lastDeciding = entity
+                }
             } else {
                 stale.insert(group.key)
                 setUndecided(group, false)
@@ -417,7 +437,8 @@ actor ObservationHub {
                 }
                 // Most rounds changed a row or a few: each is looked up in a group's keys.
                 let changed = changedObjectKeys[entity] ?? []
-                for (index, group) in zip(0..., members) where meeting.contains(index) || changed.contains(where: group.keys.contains) {
+                for (index, group) in zip(0..., members)
+                where (!meeting.isEmpty && meeting.contains(index)) || changed.contains(where: group.keys.contains) {
                     stale.insert(group.key)
                 }
             }
