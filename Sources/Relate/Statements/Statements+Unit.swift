@@ -75,9 +75,8 @@ extension Statements {
     /// Nothing of one principal reaches the next: every name the one before set, and the
     /// role, is set again before the next statement; a statement runs only after its own
     /// principal's settings succeeded (a failure aborts the rest of the group, whose
-    /// statements the server skips to the sync). Only `set_config` of another name in a
-    /// policy's own function would outlive its statement, as it would a statement of a
-    /// unit.
+    /// statements the server skips to the sync). A policy that calls `set_config` itself is
+    /// the exception: what it set lasts until the transaction ends.
     static func sharedReadOnly(_ statements: [(settings: PostgresStatement?, statement: PostgresStatement)]) -> [PostgresStatement] {
         statements.flatMap { settings, statement in settings.map { [$0, statement] } ?? [statement] }
     }
