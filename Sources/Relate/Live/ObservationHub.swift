@@ -34,8 +34,9 @@ actor ObservationHub {
         /// when the request reads more (see ``FetchRequest/decidesFromChangedRows(in:)``).
         let decidingEntity: Int?
         var rows: [LiveRow]
-        /// The rows' keys, for a group with a deciding entity.
-        var keys: Set<ObjectKey>
+        /// The rows' keys, for a group with a deciding entity; set through
+        /// ``ObservationHub/hold(_:keys:)``, which keeps ``ObservationHub/holders`` with them.
+        fileprivate(set) var keys: Set<ObjectKey> = []
         var version = 0
         var subscribers: [Int: AsyncThrowingStream<LiveSnapshot, any Error>.Continuation] = [:]
         /// Tells groups apart in ``ObservationHub/decisionsMade``' keys, and orders them.
@@ -50,7 +51,7 @@ actor ObservationHub {
         fileprivate(set) var isUndecided = false
         let key: LiveGroupKey
 
-        init(key: LiveGroupKey, id: Int, request: FetchRequest, region: Set<Int>, policyRegion: Set<Int>, decidingEntity: Int?, rows: [LiveRow], keys: Set<ObjectKey>) {
+        init(key: LiveGroupKey, id: Int, request: FetchRequest, region: Set<Int>, policyRegion: Set<Int>, decidingEntity: Int?, rows: [LiveRow]) {
             self.key = key
             self.id = id
             self.request = request
@@ -59,7 +60,6 @@ actor ObservationHub {
             watched = Self.watched(region, policyRegion)
             self.decidingEntity = decidingEntity
             self.rows = rows
-            self.keys = keys
         }
 
         private static func watched(_ region: Set<Int>, _ policyRegion: Set<Int>) -> [(entity: Int, byPolicy: Bool)] {
@@ -68,6 +68,16 @@ actor ObservationHub {
     }
 
     private var groups: [LiveGroupKey: Group] = [:]
+    /// The groups whose answer holds each row, by entity and key: the groups that must read
+    /// again because a row they hold changed, found by the changed rows' keys, not by
+    /// asking each of a thousand groups about them every round.
+    private var holders: [HeldRow: [Group]] = [:]
+
+    private struct HeldRow: Hashable {
+        var entity: Int
+        var key: ObjectKey
+    }
+
     /// `groups` in the order of their ids, for the walks of every round; made when a round
     /// first needs it after groups came or went (``groupsChanged()``).
     private var groupsInOrder: [Group]?
@@ -152,9 +162,11 @@ actor ObservationHub {
             if groups[key] == nil {
                 nextGroupID += 1
                 groupsChanged()
-                groups[key] = Group(
+                let group = Group(
                     key: key, id: nextGroupID, request: request, region: region, policyRegion: security?.policyRegion(of: region) ?? [], decidingEntity: decidingEntity,
-                    rows: rows, keys: Self.keys(of: rows))
+                    rows: rows)
+                groups[key] = group
+                hold(group, keys: Self.keys(of: rows))
             }
             watchSecurity(on: database)
             if touchedDuringFirstRead.remove(key) != nil {
@@ -192,6 +204,7 @@ actor ObservationHub {
     private func letGo(_ key: LiveGroupKey) {
         guard let group = groups.removeValue(forKey: key) else { return }
         group.isGone = true
+        hold(group, keys: [])
         setUndecided(group, false)
         stale.remove(key)
         groupsChanged()
@@ -209,6 +222,19 @@ actor ObservationHub {
         let made = groups.values.sorted { $0.id < $1.id }
         groupsInOrder = made
         return made
+    }
+
+    /// Sets the keys of the rows `group`'s answer holds (for a group with a deciding
+    /// entity), and ``holders`` with them: only the rows that came or went are touched.
+    private func hold(_ group: Group, keys: Set<ObjectKey>) {
+        guard let entity = group.decidingEntity else { return }
+        for key in group.keys where !keys.contains(key) {
+            let row = HeldRow(entity: entity, key: key)
+            holders[row]?.removeAll { $0 === group }
+            if holders[row]?.isEmpty == true { holders[row] = nil }
+        }
+        for key in keys where !group.keys.contains(key) { holders[HeldRow(entity: entity, key: key), default: []].append(group) }
+        group.keys = keys
     }
 
     /// Marks `group` undecided or not, keeping ``undecidedCount``.
@@ -414,7 +440,7 @@ actor ObservationHub {
                 decided.append((chunk, entity))
             }
         }
-        // Once an entity, not once a decision: a hundred principals decide on each.
+        // The changed rows' keys as the groups hold them, made once an entity.
         var changedObjectKeys: [Int: [ObjectKey]] = [:]
         for entity in Set(decided.map(\.entity)) {
             changedObjectKeys[entity] = Array(Set((keysByEntity[entity] ?? []).compactMap { layout.entities[entity].storedKey($0).flatMap(ObjectKey.init) }))
@@ -435,12 +461,15 @@ actor ObservationHub {
                     stale.formUnion(members.filter { !$0.isGone }.map(\.key))
                     continue
                 }
-                // Most rounds changed a row or a few: each is looked up in a group's keys.
-                let changed = changedObjectKeys[entity] ?? []
-                for (index, group) in zip(0..., members)
-                where (!meeting.isEmpty && meeting.contains(index)) || changed.contains(where: group.keys.contains) {
-                    stale.insert(group.key)
+                for index in meeting where members.indices.contains(members.startIndex + index) {
+                    stale.insert(members[members.startIndex + index].key)
                 }
+            }
+        }
+        // A group whose answer holds a changed row reads again, whatever the tests said.
+        for (entity, keys) in changedObjectKeys {
+            for key in keys {
+                for group in holders[HeldRow(entity: entity, key: key)] ?? [] where !group.isGone { stale.insert(group.key) }
             }
         }
     }
@@ -470,7 +499,7 @@ actor ObservationHub {
                 let difference = Self.difference(from: group.rows, to: rows)
                 guard !difference.isEmpty || !Self.sameValues(group.rows, rows) else { continue }
                 group.rows = rows
-                if group.decidingEntity != nil { group.keys = Self.keys(of: rows) }
+                if group.decidingEntity != nil { hold(group, keys: Self.keys(of: rows)) }
                 group.version += 1
                 let snapshot = LiveSnapshot(rows: rows, difference: difference, version: group.version)
                 for continuation in group.subscribers.values { continuation.yield(snapshot) }
@@ -563,6 +592,7 @@ actor ObservationHub {
             group.isGone = true
         }
         groups = [:]
+        holders = [:]
         groupsChanged()
         stale = []
         undecidedCount = 0
