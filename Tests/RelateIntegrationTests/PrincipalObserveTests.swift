@@ -61,6 +61,32 @@ import Testing
         }
     }
 
+    /// A round's reads share transactions the same way: each answer is its own
+    /// principal's rows, and a read that fails fails alone.
+    @Test func readsOfOneShapeShareATransactionAndFailAlone() async throws {
+        try await PolicyRoles.with { roles in
+            try await TestDatabase.withDatabase { url in
+                let setup = try Connection(url: url)
+                try PrincipalTests.setUp(setup, roles)
+                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 1)
+                defer { database.close() }
+                func read(_ role: String, _ tenant: String) -> LiveRead {
+                    LiveRead(request: FetchRequest("doc", orderBy: [.ascending("id")]), principal: Principal(role: roles.name(role), settings: ["app.tenant": tenant]))
+                }
+                let answers = try await database.liveRows(of: [read("a", "1"), read("b", "x"), read("b", "2"), read("a", "3")])
+                for (index, tenant) in [(0, 1), (2, 2), (3, 3)] {
+                    let rows = try answers[index].get()
+                    #expect(rows.count == 10 && rows.allSatisfy { $0.values["tenant"] as? Int == tenant })
+                }
+                guard case .failure(let error) = answers[1] else {
+                    Issue.record("a principal whose setting the policy cannot cast read rows")
+                    return
+                }
+                #expect(error.postgresError?.sqlState?.rawValue == "22P02")
+            }
+        }
+    }
+
     @Test func aPolicyChangeReadsAgainAndAnErrorEndsOnlyItsPrincipalsStreams() async throws {
         try await PolicyRoles.with { roles in
             try await TestDatabase.withDatabase { url in

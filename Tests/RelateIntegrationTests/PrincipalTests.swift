@@ -13,10 +13,12 @@ import Testing
     /// settings, and neither they nor a failure reach the next group.
     @Test func aPipelinedUnitIsItsGroupsTransaction() throws {
         let connection = try TestDatabase.connect()
-        let unit = UnitOfWork(.read, as: Principal(settings: ["app.tenant": "7"]))
-        let groups = Statements.pipelined(PostgresStatement("SELECT current_setting('app.tenant'), current_setting('transaction_read_only')"), as: unit)
-            + Statements.pipelined(PostgresStatement("CREATE TEMP TABLE written (i int)"), as: unit)
-            + [[PostgresStatement("SELECT coalesce(current_setting('app.tenant', true), ''), current_setting('transaction_read_only')")]]
+        let settings = try #require(Statements.readOnlySettings(as: Principal(settings: ["app.tenant": "7"])))
+        let groups = [
+            Statements.sharedReadOnly([(settings, PostgresStatement("SELECT current_setting('app.tenant'), current_setting('transaction_read_only')"))]),
+            Statements.sharedReadOnly([(settings, PostgresStatement("CREATE TEMP TABLE written (i int)"))]),
+            [PostgresStatement("SELECT coalesce(current_setting('app.tenant', true), ''), current_setting('transaction_read_only')")],
+        ]
         #expect(groups.map(\.count) == [2, 2, 1])
         let answers = try connection.pipeline(groups: groups)
         let first = try #require(try answers[0].get().last)
@@ -30,11 +32,16 @@ import Testing
         #expect(try last[0].decode(String.self, at: 0) == "" && last[0].decode(String.self, at: 1) == "off")
         #expect(!connection.isInTransaction)
 
-        // The settings statement is prepared once a session, whatever the values: a live
-        // round sends it for every principal.
-        let other = UnitOfWork(.read, as: Principal(settings: ["app.tenant": "8"]))
-        let again = try connection.pipeline(groups: Statements.pipelined(PostgresStatement("SELECT current_setting('app.tenant')"), as: other))
-        #expect(try again[0].get().last?[0].decode(String.self, at: 0) == "8")
+        // Two principals in one transaction: each statement after its own settings. The
+        // settings statement is prepared once a session, whatever the values: a live round
+        // sends it for every principal.
+        let other = Statements.readOnlySettings(as: Principal(settings: ["app.tenant": "8"]))
+        let shared = Statements.sharedReadOnly([
+            (other, PostgresStatement("SELECT current_setting('app.tenant')")), (settings, PostgresStatement("SELECT current_setting('app.tenant')")),
+        ])
+        let again = try connection.pipeline(groups: [shared])
+        let tenants = try again[0].get().enumerated().filter { $0.offset % 2 == 1 }.map { try $0.element[0].decode(String.self, at: 0) }
+        #expect(tenants == ["8", "7"])
         let prepared = try connection.query("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%set_config(%'")
         #expect(try prepared[0].decode(Int.self, at: 0) == 1)
     }

@@ -36,18 +36,18 @@ struct LiveDecision: @unchecked Sendable {
         let deciding = tests.decidingPrincipal(for: principal)
         self.init(
             tests: tests, entity: entity, keys: keys, principal: deciding,
-            settings: deciding.flatMap { Statements.settings(of: UnitOfWork(.read, as: $0, replicas: .primaryOnly), readOnly: true) })
+            settings: Statements.readOnlySettings(as: deciding))
     }
 }
 
 extension Database {
-    /// The answers of `reads`, on one pooled connection of the primary in one round trip:
-    /// each read as its principal (with one, in a read-only transaction of its own: `SELECT
-    /// set_config…; SELECT`, the implicit transaction up to a sync point:
-    /// ``Statements/pipelined(_:as:)``), so a read that fails (a setting a policy cannot
-    /// cast) fails alone, and the next
-    /// transaction starts as the login role with no setting. A request whose entity other
-    /// tables inherit from is read after the round trip, in a transaction of its own.
+    /// The answers of `reads`, on one pooled connection of the primary in one round trip
+    /// (``liveRound(_:on:)``): each read as its principal (with one, after its `SELECT
+    /// set_config…` in a read-only transaction it shares with the reads of principals whose
+    /// settings set the same names), so a read that fails (a setting a policy cannot cast)
+    /// fails alone, and the connection goes back as the login role with no setting. A
+    /// request whose entity other tables inherit from is read after the round trip, in a
+    /// transaction of its own.
     ///
     /// - Returns: Per read, in order, its rows or the error reading them.
     /// - Throws: A ``RelateError`` when no read could run: the connection was lost (its
@@ -63,10 +63,8 @@ extension Database {
 
     /// The indexes of each decision's requests that a row of its entity whose key is one of
     /// its keys meets now (rows deleted meanwhile meet none), in one round trip on one
-    /// pooled connection of the primary: each decision as its principal (the rows it may
-    /// see), failing alone. Decisions whose principals' settings are of one shape share one
-    /// read-only transaction (``Statements/sharedReadOnly(_:)``); when one fails, the others
-    /// of its transaction are sent again, in another round trip.
+    /// pooled connection of the primary (``liveRound(_:on:)``): each decision as its
+    /// principal (the rows it may see), failing alone.
     ///
     /// - Returns: Per decision, in order, the indexes met or the error deciding.
     /// - Throws: A ``RelateError`` when no decision could run (the connection was lost, a shutdown).
@@ -75,8 +73,8 @@ extension Database {
             let layout = self.layout.withLock { $0 }
             return try await self.withConnection { connection, _ in
                 var answers = [Result<Set<Int>, RelateError>?](repeating: nil, count: decisions.count)
-                var statements: [PostgresStatement?] = Array(repeating: nil, count: decisions.count)
-                var waiting: [Int] = []
+                var round: [LiveStatement] = []
+                var sent: [Int] = []
                 for (index, decision) in decisions.enumerated() {
                     do {
                         try decision.principal?.validate()
@@ -87,63 +85,83 @@ extension Database {
                         }
                         var statement = decision.tests.statement(keys: stored).postgres
                         statement.prepares = true
-                        statements[index] = statement
-                        waiting.append(index)
+                        round.append(LiveStatement(statement: statement, settings: decision.settings, principal: decision.principal))
+                        sent.append(index)
                     } catch {
                         answers[index] = .failure(Self.relateError(error))
                     }
                 }
-                // Each pass answers at least the decision that failed, or all.
-                while !waiting.isEmpty {
-                    var shapes: [Statements.SettingsShape: Int] = [:]
-                    var transactions: [[Int]] = []
-                    for index in waiting {
-                        let shape = Statements.SettingsShape(decisions[index].principal)
-                        if let transaction = shapes[shape] {
-                            transactions[transaction].append(index)
-                        } else {
-                            shapes[shape] = transactions.count
-                            transactions.append([index])
-                        }
-                    }
-                    let groups = transactions.map { members in
-                        Statements.sharedReadOnly(members.map { (decisions[$0].settings, statements[$0]!) })
-                    }
-                    let results = try relateErrors(naming: nil) { try connection.pipeline(groups: groups) }
-                    waiting = []
-                    var first = 0
-                    for (members, (group, result)) in zip(transactions, zip(groups, results)) {
-                        defer { first += group.count }
-                        // A decision's statements: its settings (all or none of a shape have them), then its test.
-                        let width = group.count / members.count
-                        switch result {
-                        case .success(let results):
-                            for (position, index) in members.enumerated() {
-                                let entity = layout.model.entities[decisions[index].entity].name
-                                answers[index] = Result {
-                                    try relateErrors(naming: entity) { Set(try results[position * width + width - 1].map { row in try row.decode(Int.self, at: 0) }) }
-                                }.mapError { Self.relateError($0, entity: entity) }
-                            }
-                        case .failure(let error):
-                            let failed = error.statementIndex.map { ($0 - first) / width }.flatMap { members.indices.contains($0) ? $0 : nil }
-                            for (position, index) in members.enumerated() where failed == nil || position == failed {
-                                answers[index] = .failure(Self.relateError(error, entity: layout.model.entities[decisions[index].entity].name))
-                            }
-                            if let failed { waiting += members.enumerated().filter { $0.offset != failed }.map(\.element) }
-                        }
-                    }
+                let results = try Self.liveRound(round, on: connection)
+                for (index, result) in zip(sent, results) {
+                    let entity = layout.model.entities[decisions[index].entity].name
+                    answers[index] = Result {
+                        try relateErrors(naming: entity) { Set(try result.get().map { row in try row.decode(Int.self, at: 0) }) }
+                    }.mapError { Self.relateError($0, entity: entity) }
                 }
                 return answers.map { $0! }
             }
         }
     }
 
+    /// One statement of a live round, and who runs it: its principal's settings statement
+    /// (``Statements/readOnlySettings(as:)``; `nil`: a bare statement as the pool's role).
+    struct LiveStatement {
+        var statement: PostgresStatement
+        var settings: PostgresStatement?
+        var principal: Principal?
+    }
+
+    /// Runs `round` in one round trip on `connection`, each statement as its principal:
+    /// those whose principals' settings are of one shape in one read-only transaction
+    /// (``Statements/sharedReadOnly(_:)``). When one fails, the server skips the rest of its
+    /// transaction: that statement is answered with its error, and the others of its
+    /// transaction are sent again in another round trip (each pass answers at least the one
+    /// that failed).
+    ///
+    /// - Returns: Per statement, in order, its result or its error.
+    /// - Throws: A ``RelateError`` when the connection is lost or libpq refuses the pipeline.
+    private static func liveRound(_ round: [LiveStatement], on connection: Connection) throws -> [Result<PostgresResult, PostgresError>] {
+        var answers = [Result<PostgresResult, PostgresError>?](repeating: nil, count: round.count)
+        var waiting = Array(round.indices)
+        while !waiting.isEmpty {
+            var shapes: [Statements.SettingsShape: Int] = [:]
+            var transactions: [[Int]] = []
+            for index in waiting {
+                let shape = Statements.SettingsShape(round[index].principal)
+                if let transaction = shapes[shape] {
+                    transactions[transaction].append(index)
+                } else {
+                    shapes[shape] = transactions.count
+                    transactions.append([index])
+                }
+            }
+            let groups = transactions.map { members in Statements.sharedReadOnly(members.map { (round[$0].settings, round[$0].statement) }) }
+            let results = try relateErrors(naming: nil) { try connection.pipeline(groups: groups) }
+            waiting = []
+            var first = 0
+            for (members, (group, result)) in zip(transactions, zip(groups, results)) {
+                defer { first += group.count }
+                // A member's statements: its settings (all or none of a shape have them), then its own.
+                let width = group.count / members.count
+                switch result {
+                case .success(let results):
+                    for (position, index) in members.enumerated() { answers[index] = .success(results[position * width + width - 1]) }
+                case .failure(let error):
+                    let failed = error.statementIndex.map { ($0 - first) / width }.flatMap { members.indices.contains($0) ? $0 : nil }
+                    for (position, index) in members.enumerated() where failed == nil || position == failed { answers[index] = .failure(error) }
+                    if let failed { waiting += members.enumerated().filter { $0.offset != failed }.map(\.element) }
+                }
+            }
+        }
+        return answers.map { $0! }
+    }
+
     /// ``liveRows(of:)`` on `connection`.
     private static func liveRows(of reads: [LiveRead], on connection: Connection, layout: ModelLayout) throws -> [Result<[LiveRow], RelateError>] {
         var answers = [Result<[LiveRow], RelateError>?](repeating: nil, count: reads.count)
-        var sent: [(read: Int, entity: Int, statement: RequestStatement, group: Int)] = []
+        var sent: [(read: Int, entity: Int, statement: RequestStatement)] = []
         var alone: [Int] = []
-        var groups: [[PostgresStatement]] = []
+        var round: [LiveStatement] = []
         for (index, read) in reads.enumerated() {
             do {
                 try read.principal?.validate()
@@ -152,24 +170,23 @@ extension Database {
                     alone.append(index)
                     continue
                 }
-                sent.append((index, entity, statement, groups.count))
-                groups += Statements.pipelined(statement.statement.postgres, as: UnitOfWork(.read, as: read.principal, replicas: .primaryOnly))
+                sent.append((index, entity, statement))
+                round.append(LiveStatement(statement: statement.statement.postgres, settings: Statements.readOnlySettings(as: read.principal), principal: read.principal))
             } catch {
                 answers[index] = .failure(relateError(error))
             }
         }
-        let results = try relateErrors(naming: nil) { try connection.pipeline(groups: groups) }
+        let results = try liveRound(round, on: connection)
         // One context for every answer, emptied between them: no object of one principal's
         // answer is another's.
         let context = DatabaseContext(connection: connection, layout: layout)
         defer { context.reset(keepingSpares: false) }
-        for (index, entity, statement, group) in sent {
+        for ((index, entity, statement), result) in zip(sent, results) {
             let name = layout.model.entities[entity].name
             answers[index] = Result {
-                let statementResults = try results[group].get()
+                let rows = try result.get()
                 defer { context.reset(keepingSpares: true) }
-                return try context.graph.materialize(entity: entity, result: statementResults.last!, rowsAreDistinct: statement.rowsAreDistinct)
-                    .map(LiveRow.init)
+                return try context.graph.materialize(entity: entity, result: rows, rowsAreDistinct: statement.rowsAreDistinct).map(LiveRow.init)
             }.mapError { relateError($0, entity: name) }
         }
         for index in alone {

@@ -39,17 +39,12 @@ extension Statements {
         return statement
     }
 
-    /// `statement` run as `unit` among many in one round trip (``Connection/pipeline(groups:)``),
-    /// as one group. For a unit that is a transaction, the group is its transaction: in a
-    /// pipeline, the statements before a sync are one transaction (PostgreSQL's implicit
-    /// transaction, committed at the sync, or rolled back when one of them failed), so the
-    /// unit's ``settings(of:readOnly:)`` and `statement` need no `BEGIN` or `COMMIT`; the
-    /// principal's role and settings end at the sync, and neither they nor a failure reach
-    /// the next group. Two statements a unit where `BEGIN`, the settings, `statement` and
-    /// `COMMIT` were four: a live round sends one unit per principal and group.
-    static func pipelined(_ statement: PostgresStatement, as unit: UnitOfWork) -> [[PostgresStatement]] {
-        guard unit.isTransaction, let settings = settings(of: unit, readOnly: unit.access == .read) else { return [[statement]] }
-        return [[settings, statement]]
+    /// The settings statement a live round's read runs after as `principal`: its role and
+    /// settings in a read-only transaction (``settings(of:readOnly:)``); `nil` without a
+    /// principal, whose read is a bare `SELECT`.
+    static func readOnlySettings(as principal: Principal?) -> PostgresStatement? {
+        guard let principal else { return nil }
+        return settings(of: UnitOfWork(.read, as: principal, replicas: .primaryOnly), readOnly: true)
     }
 
     /// What a principal's ``settings(of:readOnly:)`` set: a role or none, and the settings'
@@ -66,11 +61,14 @@ extension Statements {
     }
 
     /// Read-only statements of several principals of one ``SettingsShape`` as one group of
-    /// a round (``Connection/pipeline(groups:)``), one implicit transaction: each statement
-    /// after its principal's settings (made with ``settings(of:readOnly:)``, read only).
-    /// A live round's decisions under a hundred tenants were a hundred transactions, each
-    /// ended by a sync the server answered with a send of its own — a fifth of its work a
-    /// round (Benchmarks/README.md, "Decisions of a round in one transaction").
+    /// a round (``Connection/pipeline(groups:)``): each statement after its principal's
+    /// ``readOnlySettings(as:)``. In a pipeline, the statements before a sync are one
+    /// transaction (PostgreSQL's implicit transaction, committed at the sync, or rolled back
+    /// when one of them failed): no `BEGIN` or `COMMIT`, and every role and setting made
+    /// (all local to the transaction) ends at the sync. A live round's reads and decisions
+    /// under a hundred tenants were each a transaction of their own, ended by a sync the
+    /// server answered with a send of its own — a fifth of its work a round
+    /// (Benchmarks/README.md, "Decisions of a round in one transaction").
     ///
     /// Nothing of one principal reaches the next: every name the one before set, and the
     /// role, is set again before the next statement; a statement runs only after its own
