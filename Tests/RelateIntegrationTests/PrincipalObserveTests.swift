@@ -19,71 +19,74 @@ import Testing
         #expect(LiveGroupKey(statement, principal: nil) != LiveGroupKey(Statement(sql: statement.sql, parameters: ["1"]), principal: nil))
     }
 
+    /// Runs `body` with the tenant table of ``PrincipalTests/setUp(_:_:)`` and a database
+    /// of one connection as its login role.
+    private static func withTenants(_ body: (Database, PolicyRoles, String) async throws -> Void) async throws {
+        try await PolicyRoles.with { roles in
+            try await TestDatabase.withDatabase { url in
+                try PrincipalTests.setUp(try Connection(url: url), roles)
+                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 1)
+                defer { database.close() }
+                try await body(database, roles, url)
+            }
+        }
+    }
+
     /// A round's decisions whose principals' settings are of one shape share a transaction:
     /// each sees what its own principal sees, one that fails (a setting the policy cannot
     /// cast) fails alone, and the others of its transaction are answered all the same.
     @Test func decisionsOfOneShapeShareATransactionAndFailAlone() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                let setup = try Connection(url: url)
-                try PrincipalTests.setUp(setup, roles)
-                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 1)
-                defer { database.close() }
-                let layout = try DatabaseContext(url: url).layout
-                let doc = try layout.entityIndex(named: "doc")
-                let tests = try FetchRequest.matchTests([FetchRequest("doc")], entity: doc, layout: layout)
-                // Row 3 is tenant 1's.
-                func decision(_ role: String, _ tenant: String?) -> LiveDecision {
-                    LiveDecision(
-                        tests: tests, entity: doc, keys: [["3"]],
-                        as: tenant.map { Principal(role: roles.name(role), settings: ["app.tenant": $0]) })
-                }
-                let decisions = [decision("a", "1"), decision("a", "x"), decision("b", "2"), decision("b", "1"), decision("a", nil), decision("a", "3")]
-                #expect(Set(decisions.map { Statements.SettingsShape($0.principal) }).count == 2)
-                let answers = try await database.requestsMet(decisions)
-                #expect(try answers[0].get() == [0])
-                guard case .failure(let error) = answers[1] else {
-                    Issue.record("a principal whose setting the policy cannot cast decided")
-                    return
-                }
-                #expect(error.postgresError?.sqlState?.rawValue == "22P02")
-                #expect(try answers[2].get() == [])
-                #expect(try answers[3].get() == [0])
-                // The login role, a member of both tenant roles, is under their policy with no
-                // tenant set: its own transaction fails, and the one of the shape's after it stands.
-                guard case .failure(let unset) = answers[4] else {
-                    Issue.record("the login role decided with a setting it did not make")
-                    return
-                }
-                #expect(unset.postgresError?.sqlState?.rawValue == "22P02")
-                #expect(try answers[5].get() == [])
+        try await Self.withTenants { database, roles, url in
+            let layout = try DatabaseContext(url: url).layout
+            let doc = try layout.entityIndex(named: "doc")
+            let tests = try FetchRequest.matchTests([FetchRequest("doc")], entity: doc, layout: layout)
+            // Row 3 is tenant 1's.
+            func decision(_ role: String, _ tenant: String?) throws -> LiveDecision {
+                try LiveDecision(
+                    tests: tests, entity: doc, keys: [["3"]], as: tenant.map { Principal(role: roles.name(role), settings: ["app.tenant": $0]) })
             }
+            let decisions = [
+                try decision("a", "1"), try decision("a", "x"), try decision("b", "2"), try decision("b", "1"), try decision("a", nil),
+                try decision("a", "3"),
+            ]
+            #expect(Set(decisions.map(\.shape)).count == 2)
+            let answers = try await database.requestsMet(decisions)
+            #expect(try answers[0].get() == [0])
+            guard case .failure(let error) = answers[1] else {
+                Issue.record("a principal whose setting the policy cannot cast decided")
+                return
+            }
+            #expect(error.postgresError?.sqlState?.rawValue == "22P02")
+            #expect(try answers[2].get() == [])
+            #expect(try answers[3].get() == [0])
+            // The login role, a member of both tenant roles, is under their policy with no
+            // tenant set: its own transaction fails, and the one of the shape's after it stands.
+            guard case .failure(let unset) = answers[4] else {
+                Issue.record("the login role decided with a setting it did not make")
+                return
+            }
+            #expect(unset.postgresError?.sqlState?.rawValue == "22P02")
+            #expect(try answers[5].get() == [])
         }
     }
 
     /// A round's reads share transactions the same way: each answer is its own
     /// principal's rows, and a read that fails fails alone.
     @Test func readsOfOneShapeShareATransactionAndFailAlone() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                let setup = try Connection(url: url)
-                try PrincipalTests.setUp(setup, roles)
-                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 1)
-                defer { database.close() }
-                func read(_ role: String, _ tenant: String) -> LiveRead {
-                    LiveRead(request: FetchRequest("doc", orderBy: [.ascending("id")]), principal: Principal(role: roles.name(role), settings: ["app.tenant": tenant]))
-                }
-                let answers = try await database.liveRows(of: [read("a", "1"), read("b", "x"), read("b", "2"), read("a", "3")])
-                for (index, tenant) in [(0, 1), (2, 2), (3, 3)] {
-                    let rows = try answers[index].get()
-                    #expect(rows.count == 10 && rows.allSatisfy { $0.values["tenant"] as? Int == tenant })
-                }
-                guard case .failure(let error) = answers[1] else {
-                    Issue.record("a principal whose setting the policy cannot cast read rows")
-                    return
-                }
-                #expect(error.postgresError?.sqlState?.rawValue == "22P02")
+        try await Self.withTenants { database, roles, _ in
+            func read(_ role: String, _ tenant: String) -> LiveRead {
+                LiveRead(request: FetchRequest("doc", orderBy: [.ascending("id")]), principal: Principal(role: roles.name(role), settings: ["app.tenant": tenant]))
             }
+            let answers = try await database.liveRows(of: [read("a", "1"), read("b", "x"), read("b", "2"), read("a", "3")])
+            for (index, tenant) in [(0, 1), (2, 2), (3, 3)] {
+                let rows = try answers[index].get()
+                #expect(rows.count == 10 && rows.allSatisfy { $0.values["tenant"] as? Int == tenant })
+            }
+            guard case .failure(let error) = answers[1] else {
+                Issue.record("a principal whose setting the policy cannot cast read rows")
+                return
+            }
+            #expect(error.postgresError?.sqlState?.rawValue == "22P02")
         }
     }
 

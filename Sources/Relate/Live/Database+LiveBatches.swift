@@ -18,25 +18,24 @@ struct LiveDecision: @unchecked Sendable {
     var keys: [[String?]]
     /// Who runs the tests, as ``MatchTests/decidingPrincipal(for:)`` made it (`nil`: the
     /// pool's own role, on the plan the server chooses).
-    var principal: Principal?
-    /// `principal`'s settings statement (``Statements/settings(of:readOnly:)``, read
-    /// only), made once with the tests: every round sends it.
-    var settings: PostgresStatement?
+    let principal: Principal?
+    /// `principal`'s settings statement (``Statements/readOnlySettings(as:)``) and its
+    /// shape, made once with the tests: every round sends them.
+    let settings: PostgresStatement?
+    let shape: Statements.SettingsShape
 
-    init(tests: MatchTests, entity: Int, keys: [[String?]], principal: Principal?, settings: PostgresStatement?) {
+    /// The decision of `tests` as `principal` (`nil`: the pool's own role), checked and its
+    /// settings made once.
+    ///
+    /// - Throws: A ``RelateError`` for a principal that cannot be taken (``Principal/validate()``).
+    init(tests: MatchTests, entity: Int, keys: [[String?]], as principal: Principal?) throws {
+        try principal?.validate()
         self.tests = tests
         self.entity = entity
         self.keys = keys
-        self.principal = principal
-        self.settings = settings
-    }
-
-    /// The decision of `tests` as `principal` (`nil`: the pool's own role), its settings made.
-    init(tests: MatchTests, entity: Int, keys: [[String?]], as principal: Principal?) {
-        let deciding = tests.decidingPrincipal(for: principal)
-        self.init(
-            tests: tests, entity: entity, keys: keys, principal: deciding,
-            settings: Statements.readOnlySettings(as: deciding))
+        self.principal = tests.decidingPrincipal(for: principal)
+        settings = Statements.readOnlySettings(as: self.principal)
+        shape = Statements.SettingsShape(self.principal)
     }
 }
 
@@ -76,20 +75,15 @@ extension Database {
                 var round: [LiveStatement] = []
                 var sent: [Int] = []
                 for (index, decision) in decisions.enumerated() {
-                    do {
-                        try decision.principal?.validate()
-                        let stored = decision.keys.compactMap { layout.entities[decision.entity].storedKey($0)?.first }
-                        guard !stored.isEmpty else {
-                            answers[index] = .success([])
-                            continue
-                        }
-                        var statement = decision.tests.statement(keys: stored).postgres
-                        statement.prepares = true
-                        round.append(LiveStatement(statement: statement, settings: decision.settings, principal: decision.principal))
-                        sent.append(index)
-                    } catch {
-                        answers[index] = .failure(Self.relateError(error))
+                    let stored = decision.keys.compactMap { layout.entities[decision.entity].storedKey($0)?.first }
+                    guard !stored.isEmpty else {
+                        answers[index] = .success([])
+                        continue
                     }
+                    var statement = decision.tests.statement(keys: stored).postgres
+                    statement.prepares = true
+                    round.append(LiveStatement(statement: statement, settings: decision.settings, shape: decision.shape))
+                    sent.append(index)
                 }
                 let results = try Self.liveRound(round, on: connection)
                 for (index, result) in zip(sent, results) {
@@ -104,11 +98,12 @@ extension Database {
     }
 
     /// One statement of a live round, and who runs it: its principal's settings statement
-    /// (``Statements/readOnlySettings(as:)``; `nil`: a bare statement as the pool's role).
+    /// (``Statements/readOnlySettings(as:)``; `nil`: a bare statement as the pool's role)
+    /// and their shape.
     struct LiveStatement {
         var statement: PostgresStatement
         var settings: PostgresStatement?
-        var principal: Principal?
+        var shape: Statements.SettingsShape
     }
 
     /// Runs `round` in one round trip on `connection`, each statement as its principal:
@@ -127,7 +122,7 @@ extension Database {
             var shapes: [Statements.SettingsShape: Int] = [:]
             var transactions: [[Int]] = []
             for index in waiting {
-                let shape = Statements.SettingsShape(round[index].principal)
+                let shape = round[index].shape
                 if let transaction = shapes[shape] {
                     transactions[transaction].append(index)
                 } else {
@@ -171,7 +166,10 @@ extension Database {
                     continue
                 }
                 sent.append((index, entity, statement))
-                round.append(LiveStatement(statement: statement.statement.postgres, settings: Statements.readOnlySettings(as: read.principal), principal: read.principal))
+                round.append(
+                    LiveStatement(
+                        statement: statement.statement.postgres, settings: Statements.readOnlySettings(as: read.principal),
+                        shape: Statements.SettingsShape(read.principal)))
             } catch {
                 answers[index] = .failure(relateError(error))
             }

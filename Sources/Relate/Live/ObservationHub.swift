@@ -427,7 +427,7 @@ actor ObservationHub {
                 } else {
                     do {
                         let tests = try FetchRequest.matchTests(chunk.map(\.request), entity: entity, layout: layout)
-                        decision = LiveDecision(tests: tests, entity: entity, keys: [], as: batch.principal)
+                        decision = try LiveDecision(tests: tests, entity: entity, keys: [], as: batch.principal)
                     } catch {
                         // Undecided: read them again, which reports its own error.
                         stale.formUnion(chunk.map(\.key))
