@@ -188,7 +188,7 @@ import Testing
             let tests = try FetchRequest.matchTests(requests, entity: diary, layout: fresh.layout)
             // The enum's labels go one by one; uuids (as UUIDs), varchars and integers in arrays.
             #expect(tests.listed == 2)
-            let met = try await database.requestsMet([try LiveDecision(tests: tests, entity: diary, keys: [["7"]], as: nil)])
+            let met = try await database.requestsMet([try LiveDecision(tests: tests, entity: diary, as: nil)], changedKeys: [diary: [["7"]]])
             #expect(try met[0].get() == [1, 2, 5])
 
             try setup.execute("UPDATE diary SET mood = 'happy' WHERE id = 7")

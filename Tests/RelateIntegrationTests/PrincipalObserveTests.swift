@@ -42,15 +42,14 @@ import Testing
             let tests = try FetchRequest.matchTests([FetchRequest("doc")], entity: doc, layout: layout)
             // Row 3 is tenant 1's.
             func decision(_ role: String, _ tenant: String?) throws -> LiveDecision {
-                try LiveDecision(
-                    tests: tests, entity: doc, keys: [["3"]], as: tenant.map { Principal(role: roles.name(role), settings: ["app.tenant": $0]) })
+                try LiveDecision(tests: tests, entity: doc, as: tenant.map { Principal(role: roles.name(role), settings: ["app.tenant": $0]) })
             }
             let decisions = [
                 try decision("a", "1"), try decision("a", "x"), try decision("b", "2"), try decision("b", "1"), try decision("a", nil),
                 try decision("a", "3"),
             ]
             #expect(Set(decisions.map(\.shape)).count == 2)
-            let answers = try await database.requestsMet(decisions)
+            let answers = try await database.requestsMet(decisions, changedKeys: [doc: [["3"]]])
             #expect(try answers[0].get() == [0])
             guard case .failure(let error) = answers[1] else {
                 Issue.record("a principal whose setting the policy cannot cast decided")

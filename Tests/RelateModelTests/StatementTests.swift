@@ -333,16 +333,16 @@ import Testing
         let layout = Self.layout
         let person = try layout.entityIndex(named: "person")
         let tests = try FetchRequest.matchTests([FetchRequest("person", where: Key("surname") == "Hopper")], entity: person, layout: layout)
-        let bare = try LiveDecision(tests: tests, entity: person, keys: [["4"]], as: nil)
+        let bare = try LiveDecision(tests: tests, entity: person, as: nil)
         #expect(bare.principal == nil && bare.settings == nil)
-        let tenant = try LiveDecision(tests: tests, entity: person, keys: [["4"]], as: Principal(settings: ["app.tenant": "7"]))
+        let tenant = try LiveDecision(tests: tests, entity: person, as: Principal(settings: ["app.tenant": "7"]))
         let settings = try #require(tenant.settings)
         #expect(settings.prepares && settings.sql.hasPrefix("SELECT set_config('transaction_read_only', 'on', true), "))
         #expect(settings.parameters.compactMap { $0 as? String } == ["app.tenant", "7", "plan_cache_mode", "force_generic_plan"])
         #expect(tenant.shape == Statements.SettingsShape(Principal(settings: ["plan_cache_mode": "x", "app.tenant": "8"])))
         #expect(tenant.shape != Statements.SettingsShape(Principal(role: "r", settings: ["app.tenant": "7", "plan_cache_mode": "x"])))
         // A principal that cannot be taken is refused when its decision is made, once.
-        #expect(throws: RelateError.self) { try LiveDecision(tests: tests, entity: person, keys: [], as: Principal(role: "none")) }
+        #expect(throws: RelateError.self) { try LiveDecision(tests: tests, entity: person, as: Principal(role: "none")) }
     }
 
     // MARK: - Cursors

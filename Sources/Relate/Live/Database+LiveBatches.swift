@@ -6,16 +6,14 @@ struct LiveRead: Sendable {
     var principal: Principal?
 }
 
-/// One test of changed rows among many (``Database/requestsMet(_:)``): the tests of
-/// requests on `entity`'s own columns of one principal, and the keys (text forms) of the
-/// rows that changed.
+/// One test of changed rows among many (``Database/requestsMet(_:changedKeys:)``): the
+/// tests of requests on `entity`'s own columns of one principal.
 ///
 /// `@unchecked Sendable`: its settings statement binds strings alone (names and values),
 /// and it is never mutated once made; `PostgresStatement` cannot say so.
 struct LiveDecision: @unchecked Sendable {
-    var tests: MatchTests
-    var entity: Int
-    var keys: [[String?]]
+    let tests: MatchTests
+    let entity: Int
     /// Who runs the tests, as ``MatchTests/decidingPrincipal(for:)`` made it (`nil`: the
     /// pool's own role, on the plan the server chooses).
     let principal: Principal?
@@ -28,11 +26,10 @@ struct LiveDecision: @unchecked Sendable {
     /// settings made once.
     ///
     /// - Throws: A ``RelateError`` for a principal that cannot be taken (``Principal/validate()``).
-    init(tests: MatchTests, entity: Int, keys: [[String?]], as principal: Principal?) throws {
+    init(tests: MatchTests, entity: Int, as principal: Principal?) throws {
         try principal?.validate()
         self.tests = tests
         self.entity = entity
-        self.keys = keys
         self.principal = tests.decidingPrincipal(for: principal)
         settings = Statements.readOnlySettings(as: self.principal)
         shape = Statements.SettingsShape(self.principal)
@@ -61,26 +58,33 @@ extension Database {
     }
 
     /// The indexes of each decision's requests that a row of its entity whose key is one of
-    /// its keys meets now (rows deleted meanwhile meet none), in one round trip on one
+    /// `changedKeys[entity]` (text forms) meets now (rows deleted meanwhile meet none), in
+    /// one round trip on one
     /// pooled connection of the primary (``liveRound(_:on:)``): each decision as its
     /// principal (the rows it may see), failing alone.
     ///
     /// - Returns: Per decision, in order, the indexes met or the error deciding.
     /// - Throws: A ``RelateError`` when no decision could run (the connection was lost, a shutdown).
-    func requestsMet(_ decisions: [LiveDecision]) async throws -> [Result<Set<Int>, RelateError>] {
+    func requestsMet(_ decisions: [LiveDecision], changedKeys: [Int: [[String?]]]) async throws -> [Result<Set<Int>, RelateError>] {
         try await unit("relate.read") {
             let layout = self.layout.withLock { $0 }
             return try await self.withConnection { connection, _ in
                 var answers = [Result<Set<Int>, RelateError>?](repeating: nil, count: decisions.count)
                 var round: [LiveStatement] = []
                 var sent: [Int] = []
+                // The keys of an entity's changed rows, made once for all its decisions: a
+                // hundred principals bind the same list.
+                var keysByEntity: [Int: (count: Int, parameter: (any PostgresEncodable)?)] = [:]
                 for (index, decision) in decisions.enumerated() {
-                    let stored = decision.keys.compactMap { layout.entities[decision.entity].storedKey($0)?.first }
-                    guard !stored.isEmpty else {
+                    if keysByEntity[decision.entity] == nil {
+                        let stored = (changedKeys[decision.entity] ?? []).compactMap { layout.entities[decision.entity].storedKey($0)?.first }
+                        keysByEntity[decision.entity] = stored.isEmpty ? (0, nil) : decision.tests.keys(stored)
+                    }
+                    guard let keys = keysByEntity[decision.entity], keys.count > 0 else {
                         answers[index] = .success([])
                         continue
                     }
-                    var statement = decision.tests.statement(keys: stored).postgres
+                    var statement = decision.tests.statement(keys: keys).postgres
                     statement.prepares = true
                     round.append(LiveStatement(statement: statement, settings: decision.settings, shape: decision.shape))
                     sent.append(index)

@@ -230,9 +230,11 @@ struct MatchTests: @unchecked Sendable {
     /// How many of them are tested one by one, in the `VALUES` list.
     let listed: Int
 
-    /// ``statement(keys:)``'s text for one key, made once: a live round under a hundred
-    /// principals asks for it a hundred times, most rounds for the one row a commit changed.
+    /// ``statement(keys:)``'s texts, made once: for one key (`= $n`, without `DISTINCT`),
+    /// and for a list of them (`= ANY($n)`). A live round under a hundred principals asks
+    /// for one of them a hundred times.
     private let oneKeySQL: String
+    private let keyListSQL: String
 
     init(parts: [Part], parameters: [(any PostgresEncodable)?], keyColumn: String, keyType: PostgresType, count: Int, listed: Int) {
         self.parts = parts
@@ -242,21 +244,30 @@ struct MatchTests: @unchecked Sendable {
         self.keyType = keyType
         self.count = count
         self.listed = listed
-        var sql = SQLBuilder("", parameters: parameters)
-        // The key's placeholder; its value is bound each round.
-        let key = sql.bind(nil)
-        oneKeySQL = Self.sql(parts, found: "t0.\(keyColumn) = \(key)", distinct: false)
+        // The keys' placeholder; their value is bound each round (``keys(_:)``).
+        var one = SQLBuilder("", parameters: parameters)
+        oneKeySQL = Self.sql(parts, found: "t0.\(keyColumn) = \(one.bind(nil))", distinct: false)
+        var list = SQLBuilder("", parameters: parameters)
+        keyListSQL = Self.sql(parts, found: list.keyCondition("t0.\(keyColumn)", list: nil), distinct: true)
+    }
+
+    /// The changed rows' keys as the one parameter ``statement(keys:)`` binds: the key, or
+    /// the list of them (encoded once). Made once a round for an entity's decisions, which
+    /// all bind the same keys.
+    func keys(_ keys: [StoredValue]) -> (count: Int, parameter: (any PostgresEncodable)?) {
+        (keys.count, keys.count == 1 ? keys[0].parameter : EncodedParameter.once(AttributeValue.keyList(keys, columnType: keyType).parameter))
     }
 
     /// The statement for the rows whose keys are `keys`. For one key without `DISTINCT`:
     /// each test then answers a request once at most, and the server's `Sort` and `Unique`
     /// for nothing were a tenth of its work a decision (the answers go in a set anyway).
     func statement(keys: [StoredValue]) -> Statement {
-        if keys.count == 1 { return Statement(sql: oneKeySQL, parameters: parameters + [keys[0].parameter]) }
-        var sql = SQLBuilder("", parameters: parameters)
-        let found = sql.keyCondition("t0.\(keyColumn)", type: keyType, keys)
-        sql += Self.sql(parts, found: found, distinct: true)
-        return sql.statement
+        statement(keys: self.keys(keys))
+    }
+
+    /// ``statement(keys:)`` for keys made by ``keys(_:)``.
+    func statement(keys: (count: Int, parameter: (any PostgresEncodable)?)) -> Statement {
+        Statement(sql: keys.count == 1 ? oneKeySQL : keyListSQL, parameters: parameters + [keys.parameter])
     }
 
     private static func sql(_ parts: [Part], found: String, distinct: Bool) -> String {
@@ -271,7 +282,7 @@ struct MatchTests: @unchecked Sendable {
     static let genericPlanFrom = 16
 
     /// Who runs the tests for `principal` (`nil`: the pool's own role) in a round's
-    /// decisions (``Database/requestsMet(_:)``): the same tests come back round after
+    /// decisions (``Database/requestsMet(_:changedKeys:)``): the same tests come back round after
     /// round with other keys, so the statement is prepared once a connection, and from
     /// ``genericPlanFrom`` tests in the `VALUES` list up planned once too, asking for a
     /// generic plan in the principal's settings (`plan_cache_mode`, a setting of the

@@ -386,7 +386,7 @@ actor ObservationHub {
     /// Tests the rows changed since the undecided groups were last read against their
     /// conditions, one statement per entity and principal (and per 500 requests), run as
     /// that principal, every principal's in one round trip (a hundred at a time), those whose
-    /// settings set the same names in one transaction (``Database/requestsMet(_:)``): a group
+    /// settings set the same names in one transaction (``Database/requestsMet(_:changedKeys:)``): a group
     /// whose answer holds a changed row, or whose condition a changed row the principal
     /// sees now meets, is stale; the rest kept their answer.
     private func decide(on database: Database) async {
@@ -414,20 +414,19 @@ actor ObservationHub {
         let waitsOnAll = undecidedCount == order.values.reduce(0) { $0 + $1.count }
         for (batch, members) in order {
             let entity = batch.entity
-            let texts = Array(keysByEntity[entity] ?? [])
             let ordered = waitsOnAll ? members : members.filter(\.isUndecided)
             // Decided from here on: a commit meanwhile marks them again, for the next round.
             for group in ordered { setUndecided(group, false) }
             for start in stride(from: 0, to: ordered.count, by: 500) {
                 let chunk = ordered[start..<min(start + 500, ordered.count)]
                 let match = MatchKey(entity: entity, groups: chunk.map(\.id))
-                var decision: LiveDecision
+                let decision: LiveDecision
                 if let made = decisionsMade[match] {
                     decision = made
                 } else {
                     do {
                         let tests = try FetchRequest.matchTests(chunk.map(\.request), entity: entity, layout: layout)
-                        decision = try LiveDecision(tests: tests, entity: entity, keys: [], as: batch.principal)
+                        decision = try LiveDecision(tests: tests, entity: entity, as: batch.principal)
                     } catch {
                         // Undecided: read them again, which reports its own error.
                         stale.formUnion(chunk.map(\.key))
@@ -435,7 +434,6 @@ actor ObservationHub {
                     }
                     decisionsMade[match] = decision
                 }
-                decision.keys = texts
                 decisions.append(decision)
                 decided.append((chunk, entity))
             }
@@ -445,11 +443,12 @@ actor ObservationHub {
         for entity in Set(decided.map(\.entity)) {
             changedObjectKeys[entity] = Array(Set((keysByEntity[entity] ?? []).compactMap { layout.entities[entity].storedKey($0).flatMap(ObjectKey.init) }))
         }
+        let changedTexts = keysByEntity.mapValues(Array.init)
         for start in stride(from: 0, to: decisions.count, by: Self.groupsPerRoundTrip) {
             let end = min(start + Self.groupsPerRoundTrip, decisions.count)
             let answers: [Result<Set<Int>, RelateError>]
             do {
-                answers = try await database.requestsMet(Array(decisions[start..<end]))
+                answers = try await database.requestsMet(Array(decisions[start..<end]), changedKeys: changedTexts)
             } catch {
                 // Undecided: read them again, which reports its own error.
                 for (members, _) in decided[start..<end] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }

@@ -101,7 +101,13 @@ struct SQLBuilder {
     /// ``keyCondition(_:types:_:)`` for a one-column key, its values in one list.
     mutating func keyCondition(_ column: String, type: PostgresType, _ values: [StoredValue]) -> String {
         if values.count == 1 { return "\(column) = \(bind(values[0].parameter))" }
-        return "\(column) = ANY(\(bind(AttributeValue.keyList(values, columnType: type).parameter)))"
+        return keyCondition(column, list: AttributeValue.keyList(values, columnType: type).parameter)
+    }
+
+    /// `"c" = ANY($n)`: the rows whose `column` holds one of the keys in `list` (a list made
+    /// as ``keyCondition(_:type:_:)`` makes it).
+    mutating func keyCondition(_ column: String, list: (any PostgresEncodable)?) -> String {
+        "\(column) = ANY(\(bind(list)))"
     }
 
     var statement: Statement { Statement(sql: sql, parameters: parameters) }
