@@ -454,7 +454,7 @@ actor ObservationHub {
                 for (members, _) in decided[start..<end] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
                 continue
             }
-            for ((members, entity), answer) in zip(decided[start..<end], answers) {
+            for ((members, _), answer) in zip(decided[start..<end], answers) {
                 // A group went meanwhile: the indexes no longer match; read the rest again.
                 guard case .success(let meeting) = answer, !members.contains(where: \.isGone) else {
                     stale.formUnion(members.filter { !$0.isGone }.map(\.key))
