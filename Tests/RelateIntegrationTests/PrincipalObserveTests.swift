@@ -19,12 +19,14 @@ import Testing
         #expect(LiveGroupKey(statement, principal: nil) != LiveGroupKey(Statement(sql: statement.sql, parameters: ["1"]), principal: nil))
     }
 
-    /// Runs `body` with the tenant table of ``PrincipalTests/setUp(_:_:)`` and a database
-    /// of one connection as its login role.
-    private static func withTenants(_ body: (Database, PolicyRoles, String) async throws -> Void) async throws {
+    /// Runs `body` with the tenant table of ``PrincipalTests/setUp(_:_:)`` (and what
+    /// `extraSQL` makes of the login role's name) and a database of one connection as its login role.
+    private static func withTenants(extraSQL: (String) -> String = { _ in "" }, _ body: (Database, PolicyRoles, String) async throws -> Void) async throws {
         try await PolicyRoles.with { roles in
             try await TestDatabase.withDatabase { url in
-                try PrincipalTests.setUp(try Connection(url: url), roles)
+                let setup = try Connection(url: url)
+                try PrincipalTests.setUp(setup, roles)
+                try setup.executeScript(extraSQL(roles.name("login")))
                 let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 1)
                 defer { database.close() }
                 try await body(database, roles, url)
@@ -70,17 +72,26 @@ import Testing
     }
 
     /// A round's reads share transactions the same way: each answer is its own
-    /// principal's rows, and a read that fails fails alone.
+    /// principal's rows, and a read that fails fails alone. A read as `Principal()` (a
+    /// settings statement that sets no name) and one as the pool's role (none) share one
+    /// too, each answered with its own rows.
     @Test func readsOfOneShapeShareATransactionAndFailAlone() async throws {
-        try await Self.withTenants { database, roles, _ in
+        let extraSQL = { (login: String) in "CREATE TABLE note (id int PRIMARY KEY); INSERT INTO note VALUES (1), (2); GRANT SELECT ON note TO \(login);" }
+        try await Self.withTenants(extraSQL: extraSQL) { database, roles, _ in
             func read(_ role: String, _ tenant: String) -> LiveRead {
                 LiveRead(request: FetchRequest("doc", orderBy: [.ascending("id")]), principal: Principal(role: roles.name(role), settings: ["app.tenant": tenant]))
             }
-            let answers = try await database.liveRows(of: [read("a", "1"), read("b", "x"), read("b", "2"), read("a", "3")])
+            let notes = FetchRequest("note", orderBy: [.ascending("id")])
+            let answers = try await database.liveRows(of: [
+                read("a", "1"), read("b", "x"), read("b", "2"), read("a", "3"), LiveRead(request: notes, principal: Principal()),
+                LiveRead(request: notes, principal: nil),
+            ])
             for (index, tenant) in [(0, 1), (2, 2), (3, 3)] {
                 let rows = try answers[index].get()
                 #expect(rows.count == 10 && rows.allSatisfy { $0.values["tenant"] as? Int == tenant })
             }
+            #expect(try answers[4].get().map { $0.values["id"] as? Int } == [1, 2])
+            #expect(try answers[5].get().map { $0.values["id"] as? Int } == [1, 2])
             guard case .failure(let error) = answers[1] else {
                 Issue.record("a principal whose setting the policy cannot cast read rows")
                 return

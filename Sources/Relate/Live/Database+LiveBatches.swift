@@ -140,13 +140,16 @@ extension Database {
             var first = 0
             for (members, (group, result)) in zip(transactions, zip(groups, results)) {
                 defer { first += group.count }
-                // A member's statements: its settings (all or none of a shape have them), then its own.
-                let width = group.count / members.count
+                // Where each member's own statement is in the group, after its settings if it
+                // has them: a shape does not say (a read as `Principal()` has a settings
+                // statement, one as the pool's role none, and both set no name).
+                var ends: [Int] = []
+                for index in members { ends.append((ends.last ?? -1) + (round[index].settings == nil ? 1 : 2)) }
                 switch result {
                 case .success(let results):
-                    for (position, index) in members.enumerated() { answers[index] = .success(results[position * width + width - 1]) }
+                    for (end, index) in zip(ends, members) { answers[index] = .success(results[end]) }
                 case .failure(let error):
-                    let failed = error.statementIndex.map { ($0 - first) / width }.flatMap { members.indices.contains($0) ? $0 : nil }
+                    let failed = error.statementIndex.flatMap { statement in ends.firstIndex { $0 >= statement - first } }
                     for (position, index) in members.enumerated() where failed == nil || position == failed { answers[index] = .failure(error) }
                     if let failed { waiting += members.enumerated().filter { $0.offset != failed }.map(\.element) }
                 }
