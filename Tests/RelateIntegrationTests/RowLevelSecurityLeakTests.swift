@@ -70,6 +70,11 @@ import Testing
         ("top3", FetchRequest("doc", orderBy: [.descending("title"), .ascending("id")], limit: 3), true),
         ("hot", FetchRequest("doc", where: Key("note").any(Key("body") == "hot"), orderBy: [.ascending("id")]), true),
         ("notes", FetchRequest("note", orderBy: [.ascending("id")]), false),
+        // Tasks' policies read their own columns only, so an update of a column neither a
+        // request nor a policy reads is decided by no statement (the title, for "tasks",
+        // until halfway the viewer's policy reads it too).
+        ("tasks", FetchRequest("task", orderBy: [.ascending("id")]), true),
+        ("titled tasks", FetchRequest("task", where: Key("title") >= "title 5", orderBy: [.ascending("id")]), true),
     ]
 
     static func schema(_ roles: PolicyRoles, canary: Bool) -> String {
@@ -83,9 +88,11 @@ import Testing
             CREATE TABLE membership (member text NOT NULL, tenant int NOT NULL, PRIMARY KEY (member, tenant));
             CREATE TABLE doc (id int PRIMARY KEY, tenant int NOT NULL, published bool NOT NULL, title text NOT NULL);
             CREATE TABLE note (id int PRIMARY KEY, doc_id int NOT NULL REFERENCES doc (id) ON DELETE CASCADE, body text NOT NULL);
+            CREATE TABLE task (id int PRIMARY KEY, tenant int NOT NULL, published bool NOT NULL, title text NOT NULL);
             ALTER TABLE doc ENABLE ROW LEVEL SECURITY;
             ALTER TABLE note ENABLE ROW LEVEL SECURITY;
-            \(canary ? "" : "ALTER TABLE doc FORCE ROW LEVEL SECURITY; ALTER TABLE note FORCE ROW LEVEL SECURITY;")
+            ALTER TABLE task ENABLE ROW LEVEL SECURITY;
+            \(canary ? "" : "ALTER TABLE doc FORCE ROW LEVEL SECURITY; ALTER TABLE note FORCE ROW LEVEL SECURITY; ALTER TABLE task FORCE ROW LEVEL SECURITY;")
             CREATE POLICY doc_tenant ON doc TO \(tenant)
                 USING (tenant = current_setting('app.tenant')::int) WITH CHECK (tenant = current_setting('app.tenant')::int);
             CREATE POLICY doc_viewer ON doc FOR SELECT TO \(viewer) USING (published);
@@ -93,12 +100,16 @@ import Testing
                 USING (tenant IN (SELECT m.tenant FROM membership m WHERE m.member = current_setting('app.user')));
             CREATE POLICY note_visible ON note TO \(tenant), \(viewer), \(member)
                 USING (EXISTS (SELECT 1 FROM doc d WHERE d.id = note.doc_id));
+            CREATE POLICY task_tenant ON task TO \(tenant)
+                USING (tenant = current_setting('app.tenant')::int) WITH CHECK (tenant = current_setting('app.tenant')::int);
+            CREATE POLICY task_viewer ON task FOR SELECT TO \(viewer) USING (published);
             GRANT SELECT ON membership TO \(member);
-            GRANT SELECT, INSERT, UPDATE, DELETE ON doc, note TO \(tenant);
-            GRANT SELECT ON doc, note TO \(viewer), \(member), \(login);
+            GRANT SELECT, INSERT, UPDATE, DELETE ON doc, note, task TO \(tenant);
+            GRANT SELECT ON doc, note, task TO \(viewer), \(member), \(login);
             INSERT INTO membership VALUES ('u1', 2), ('u2', 1), ('u2', 3);
             INSERT INTO doc SELECT i, 1 + i % 3, i % 2 = 0, 'title ' || (i * 7 % 10) FROM generate_series(1, 12) i;
             INSERT INTO note SELECT i, 1 + i % 12, CASE WHEN i % 3 = 0 THEN 'hot' ELSE 'cold' END FROM generate_series(1, 10) i;
+            INSERT INTO task SELECT i, 1 + i % 3, i % 3 = 0, 'title ' || (i * 3 % 10) FROM generate_series(1, 12) i;
             """
     }
 
@@ -159,6 +170,7 @@ import Testing
                 if canary {
                     try setup.execute("ALTER TABLE doc OWNER TO \(roles.name("tenant"))")
                     try setup.execute("ALTER TABLE note OWNER TO \(roles.name("tenant"))")
+                    try setup.execute("ALTER TABLE task OWNER TO \(roles.name("tenant"))")
                 }
                 let loginURL = roles.url(url, as: roles.name("login"))
                 // What any role that may connect hears: no key of a table under row-level security.
@@ -182,7 +194,12 @@ import Testing
                 var random = SeededRandom(seed: seed)
                 var nextID = 1000
                 for step in 0..<changes {
-                    try await Self.change(step, changes: changes, &random, &nextID, setup: setup, database: database, roles: roles)
+                    let policyColumnChanged = try await Self.change(step, changes: changes, &random, &nextID, setup: setup, database: database, roles: roles)
+                    // A task's column a policy reads changed: the streams that did not hold
+                    // it are checked before a later change to a row they hold reads them anyway.
+                    if !canary, policyColumnChanged {
+                        outcome.mismatches += try await Self.quietPoint(observers, database: database, roles: roles)
+                    }
                     if !canary, step % 60 == 59 || step == changes - 1 {
                         outcome.mismatches += try await Self.quietPoint(observers, database: database, roles: roles)
                         // Once all is quiet, a change only a policy's table sees: notes change
@@ -200,8 +217,8 @@ import Testing
                 outcome.leaks = observers.flatMap { $0.leaks.withLock { $0 } }
                 outcome.mismatches += observers.compactMap { observer in observer.failure.withLock { $0 }.map { "\(observer.who) ended: \($0)" } }
                 for notification in try eavesdropper.notifications() where notification.channel == ChangeTracking.channel {
-                    guard notification.payload.contains("\"t\" : \"doc\"") || notification.payload.contains("\"t\" : \"note\"")
-                        || notification.payload.contains("\"t\":\"doc\"") || notification.payload.contains("\"t\":\"note\"")
+                    let tables = ["doc", "note", "task"]
+                    guard tables.contains(where: { notification.payload.contains("\"t\" : \"\($0)\"") || notification.payload.contains("\"t\":\"\($0)\"") })
                     else { continue }
                     outcome.payloads += 1
                     if notification.payload.contains("\"keys\"") { outcome.payloadsWithKeys += 1 }
@@ -242,18 +259,21 @@ import Testing
     }
 
     /// One change of the workload: inserts, updates, deletes, rows moved between tenants,
-    /// published toggled, multi-row and rolled-back transactions, notes, memberships,
-    /// writes under a tenant principal, and halfway a policy altered.
+    /// published toggled, multi-row and rolled-back transactions, notes, memberships, tasks,
+    /// writes under a tenant principal, and halfway two policies altered. Answers whether it
+    /// changed one task's column that a policy reads and no request does.
     static func change(
         _ step: Int, changes: Int, _ random: inout SeededRandom, _ nextID: inout Int, setup: Connection, database: Database, roles: PolicyRoles
-    ) async throws {
+    ) async throws -> Bool {
         let doc = 1 + random.next(14)
         let tenant = 1 + random.next(3)
         if step == changes / 2 {
             try setup.execute("ALTER POLICY doc_viewer ON doc USING (published AND id % 2 = 0)")
-            return
+            try setup.execute("ALTER POLICY task_viewer ON task USING (published AND title <> 'title 3')")
+            return false
         }
-        switch random.next(12) {
+        let task = 1 + random.next(14)
+        switch random.next(17) {
         case 0:
             nextID += 1
             try setup.execute("INSERT INTO doc VALUES ($1, $2, $3, $4)", [nextID, tenant, random.next(2) == 0, "title \(random.next(10))"])
@@ -278,6 +298,17 @@ import Testing
                 "INSERT INTO note SELECT $1, id, $2 FROM doc WHERE id = (SELECT min(id) FROM doc WHERE id >= $3)",
                 [nextID, random.next(2) == 0 ? "hot" : "cold", doc])
         case 9: try setup.execute("UPDATE note SET body = CASE body WHEN 'hot' THEN 'cold' ELSE 'hot' END WHERE doc_id = $1", [doc])
+        case 12: try setup.execute("UPDATE task SET title = $1 WHERE id = (SELECT min(id) FROM task WHERE id >= $2)", ["title \(random.next(10))", task])
+        case 13:
+            try setup.execute("UPDATE task SET tenant = $1 WHERE id = (SELECT min(id) FROM task WHERE id >= $2)", [tenant, task])
+            return true
+        case 14:
+            try setup.execute("UPDATE task SET published = NOT published WHERE id = (SELECT min(id) FROM task WHERE id >= $1)", [task])
+            return true
+        case 15:
+            nextID += 1
+            try setup.execute("INSERT INTO task VALUES ($1, $2, $3, $4)", [nextID, tenant, random.next(2) == 0, "title \(random.next(10))"])
+        case 16: try setup.execute("DELETE FROM task WHERE id = (SELECT max(id) FROM task WHERE id <= $1 OR id > 999)", [task + 1000])
         case 10:
             // The subquery policy's table: u1 joins or leaves tenant 3.
             if try setup.execute("DELETE FROM membership WHERE member = 'u1' AND tenant = 3") == 0 {
@@ -295,5 +326,6 @@ import Testing
                 _ = try context.insert("doc", values: ["id": id, "tenant": tenant, "published": id % 3 == 0, "title": "title \(id % 7)"])
             }
         }
+        return false
     }
 }

@@ -5,7 +5,8 @@ import Synchronization
 
 /// Live queries under row-level security at scale (issue 37, item 5): 10,000 observers of
 /// `database.observe` in 1,000 groups of ten, over 100 tenants (ten requests each, a range
-/// of `rank`), while `pgbench` commits single-row updates of random rows at each rate given,
+/// of `rank`), while `pgbench` commits single-row updates of random rows at each rate given
+/// (of the title, or with `RELATE_LIVE_COLUMN=rank` of the rank the conditions read),
 /// and a probe writer updates a random row 20 times a second with a title that names the
 /// probe, timed from before its commit to each of its group's observers receiving it.
 ///
@@ -121,8 +122,15 @@ switch mechanism {
 case .triggers: _ = try ChangeTracking.enable(on: admin)
 case .logicalDecoding: _ = try ChangeTracking.enable(logicalDecodingOn: admin)
 }
+// What the writers change: the title (which no request or policy reads: only the group
+// holding the row reads again), or with RELATE_LIVE_COLUMN=rank the rank the requests'
+// conditions read (every principal's groups decide whether the row came or went).
+let movesRank = ProcessInfo.processInfo.environment["RELATE_LIVE_COLUMN"] == "rank"
 let script = NSTemporaryDirectory() + "relate-live-scaling-\(getpid()).sql"
-try "\\set id random(1, \(tenants * rowsPerTenant))\nUPDATE document SET title = md5(random()::text) WHERE id = :id;\n"
+try ("\\set id random(1, \(tenants * rowsPerTenant))\n"
+    + (movesRank
+        ? "\\set rank random(0, \(rowsPerTenant - 1))\nUPDATE document SET rank = :rank WHERE id = :id;\n"
+        : "UPDATE document SET title = md5(random()::text) WHERE id = :id;\n"))
     .write(toFile: script, atomically: true, encoding: .utf8)
 defer { try? FileManager.default.removeItem(atPath: script) }
 
@@ -167,8 +175,9 @@ for tenant in 1...tenants {
 }
 let subscribed = ContinuousClock.now - subscribeStart
 print(String(
-    format: "%@, %@: %d observers in %d groups subscribed in %.1f s; resident %.0f MB",
-    mechanism.rawValue, underPrincipals ? "100 tenants (a principal each)" : "one principal", consumers.count, tenants * requestsPerTenant,
+    format: "%@, %@, writers change the %@: %d observers in %d groups subscribed in %.1f s; resident %.0f MB",
+    mechanism.rawValue, underPrincipals ? "100 tenants (a principal each)" : "one principal", movesRank ? "rank" : "title", consumers.count,
+    tenants * requestsPerTenant,
     Double(subscribed.components.seconds) + Double(subscribed.components.attoseconds) / 1e18, residentMegabytes()))
 print("rate | commits/s | Relate CPU per commit | PostgreSQL CPU for Relate per commit | statements per commit | deliveries/s | deliveries per CPU second | latency p50 / p95 / p99 | probes seen | resident / peak")
 

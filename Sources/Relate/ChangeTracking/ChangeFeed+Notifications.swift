@@ -177,8 +177,11 @@ final class NotificationFeed: ChangeFeed {
     }
 
     /// A trigger's payload: `{"x": transaction, "r": table oid, "s": schema, "t": table,
-    /// "k": "I"|"U"|"D", "keys": […], "old": […]}`, as a notice of the model's table it names;
-    /// `nil` for a table the model lacks.
+    /// "k": "I"|"U"|"D", "keys": […], "old": […], "c": […], "n": count}`, as a notice of the
+    /// model's table it names; `nil` for a table the model lacks. `c`, an update of one row's
+    /// changed columns, is taken only when the trigger compared as many columns (`n`) as the
+    /// model has and names only those: a trigger made before a column was added does not
+    /// compare it, and a changed column it cannot name must never read as unchanged.
     private func notice(_ object: [String: Any]) -> ChangeNotice? {
         guard let schema = object["s"] as? String, let name = object["t"] as? String, let index = tables.index(schema: schema, table: name)
         else {
@@ -195,7 +198,13 @@ final class NotificationFeed: ChangeFeed {
         }
         // The trigger sent the catalog's key, which is not the one an override declared.
         if !tables.tables[index].triggersSendKey { (keys, old) = (nil, nil) }
-        return ChangeNotice(schema: schema, table: name, kind: kind, keys: keys, oldKeys: old)
+        var changed: [String]?
+        if kind == .update, keys?.count == 1, let columns = object["c"] as? [String], let count = object["n"] as? Int,
+            count == tables.tables[index].columns.count, columns.allSatisfy(tables.tables[index].columns.contains)
+        {
+            changed = columns
+        }
+        return ChangeNotice(schema: schema, table: name, kind: kind, keys: keys, oldKeys: old, changedColumns: changed)
     }
 
     /// JSON keys as the server's text forms (numbers as digits, strings as they are); `nil`

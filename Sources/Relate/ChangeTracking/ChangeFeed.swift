@@ -38,6 +38,9 @@ struct ChangeNotice {
     var keys: [[String?]]?
     /// An update's keys before, when they changed.
     var oldKeys: [[String?]]?
+    /// For an update of one row, the columns whose values it changed, when the feed knows
+    /// them for every column the model has (generated ones apart); `nil` when it does not.
+    var changedColumns: [String]? = nil
 }
 
 /// A feed of the mechanism asked for (`nil`: the triggers when installed, else logical

@@ -58,42 +58,55 @@ extension ChangeTracking {
         DECLARE
             notifier text := format('relate_tracking.%I', 'notify_' || target::oid);
             key_row text;
+            changed_row text;
+            column_count int;
+            -- format()'s arguments, not replace(): each is put in once, and a column's name
+            -- is never read as another placeholder.
             body text := $body$
         DECLARE
             keys jsonb;
             old_keys jsonb;
+            changed jsonb;
             payload text;
             stored bigint;
         BEGIN
-            IF @keyed@ THEN
+            IF %1$s THEN
                 BEGIN
                     IF TG_OP = 'DELETE' THEN
-                        SELECT jsonb_agg(@key_row@) INTO keys FROM relate_old_rows r;
+                        SELECT jsonb_agg(%2$s) INTO keys FROM relate_old_rows r;
                     ELSE
-                        SELECT jsonb_agg(@key_row@) INTO keys FROM relate_new_rows r;
+                        SELECT jsonb_agg(%2$s) INTO keys FROM relate_new_rows r;
                     END IF;
                     -- A statement that touched no row.
                     IF keys IS NULL THEN
                         RETURN NULL;
                     END IF;
                     IF TG_OP = 'UPDATE' THEN
-                        SELECT jsonb_agg(@key_row@) INTO old_keys FROM relate_old_rows r;
+                        SELECT jsonb_agg(%2$s) INTO old_keys FROM relate_old_rows r;
+                        -- An update of one row names the columns whose bytes it changed ("c",
+                        -- of the "n" columns the table had when tracked): a listener whose
+                        -- answers read none of them knows the row stayed in or out of each.
+                        IF jsonb_array_length(keys) = 1 THEN
+                            SELECT coalesce(jsonb_agg(c), '[]') INTO changed
+                              FROM relate_old_rows o, relate_new_rows n, unnest(%3$s) c WHERE c IS NOT NULL;
+                        END IF;
                     END IF;
                 EXCEPTION WHEN undefined_column THEN
                     keys := NULL;
                     old_keys := NULL;
+                    changed := NULL;
                 END;
             END IF;
             payload := json_build_object(
                 'x', txid_current(), 'r', TG_RELID::int8, 's', TG_TABLE_SCHEMA, 't', TG_TABLE_NAME, 'k', left(TG_OP, 1),
-                'keys', keys, 'old', old_keys)::text;
+                'keys', keys, 'old', old_keys, 'c', changed, 'n', CASE WHEN changed IS NOT NULL THEN %4$s END)::text;
             -- Under row-level security no key leaves in a NOTIFY, which any role that may
             -- connect can LISTEN to: the payload is stored, and the notification names its row.
             IF octet_length(payload) > 7900
                OR (keys IS NOT NULL AND (SELECT c.relrowsecurity FROM pg_catalog.pg_class c WHERE c.oid = TG_RELID)) THEN
                 INSERT INTO relate_tracking.change (payload) VALUES (payload::jsonb) RETURNING id INTO stored;
                 -- Payloads older than an hour go now and then, not at every statement.
-                IF stored % 100 = 0 THEN
+                IF mod(stored, 100) = 0 THEN
                     DELETE FROM relate_tracking.change WHERE created_at < now() - interval '1 hour';
                 END IF;
                 payload := json_build_object(
@@ -126,7 +139,17 @@ extension ChangeTracking {
               CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, position)
               JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
              WHERE k.position <= i.indnkeyatts;
-            body := replace(replace(body, '@keyed@', (key_row IS NOT NULL)::text), '@key_row@', coalesce(key_row, 'NULL'));
+            -- Each column compared by its bytes (record_image_eq, as REFRESH MATERIALIZED VIEW
+            -- CONCURRENTLY does): any type, with or without an equality operator; a value
+            -- equal but stored otherwise (1.0 and 1.00) counts as changed, never the reverse.
+            -- Generated columns apart, as the feeds leave them out.
+            SELECT 'ARRAY[' || string_agg(format('CASE WHEN NOT record_image_eq(ROW(o.%I), ROW(n.%I)) THEN %L END', a.attname, a.attname, a.attname),
+                                          ', ' ORDER BY a.attnum) || ']::text[]',
+                   count(*)
+              INTO changed_row, column_count
+              FROM pg_attribute a
+             WHERE a.attrelid = target AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
+            body := format(body, (key_row IS NOT NULL)::text, coalesce(key_row, 'NULL'), coalesce(changed_row, 'ARRAY[]::text[]'), column_count);
             -- Runs as its owner, whoever writes: a writer needs nothing on relate_tracking.
             EXECUTE format('CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER '
                            'SET search_path = pg_catalog, pg_temp AS %L', notifier, body);

@@ -153,7 +153,7 @@ extension Database {
             if let old = notice.oldKeys {
                 texts += old.count == keys.count ? (old[offset] == key ? [] : [old[offset]]) : old
             }
-            return Change(entity: name, kind: notice.kind, primaryKey: values, changedKeys: [], keyTexts: texts)
+            return Change(entity: name, kind: notice.kind, primaryKey: values, changedKeys: [], keyTexts: texts, changedColumns: notice.changedColumns)
         }
     }
 }

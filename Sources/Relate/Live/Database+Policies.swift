@@ -17,6 +17,31 @@ struct SecurityState: Equatable, Sendable {
     /// The entities with row-level security enabled.
     var protected: Set<Int> = []
 
+    /// Per protected entity: the columns of its own rows that its `SELECT` policies'
+    /// expressions read, when the catalog's expressions tell (``PolicyColumns``). An update
+    /// that changed none of them left the row as visible to every principal as it was.
+    var policyColumns: [Int: PolicyColumns] = [:]
+
+    /// What a table's policies read of its rows.
+    enum PolicyColumns: Equatable, Sendable {
+        /// These columns, and nothing else of the row.
+        case only(Set<String>)
+        /// Cannot be told: the whole row (`f(document)`), a subquery (which may read other
+        /// rows of the table), or a function or operator someone defined (whose body may).
+        case unknown
+    }
+
+    /// The columns of `entity` whose change can change whether a row is in an answer whose
+    /// request reads `requestColumns` of it: those and what the entity's policies read;
+    /// `nil` when either cannot be told.
+    func decidingColumns(_ requestColumns: Set<String>?, of entity: Int) -> Set<String>? {
+        guard let requestColumns, protected.contains(entity) else { return requestColumns }
+        switch policyColumns[entity] ?? .only([]) {
+        case .only(let columns): return requestColumns.union(columns)
+        case .unknown: return nil
+        }
+    }
+
     /// The entities whose fingerprint differs between `self` and `other`.
     func changed(from other: SecurityState) -> Set<Int> {
         Set(fingerprints.keys).union(other.fingerprints.keys).filter { fingerprints[$0] != other.fingerprints[$0] }
@@ -57,6 +82,7 @@ extension Database {
                 }
                 if let known, known.fingerprints == state.fingerprints {
                     state.policyReads = known.policyReads
+                    state.policyColumns = known.policyColumns
                     return
                 }
                 for row in try context.connection.query(Self.policyReadsSQL, [schemas]) {
@@ -65,10 +91,76 @@ extension Database {
                     else { continue }
                     state.policyReads[entity, default: []].insert(read)
                 }
+                for row in try context.connection.query(Self.policyExpressionsSQL, [schemas]) {
+                    guard let entity = layout.entityIndex(schema: try row.decode(String.self, at: 0), table: try row.decode(String.self, at: 1)),
+                        state.protected.contains(entity)
+                    else { continue }
+                    let read = try row.decode(String?.self, at: 2).map(Self.columnsRead) ?? []
+                    let numbers = try row.decode([Int].self, at: 3)
+                    let names = try row.decode([String].self, at: 4)
+                    guard let read, case .only(let known) = state.policyColumns[entity] ?? .only([]) else {
+                        state.policyColumns[entity] = .unknown
+                        continue
+                    }
+                    let columns = read.compactMap { number in numbers.firstIndex(of: number).map { names[$0] } }
+                    state.policyColumns[entity] = .only(known.union(columns))
+                }
             }
             return state
         }
     }
+
+    /// The column numbers of the policy's table that a policy expression (a `pg_node_tree`)
+    /// reads; `nil` when it may read more than its columns: a whole-row reference, a
+    /// subquery, a function or operator that is not built in (an object id from 16,384 up,
+    /// PostgreSQL's first for objects made after `initdb`), or a tree that does not read.
+    static func columnsRead(_ expression: String) -> Set<Int>? {
+        guard let tree = NodeTree.parse(expression) else { return nil }
+        var columns = Set<Int>()
+        func walk(_ node: NodeTree, depth: Int) -> Bool {
+            guard depth < NodeTree.depthLimit else { return false }
+            switch node {
+            case .node(let name, let fields):
+                switch name {
+                case "SUBLINK", "SUBPLAN", "QUERY", "RANGETBLENTRY":
+                    return false
+                case "VAR":
+                    // The policy's table is the expression's only relation: number 1.
+                    guard let number = fields["varattno"]?.int, number > 0, fields["varno"]?.int == 1, fields["varlevelsup"]?.int == 0 else { return false }
+                    columns.insert(number)
+                    return true
+                default:
+                    for (field, value) in fields {
+                        if Self.objectFields.contains(field), let id = value.int, id >= 16_384 { return false }
+                        if field == "opnos", value.items.contains(where: { ($0.int ?? 0) >= 16_384 }) { return false }
+                        guard walk(value, depth: depth + 1) else { return false }
+                    }
+                    return true
+                }
+            case .list(let items):
+                return items.allSatisfy { walk($0, depth: depth + 1) }
+            case .token, .null:
+                return true
+            }
+        }
+        return walk(tree, depth: 0) ? columns : nil
+    }
+
+    /// The fields of an expression's nodes that name a function or an operator.
+    private static let objectFields: Set<String> = ["funcid", "opfuncid", "opno", "hashfuncid", "negfuncid", "aggfnoid", "winfnoid"]
+
+    /// Per `SELECT` (or `ALL`) policy of a protected table of the schemas in `$1`: the
+    /// table (schema, name), its `USING` expression as the catalog keeps it, and the table's
+    /// column numbers and names.
+    private static let policyExpressionsSQL = """
+        SELECT n.nspname::text, c.relname::text, p.polqual::text,
+               array(SELECT a.attnum::int8 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum),
+               array(SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum)
+          FROM pg_policy p
+          JOIN pg_class c ON c.oid = p.polrelid
+          JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = ANY($1) AND c.relrowsecurity AND p.polcmd IN ('r', '*')
+        """
 
     /// Per relation of the schemas in `$1`: schema, name, fingerprint, whether row-level
     /// security is on; then one row with an empty schema whose fingerprint is the roles'.

@@ -71,6 +71,39 @@ extension FetchRequest {
         }
     }
 
+    /// The columns of its entity's rows that the condition and the order read (for a
+    /// request that ``decidesFromChangedRows(in:)``): an update that changed none of them
+    /// left each row in or out of the answer as it was, as far as the request goes. `nil`
+    /// when one is generated, which the feeds do not compare.
+    func decidingColumns(in layout: ModelLayout) throws(RelateError) -> Set<String>? {
+        let root = try layout.entityIndex(named: entity)
+        var keyPaths = orderBy.map(\.keyPath)
+        if let condition { Self.collectKeyPaths(condition.node, into: &keyPaths) }
+        var columns = Set<String>()
+        for keyPath in keyPaths {
+            for step in try layout.steps(of: keyPath, from: root) {
+                guard case .attribute(let owner, let index) = step, owner == root else { return nil }
+                let attribute = layout.model.entities[root].attributes[index]
+                if attribute.isGenerated { return nil }
+                columns.insert(attribute.name)
+            }
+        }
+        return columns
+    }
+
+    private static func collectKeyPaths(_ node: Condition.Node, into keyPaths: inout [String]) {
+        switch node {
+        case .constant:
+            break
+        case .and(let nodes), .or(let nodes):
+            for node in nodes { collectKeyPaths(node, into: &keyPaths) }
+        case .not(let node):
+            collectKeyPaths(node, into: &keyPaths)
+        case .comparison(let keyPath, _, _), .isIn(let keyPath, _), .pattern(let keyPath, _, _, _), .json(let keyPath, _), .quantified(let keyPath, _, _):
+            keyPaths.append(keyPath)
+        }
+    }
+
     private static func readsOwnColumnsOnly(_ node: Condition.Node, of entity: Int, in layout: ModelLayout) throws(RelateError) -> Bool {
         switch node {
         case .constant:

@@ -33,6 +33,15 @@ actor ObservationHub {
         /// The entity whose changed rows alone decide whether the answer changed; `nil`
         /// when the request reads more (see ``FetchRequest/decidesFromChangedRows(in:)``).
         let decidingEntity: Int?
+        /// The deciding entity's columns that the request reads
+        /// (``FetchRequest/decidingColumns(in:)``).
+        let requestColumns: Set<String>?
+        /// Those and the columns the entity's policies read
+        /// (``SecurityState/decidingColumns(_:of:)``): an update of one row that changed
+        /// none of them cannot have brought that row in or taken it out, so the group
+        /// needs no decision — it reads again only when it holds the row. `nil`: every
+        /// change of the entity is decided.
+        var decidingColumns: Set<String>?
         var rows: [LiveRow]
         /// The rows' keys, for a group with a deciding entity; set through
         /// ``ObservationHub/hold(_:keys:)``, which keeps ``ObservationHub/holders`` with them.
@@ -51,7 +60,10 @@ actor ObservationHub {
         fileprivate(set) var isUndecided = false
         let key: LiveGroupKey
 
-        init(key: LiveGroupKey, id: Int, request: FetchRequest, region: Set<Int>, policyRegion: Set<Int>, decidingEntity: Int?, rows: [LiveRow]) {
+        init(
+            key: LiveGroupKey, id: Int, request: FetchRequest, region: Set<Int>, policyRegion: Set<Int>, decidingEntity: Int?,
+            requestColumns: Set<String>?, security: SecurityState?, rows: [LiveRow]
+        ) {
             self.key = key
             self.id = id
             self.request = request
@@ -59,7 +71,18 @@ actor ObservationHub {
             self.policyRegion = policyRegion
             watched = Self.watched(region, policyRegion)
             self.decidingEntity = decidingEntity
+            self.requestColumns = requestColumns
             self.rows = rows
+            secure(by: security)
+        }
+
+        /// Takes what row-level security now says into ``decidingColumns``.
+        func secure(by security: SecurityState?) {
+            guard let decidingEntity, let security else {
+                decidingColumns = nil
+                return
+            }
+            decidingColumns = security.decidingColumns(requestColumns, of: decidingEntity)
         }
 
         private static func watched(_ region: Set<Int>, _ policyRegion: Set<Int>) -> [(entity: Int, byPolicy: Bool)] {
@@ -148,6 +171,7 @@ actor ObservationHub {
         let key = LiveGroupKey(statement.statement, principal: principal)
         let region = try request.region(in: layout)
         let decidingEntity = try request.decidesFromChangedRows(in: layout) ? try layout.entityIndex(named: request.entity) : nil
+        let requestColumns = decidingEntity == nil ? nil : try request.decidingColumns(in: layout)
         try await startFeed(for: database)
         if groups[key] == nil {
             firstReads[key] = region.union(security?.policyRegion(of: region) ?? [])
@@ -164,7 +188,7 @@ actor ObservationHub {
                 groupsChanged()
                 let group = Group(
                     key: key, id: nextGroupID, request: request, region: region, policyRegion: security?.policyRegion(of: region) ?? [], decidingEntity: decidingEntity,
-                    rows: rows)
+                    requestColumns: requestColumns, security: security, rows: rows)
                 groups[key] = group
                 hold(group, keys: Self.keys(of: rows))
             }
@@ -283,6 +307,11 @@ actor ObservationHub {
         /// Entities with a change whose key the feed did not send (a table without one, a
         /// truncate, a payload cut short): no group can decide from their rows.
         var unkeyed = Set<Int>()
+        /// Per entity, the columns its updates changed, where the feed said
+        /// (``Change/changedColumns``); its deletes change none a group not holding the row reads.
+        var changedColumns: [Int: Set<String>] = [:]
+        /// Entities with an insert, or an update whose changed columns the feed did not say.
+        var anyColumn = Set<Int>()
         var mayHaveMissedChanges = false
         var isEmpty: Bool { touched.isEmpty && !mayHaveMissedChanges }
     }
@@ -301,6 +330,11 @@ actor ObservationHub {
             } else {
                 committedSinceSorted.keys[entity, default: []] += change.keyTexts
             }
+            switch (change.kind, change.changedColumns) {
+            case (.delete, _): break
+            case (.update, let columns?): committedSinceSorted.changedColumns[entity, default: []].formUnion(columns)
+            default: committedSinceSorted.anyColumn.insert(entity)
+            }
         }
         committedSinceSorted.touched.formUnion(touched)
         if committed.mayHaveMissedChanges { committedSinceSorted.mayHaveMissedChanges = true }
@@ -312,11 +346,23 @@ actor ObservationHub {
 
     /// The groups whose region the commits since the last call touched are stale, and are
     /// read again (one read each, however many commits came) — or, where the changed rows
-    /// decide, wait for them to be tested.
-    private func sortCommitted() {
+    /// decide, wait for them to be tested: those whose answer holds a changed row read
+    /// again, and those whose deciding columns no update changed (and no insert came) need
+    /// no test at all.
+    private func sortCommitted(_ layout: ModelLayout) {
         let committed = committedSinceSorted
         guard !committed.isEmpty else { return }
         committedSinceSorted = Committed()
+        // A group whose answer holds a changed row reads again, whatever the rest says.
+        for (entity, texts) in committed.keys where !committed.mayHaveMissedChanges {
+            for text in texts {
+                guard let key = layout.entities[entity].storedKey(text).flatMap(ObjectKey.init) else { continue }
+                for group in holders[HeldRow(entity: entity, key: key)] ?? [] {
+                    stale.insert(group.key)
+                    setUndecided(group, false)
+                }
+            }
+        }
         var deciding = Set<Int>()
         var lastDeciding: Int?
         // The tables touched are few (most rounds one), and so are a group's.
@@ -330,17 +376,23 @@ actor ObservationHub {
                 policyChanged = policyChanged || watched.byPolicy
             }
             guard isTouched else { continue }
-            if !committed.mayHaveMissedChanges, !policyChanged, let entity = group.decidingEntity, !committed.unkeyed.contains(entity),
-                stale.isEmpty || !stale.contains(group.key)
-            {
-                setUndecided(group, true)
-                if entity != lastDeciding {
-                    deciding.insert(entity)
-                    lastDeciding = entity
-                }
-            } else {
+            guard !committed.mayHaveMissedChanges, !policyChanged, let entity = group.decidingEntity, !committed.unkeyed.contains(entity) else {
                 stale.insert(group.key)
                 setUndecided(group, false)
+                continue
+            }
+            // Every changed row is where it was, in the answer or out of it (one it held made
+            // it stale above): nothing to decide.
+            if !committed.anyColumn.contains(entity), let columns = group.decidingColumns,
+                committed.changedColumns[entity].map({ $0.isDisjoint(with: columns) }) ?? true
+            {
+                continue
+            }
+            guard stale.isEmpty || !stale.contains(group.key) else { continue }
+            setUndecided(group, true)
+            if entity != lastDeciding {
+                deciding.insert(entity)
+                lastDeciding = entity
             }
         }
         for entity in deciding { changedKeys[entity, default: []].formUnion(committed.keys[entity] ?? []) }
@@ -358,7 +410,7 @@ actor ObservationHub {
     private func evaluate(on database: Database) async {
         var unreachable = Set<LiveGroupKey>()
         while !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty {
-            sortCommitted()
+            sortCommitted(database.layout.withLock { $0 })
             if undecidedCount > 0 { await decide(on: database) }
             while !stale.isEmpty {
                 // Every stale group, whatever its principal, in one round trip (a hundred at a time).
@@ -438,11 +490,6 @@ actor ObservationHub {
                 decided.append((chunk, entity))
             }
         }
-        // The changed rows' keys as the groups hold them, made once an entity.
-        var changedObjectKeys: [Int: [ObjectKey]] = [:]
-        for entity in Set(decided.map(\.entity)) {
-            changedObjectKeys[entity] = Array(Set((keysByEntity[entity] ?? []).compactMap { layout.entities[entity].storedKey($0).flatMap(ObjectKey.init) }))
-        }
         let changedTexts = keysByEntity.mapValues(Array.init)
         for start in stride(from: 0, to: decisions.count, by: Self.groupsPerRoundTrip) {
             let end = min(start + Self.groupsPerRoundTrip, decisions.count)
@@ -463,12 +510,6 @@ actor ObservationHub {
                 for index in meeting where members.indices.contains(members.startIndex + index) {
                     stale.insert(members[members.startIndex + index].key)
                 }
-            }
-        }
-        // A group whose answer holds a changed row reads again, whatever the tests said.
-        for (entity, keys) in changedObjectKeys {
-            for key in keys {
-                for group in holders[HeldRow(entity: entity, key: key)] ?? [] where !group.isGone { stale.insert(group.key) }
             }
         }
     }
@@ -554,6 +595,7 @@ actor ObservationHub {
             guard let group = groups[key] else { continue }
             let before = group.region.union(group.policyRegion)
             group.policyRegion = now.policyRegion(of: group.region)
+            group.secure(by: now)
             if everything || !before.union(group.policyRegion).isDisjoint(with: changed) {
                 stale.insert(key)
                 setUndecided(group, false)

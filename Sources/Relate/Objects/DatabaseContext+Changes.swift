@@ -25,6 +25,10 @@ public struct Change: Sendable, CustomStringConvertible {
     /// The row's primary key as the feed sent it (text, in key order), and for an update
     /// that changed the key, the key before: what a live query finds its rows by.
     var keyTexts: [[String?]] = []
+    /// For an update of one row, the columns whose values it changed, when the feed knows
+    /// (``ChangeNotice/changedColumns``): what a live query's answers read of them tells
+    /// whether the row can have come or gone.
+    var changedColumns: [String]? = nil
 
     /// The kind, the entity and the changed keys (`update person (surname)`); never row data.
     public var description: String {
