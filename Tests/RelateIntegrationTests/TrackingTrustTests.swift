@@ -84,6 +84,8 @@ final class TestRoles {
                 #"{"x":4,"r":\#(personOID),"s":"public","t":"person","k":"U","keys":[[99999999999999999999999]]}"#,
                 #"{"x":4,"r":\#(personOID),"s":"public","t":"person","k":"U","keys":[[null]],"old":[[true]]}"#,
                 #"{"x":4,"s":"public","t":"person","k":"U","keys":[[]]}"#,
+                #"{"x":4,"r":\#(personOID),"s":"public","t":"person","k":"U","keys":[[1]],"c":5,"n":"x"}"#,
+                #"{"x":4,"r":\#(personOID),"s":"public","t":"person","k":"U","keys":[[1]],"c":[1,{"a":1},null],"n":-3}"#,
                 // A forged delete of a row that exists: read again, not deleted.
                 #"{"x":5,"r":\#(personOID),"s":"public","t":"person","k":"D","keys":[[1]]}"#,
                 // A stored payload's id that does not exist, and one that is not a number.

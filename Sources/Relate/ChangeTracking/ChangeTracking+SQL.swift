@@ -9,7 +9,10 @@ extension ChangeTracking {
     ///
     /// One statement-level trigger per table and operation, with a transition table: one
     /// notification per statement, naming the table (`r`: its oid), the operation, the writing
-    /// transaction and the primary keys it touched (`old`: an update's keys before). A payload
+    /// transaction and the primary keys it touched (`old`: an update's keys before); an update
+    /// of one row also names the columns whose bytes it changed (`c`) and how many columns the
+    /// function compares (`n`: a column added later is not among them, so a listener whose
+    /// model has more takes nothing from `c`). A payload
     /// over NOTIFY's 8,000 bytes, and every payload with keys of a table with row-level
     /// security enabled (any role that may connect may `LISTEN`: no key value of such a table
     /// is ever sent), is stored in `relate_tracking.change` and the notification names its

@@ -26,9 +26,8 @@ actor ObservationHub {
         var policyRegion: Set<Int> {
             didSet { watched = Self.watched(region, policyRegion) }
         }
-        /// Both regions' entities in a list, each marked whether a policy reads it: every
-        /// round asks each group whether the few tables touched are among them, which a
-        /// scan of a short list answers without hashing (``ObservationHub/sortCommitted()``).
+        /// Both regions' entities, each marked whether a policy reads it: what
+        /// ``ObservationHub/watchers`` files the group under.
         private(set) var watched: [(entity: Int, byPolicy: Bool)]
         /// The entity whose changed rows alone decide whether the answer changed; `nil`
         /// when the request reads more (see ``FetchRequest/decidesFromChangedRows(in:)``).
@@ -104,6 +103,25 @@ actor ObservationHub {
     /// `groups` in the order of their ids, for the walks of every round; made when a round
     /// first needs it after groups came or went (``groupsChanged()``).
     private var groupsInOrder: [Group]?
+    /// The groups a change of each entity touches, sorted by what it makes of them; made
+    /// when a round first needs it after groups came or went or their policies changed.
+    private var watchers: [Int: Watchers]?
+
+    /// The groups watching one entity (``Group/watched``), by what a change of its rows
+    /// makes of them: a round visits those the change concerns, not the thousand groups.
+    private struct Watchers {
+        /// Read again at any change: the entity is in their region some other way than as
+        /// the one whose changed rows decide, or their policies read it.
+        var always: [Group] = []
+        /// Deciding from the entity's changed rows on any change of them (no
+        /// ``Group/decidingColumns``).
+        var anyColumn: [Group] = []
+        /// Deciding from its changed rows when a column they read changed, by column.
+        var byColumn: [String: [Group]] = [:]
+        /// Every group deciding from its changed rows, for an insert or an update whose
+        /// columns the feed did not say.
+        var deciding: [Group] = []
+    }
     private var nextGroupID = 0
     /// The groups a round may decide, by the entity whose changed rows decide them and
     /// their principal, in the order of their ids (the order their tests are made in): made
@@ -136,7 +154,7 @@ actor ObservationHub {
     /// last decided, by entity.
     private var changedKeys: [Int: Set<[String?]>] = [:]
     /// What the commits since the groups were last sorted touched, sorted into stale and
-    /// undecided groups once per round of reads (``sortCommitted()``), not once per commit:
+    /// undecided groups once per round of reads (``sortCommitted(_:)``), not once per commit:
     /// a commit costs the hub its changes, not its groups.
     private var committedSinceSorted = Committed()
     /// Requests whose first answer is being read, by region: a commit that touches one
@@ -238,6 +256,29 @@ actor ObservationHub {
     private func groupsChanged() {
         decisionOrder = nil
         groupsInOrder = nil
+        watchers = nil
+    }
+
+    /// ``watchers``, made when missing.
+    private func allWatchers() -> [Int: Watchers] {
+        if let made = watchers { return made }
+        var made: [Int: Watchers] = [:]
+        for group in allGroups() {
+            for (entity, byPolicy) in group.watched {
+                guard !byPolicy, group.decidingEntity == entity else {
+                    made[entity, default: Watchers()].always.append(group)
+                    continue
+                }
+                made[entity, default: Watchers()].deciding.append(group)
+                if let columns = group.decidingColumns {
+                    for column in columns { made[entity, default: Watchers()].byColumn[column, default: []].append(group) }
+                } else {
+                    made[entity, default: Watchers()].anyColumn.append(group)
+                }
+            }
+        }
+        watchers = made
+        return made
     }
 
     /// Every group, in the order of their ids.
@@ -317,7 +358,7 @@ actor ObservationHub {
     }
 
     /// A transaction committed: what it touched is noted, for the groups to be sorted by
-    /// the next round of reads (``sortCommitted()``); a first read under way that it may
+    /// the next round of reads (``sortCommitted(_:)``); a first read under way that it may
     /// have missed is read again.
     private func committed(_ committed: CommittedChanges, on database: Database) {
         let layout = database.layout.withLock { $0 }
@@ -353,8 +394,15 @@ actor ObservationHub {
         let committed = committedSinceSorted
         guard !committed.isEmpty else { return }
         committedSinceSorted = Committed()
+        if committed.mayHaveMissedChanges {
+            for group in allGroups() {
+                stale.insert(group.key)
+                setUndecided(group, false)
+            }
+            return
+        }
         // A group whose answer holds a changed row reads again, whatever the rest says.
-        for (entity, texts) in committed.keys where !committed.mayHaveMissedChanges {
+        for (entity, texts) in committed.keys {
             for text in texts {
                 guard let key = layout.entities[entity].storedKey(text).flatMap(ObjectKey.init) else { continue }
                 for group in holders[HeldRow(entity: entity, key: key)] ?? [] {
@@ -364,35 +412,38 @@ actor ObservationHub {
             }
         }
         var deciding = Set<Int>()
-        var lastDeciding: Int?
-        // The tables touched are few (most rounds one), and so are a group's.
-        let touched = Array(committed.touched)
-        for group in allGroups() {
-            var isTouched = committed.mayHaveMissedChanges
-            // A table a policy reads changed: which rows the principal sees may have, whatever rows changed.
-            var policyChanged = false
-            for watched in group.watched where touched.contains(watched.entity) {
-                isTouched = true
-                policyChanged = policyChanged || watched.byPolicy
-            }
-            guard isTouched else { continue }
-            guard !committed.mayHaveMissedChanges, !policyChanged, let entity = group.decidingEntity, !committed.unkeyed.contains(entity) else {
+        let watchers = allWatchers()
+        // The tables touched are few (most rounds one); each visits the groups it concerns.
+        for entity in committed.touched {
+            guard let watching = watchers[entity] else { continue }
+            // A table a policy reads changed (which rows the principal sees may have,
+            // whatever rows changed), or one whose rows do not decide.
+            for group in watching.always {
                 stale.insert(group.key)
                 setUndecided(group, false)
+            }
+            if committed.unkeyed.contains(entity) {
+                for group in watching.deciding {
+                    stale.insert(group.key)
+                    setUndecided(group, false)
+                }
                 continue
             }
-            // Every changed row is where it was, in the answer or out of it (one it held made
-            // it stale above): nothing to decide.
-            if !committed.anyColumn.contains(entity), let columns = group.decidingColumns,
-                committed.changedColumns[entity].map({ $0.isDisjoint(with: columns) }) ?? true
-            {
-                continue
+            // A group none of whose deciding columns an update changed (and no insert
+            // came) needs no decision: every changed row is where it was, in its answer or
+            // out of it, and one it held made it stale above.
+            var undecided: [[Group]] = []
+            if committed.anyColumn.contains(entity) {
+                undecided = [watching.deciding]
+            } else {
+                undecided = [watching.anyColumn]
+                for column in committed.changedColumns[entity] ?? [] { undecided.append(watching.byColumn[column] ?? []) }
             }
-            guard stale.isEmpty || !stale.contains(group.key) else { continue }
-            setUndecided(group, true)
-            if entity != lastDeciding {
-                deciding.insert(entity)
-                lastDeciding = entity
+            for groups in undecided {
+                for group in groups where stale.isEmpty || !stale.contains(group.key) {
+                    setUndecided(group, true)
+                    deciding.insert(entity)
+                }
             }
         }
         for entity in deciding { changedKeys[entity, default: []].formUnion(committed.keys[entity] ?? []) }
@@ -596,6 +647,7 @@ actor ObservationHub {
             let before = group.region.union(group.policyRegion)
             group.policyRegion = now.policyRegion(of: group.region)
             group.secure(by: now)
+            watchers = nil
             if everything || !before.union(group.policyRegion).isDisjoint(with: changed) {
                 stale.insert(key)
                 setUndecided(group, false)
