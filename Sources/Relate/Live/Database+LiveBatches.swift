@@ -4,6 +4,43 @@ import RelatePostgres
 struct LiveRead: Sendable {
     var request: FetchRequest
     var principal: Principal?
+    /// Its statement and its principal's settings statement, made once for a layout
+    /// (``prepare(in:)``) and kept by its group, which reads again at every change to a row
+    /// it holds: making the request's SQL anew was a fifth of a read's time.
+    private(set) var prepared: Prepared?
+
+    init(request: FetchRequest, principal: Principal?) {
+        self.request = request
+        self.principal = principal
+    }
+
+    /// What ``prepare(in:)`` makes. `@unchecked Sendable`: statements of the library's own
+    /// values, never mutated once made; `PostgresStatement` cannot say so.
+    struct Prepared: @unchecked Sendable {
+        let layout: ObjectIdentifier
+        let entity: Int
+        let statement: RequestStatement
+        /// The statement as sent: prepared once a connection, as every group of a request's
+        /// shape sends the same text.
+        let postgres: PostgresStatement
+        let settings: PostgresStatement?
+        let shape: Statements.SettingsShape
+    }
+
+    /// Makes ``prepared`` for `layout`, unless it was made for it.
+    ///
+    /// - Throws: A ``RelateError`` for a principal that cannot be taken or a request the
+    ///   layout cannot read.
+    mutating func prepare(in layout: ModelLayout) throws {
+        guard prepared?.layout != ObjectIdentifier(layout) else { return }
+        try principal?.validate()
+        let (entity, statement) = try request.selectStatement(layout, descendants: .marked)
+        var postgres = statement.statement.postgres
+        postgres.prepares = true
+        prepared = Prepared(
+            layout: ObjectIdentifier(layout), entity: entity, statement: statement, postgres: postgres,
+            settings: Statements.readOnlySettings(as: principal), shape: Statements.SettingsShape(principal))
+    }
 }
 
 /// One test of changed rows among many (``Database/requestsMet(_:changedKeys:)``): the
@@ -166,17 +203,14 @@ extension Database {
         var round: [LiveStatement] = []
         for (index, read) in reads.enumerated() {
             do {
-                try read.principal?.validate()
-                let (entity, statement) = try read.request.selectStatement(layout, descendants: .marked)
-                guard statement.descendants.isEmpty else {
+                var read = read
+                try read.prepare(in: layout)
+                guard let prepared = read.prepared, prepared.statement.descendants.isEmpty else {
                     alone.append(index)
                     continue
                 }
-                sent.append((index, entity, statement))
-                round.append(
-                    LiveStatement(
-                        statement: statement.statement.postgres, settings: Statements.readOnlySettings(as: read.principal),
-                        shape: Statements.SettingsShape(read.principal)))
+                sent.append((index, prepared.entity, prepared.statement))
+                round.append(LiveStatement(statement: prepared.postgres, settings: prepared.settings, shape: prepared.shape))
             } catch {
                 answers[index] = .failure(relateError(error))
             }

@@ -19,6 +19,8 @@ actor ObservationHub {
     /// `scripts/live-scaling`). Only the hub, on its actor, holds them.
     private final class Group {
         let request: FetchRequest
+        /// Its read, prepared once for the layout (``LiveRead/prepare(in:)``).
+        var read: LiveRead
         /// The entities whose changes can change the answer.
         let region: Set<Int>
         /// The entities that the policies of the region's tables read, whose changes can
@@ -66,6 +68,7 @@ actor ObservationHub {
             self.key = key
             self.id = id
             self.request = request
+            read = LiveRead(request: request, principal: key.principal)
             self.region = region
             self.policyRegion = policyRegion
             watched = Self.watched(region, policyRegion)
@@ -577,7 +580,13 @@ actor ObservationHub {
         guard !present.isEmpty else { return [] }
         var answers: [Result<[LiveRow], any Error>]
         do {
-            answers = try await database.liveRows(of: present.map { LiveRead(request: groups[$0]!.request, principal: $0.principal) })
+            let layout = database.layout.withLock { $0 }
+            answers = try await database.liveRows(of: present.map { key in
+                let group = groups[key]!
+                // One that cannot be prepared is read all the same, which reports its error.
+                try? group.read.prepare(in: layout)
+                return group.read
+            })
                 .map { $0.mapError { $0 as any Error } }
         } catch {
             answers = Array(repeating: .failure(error), count: present.count)
