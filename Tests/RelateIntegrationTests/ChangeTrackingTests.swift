@@ -404,6 +404,38 @@ import Testing
         }
     }
 
+    /// Logical decoding names the columns an update changed when the table's replica
+    /// identity is `FULL` (pgoutput then sends the whole row before), by their text forms,
+    /// and none under the default identity (only the key before, when it changed).
+    @Test func logicalDecodingNamesChangedColumnsUnderAFullReplicaIdentity() async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("""
+                CREATE TABLE item (id int PRIMARY KEY, value int, label text, g int GENERATED ALWAYS AS (value * 2) STORED);
+                CREATE TABLE plain (id int PRIMARY KEY, value int);
+                INSERT INTO item (id, value, label) SELECT i, 0, 'item ' || i FROM generate_series(1, 5) i;
+                INSERT INTO plain VALUES (1, 0);
+                ALTER TABLE item REPLICA IDENTITY FULL;
+                """)
+            try ChangeTracking.enable(logicalDecodingOn: setup)
+            let database = try Database(url: url, maxConnections: 1)
+            defer { database.close() }
+            let changes = try await database.changes(using: .logicalDecoding)
+            for statement in [
+                "UPDATE item SET value = 5 WHERE id = 1", "UPDATE item SET label = label WHERE id = 2",
+                "UPDATE item SET label = 'x', id = 10 WHERE id = 3", "UPDATE plain SET value = 1",
+            ] {
+                try setup.execute(statement)
+            }
+            var received: [[String]?] = []
+            for try await committed in changes {
+                received += committed.changes.map(\.changedColumns)
+                if received.count >= 4 { break }
+            }
+            #expect(received == [["value"], [], ["id", "label"], nil])
+        }
+    }
+
     /// A server's view: `Database.changes()` streams each committed transaction, a rolled
     /// back one never.
     @Test(arguments: ChangeTracking.Mechanism.allCases)

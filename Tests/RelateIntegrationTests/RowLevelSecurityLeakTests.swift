@@ -89,6 +89,8 @@ import Testing
             CREATE TABLE doc (id int PRIMARY KEY, tenant int NOT NULL, published bool NOT NULL, title text NOT NULL);
             CREATE TABLE note (id int PRIMARY KEY, doc_id int NOT NULL REFERENCES doc (id) ON DELETE CASCADE, body text NOT NULL);
             CREATE TABLE task (id int PRIMARY KEY, tenant int NOT NULL, published bool NOT NULL, title text NOT NULL);
+            -- Logical decoding then sends the row before an update: its changed columns are known too.
+            ALTER TABLE task REPLICA IDENTITY FULL;
             ALTER TABLE doc ENABLE ROW LEVEL SECURITY;
             ALTER TABLE note ENABLE ROW LEVEL SECURITY;
             ALTER TABLE task ENABLE ROW LEVEL SECURITY;

@@ -72,7 +72,7 @@ final class LogicalDecodingFeed: ChangeFeed {
         case .insert(let id, let new):
             note(id, .insert, keys: key(of: new, in: id), old: nil)
         case .update(let id, let old, let new):
-            note(id, .update, keys: key(of: new, in: id), old: old.flatMap { key(of: $0, in: id) })
+            note(id, .update, keys: key(of: new, in: id), old: old.flatMap { key(of: $0, in: id) }, changed: changedColumns(from: old, to: new, in: id))
         case .delete(let id, let old):
             note(id, .delete, keys: key(of: old, in: id), old: nil)
         case .truncate(let ids):
@@ -102,10 +102,28 @@ final class LogicalDecodingFeed: ChangeFeed {
         return .schemaChanged(schema: tables.tables[index].schema, table: tables.tables[index].name, what: what)
     }
 
-    private func note(_ id: UInt32, _ kind: Change.Kind, keys: [String?]?, old: [String?]?) {
+    private func note(_ id: UInt32, _ kind: Change.Kind, keys: [String?]?, old: [String?]?, changed: [String]? = nil) {
         guard let relation = relations[id] else { return }
         transaction?.append(
-            ChangeNotice(schema: relation.schema, table: relation.name, kind: kind, keys: keys.map { [$0] }, oldKeys: old.map { [$0] }))
+            ChangeNotice(
+                schema: relation.schema, table: relation.name, kind: kind, keys: keys.map { [$0] }, oldKeys: old.map { [$0] },
+                changedColumns: changed))
+    }
+
+    /// The columns an update changed, when the table's replica identity is `FULL` (its old
+    /// tuple is the whole row) and the relation's columns are the model's; `nil` otherwise.
+    /// A TOASTed value the update did not touch comes as `unchanged` in the new tuple; one
+    /// that is `unchanged` in the old tuple alone counts as changed.
+    private func changedColumns(from old: [PgOutputMessage.TupleValue]?, to new: [PgOutputMessage.TupleValue], in id: UInt32) -> [String]? {
+        guard let old, let relation = relations[id], relation.hasFullReplicaIdentity, old.count == new.count,
+            new.count == relation.columns.count, let index = tables.index(schema: relation.schema, table: relation.name),
+            tables.tables[index].columns.elementsEqual(relation.columns.lazy.map(\.name))
+        else { return nil }
+        var changed: [String] = []
+        for (position, value) in new.enumerated() where value != .unchanged && value != old[position] {
+            changed.append(relation.columns[position].name)
+        }
+        return changed
     }
 
     /// The primary key's values in a tuple, in the key's order; `nil` when the table has

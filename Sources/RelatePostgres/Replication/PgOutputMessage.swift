@@ -34,6 +34,9 @@ public enum PgOutputMessage: Sendable, Equatable {
         public var name: String
         /// The table's published columns, in the order of the values of each tuple.
         public var columns: [Column]
+        /// `REPLICA IDENTITY FULL`: an update's old tuple is the whole row before, so the two
+        /// tuples tell which columns changed.
+        public var hasFullReplicaIdentity = false
 
         /// A published column of a ``Relation``.
         public struct Column: Sendable, Equatable {
@@ -79,7 +82,7 @@ public enum PgOutputMessage: Sendable, Equatable {
             let id = try reader.integer(UInt32.self, "relation")
             let schema = try reader.cString("namespace")
             let name = try reader.cString("relation name")
-            _ = try reader.byte("replica identity")
+            let identity = try reader.byte("replica identity")
             let count = try reader.integer(Int16.self, "column count")
             guard count >= 0 else { throw reader.malformed("negative column count") }
             var columns: [Relation.Column] = []
@@ -90,7 +93,7 @@ public enum PgOutputMessage: Sendable, Equatable {
                 _ = try reader.integer(Int32.self, "type modifier")
                 columns.append(Relation.Column(name: column, isKey: flags & 1 != 0, type: typeID))
             }
-            self = .relation(Relation(id: id, schema: schema, name: name, columns: columns))
+            self = .relation(Relation(id: id, schema: schema, name: name, columns: columns, hasFullReplicaIdentity: identity == UInt8(ascii: "f")))
         case UInt8(ascii: "I"):
             let relation = try reader.integer(UInt32.self, "relation")
             try Self.expect("N", &reader)
