@@ -130,7 +130,10 @@ case .logicalDecoding: _ = try ChangeTracking.enable(logicalDecodingOn: admin)
 // conditions read (every principal's groups decide whether the row came or went).
 let movesRank = ProcessInfo.processInfo.environment["RELATE_LIVE_COLUMN"] == "rank"
 let script = NSTemporaryDirectory() + "relate-live-scaling-\(getpid()).sql"
-try ("\\set id random(1, \(tenants * rowsPerTenant))\n"
+// The rows moved are the upper half; the probes change the lower half, whose rows stay in
+// their group (a probe's row moved later would be first seen by another group's observers).
+let probedRows = movesRank ? tenants * rowsPerTenant / 2 : tenants * rowsPerTenant
+try ((movesRank ? "\\set id random(\(probedRows + 1), \(tenants * rowsPerTenant))\n" : "\\set id random(1, \(tenants * rowsPerTenant))\n")
     + (movesRank
         ? "\\set rank random(0, \(rowsPerTenant - 1))\nUPDATE document SET rank = :rank WHERE id = :id;\n"
         : "UPDATE document SET title = md5(random()::text) WHERE id = :id;\n"))
@@ -205,7 +208,7 @@ for rate in rates {
     while ContinuousClock.now - started < .seconds(seconds) {
         probe += 1
         probes += 1
-        let id = Int.random(in: 1...(tenants * rowsPerTenant))
+        let id = Int.random(in: 1...probedRows)
         tally.send(probe, at: .now)
         try probeWriter.execute("UPDATE document SET title = $1 WHERE id = $2", ["probe-\(probe)", id])
         try await Task.sleep(until: started + .milliseconds(50 * probes))
