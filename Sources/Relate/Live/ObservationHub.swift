@@ -507,21 +507,23 @@ actor ObservationHub {
         let order = decisionOrder ?? [:]
         // Each decision: its groups (at most 500, one statement) and their entity.
         var decisions: [LiveDecision] = []
-        var decided: [(groups: ArraySlice<Group>, entity: Int)] = []
+        var decided: [(groups: ArraySlice<Group>, entity: Int, waiting: [Bool])] = []
         if matchLayout != ObjectIdentifier(layout) || decisionsMade.count > 10_000 {
             decisionsMade = [:]
             matchLayout = ObjectIdentifier(layout)
         }
-        // Most rounds wait on every group (each commit touched the table they all read):
-        // then the order is taken as it is.
-        let waitsOnAll = undecidedCount == order.values.reduce(0) { $0 + $1.count }
-        for (batch, members) in order {
+        // A batch with a group waiting is decided whole, its groups in the order they were
+        // made: its tests are then the same round after round, made once and prepared. Only
+        // the groups that waited read again when met (the others are stale already, or no
+        // change concerned them); leaving them out made other tests each round — of 500
+        // requests when one of them held the changed row.
+        for (batch, members) in order where members.contains(where: \.isUndecided) {
             let entity = batch.entity
-            let ordered = waitsOnAll ? members : members.filter(\.isUndecided)
+            let waiting = members.map(\.isUndecided)
             // Decided from here on: a commit meanwhile marks them again, for the next round.
-            for group in ordered { setUndecided(group, false) }
-            for start in stride(from: 0, to: ordered.count, by: 500) {
-                let chunk = ordered[start..<min(start + 500, ordered.count)]
+            for group in members { setUndecided(group, false) }
+            for start in stride(from: 0, to: members.count, by: 500) {
+                let chunk = members[start..<min(start + 500, members.count)]
                 let match = MatchKey(entity: entity, groups: chunk.map(\.id))
                 let decision: LiveDecision
                 if let made = decisionsMade[match] {
@@ -538,7 +540,7 @@ actor ObservationHub {
                     decisionsMade[match] = decision
                 }
                 decisions.append(decision)
-                decided.append((chunk, entity))
+                decided.append((chunk, entity, Array(waiting[chunk.indices])))
             }
         }
         let changedTexts = keysByEntity.mapValues(Array.init)
@@ -549,16 +551,16 @@ actor ObservationHub {
                 answers = try await database.requestsMet(Array(decisions[start..<end]), changedKeys: changedTexts)
             } catch {
                 // Undecided: read them again, which reports its own error.
-                for (members, _) in decided[start..<end] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
+                for (members, _, _) in decided[start..<end] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
                 continue
             }
-            for ((members, _), answer) in zip(decided[start..<end], answers) {
+            for ((members, _, waiting), answer) in zip(decided[start..<end], answers) {
                 // A group went meanwhile: the indexes no longer match; read the rest again.
                 guard case .success(let meeting) = answer, !members.contains(where: \.isGone) else {
                     stale.formUnion(members.filter { !$0.isGone }.map(\.key))
                     continue
                 }
-                for index in meeting where members.indices.contains(members.startIndex + index) {
+                for index in meeting where waiting.indices.contains(index) && waiting[index] {
                     stale.insert(members[members.startIndex + index].key)
                 }
             }
