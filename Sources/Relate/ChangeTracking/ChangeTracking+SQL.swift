@@ -33,7 +33,8 @@ extension ChangeTracking {
     /// of its own with the key columns in static SQL (planned once per session), and nothing
     /// in it reads the catalog: a committed single-row update costs the server about 25 µs
     /// more with it, where reading the key and the columns from the catalog at each
-    /// statement cost about 165 µs (`scripts/trigger-cost`). A
+    /// statement cost about 165 µs (`scripts/trigger-cost`); comparing an updated row's columns
+    /// adds 16–21 µs (<doc:RowLevelSecurity>, "Costs"). A
     /// context tells a table altered since it read the model by reading the catalog itself
     /// (a notification is a hint, never trusted: anyone who may connect may send one): for
     /// every table after a definition changed, where `enable` ran as a superuser and made
@@ -84,15 +85,15 @@ extension ChangeTracking {
                     IF keys IS NULL THEN
                         RETURN NULL;
                     END IF;
-                    IF TG_OP = 'UPDATE' THEN
+                    -- An update of one row names the columns whose bytes it changed ("c",
+                    -- of the "n" columns the table had when tracked), in the statement that
+                    -- reads its key before: a listener whose answers read none of them knows
+                    -- the row stayed in or out of each.
+                    IF TG_OP = 'UPDATE' AND jsonb_array_length(keys) = 1 THEN
+                        SELECT jsonb_build_array(%2$s), to_jsonb(array_remove(%3$s, NULL)) INTO old_keys, changed
+                          FROM relate_old_rows r, relate_new_rows n;
+                    ELSIF TG_OP = 'UPDATE' THEN
                         SELECT jsonb_agg(%2$s) INTO old_keys FROM relate_old_rows r;
-                        -- An update of one row names the columns whose bytes it changed ("c",
-                        -- of the "n" columns the table had when tracked): a listener whose
-                        -- answers read none of them knows the row stayed in or out of each.
-                        IF jsonb_array_length(keys) = 1 THEN
-                            SELECT coalesce(jsonb_agg(c), '[]') INTO changed
-                              FROM relate_old_rows o, relate_new_rows n, unnest(%3$s) c WHERE c IS NOT NULL;
-                        END IF;
                     END IF;
                 EXCEPTION WHEN undefined_column THEN
                     keys := NULL;
@@ -146,7 +147,7 @@ extension ChangeTracking {
             -- CONCURRENTLY does): any type, with or without an equality operator; a value
             -- equal but stored otherwise (1.0 and 1.00) counts as changed, never the reverse.
             -- Generated columns apart, as the feeds leave them out.
-            SELECT 'ARRAY[' || string_agg(format('CASE WHEN NOT record_image_eq(ROW(o.%I), ROW(n.%I)) THEN %L END', a.attname, a.attname, a.attname),
+            SELECT 'ARRAY[' || string_agg(format('CASE WHEN NOT record_image_eq(ROW(r.%I), ROW(n.%I)) THEN %L END', a.attname, a.attname, a.attname),
                                           ', ' ORDER BY a.attnum) || ']::text[]',
                    count(*)
               INTO changed_row, column_count
