@@ -9,6 +9,9 @@ final class LogicalDecodingFeed: ChangeFeed {
     private let tables: TrackedTables
     private var stream: Connection
     private var relations: [UInt32: PgOutputMessage.Relation] = [:]
+    /// The relations whose updates tell which columns changed: replica identity `FULL`, and
+    /// the model's columns; told when their relation message comes, not at every update.
+    private var comparable = Set<UInt32>()
     private var transaction: [ChangeNotice]?
     private var received = LSN.zero
     private var acknowledged = LSN.zero
@@ -49,6 +52,7 @@ final class LogicalDecodingFeed: ChangeFeed {
             main.logger.warning("change feed lost its replication connection; streaming again", metadata: ["relate.error": "\(error.message)"])
             stream = try Self.start(like: main)
             relations = [:]
+            comparable = []
             transaction = nil
             return events + [.gap]
         }
@@ -68,6 +72,12 @@ final class LogicalDecodingFeed: ChangeFeed {
             if let notices = transaction, !notices.isEmpty { return .changes(notices) }
         case .relation(let relation):
             relations[relation.id] = relation
+            let index = tables.index(schema: relation.schema, table: relation.name)
+            if relation.hasFullReplicaIdentity, let index, tables.tables[index].columns.elementsEqual(relation.columns.lazy.map(\.name)) {
+                comparable.insert(relation.id)
+            } else {
+                comparable.remove(relation.id)
+            }
             return try schemaChange(relation)
         case .insert(let id, let new):
             note(id, .insert, keys: key(of: new, in: id), old: nil)
@@ -110,14 +120,12 @@ final class LogicalDecodingFeed: ChangeFeed {
                 changedColumns: changed))
     }
 
-    /// The columns an update changed, when the table's replica identity is `FULL` (its old
-    /// tuple is the whole row) and the relation's columns are the model's; `nil` otherwise.
-    /// A TOASTed value the update did not touch comes as `unchanged` in the new tuple; one
-    /// that is `unchanged` in the old tuple alone counts as changed.
+    /// The columns an update changed, when its relation is ``comparable`` (its old tuple is
+    /// the whole row, its columns the model's); `nil` otherwise. A TOASTed value the update
+    /// did not touch comes as `unchanged` in the new tuple; one that is `unchanged` in the
+    /// old tuple alone counts as changed.
     private func changedColumns(from old: [PgOutputMessage.TupleValue]?, to new: [PgOutputMessage.TupleValue], in id: UInt32) -> [String]? {
-        guard let old, let relation = relations[id], relation.hasFullReplicaIdentity, old.count == new.count,
-            new.count == relation.columns.count, let index = tables.index(schema: relation.schema, table: relation.name),
-            tables.tables[index].columns.elementsEqual(relation.columns.lazy.map(\.name))
+        guard let old, comparable.contains(id), let relation = relations[id], old.count == new.count, new.count == relation.columns.count
         else { return nil }
         var changed: [String] = []
         for (position, value) in new.enumerated() where value != .unchanged && value != old[position] {

@@ -650,12 +650,13 @@ actor ObservationHub {
         security = now
         let changed = now.changed(from: known)
         let everything = now.roles != known.roles
+        // What the groups' policies read may have changed: the index is made again.
+        watchers = nil
         for key in Array(groups.keys) {
             guard let group = groups[key] else { continue }
             let before = group.region.union(group.policyRegion)
             group.policyRegion = now.policyRegion(of: group.region)
             group.secure(by: now)
-            watchers = nil
             if everything || !before.union(group.policyRegion).isDisjoint(with: changed) {
                 stale.insert(key)
                 setUndecided(group, false)
