@@ -344,7 +344,7 @@ import Testing
         try TestDatabase.withDatabase { url in
             let setup = try Connection(url: url)
             try setup.executeScript("""
-                CREATE TABLE note (keys int, payload text, stored int, PRIMARY KEY (keys, payload));
+                CREATE TABLE note (keys int, payload text, stored int, changed int, n int, r int, PRIMARY KEY (keys, payload));
                 INSERT INTO note VALUES (1, 'a', 0), (2, 'b', 0);
                 """)
             try ChangeTracking.enable(on: setup)
@@ -356,6 +356,8 @@ import Testing
             #expect(changes.map(\.kind) == [.update])
             #expect(try note.value(forKey: "stored", as: Int.self) == 7)
 
+            try setup.execute("UPDATE note SET changed = 1, n = 2, r = 3 WHERE keys = 1")
+            #expect(try context.waitForChanges(timeout: .seconds(5)).map(\.kind) == [.update])
             try setup.execute("ALTER TABLE note RENAME COLUMN payload TO body")
             #expect(try setup.execute("UPDATE note SET stored = 8 WHERE keys = 2") == 1)
             var caught: RelateError?
@@ -363,7 +365,7 @@ import Testing
                 do { _ = try context.waitForChanges(timeout: .milliseconds(100)) } catch let error as RelateError { caught = error }
             }
             #expect(caught?.kind == .schemaChanged)
-            #expect(caught?.message.contains("keys, body, stored") == true)
+            #expect(caught?.message.contains("keys, body, stored, changed, n, r") == true)
         }
     }
 
