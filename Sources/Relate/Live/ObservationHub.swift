@@ -18,31 +18,22 @@ actor ObservationHub {
     /// subscribers cost a retain of each on every copy (5 % of the hub's time under
     /// `scripts/live-scaling`). Only the hub, on its actor, holds them.
     private final class Group {
-        let request: FetchRequest
-        /// Its read, prepared once for the layout (``LiveRead/prepare(in:)``).
+        /// Its request and principal, the statement prepared once for the layout
+        /// (``LiveRead/prepare(in:)``).
         var read: LiveRead
+        var request: FetchRequest { read.request }
         /// The entities whose changes can change the answer.
         let region: Set<Int>
         /// The entities that the policies of the region's tables read, whose changes can
         /// change which rows the principal sees.
-        var policyRegion: Set<Int> {
-            didSet { watched = Self.watched(region, policyRegion) }
-        }
-        /// Both regions' entities, each marked whether a policy reads it: what
-        /// ``ObservationHub/watchers`` files the group under.
-        private(set) var watched: [(entity: Int, byPolicy: Bool)]
+        var policyRegion: Set<Int>
         /// The entity whose changed rows alone decide whether the answer changed; `nil`
         /// when the request reads more (see ``FetchRequest/decidesFromChangedRows(in:)``).
         let decidingEntity: Int?
         /// The deciding entity's columns that the request reads
-        /// (``FetchRequest/decidingColumns(in:)``).
+        /// (``FetchRequest/decidingColumns(in:)``); with those its policies read, what
+        /// ``ObservationHub/watchers`` files it under.
         let requestColumns: Set<String>?
-        /// Those and the columns the entity's policies read
-        /// (``SecurityState/decidingColumns(_:of:)``): an update of one row that changed
-        /// none of them cannot have brought that row in or taken it out, so the group
-        /// needs no decision — it reads again only when it holds the row. `nil`: every
-        /// change of the entity is decided.
-        var decidingColumns: Set<String>?
         var rows: [LiveRow]
         /// The rows' keys, for a group with a deciding entity; set through
         /// ``ObservationHub/hold(_:keys:)``, which keeps ``ObservationHub/holders`` with them.
@@ -63,32 +54,16 @@ actor ObservationHub {
 
         init(
             key: LiveGroupKey, id: Int, request: FetchRequest, region: Set<Int>, policyRegion: Set<Int>, decidingEntity: Int?,
-            requestColumns: Set<String>?, security: SecurityState?, rows: [LiveRow]
+            requestColumns: Set<String>?, rows: [LiveRow]
         ) {
             self.key = key
             self.id = id
-            self.request = request
             read = LiveRead(request: request, principal: key.principal)
             self.region = region
             self.policyRegion = policyRegion
-            watched = Self.watched(region, policyRegion)
             self.decidingEntity = decidingEntity
             self.requestColumns = requestColumns
             self.rows = rows
-            secure(by: security)
-        }
-
-        /// Takes what row-level security now says into ``decidingColumns``.
-        func secure(by security: SecurityState?) {
-            guard let decidingEntity, let security else {
-                decidingColumns = nil
-                return
-            }
-            decidingColumns = security.decidingColumns(requestColumns, of: decidingEntity)
-        }
-
-        private static func watched(_ region: Set<Int>, _ policyRegion: Set<Int>) -> [(entity: Int, byPolicy: Bool)] {
-            region.union(policyRegion).sorted().map { ($0, policyRegion.contains($0)) }
         }
     }
 
@@ -110,16 +85,19 @@ actor ObservationHub {
     /// when a round first needs it after groups came or went or their policies changed.
     private var watchers: [Int: Watchers]?
 
-    /// The groups watching one entity (``Group/watched``), by what a change of its rows
-    /// makes of them: a round visits those the change concerns, not the thousand groups.
+    /// The groups watching one entity (in their region or their policy region), by what a
+    /// change of its rows makes of them: a round visits those the change concerns, not the
+    /// thousand groups.
     private struct Watchers {
         /// Read again at any change: the entity is in their region some other way than as
         /// the one whose changed rows decide, or their policies read it.
         var always: [Group] = []
-        /// Deciding from the entity's changed rows on any change of them (no
-        /// ``Group/decidingColumns``).
+        /// Deciding from the entity's changed rows on any change of them (the columns that
+        /// decide cannot be told: ``SecurityState/decidingColumns(_:of:)``).
         var anyColumn: [Group] = []
-        /// Deciding from its changed rows when a column they read changed, by column.
+        /// Deciding from its changed rows when a column they or their policies read
+        /// changed, by column: an update of one row that changed none of them cannot have
+        /// brought the row in or taken it out, and only a group holding it reads again.
         var byColumn: [String: [Group]] = [:]
         /// Every group deciding from its changed rows, for an insert or an update whose
         /// columns the feed did not say.
@@ -209,7 +187,7 @@ actor ObservationHub {
                 groupsChanged()
                 let group = Group(
                     key: key, id: nextGroupID, request: request, region: region, policyRegion: security?.policyRegion(of: region) ?? [], decidingEntity: decidingEntity,
-                    requestColumns: requestColumns, security: security, rows: rows)
+                    requestColumns: requestColumns, rows: rows)
                 groups[key] = group
                 hold(group, keys: Self.keys(of: rows))
             }
@@ -267,13 +245,13 @@ actor ObservationHub {
         if let made = watchers { return made }
         var made: [Int: Watchers] = [:]
         for group in allGroups() {
-            for (entity, byPolicy) in group.watched {
-                guard !byPolicy, group.decidingEntity == entity else {
+            for entity in group.region.union(group.policyRegion) {
+                guard !group.policyRegion.contains(entity), group.decidingEntity == entity else {
                     made[entity, default: Watchers()].always.append(group)
                     continue
                 }
                 made[entity, default: Watchers()].deciding.append(group)
-                if let columns = group.decidingColumns {
+                if let security, let columns = security.decidingColumns(group.requestColumns, of: entity) {
                     for column in columns { made[entity, default: Watchers()].byColumn[column, default: []].append(group) }
                 } else {
                     made[entity, default: Watchers()].anyColumn.append(group)
@@ -656,7 +634,6 @@ actor ObservationHub {
             guard let group = groups[key] else { continue }
             let before = group.region.union(group.policyRegion)
             group.policyRegion = now.policyRegion(of: group.region)
-            group.secure(by: now)
             if everything || !before.union(group.policyRegion).isDisjoint(with: changed) {
                 stale.insert(key)
                 setUndecided(group, false)
