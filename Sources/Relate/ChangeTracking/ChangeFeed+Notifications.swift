@@ -63,11 +63,11 @@ final class NotificationFeed: ChangeFeed {
             return try listenAgain(after: error)
         }
         let own = main.backendProcessID
-        var payloads: [[String: Any]] = []
+        var payloads: [TriggerPayload] = []
         let marks: [FeedEvent] = notifications.contains { $0.channel == DatabaseContext.editMarksChannel && $0.processID != own } ? [.editMarks] : []
         for notification in notifications where notification.channel == ChangeTracking.channel && notification.processID != own {
-            if let object = try? JSONSerialization.jsonObject(with: Data(notification.payload.utf8)) as? [String: Any] {
-                payloads.append(object)
+            if let payload = TriggerPayload(json: notification.payload) {
+                payloads.append(payload)
             } else {
                 main.logger.debug(
                     "change feed: a notification that is not a payload of Relate's triggers; ignored",
@@ -82,20 +82,20 @@ final class NotificationFeed: ChangeFeed {
         }
     }
 
-    /// Payloads too long for NOTIFY, kept in Relate's table, put back in their place (read
-    /// on the listener's connection, never the context's: a failure there cannot touch the
-    /// context's transaction). When the row cannot be read — gone, a forged id, or a reader
-    /// without `SELECT` on `relate_tracking.change` — the notification's own table, kind and
-    /// transaction stand, without keys: the table is read again.
-    private func resolveStored(_ payloads: [[String: Any]]) throws -> [[String: Any]] {
-        let stored = payloads.compactMap { $0["id"] as? Int }
+    /// Payloads too long for NOTIFY, and those of tables with row-level security, kept in
+    /// Relate's table, put back in their place (read on the listener's connection, never the
+    /// context's: a failure there cannot touch the context's transaction). The server takes
+    /// the stored JSON apart (``TriggerPayload/storedSQL``), so none is parsed here. When
+    /// the row cannot be read — gone, a forged id, or a reader without `SELECT` on
+    /// `relate_tracking.change` — the notification's own table, kind and transaction stand,
+    /// without keys: the table is read again.
+    private func resolveStored(_ payloads: [TriggerPayload]) throws -> [TriggerPayload] {
+        let stored = payloads.compactMap(\.stored)
         guard !stored.isEmpty else { return payloads }
-        var found: [Int: [String: Any]] = [:]
+        var found: [Int: TriggerPayload] = [:]
         do {
-            let result = try listener.query("SELECT id, payload::text FROM relate_tracking.change WHERE id = ANY($1)", [stored])
-            for row in result {
-                let text = try row.decode(String.self, at: 1)
-                found[try row.decode(Int.self, at: 0)] = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            for row in try listener.queryPrepared(TriggerPayload.storedSQL, [stored], format: .binary) {
+                if let payload = try? TriggerPayload(stored: row) { found[payload.stored ?? 0] = payload }
             }
         } catch let error as PostgresError where error.kind != .connectionClosed && listener.isOpen {
             main.logger.warning(
@@ -103,12 +103,12 @@ final class NotificationFeed: ChangeFeed {
                 metadata: ["relate.error": "\(error.message)", "relate.sqlstate": "\(error.sqlState.map { "\($0)" } ?? "")"])
         }
         return payloads.map { payload in
-            guard let id = payload["id"] as? Int else { return payload }
+            guard let id = payload.stored else { return payload }
             if let full = found[id] { return full }
             main.logger.debug("change feed: a stored payload that cannot be read; its table is read again", metadata: ["relate.id": "\(id)"])
             var keyless = payload
-            keyless["keys"] = nil
-            keyless["old"] = nil
+            keyless.keys = nil
+            keyless.oldKeys = nil
             return keyless
         }
     }
@@ -130,11 +130,11 @@ final class NotificationFeed: ChangeFeed {
     /// name, or by the oid it had when the feed started) and that the catalog says changed is
     /// a schema change; the rest are notices, one event per transaction (a transaction's
     /// notifications arrive together, in order, when it commits).
-    private func events(_ payloads: [[String: Any]]) throws -> [FeedEvent] {
+    private func events(_ payloads: [TriggerPayload]) throws -> [FeedEvent] {
         let hints = payloads.map(hinted)
         let altered: [Int: String]
         if toldOfDefinitionChanges {
-            if mustCheckAll || payloads.contains(where: { $0["ddl"] != nil }) {
+            if mustCheckAll || payloads.contains(where: \.isDefinitionChange) {
                 catalogChecks += 1
                 self.altered = try tables.altered(Set(tables.tables.indices), on: listener)
                 mustCheckAll = false
@@ -146,52 +146,47 @@ final class NotificationFeed: ChangeFeed {
         }
         var events: [FeedEvent] = []
         var transaction: Int?
-        for (payload, hinted) in zip(payloads, hints) where payload["ddl"] == nil {
+        for (payload, hinted) in zip(payloads, hints) where !payload.isDefinitionChange {
             if let index = hinted.first(where: { altered[$0] != nil }), let what = altered[index] {
                 let table = tables.tables[index]
                 events.append(.schemaChanged(schema: table.schema, table: table.name, what: what))
                 continue
             }
             guard let notice = notice(payload) else { continue }
-            let writer = payload["x"] as? Int
-            if let writer, writer == transaction, case .changes(let earlier) = events.last {
+            if let writer = payload.transaction, writer == transaction, case .changes(let earlier) = events.last {
                 events[events.count - 1] = .changes(earlier + [notice])
             } else {
                 events.append(.changes([notice]))
             }
-            transaction = writer
+            transaction = payload.transaction
         }
         return events
     }
 
     /// The model's tables a payload points at: by its schema and name, and by its oid.
-    private func hinted(_ payload: [String: Any]) -> [Int] {
+    private func hinted(_ payload: TriggerPayload) -> [Int] {
         var hinted: [Int] = []
-        if let schema = payload["s"] as? String, let name = payload["t"] as? String, let index = tables.index(schema: schema, table: name) {
+        if let schema = payload.schema, let name = payload.table, let index = tables.index(schema: schema, table: name) {
             hinted.append(index)
         }
-        if let oid = payload["r"] as? Int, let index = tables.index(oid: oid), !hinted.contains(index) {
+        if let oid = payload.relation, let index = tables.index(oid: oid), !hinted.contains(index) {
             hinted.append(index)
         }
         return hinted
     }
 
-    /// A trigger's payload: `{"x": transaction, "r": table oid, "s": schema, "t": table,
-    /// "k": "I"|"U"|"D", "keys": […], "old": […], "c": […], "n": count}`, as a notice of the
-    /// model's table it names; `nil` for a table the model lacks. `c`, an update of one row's
-    /// changed columns, is taken only when the trigger compared as many columns (`n`) as the
-    /// model has and names only those: a trigger made before a column was added does not
-    /// compare it, and a changed column it cannot name must never read as unchanged.
-    private func notice(_ object: [String: Any]) -> ChangeNotice? {
-        guard let schema = object["s"] as? String, let name = object["t"] as? String, let index = tables.index(schema: schema, table: name)
-        else {
+    /// A trigger's payload as a notice of the model's table it names; `nil` for a table the
+    /// model lacks. The changed columns, an update of one row's, are taken only when the
+    /// trigger compared as many columns as the model has and names only those: a trigger
+    /// made before a column was added does not compare it, and a changed column it cannot
+    /// name must never read as unchanged.
+    private func notice(_ payload: TriggerPayload) -> ChangeNotice? {
+        guard let schema = payload.schema, let name = payload.table, let index = tables.index(schema: schema, table: name) else {
             main.logger.debug("change feed: a payload that names no table of the model; ignored")
             return nil
         }
-        let letter = object["k"] as? String
-        let kind: Change.Kind = letter == "I" ? .insert : letter == "D" ? .delete : .update
-        var keys = Self.texts(object["keys"])
-        var old = Self.texts(object["old"])
+        let kind: Change.Kind = payload.kind == "I" ? .insert : payload.kind == "D" ? .delete : .update
+        var (keys, old) = (payload.keys, payload.oldKeys)
         if (keys?.count ?? 0) > Self.maxKeys || (old?.count ?? 0) > Self.maxKeys {
             main.logger.debug("change feed: a payload with more keys than \(Self.maxKeys); its table is read again whole")
             (keys, old) = (nil, nil)
@@ -199,31 +194,11 @@ final class NotificationFeed: ChangeFeed {
         // The trigger sent the catalog's key, which is not the one an override declared.
         if !tables.tables[index].triggersSendKey { (keys, old) = (nil, nil) }
         var changed: [String]?
-        if kind == .update, keys?.count == 1, let columns = object["c"] as? [String], let count = object["n"] as? Int,
-            count == tables.tables[index].columns.count, columns.allSatisfy(tables.tables[index].columns.contains)
+        if kind == .update, keys?.count == 1, let columns = payload.changedColumns, payload.comparedColumns == tables.tables[index].columns.count,
+            columns.allSatisfy(tables.tables[index].columns.contains)
         {
             changed = columns
         }
         return ChangeNotice(schema: schema, table: name, kind: kind, keys: keys, oldKeys: old, changedColumns: changed)
-    }
-
-    /// JSON keys as the server's text forms (numbers as digits, strings as they are); `nil`
-    /// (the table read again) when they are not an array of arrays of numbers and strings.
-    private static func texts(_ value: Any?) -> [[String?]]? {
-        guard let keys = value as? [[Any]] else { return nil }
-        var texts: [[String?]] = []
-        texts.reserveCapacity(keys.count)
-        for key in keys {
-            var parts: [String?] = []
-            for part in key {
-                switch part {
-                case let text as String: parts.append(text)
-                case let number as NSNumber: parts.append(number.stringValue)
-                default: return nil
-                }
-            }
-            texts.append(parts)
-        }
-        return texts
     }
 }
