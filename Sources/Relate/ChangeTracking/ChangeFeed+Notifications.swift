@@ -84,9 +84,8 @@ final class NotificationFeed: ChangeFeed {
 
     /// Payloads too long for NOTIFY, and those of tables with row-level security, kept in
     /// Relate's table, put back in their place (read on the listener's connection, never the
-    /// context's: a failure there cannot touch the context's transaction). The server takes
-    /// the stored JSON apart (``TriggerPayload/storedSQL``), so none is parsed here. When
-    /// the row cannot be read — gone, a forged id, or a reader without `SELECT` on
+    /// context's: a failure there cannot touch the context's transaction). When the row
+    /// cannot be read — gone, a forged id, or a reader without `SELECT` on
     /// `relate_tracking.change` — the notification's own table, kind and transaction stand,
     /// without keys: the table is read again.
     private func resolveStored(_ payloads: [TriggerPayload]) throws -> [TriggerPayload] {
@@ -95,7 +94,7 @@ final class NotificationFeed: ChangeFeed {
         var found: [Int: TriggerPayload] = [:]
         do {
             for row in try listener.queryPrepared(TriggerPayload.storedSQL, [stored], format: .binary) {
-                if let payload = try? TriggerPayload(stored: row) { found[payload.stored ?? 0] = payload }
+                found[try row.decode(Int.self, at: 0)] = TriggerPayload(json: try row.decode(String.self, at: 1))
             }
         } catch let error as PostgresError where error.kind != .connectionClosed && listener.isOpen {
             main.logger.warning(
