@@ -101,6 +101,29 @@ import Testing
         }
     }
 
+    /// A read again takes each row of the answer before whose identity and values came
+    /// again as it is (here marked in its `values`, which a made row never has), wherever
+    /// it now stands, and makes the rows that changed or are new.
+    @Test func aReadAgainKeepsTheRowsThatCameAgain() async throws {
+        try await Self.withTenants { database, roles, url in
+            let principal = Principal(role: roles.name("a"), settings: ["app.tenant": "1"])
+            let read = LiveRead(request: FetchRequest("doc", orderBy: [.descending("title"), .ascending("id")]), principal: principal)
+            var earlier = try await database.liveRows(of: [read])[0].get()
+            #expect(earlier.count == 10 && earlier.allSatisfy { $0.values["tenant"] as? Int == 1 })
+            for index in earlier.indices { earlier[index].values["marker"] = index }
+            let (first, second) = (try #require(earlier[0].values["id"] as? Int), try #require(earlier[1].values["id"] as? Int))
+            // The first row changes and goes last; the second comes first.
+            let owner = try Connection(url: url)
+            try owner.execute("UPDATE doc SET title = '' WHERE id = $1", [first])
+            let again = try await database.liveRows(of: [read], reusing: [earlier])[0].get()
+            #expect(again.count == 10)
+            #expect(again.first?.values["id"] as? Int == second && again.first?.values["marker"] as? Int == 1)
+            #expect(again.last?.values["id"] as? Int == first && again.last?.values["marker"] == nil && again.last?.values["title"] as? String == "")
+            #expect(again.dropLast().allSatisfy { $0.values["marker"] != nil })
+            #expect(again.map { $0.values["id"] as? Int } == earlier.dropFirst().map { $0.values["id"] as? Int } + [first])
+        }
+    }
+
     /// An update of one row that changed no column an answer's request or its table's
     /// policies read is decided by no statement: only the groups whose answer holds the row
     /// read again. One that changed what a policy reads (a row moved to another tenant) is

@@ -82,14 +82,18 @@ extension Database {
     /// request whose entity other tables inherit from is read after the round trip, in a
     /// transaction of its own.
     ///
+    /// - Parameters:
+    ///   - reads: The reads.
+    ///   - earlier: Per read, its answer before (empty for none): a row of it whose
+    ///     identity and values come again is taken as it is (``LiveRow/rows(of:entity:reusing:)``).
     /// - Returns: Per read, in order, its rows or the error reading them.
     /// - Throws: A ``RelateError`` when no read could run: the connection was lost (its
     ///   ``RelateError/postgresError`` says so), or the database is shutting down.
-    func liveRows(of reads: [LiveRead]) async throws -> [Result<[LiveRow], RelateError>] {
+    func liveRows(of reads: [LiveRead], reusing earlier: [[LiveRow]] = []) async throws -> [Result<[LiveRow], RelateError>] {
         try await unit("relate.read") {
             let layout = self.layout.withLock { $0 }
             return try await self.withConnection { connection, _ in
-                try Self.liveRows(of: reads, on: connection, layout: layout)
+                try Self.liveRows(of: reads, reusing: earlier, on: connection, layout: layout)
             }
         }
     }
@@ -195,10 +199,12 @@ extension Database {
         return answers.map { $0! }
     }
 
-    /// ``liveRows(of:)`` on `connection`.
-    private static func liveRows(of reads: [LiveRead], on connection: Connection, layout: ModelLayout) throws -> [Result<[LiveRow], RelateError>] {
+    /// ``liveRows(of:reusing:)`` on `connection`.
+    private static func liveRows(
+        of reads: [LiveRead], reusing earlier: [[LiveRow]], on connection: Connection, layout: ModelLayout
+    ) throws -> [Result<[LiveRow], RelateError>] {
         var answers = [Result<[LiveRow], RelateError>?](repeating: nil, count: reads.count)
-        var sent: [(read: Int, entity: Int, statement: RequestStatement)] = []
+        var sent: [(read: Int, entity: Int)] = []
         var alone: [Int] = []
         var round: [LiveStatement] = []
         for (index, read) in reads.enumerated() {
@@ -209,25 +215,23 @@ extension Database {
                     alone.append(index)
                     continue
                 }
-                sent.append((index, prepared.entity, prepared.statement))
+                sent.append((index, prepared.entity))
                 round.append(LiveStatement(statement: prepared.postgres, settings: prepared.settings, shape: prepared.shape))
             } catch {
                 answers[index] = .failure(relateError(error))
             }
         }
         let results = try liveRound(round, on: connection)
-        // One context for every answer, emptied between them: no object of one principal's
-        // answer is another's.
+        for ((index, entity), result) in zip(sent, results) {
+            answers[index] = Result {
+                try LiveRow.rows(of: try result.get(), entity: layout.entities[entity], reusing: index < earlier.count ? earlier[index] : [])
+            }.mapError { relateError($0, entity: layout.model.entities[entity].name) }
+        }
+        guard !alone.isEmpty else { return answers.map { $0! } }
+        // A request with descendants reads each row as its own entity: through a context,
+        // emptied between them, so that no object of one principal's answer is another's.
         let context = DatabaseContext(connection: connection, layout: layout)
         defer { context.reset(keepingSpares: false) }
-        for ((index, entity, statement), result) in zip(sent, results) {
-            let name = layout.model.entities[entity].name
-            answers[index] = Result {
-                let rows = try result.get()
-                defer { context.reset(keepingSpares: true) }
-                return try context.graph.materialize(entity: entity, result: rows, rowsAreDistinct: statement.rowsAreDistinct).map(LiveRow.init)
-            }.mapError { relateError($0, entity: name) }
-        }
         for index in alone {
             let unit = UnitOfWork(.read, as: reads[index].principal, replicas: .primaryOnly)
             answers[index] = Result {

@@ -20,7 +20,61 @@ extension LiveRow {
 
     /// Whether `other` holds the same values, cell by cell.
     func hasSameValues(as other: LiveRow) -> Bool {
-        cells.count == other.cells.count && zip(cells, other.cells).allSatisfy { $0.isSame(as: $1) }
+        Self.same(cells, other.cells)
+    }
+
+    private static func same(_ cells: [StoredValue], _ others: [StoredValue]) -> Bool {
+        cells.count == others.count && zip(cells, others).allSatisfy { $0.isSame(as: $1) }
+    }
+
+    /// The rows of a live read's result (its first columns `entity`'s attributes), read into
+    /// cells straight: an answer is values that leave its unit of work, so it makes no
+    /// object, identity map or context (they were a sixth of a live read's time). A row of
+    /// `earlier`, the answer before, whose identity and cells come again is taken as it is,
+    /// its ``values`` not made again: an answer read again after a commit mostly differs by
+    /// one row, if any.
+    ///
+    /// - Throws: A `PostgresDecodingError` for a cell its column's type cannot be read as,
+    ///   or a ``RelateError`` for a result not of the entity's columns or of more cells than
+    ///   one fetch holds.
+    static func rows(of result: PostgresResult, entity: EntityLayout, reusing earlier: [LiveRow]) throws -> [LiveRow] {
+        let width = entity.columns.count
+        guard result.columns.count >= width else {
+            throw RelateError(kind: .database, message: "a live read answered \(result.columns.count) columns for \(width) attributes", entity: entity.entity.name)
+        }
+        guard result.count <= ObjectGraph.maximumCells / Swift.max(width, 1) else {
+            throw RelateError(
+                kind: .invalidRequest, message: "\(result.count) rows of \(width) columns are more than one answer holds (\(ObjectGraph.maximumCells) values)",
+                entity: entity.entity.name)
+        }
+        let readers = StoredValue.Reader.readers(for: result, entity: entity.entity)
+        // The rows before by identity, made only when one is not where it was.
+        var earlierPositions: [ObjectKey: Int]?
+        var rows: [LiveRow] = []
+        rows.reserveCapacity(result.count)
+        for row in 0..<result.count {
+            var cells: [StoredValue] = []
+            cells.reserveCapacity(width)
+            for column in 0..<width { cells.append(try readers[column].readDirect(result, row: row, column: column)) }
+            let identity = entity.primaryKey.isEmpty ? nil : ObjectKey(cells, at: entity.primaryKey)
+            if let identity, !earlier.isEmpty {
+                var position: Int? = row < earlier.count && earlier[row].identity == identity ? row : nil
+                if position == nil {
+                    if earlierPositions == nil {
+                        earlierPositions = Dictionary(earlier.indices.compactMap { i in earlier[i].identity.map { ($0, i) } }, uniquingKeysWith: { first, _ in first })
+                    }
+                    position = earlierPositions?[identity]
+                }
+                if let position, same(cells, earlier[position].cells) {
+                    rows.append(earlier[position])
+                    continue
+                }
+            }
+            var values: [String: any Sendable] = [:]
+            for (index, key) in entity.attributeKeys.enumerated() { if let value = cells[index].value { values[key] = value } }
+            rows.append(LiveRow(primaryKey: entity.primaryKey.map { cells[$0].value }, values: values, cells: cells, identity: identity))
+        }
+        return rows
     }
 }
 
@@ -99,11 +153,10 @@ extension Database {
         try await observation.subscribe(to: request, as: principal, on: self)
     }
 
-    /// The rows of `request`, read on the primary as `principal` (`nil`: the pool's role), as values.
+    /// The rows of `request`, read on the primary as `principal` (`nil`: the pool's role), as
+    /// values: the way every later read of its group reads them (``liveRows(of:reusing:)``).
     func liveRows(_ request: FetchRequest, as principal: Principal? = nil) async throws -> [LiveRow] {
-        try await run(UnitOfWork(.read, as: principal, replicas: .primaryOnly)) { context in
-            try context.fetch(request).map(LiveRow.init)
-        }
+        try await liveRows(of: [LiveRead(request: request, principal: principal)])[0].get()
     }
 
 }

@@ -549,7 +549,7 @@ actor ObservationHub {
     static let groupsPerRoundTrip = 100
 
     /// Reads the answers of groups `keys` again, each as its principal, in one round trip
-    /// (``Database/liveRows(of:)``); tells each group's subscribers when its answer
+    /// (``Database/liveRows(of:reusing:)``); tells each group's subscribers when its answer
     /// changed, and ends the streams of a group whose read failed (that group's only).
     /// Answers the groups whose server could not be reached: they stay, to be read again.
     private func read(_ keys: [LiveGroupKey], on database: Database) async -> Set<LiveGroupKey> {
@@ -558,12 +558,14 @@ actor ObservationHub {
         var answers: [Result<[LiveRow], any Error>]
         do {
             let layout = database.layout.withLock { $0 }
-            answers = try await database.liveRows(of: present.map { key in
-                let group = groups[key]!
-                // One that cannot be prepared is read all the same, which reports its error.
-                try? group.read.prepare(in: layout)
-                return group.read
-            })
+            answers = try await database.liveRows(
+                of: present.map { key in
+                    let group = groups[key]!
+                    // One that cannot be prepared is read all the same, which reports its error.
+                    try? group.read.prepare(in: layout)
+                    return group.read
+                },
+                reusing: present.map { groups[$0]!.rows })
                 .map { $0.mapError { $0 as any Error } }
         } catch {
             answers = Array(repeating: .failure(error), count: present.count)
