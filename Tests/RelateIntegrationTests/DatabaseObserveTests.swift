@@ -85,7 +85,11 @@ import Testing
             try setup.execute("UPDATE person SET firstname = 'Annie' WHERE id = 4")
             let updated = try await first.wait(for: 3)
             #expect(updated.last?.rows.last?.values["firstname"] as? String == "Annie")
-            #expect(updated.last?.difference.isEmpty == true)
+            // It moves nothing, and names the row it changed.
+            let difference = updated.last?.difference
+            #expect(difference?.inserted.isEmpty == true && difference?.removed.isEmpty == true && difference?.moved.isEmpty == true)
+            #expect(difference?.updated.map(\.index) == [(updated.last?.rows.count ?? 0) - 1])
+            #expect(difference?.updated.first?.primaryKey.first as? Int == 4)
             #expect(titles.snapshots.withLock { $0.count } == 1)
             try setup.execute("UPDATE email SET address = 'x@example.com' WHERE id = 1")
             try await Task.sleep(for: .milliseconds(800))

@@ -164,7 +164,9 @@ for tenant in 1...tenants {
                             continue
                         }
                         tally.deliveries.add(1, ordering: .relaxed)
-                        for row in snapshot.rows {
+                        // What a server pushing changes sends on: the rows that joined or changed.
+                        for changed in snapshot.difference.inserted + snapshot.difference.updated {
+                            let row = snapshot.rows[changed.index]
                             if let title = row.values["title"] as? String, title.hasPrefix("probe-"), let probe = Int(title.dropFirst(6)),
                                 seen.insert(probe).inserted
                             {

@@ -121,9 +121,14 @@ public final class LiveResults: Observable {
         /// `removed` and at the moves' `from` indexes, then putting in, by increasing index,
         /// the rows at `inserted` and at the moves' `to` indexes, gives the new answer.
         public var moved: [Move] = []
+        /// Rows in both answers whose values changed, by their index in the answer after, in
+        /// increasing order (a row that moved may be here too): what a consumer of
+        /// ``Database/observe(_:)`` sends on without comparing the rows itself. A context's
+        /// ``LiveResults`` leaves it empty: its objects change in place, and Observation tells.
+        public var updated: [Row] = []
 
-        /// Nothing joined, left or moved.
-        public var isEmpty: Bool { inserted.isEmpty && removed.isEmpty && moved.isEmpty }
+        /// Nothing joined, left, moved or changed.
+        public var isEmpty: Bool { inserted.isEmpty && removed.isEmpty && moved.isEmpty && updated.isEmpty }
 
         init() {}
 

@@ -576,7 +576,7 @@ actor ObservationHub {
             case .success(let rows):
                 guard let group = groups[key] else { continue }
                 let difference = Self.difference(from: group.rows, to: rows)
-                guard !difference.isEmpty || !Self.sameValues(group.rows, rows) else { continue }
+                guard !difference.isEmpty else { continue }
                 group.rows = rows
                 if group.decidingEntity != nil { hold(group, keys: Self.keys(of: rows)) }
                 group.version += 1
@@ -687,20 +687,30 @@ actor ObservationHub {
     }
 
     /// Rows told apart by primary key (by position where there is none). The same rows in
-    /// the same order, the common answer to a change of a value, take no diff at all.
+    /// the same order, the common answer to a change of a value, take no diff at all; the
+    /// rows whose values changed are told by their cells.
     static func difference(from old: [LiveRow], to new: [LiveRow]) -> LiveResults.Difference {
-        if old.count == new.count, zip(old, new).allSatisfy({ $0.identity != nil && $0.identity == $1.identity }) {
-            return LiveResults.Difference()
+        var difference = LiveResults.Difference()
+        if old.count != new.count || !zip(old, new).allSatisfy({ $0.identity != nil && $0.identity == $1.identity }) {
+            func identities(_ rows: [LiveRow]) -> [(identity: AnyHashable, primaryKey: [(any Sendable)?])] {
+                rows.enumerated().map { offset, row in (row.identity.map(AnyHashable.init) ?? AnyHashable(offset), row.primaryKey) }
+            }
+            difference = LiveResults.Difference(from: identities(old), to: identities(new))
         }
-        func identities(_ rows: [LiveRow]) -> [(identity: AnyHashable, primaryKey: [(any Sendable)?])] {
-            rows.enumerated().map { offset, row in (row.identity.map(AnyHashable.init) ?? AnyHashable(offset), row.primaryKey) }
+        // A row is the one before of its identity (a row without one: the one at its index).
+        var before: [ObjectKey: Int]?
+        for (index, row) in new.enumerated() {
+            var earlier: Int? = index < old.count && old[index].identity == row.identity ? index : nil
+            if earlier == nil, let identity = row.identity {
+                if before == nil {
+                    before = Dictionary(old.indices.compactMap { i in old[i].identity.map { ($0, i) } }, uniquingKeysWith: { first, _ in first })
+                }
+                earlier = before?[identity]
+            }
+            if let earlier, !row.hasSameValues(as: old[earlier]) {
+                difference.updated.append(LiveResults.Difference.Row(index: index, primaryKey: row.primaryKey))
+            }
         }
-        return LiveResults.Difference(from: identities(old), to: identities(new))
-    }
-
-    /// Whether two answers hold the same values, row by row (a change of an attribute the
-    /// order does not depend on moves no row, but is news all the same).
-    private static func sameValues(_ old: [LiveRow], _ new: [LiveRow]) -> Bool {
-        old.count == new.count && zip(old, new).allSatisfy { $0.hasSameValues(as: $1) }
+        return difference
     }
 }
