@@ -14,8 +14,16 @@ public struct LiveRow: Sendable {
 
 extension LiveRow {
     /// The row of `object`, as values that may leave its unit of work.
-    init(_ object: DatabaseObject) throws {
-        self.init(primaryKey: object.primaryKey, values: try object.snapshot(), cells: Array(object.values), identity: object.objectKey)
+    init(_ object: DatabaseObject) {
+        self.init(cells: Array(object.values), identity: object.objectKey, entity: object.table.layout)
+    }
+
+    /// The row of `cells`, `entity`'s attributes in order: its key and its ``values`` made
+    /// from them.
+    private init(cells: [StoredValue], identity: ObjectKey?, entity: EntityLayout) {
+        var values: [String: any Sendable] = [:]
+        for (index, key) in entity.attributeKeys.enumerated() { if let value = cells[index].value { values[key] = value } }
+        self.init(primaryKey: entity.primaryKey.map { cells[$0].value }, values: values, cells: cells, identity: identity)
     }
 
     /// Whether `other` holds the same values, cell by cell.
@@ -48,8 +56,7 @@ extension LiveRow {
                 entity: entity.entity.name)
         }
         let readers = StoredValue.Reader.readers(for: result, entity: entity.entity)
-        // The rows before by identity, made only when one is not where it was.
-        var earlierPositions: [ObjectKey: Int]?
+        var before = EarlierAnswer(earlier)
         var rows: [LiveRow] = []
         rows.reserveCapacity(result.count)
         for row in 0..<result.count {
@@ -57,24 +64,36 @@ extension LiveRow {
             cells.reserveCapacity(width)
             for column in 0..<width { cells.append(try readers[column].readDirect(result, row: row, column: column)) }
             let identity = entity.primaryKey.isEmpty ? nil : ObjectKey(cells, at: entity.primaryKey)
-            if let identity, !earlier.isEmpty {
-                var position: Int? = row < earlier.count && earlier[row].identity == identity ? row : nil
-                if position == nil {
-                    if earlierPositions == nil {
-                        earlierPositions = Dictionary(earlier.indices.compactMap { i in earlier[i].identity.map { ($0, i) } }, uniquingKeysWith: { first, _ in first })
-                    }
-                    position = earlierPositions?[identity]
-                }
-                if let position, same(cells, earlier[position].cells) {
-                    rows.append(earlier[position])
-                    continue
-                }
+            if let position = before.position(of: identity, at: row), same(cells, earlier[position].cells) {
+                rows.append(earlier[position])
+            } else {
+                rows.append(LiveRow(cells: cells, identity: identity, entity: entity))
             }
-            var values: [String: any Sendable] = [:]
-            for (index, key) in entity.attributeKeys.enumerated() { if let value = cells[index].value { values[key] = value } }
-            rows.append(LiveRow(primaryKey: entity.primaryKey.map { cells[$0].value }, values: values, cells: cells, identity: identity))
         }
         return rows
+    }
+}
+
+/// Where each row of an answer was in the answer before: the row of its identity (a row
+/// without one: the row at its index), looked for where it stands first, and in a dictionary
+/// made only when a row is not there (most answers read again keep their rows in place).
+struct EarlierAnswer {
+    private let rows: [LiveRow]
+    private var positions: [ObjectKey: Int]?
+
+    init(_ rows: [LiveRow]) {
+        self.rows = rows
+    }
+
+    /// The position before of the row of `identity` now at `index`; `nil` for a row that was
+    /// not there.
+    mutating func position(of identity: ObjectKey?, at index: Int) -> Int? {
+        if index < rows.count, rows[index].identity == identity { return index }
+        guard let identity else { return nil }
+        if positions == nil {
+            positions = Dictionary(rows.indices.compactMap { i in rows[i].identity.map { ($0, i) } }, uniquingKeysWith: { first, _ in first })
+        }
+        return positions?[identity]
     }
 }
 

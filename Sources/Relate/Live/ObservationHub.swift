@@ -697,17 +697,9 @@ actor ObservationHub {
             }
             difference = LiveResults.Difference(from: identities(old), to: identities(new))
         }
-        // A row is the one before of its identity (a row without one: the one at its index).
-        var before: [ObjectKey: Int]?
+        var before = EarlierAnswer(old)
         for (index, row) in new.enumerated() {
-            var earlier: Int? = index < old.count && old[index].identity == row.identity ? index : nil
-            if earlier == nil, let identity = row.identity {
-                if before == nil {
-                    before = Dictionary(old.indices.compactMap { i in old[i].identity.map { ($0, i) } }, uniquingKeysWith: { first, _ in first })
-                }
-                earlier = before?[identity]
-            }
-            if let earlier, !row.hasSameValues(as: old[earlier]) {
+            if let earlier = before.position(of: row.identity, at: index), !row.hasSameValues(as: old[earlier]) {
                 difference.updated.append(LiveResults.Difference.Row(index: index, primaryKey: row.primaryKey))
             }
         }
