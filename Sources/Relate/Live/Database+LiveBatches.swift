@@ -19,7 +19,8 @@ struct LiveRead: Sendable {
     struct Prepared: @unchecked Sendable {
         let layout: ObjectIdentifier
         let entity: Int
-        let statement: RequestStatement
+        /// Whether rows of descendant entities come too: such a read goes through a context.
+        let readsDescendants: Bool
         /// The statement as sent: prepared once a connection, as every group of a request's
         /// shape sends the same text.
         let postgres: PostgresStatement
@@ -38,7 +39,7 @@ struct LiveRead: Sendable {
         var postgres = statement.statement.postgres
         postgres.prepares = true
         prepared = Prepared(
-            layout: ObjectIdentifier(layout), entity: entity, statement: statement, postgres: postgres,
+            layout: ObjectIdentifier(layout), entity: entity, readsDescendants: !statement.descendants.isEmpty, postgres: postgres,
             settings: Statements.readOnlySettings(as: principal), shape: Statements.SettingsShape(principal))
     }
 }
@@ -211,7 +212,7 @@ extension Database {
             do {
                 var read = read
                 try read.prepare(in: layout)
-                guard let prepared = read.prepared, prepared.statement.descendants.isEmpty else {
+                guard let prepared = read.prepared, !prepared.readsDescendants else {
                     alone.append(index)
                     continue
                 }

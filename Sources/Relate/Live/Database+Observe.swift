@@ -31,8 +31,12 @@ extension LiveRow {
         Self.same(cells, other.cells)
     }
 
+    /// A row a read kept from the answer before (``rows(of:entity:reusing:)``) shares its
+    /// cells' storage with it: told the same without comparing them again.
     private static func same(_ cells: [StoredValue], _ others: [StoredValue]) -> Bool {
-        cells.count == others.count && zip(cells, others).allSatisfy { $0.isSame(as: $1) }
+        guard cells.count == others.count else { return false }
+        let shared = cells.withUnsafeBufferPointer { cells in others.withUnsafeBufferPointer { cells.baseAddress == $0.baseAddress } }
+        return shared || zip(cells, others).allSatisfy { $0.isSame(as: $1) }
     }
 
     /// The rows of a live read's result (its first columns `entity`'s attributes), read into
