@@ -578,7 +578,10 @@ actor ObservationHub {
                 let difference = Self.difference(from: group.rows, to: rows)
                 guard !difference.isEmpty else { continue }
                 group.rows = rows
-                if group.decidingEntity != nil { hold(group, keys: Self.keys(of: rows)) }
+                // Only rows that came or went change the keys it holds (rows are told apart by key).
+                if group.decidingEntity != nil, !difference.inserted.isEmpty || !difference.removed.isEmpty {
+                    hold(group, keys: Self.keys(of: rows))
+                }
                 group.version += 1
                 let snapshot = LiveSnapshot(rows: rows, difference: difference, version: group.version)
                 for continuation in group.subscribers.values { continuation.yield(snapshot) }
