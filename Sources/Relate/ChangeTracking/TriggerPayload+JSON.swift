@@ -5,8 +5,8 @@ extension TriggerPayload {
     /// row-level security is two payloads (the notification and its stored row), and making
     /// Foundation's objects of each and casting them back was an eighth of the listener
     /// process's CPU at 100 and 1,000 commits a second (`scripts/live-scaling`, 2026-11-28).
-    /// Numbers keep the text the server wrote (a `numeric` key's `1.50`, a `bigint` past
-    /// 2⁵³), which is the key's text form.
+    /// Numbers keep the text the server wrote, which for an integer or `numeric` key is its
+    /// text form (a `numeric` key's `1.50`, a `bigint` past 2⁵³); booleans are `t` and `f`.
     init?(json: String) {
         var json = json
         guard let payload = json.withUTF8({ bytes -> TriggerPayload? in
@@ -41,8 +41,9 @@ extension TriggerPayload {
 /// in a string, a lone surrogate or anything after the object makes the payload no payload.
 private struct PayloadJSON {
     /// A value inside the payload's object; objects are checked but not kept (no field
-    /// Relate reads holds one).
-    indirect enum Value {
+    /// Relate reads holds one). Not `indirect`: an array holds its values already, and a
+    /// box for every scalar cost three allocations a key of a million-key stored payload.
+    enum Value {
         case string(String)
         /// The number's text as written.
         case number(String)
@@ -147,7 +148,7 @@ private struct PayloadJSON {
         }
     }
 
-    /// `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`, as written.
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as written.
     private mutating func number() -> String? {
         let start = at
         _ = skipByte("-")
