@@ -42,7 +42,8 @@ extension TriggerPayload {
 private struct PayloadJSON {
     /// A value inside the payload's object; objects are checked but not kept (no field
     /// Relate reads holds one). Not `indirect`: an array holds its values already, and a
-    /// box for every scalar cost three allocations a key of a million-key stored payload.
+    /// box for each scalar would be one allocation more per value of a stored payload (a
+    /// million keys, at most).
     enum Value {
         case string(String)
         /// The number's text as written.
