@@ -650,9 +650,10 @@ actor ObservationHub {
         scheduleEvaluation(on: database)
     }
 
-    /// The identities of rows of an entity with a one-column key.
+    /// The identities of rows of an entity with a one-column key: each row's own, made from
+    /// its cells when it was read, not made again from its key's values.
     private static func keys(of rows: [LiveRow]) -> Set<ObjectKey> {
-        Set(rows.compactMap { row in row.primaryKey.count == 1 ? ObjectKey(StoredValue(row.primaryKey[0])) : nil })
+        Set(rows.compactMap { row in row.primaryKey.count == 1 ? row.identity : nil })
     }
 
     /// The database is shutting down: every observer's stream ends, without an error, and
