@@ -69,12 +69,17 @@ import Testing
             let row = try other.query("SELECT firstname, surname FROM \"\(fixture.schema)\".person WHERE id = 1")[0]
             #expect(try row.decode(String.self, at: 0) == "Augusta Ada")
             #expect(try row.decode(String.self, at: 1) == "Byron")
+            // The row is not read back (the table stores what save() sends): memory learns
+            // the other column as it learns any other client's change, with the next read.
+            #expect(try ada.value(forKey: "surname") as? String == "Lovelace")
+            try context.refresh(ada)
             #expect(try ada.value(forKey: "surname") as? String == "Byron")
         }
     }
 
     /// Rows of one entity changed in the same columns go in one statement (arrays, one
-    /// plan); a row of them another client changed makes the whole save a conflict.
+    /// plan), which reads nothing back where the table stores what it sends; a row of them
+    /// another client changed makes the whole save a conflict naming that row's object.
     @Test func rowsChangedAlikeGoInOneStatement() throws {
         try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails + """
             INSERT INTO person (firstname, surname) SELECT 'P' || n, NULL FROM generate_series(1, 50) n;
@@ -83,32 +88,111 @@ import Testing
             context.autocommits = false
             let people = try context.fetch(FetchRequest("person", orderBy: [.ascending("id")]))
             let keys = people.map { "\($0.primaryKey)" }
-            // Changed last to first, and a merge join makes the rows come back first to last:
-            // each row must find its object by its position in the arrays, not by its order.
             for (index, person) in people.enumerated().reversed() { try person.setValue("S\(index)", forKey: "surname") }
-            try context.connection.query("SET enable_hashjoin = off")
-            try context.connection.query("SET enable_nestloop = off")
-            // Another client's change of another column: the row comes back with it, and
-            // memory takes it.
+            // Another client's change of another column: both stand.
             let other = try TestDatabase.connect()
             try other.query("UPDATE \"\(fixture.schema)\".person SET firstname = 'Charles' WHERE id = 20")
             let sent = try fixture.sql { try context.save() }
-            try context.connection.query("RESET ALL")
             let updates = sent.filter { $0.hasPrefix("UPDATE") }
             #expect(updates.count == 1)
-            #expect(updates.first?.contains("FROM unnest($1, $2, $3) WITH ORDINALITY") == true)
+            #expect(updates.first?.contains("FROM unnest($1, $2, $3) AS v(k0, n0, o0) WHERE") == true)
             #expect(updates.first?.contains(#"t."surname" IS NOT DISTINCT FROM v.o0"#) == true)
-            #expect(try fixture.disagreements() == [])
+            #expect(updates.first?.contains("RETURNING") == false)
             #expect(people.map { "\($0.primaryKey)" } == keys)
+            try context.refreshAll()
+            #expect(try fixture.disagreements() == [])
             #expect(try people[19].value(forKey: "firstname") as? String == "Charles")
+            #expect(try people[19].value(forKey: "surname") as? String == "S19")
 
             for person in people { try person.setValue(nil, forKey: "surname") }
             try other.query("UPDATE \"\(fixture.schema)\".person SET surname = 'Babbage' WHERE id = 30")
             let error = try #require(throws: RelateError.self) { try context.save() }
             #expect(error.kind == .conflict && error.key == "surname")
+            #expect(error.detail == "<person id=30>")
             #expect(try other.query("SELECT count(*) FROM \"\(fixture.schema)\".person WHERE surname IS NULL")[0].decode(Int.self, at: 0) == 0)
             #expect(try people[0].value(forKey: "surname") == nil)
             #expect(context.hasChanges)
+        }
+    }
+
+    /// Where the database may store other than `save()` sends (a `BEFORE UPDATE` trigger, a
+    /// generated column, a timestamp rounded to microseconds), each row comes back, with its
+    /// position in the arrays when many go in one statement, and memory takes it as stored.
+    @Test func whatTheDatabaseRewritesIsReadBack() throws {
+        try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails + """
+            INSERT INTO person (firstname, surname) SELECT 'P' || n, NULL FROM generate_series(1, 50) n;
+            CREATE FUNCTION shout() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.surname := upper(NEW.surname); RETURN NEW; END $$;
+            CREATE TRIGGER shout BEFORE UPDATE ON person FOR EACH ROW EXECUTE FUNCTION shout();
+            CREATE TABLE reading (id int PRIMARY KEY, taken timestamptz);
+            INSERT INTO reading (id, taken) SELECT n, now() FROM generate_series(1, 3) n;
+            CREATE TABLE label (id int PRIMARY KEY, name text, size int GENERATED ALWAYS AS (length(name)) STORED);
+            INSERT INTO label (id, name) SELECT n, 'l' FROM generate_series(1, 3) n;
+            """) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let people = try context.fetch(FetchRequest("person", orderBy: [.ascending("id")]))
+            // Changed last to first, and a merge join makes the rows come back first to last:
+            // each row must find its object by its position in the arrays, not by its order.
+            for (index, person) in people.enumerated().reversed() { try person.setValue("s\(index)", forKey: "surname") }
+            try context.connection.query("SET enable_hashjoin = off")
+            try context.connection.query("SET enable_nestloop = off")
+            let sent = try fixture.sql { try context.save() }
+            try context.connection.query("RESET ALL")
+            let updates = sent.filter { $0.hasPrefix("UPDATE") }
+            #expect(updates.count == 1)
+            #expect(updates.first?.contains("FROM unnest($1, $2, $3) WITH ORDINALITY") == true)
+            #expect(updates.first?.contains("RETURNING") == true)
+            #expect(try people[19].value(forKey: "surname") as? String == "S19")
+            #expect(try fixture.disagreements() == [])
+
+            // One row alone goes in a statement of its own, read back too.
+            try people[0].setValue("solo", forKey: "surname")
+            try context.save()
+            #expect(try people[0].value(forKey: "surname") as? String == "SOLO")
+
+            let readings = try context.fetch(FetchRequest("reading", orderBy: [.ascending("id")]))
+            let taken = Date(timeIntervalSince1970: 1_000_000_000.123_456_7)
+            for reading in readings { try reading.setValue(taken, forKey: "taken") }
+            let labels = try context.fetch(FetchRequest("label", orderBy: [.ascending("id")]))
+            for label in labels { try label.setValue("longer", forKey: "name") }
+            try context.save()
+            #expect(try readings[0].value(forKey: "taken") as? Date != taken)
+            #expect(try labels.map { try $0.value(forKey: "size") as? Int } == [6, 6, 6])
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// The catalog says which relations may store other than an `UPDATE` sends: Relate's own
+    /// change tracking (`AFTER` triggers) and a disabled trigger do not count.
+    @Test func theCatalogKnowsWhatRewritesAnUpdate() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TABLE plain (id int PRIMARY KEY, name text);
+                CREATE TABLE stamped (id int PRIMARY KEY, name text, at timestamptz);
+                CREATE FUNCTION stamp() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.at := now(); RETURN NEW; END $$;
+                CREATE TRIGGER stamp BEFORE UPDATE ON stamped FOR EACH ROW EXECUTE FUNCTION stamp();
+                CREATE TABLE on_insert (id int PRIMARY KEY, at timestamptz);
+                CREATE TRIGGER stamp BEFORE INSERT ON on_insert FOR EACH ROW EXECUTE FUNCTION stamp();
+                CREATE TABLE switched_off (id int PRIMARY KEY, at timestamptz);
+                CREATE TRIGGER stamp BEFORE UPDATE ON switched_off FOR EACH ROW EXECUTE FUNCTION stamp();
+                ALTER TABLE switched_off DISABLE TRIGGER stamp;
+                CREATE TABLE after_only (id int PRIMARY KEY, at timestamptz);
+                CREATE FUNCTION nothing() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+                CREATE TRIGGER nothing AFTER UPDATE ON after_only FOR EACH ROW EXECUTE FUNCTION nothing();
+                CREATE TABLE parent (id int PRIMARY KEY);
+                CREATE TABLE child (extra text) INHERITS (parent);
+                CREATE TABLE split (id int, PRIMARY KEY (id)) PARTITION BY RANGE (id);
+                CREATE TABLE split_low PARTITION OF split FOR VALUES FROM (0) TO (100);
+                CREATE TABLE ruled (id int PRIMARY KEY, name text);
+                CREATE RULE keep AS ON UPDATE TO ruled DO ALSO NOTIFY ruled;
+                CREATE VIEW plain_view AS SELECT * FROM plain;
+                """)
+            let catalog = try Catalog.introspect(connection, schemas: [schema])
+            let rewrites = Dictionary(uniqueKeysWithValues: catalog.tables.map { ($0.name, $0.rewritesUpdates) })
+            #expect(rewrites["plain"] == false && rewrites["on_insert"] == false && rewrites["switched_off"] == false)
+            #expect(rewrites["after_only"] == false && rewrites["child"] == false)
+            #expect(rewrites["stamped"] == true && rewrites["parent"] == true && rewrites["split"] == true)
+            #expect(rewrites["ruled"] == true && rewrites["plain_view"] == true)
         }
     }
 

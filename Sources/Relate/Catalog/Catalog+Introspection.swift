@@ -109,6 +109,7 @@ extension Catalog {
                 table.parent = TableName(schema: parent[0], name: parent[1])
             }
             table.allowedWrites = WriteOperations(rawValue: try row.decode(Int.self, at: 13))
+            table.rewritesUpdates = try row.decode(Bool.self, at: 16)
             relations[try row.decode(Int.self, at: 0)] = Relation(table: table, leaves: Set(try row.decode([Int].self, at: 11)))
         }
 
@@ -253,7 +254,12 @@ extension Catalog {
           (CASE WHEN c.relkind IN ('v', 'm', 'f') THEN pg_relation_is_updatable(c.oid, true) ELSE 28 END)::int8,
           coalesce(array_agg((CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END)::int8 ORDER BY a.attnum)
                    FILTER (WHERE a.attnum IS NOT NULL), '{}'),
-          coalesce(array_agg(t.typtype = 'd' AND t.typnotnull ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}')
+          coalesce(array_agg(t.typtype = 'd' AND t.typnotnull ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          -- Whether an UPDATE may store other than it sends: a BEFORE UPDATE row trigger
+          -- (tgtype bits ROW 1, BEFORE 2, UPDATE 16) not disabled, a rule, tables below it
+          -- (their own triggers run), or a relation that is not a plain table.
+          c.relkind <> 'r' OR c.relhasrules OR c.relhassubclass
+            OR EXISTS (SELECT FROM pg_trigger g WHERE g.tgrelid = c.oid AND g.tgenabled <> 'D' AND g.tgtype & 19 = 19)
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -261,7 +267,7 @@ extension Catalog {
         LEFT JOIN pg_type t ON t.oid = a.atttypid
         LEFT JOIN pg_type e ON e.oid = t.typelem
         LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
-        GROUP BY c.oid, n.nspname, c.relname, c.relkind
+        GROUP BY c.oid, n.nspname, c.relname, c.relkind, c.relhasrules, c.relhassubclass
         """
 
     /// The labels of every enum type a column in scope has, directly, through a domain or

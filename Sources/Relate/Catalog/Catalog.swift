@@ -59,6 +59,13 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// For a view or materialized view: where its rows and columns come from, as the
         /// server parsed its query; `nil` for a table, or when it could not be read.
         public var viewSource: ViewSource? = nil
+        /// Whether the database may store other than what an `UPDATE` of the relation sends:
+        /// it has an enabled `BEFORE UPDATE` row trigger or a rule, other tables inherit from
+        /// it or it is partitioned (their triggers run too), or it is not a plain table (a
+        /// view, a foreign table). `nil` when not known (a catalog made by hand, or read
+        /// before this was), taken as yes. `save()` reads an updated row back only when the
+        /// database may have stored other than what was sent.
+        public var rewritesUpdates: Bool? = nil
 
         /// Creates a table by hand.
         ///

@@ -22,8 +22,13 @@ extension DatabaseContext {
     /// holds what memory held before the change (`IS NOT DISTINCT FROM`), each `DELETE` only
     /// where the row is still there: another client's change to the same column throws
     /// ``RelateError/Kind-swift.struct/conflict`` and nothing is written; a change of another
-    /// column goes through, and both stand. Every object takes its row as stored (defaults,
-    /// triggers, generated columns).
+    /// column goes through, and both stand. A new row comes back as stored (its key,
+    /// defaults, generated columns); an updated one only where the database may store other
+    /// than was sent (a `BEFORE UPDATE` trigger, a rule, a generated column, a `numeric` or
+    /// timestamp column, a view), so that memory holds what the database holds for every
+    /// column a save writes. Another client's change of a column the save did not write is
+    /// learned as any other change is (the next read, ``refresh(_:)``, a change feed); were
+    /// that column changed here later, its save would be a conflict.
     ///
     /// In a `Database.write` unit, or inside ``transaction(_:)``, the changes go in that
     /// transaction (as a savepoint).
@@ -119,10 +124,12 @@ extension DatabaseContext {
     /// What a statement of the last pipeline was for, to read its result by.
     private enum Saved {
         /// An update with its own statement (the columns it changed, the key the database
-        /// holds the row under): its row must come back, or another client changed it.
-        case update(entity: Int, Update)
-        /// Updates of rows of one entity in one statement, each answered with its position.
-        case updates(entity: Int, [Update])
+        /// holds the row under): its row must be written (and come back, when `returning`),
+        /// or another client changed it.
+        case update(entity: Int, Update, returning: Bool)
+        /// Updates of rows of one entity in one statement, each answered with its position
+        /// when `returning`, else counted.
+        case updates(entity: Int, [Update], returning: Bool)
         case rowsOf(Int)
         case pairs(helper: EntityTable, joined: Bool)
         case delete(DatabaseObject)
@@ -185,15 +192,22 @@ extension DatabaseContext {
                 }
                 continue
             }
-            add(update.statement, .update(entity: object.entityIndex, update), for: object)
+            add(update.statement, .update(entity: object.entityIndex, update, returning: update.returns), for: object)
         }
         endRun()
         for shape in batchOrder {
             let updates = batches[shape]!
-            if updates.count > 1, let statement = Update.statement(updates, of: graph.tables[shape.entity].layout) {
-                add(statement, .updates(entity: shape.entity, updates), for: updates[0].object)
+            let layout = graph.tables[shape.entity].layout
+            if updates.count > 1, let arrays = Update.arrays(updates, of: layout) {
+                // columnArray took only values of each column type's own kind.
+                let returning = !shape.columns.allSatisfy { layout.storesAsSent[$0] }
+                let statement = Statements.savedUpdates(
+                    layout, setting: shape.columns, keys: arrays.keys, values: arrays.values, held: arrays.held, returning: returning)
+                add(statement, .updates(entity: shape.entity, updates, returning: returning), for: updates[0].object)
             } else {
-                for update in updates { add(update.statement, .update(entity: shape.entity, update), for: update.object) }
+                for update in updates {
+                    add(update.statement, .update(entity: shape.entity, update, returning: update.returns), for: update.object)
+                }
             }
         }
 
@@ -239,15 +253,19 @@ extension DatabaseContext {
             case .delete(let object) where (result.affectedRows ?? 0) == 0:
                 throw RelateError.conflict(object, "was deleted by another client since this context read it; nothing was saved, and the changes stay pending")
             // Each row comes back as stored (a failed save puts memory back as it was).
-            case .update(let entity, let update):
-                if try graph.materialize(entity: entity, result: result, rowsAreDistinct: true).isEmpty {
-                    throw try conflict(update.object, update.changed, key: update.key)
-                }
-            case .updates(let entity, let updates):
+            case .update(let entity, let update, let returning):
+                let written =
+                    returning
+                    ? !(try graph.materialize(entity: entity, result: result, rowsAreDistinct: true).isEmpty)
+                    : (result.affectedRows ?? 0) == 1
+                if !written { throw try conflict(update.object, update.changed, key: update.key) }
+            case .updates(let entity, let updates, true):
                 let returned = try graph.takeSavedRows(result, entity: entity, objects: updates.map(\.object))
                 if let missing = returned.firstIndex(of: false) {
                     throw try conflict(updates[missing].object, updates[missing].changed, key: updates[missing].key)
                 }
+            case .updates(let entity, let updates, false) where (result.affectedRows ?? 0) != updates.count:
+                throw try conflict(amongst: updates, entity: entity)
             default:
                 break
             }
@@ -281,18 +299,28 @@ extension DatabaseContext {
             return primaryKey.count == 1 ? .one(held(primaryKey[0])) : SmallArray(primaryKey.map(held))
         }
 
+        /// Whether its row must come back: the database may store other than it sends
+        /// (``EntityLayout/storesAsSent(_:_:)``).
+        var returns: Bool {
+            let layout = object.table.layout
+            return !changed.allSatisfy { layout.storesAsSent($0.column, object.values[$0.column]) }
+        }
+
         /// Its own statement.
         var statement: Statement {
             let columns = changed.map(\.column)
             return Statements.update(
                 object.table.layout, setting: columns, to: columns.map { object.values[$0].parameter }, key: key.map(\.parameter),
-                expecting: Array(changed), nullSafe: true)
+                expecting: Array(changed), nullSafe: true, returning: returns)
         }
 
-        /// One statement for all of `updates` (rows of one entity, the same columns
-        /// changed): 1,000 rows cost one statement's planning, not 1,000. `nil` when a
-        /// column's values cannot go as an array of the column's type.
-        static func statement(_ updates: [Update], of table: EntityLayout) -> Statement? {
+        /// The arrays of one statement for all of `updates` (rows of one entity, the same
+        /// columns changed), a column each: the keys, the new values, the values held. 1,000
+        /// rows cost one statement's planning, not 1,000. `nil` when a column's values cannot
+        /// go as an array of the column's type.
+        static func arrays(
+            _ updates: [Update], of table: EntityLayout
+        ) -> (keys: [(any PostgresEncodable)?], values: [(any PostgresEncodable)?], held: [(any PostgresEncodable)?])? {
             let columns = updates[0].changed.map(\.column)
             // Optional, as parameters are bound: a cast of each array from `any
             // PostgresEncodable` cost a dynamic cast and a conformance lookup.
@@ -310,7 +338,7 @@ extension DatabaseContext {
                 values.append(new)
                 held.append(old)
             }
-            return Statements.savedUpdates(table, setting: columns, keys: keys, values: values, held: held)
+            return (keys, values, held)
         }
     }
 
@@ -360,6 +388,29 @@ extension DatabaseContext {
                 kind: .database, message: "saving this \(object.entity.name) object: \(postgres.description)", entity: object.entity.name,
                 postgresError: postgres, detail: "\(object)")
         }
+    }
+
+    /// The conflict of a statement of `updates` (of `entity`) that wrote fewer rows than it
+    /// was sent, in the save's transaction: the first update whose row does not hold what
+    /// was sent is the one another client changed.
+    private func conflict(amongst updates: [Update], entity: Int) throws -> RelateError {
+        let layout = graph.tables[entity].layout
+        guard let arrays = Update.arrays(updates, of: layout) else { throw RelateError.noRowReturned(graph.tables[entity]) }
+        let columns = updates[0].changed.map(\.column)
+        let result = try send(
+            Statements.firstUpdateNotWritten(layout, setting: columns, keys: arrays.keys, values: arrays.values), entity: entity)
+        if let row = result.first {
+            let update = updates[try read(entity: entity) { try row.decode(Int.self, at: 0) } - 1]
+            return try conflict(update.object, update.changed, key: update.key)
+        }
+        // Each row holds what was sent: another client wrote the same in one of them.
+        let names = columns.map { "\"\(layout.entity.attributes[$0].name)\"" }.joined(separator: ", ")
+        return RelateError(
+            kind: .conflict,
+            message: "another client changed \(names) of one of these \(updates.count) \(layout.entity.name) objects since this context "
+                + "read them; nothing was saved, and the changes stay pending",
+            entity: layout.entity.name, key: layout.entity.attributes[columns[0]].key,
+            candidates: columns.map { layout.entity.attributes[$0].key })
     }
 
     /// The conflict of an update whose row no longer held what memory held: names the

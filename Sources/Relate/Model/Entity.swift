@@ -35,6 +35,9 @@ public struct Entity: Sendable, Hashable {
     /// for a view, what it can update (a simple view, or `INSTEAD OF` triggers or rules); nothing
     /// for a materialized view. A write it does not allow throws before any statement is sent.
     public let allowedWrites: Catalog.WriteOperations
+    /// Whether the database may store other than what an `UPDATE` sends
+    /// (``Catalog/Table/rewritesUpdates``; not known counts as yes).
+    let rewritesUpdates: Bool
     /// The entity's columns as attributes, in table order.
     public internal(set) var attributes: [Attribute]
     /// The relationships from this entity to others (and to itself), each with an inverse on
@@ -68,6 +71,7 @@ public struct Entity: Sendable, Hashable {
         keyName = key?.name
         uniqueKeys = table.uniqueKeys.map(\.columns).filter { $0 != columns }
         allowedWrites = table.allowedWrites ?? (table.kind == .materializedView ? [] : .all)
+        rewritesUpdates = table.rewritesUpdates ?? true
         attributes = table.columns.map(Attribute.init)
         relationships = []
     }

@@ -65,6 +65,14 @@ final class EntityLayout: Sendable {
     /// changed cells reads these instead of copying each one's attribute (its strings).
     let isNullable: [Bool]
     let checksValue: [Bool]
+    /// By attribute index, whether an `UPDATE` of the column stores what it sends, so that
+    /// `save()` need not read the row back: the table rewrites nothing (no `BEFORE UPDATE`
+    /// row trigger, rule, table below it or generated column) and the type keeps a value
+    /// of its Swift kind as sent (integers, `float8`, `bool`, `text`, `varchar` within the
+    /// length validation checks, `uuid`, `bytea`; not `numeric`, whose scale the column
+    /// sets, nor a timestamp, which the server rounds to microseconds). See
+    /// ``storesAsSent(_:_:)``.
+    let storesAsSent: [Bool]
 
     /// `entityIndex` finds an entity of the model by schema and table.
     init(
@@ -101,6 +109,10 @@ final class EntityLayout: Sendable {
         self.joinsOn = joinsOn
         isNullable = entity.attributes.map(\.isNullable)
         checksValue = entity.attributes.map { $0.enumLabels != nil || ($0.typeModifier ?? 0) >= 4 }
+        let rewrites = entity.rewritesUpdates || entity.attributes.contains(where: \.isGenerated)
+        storesAsSent = types.map { type in
+            !rewrites && [.int2, .int4, .int8, .float8, .bool, .text, .varchar, .uuid, .bytea].contains(type)
+        }
         foreignKeys = entity.relationships.indices.compactMap { index in
             entity.relationships[index].foreignKeyIn == .from ? (index, fromColumns[index]) : nil
         }
@@ -146,6 +158,19 @@ final class EntityLayout: Sendable {
         selectByPrimaryKey =
             primaryKey.isEmpty
             ? "" : Statements.rowByPrimaryKey(table: source, selectList: selectColumns, key: primaryKey.map { quoted[$0] })
+    }
+
+    /// Whether an `UPDATE` that sets `column` to `value` stores `value` as memory holds it
+    /// (``storesAsSent``, and the value of the column type's own Swift kind, or NULL).
+    func storesAsSent(_ column: Int, _ value: StoredValue) -> Bool {
+        guard storesAsSent[column] else { return false }
+        switch (types[column], value) {
+        case (_, .null), (.int2, .integer), (.int4, .integer), (.int8, .integer), (.float8, .double), (.bool, .bool),
+            (.text, .string), (.varchar, .string), (.uuid, .uuid), (.bytea, .data):
+            return true
+        default:
+            return false
+        }
     }
 
     /// The relationship `key` names, `nil` when it names none: its own key found by

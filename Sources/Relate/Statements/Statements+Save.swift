@@ -3,15 +3,19 @@ import RelatePostgres
 /// The statements `save()` sends for a context's pending changes.
 extension Statements {
     /// Many rows' updates of the same columns in one statement: `UPDATE … AS t SET <column>
-    /// = v.n0 … FROM unnest(<keys>, <new values>, <held values>) WITH ORDINALITY AS v(…)
-    /// WHERE <key> = v.k0 AND <column> IS NOT DISTINCT FROM v.o0 … RETURNING …, v.i`. Each
-    /// list is an array a column, each row's held values what memory held before the change;
-    /// a row another client changed in one of the columns is not written and not answered.
-    /// Each row comes back as stored, then the position of its update in the arrays (from 1):
-    /// its object is found by that, not looked up by its key.
+    /// = v.n0 … FROM unnest(<keys>, <new values>, <held values>) AS v(…) WHERE <key> = v.k0
+    /// AND <column> IS NOT DISTINCT FROM v.o0 …`. Each list is an array a column, each
+    /// row's held values what memory held before the change; a row another client changed
+    /// in one of the columns is not written.
+    ///
+    /// With `returning`, the arrays are read `WITH ORDINALITY` and each row comes back as
+    /// stored, then the position of its update in the arrays (from 1): its object is found
+    /// by that, not looked up by its key. Without it, the count of rows written is the whole
+    /// answer (``EntityLayout/storesAsSent``: returning 1,000 rows cost the server more
+    /// than the update, Benchmarks/README.md).
     static func savedUpdates(
         _ table: EntityLayout, setting columns: [Int], keys: [(any PostgresEncodable)?], values: [(any PostgresEncodable)?],
-        held: [(any PostgresEncodable)?]
+        held: [(any PostgresEncodable)?], returning: Bool
     ) -> Statement {
         var sql = SQLBuilder()
         let keyNames = table.primaryKey.indices.map { "k\($0)" }
@@ -21,9 +25,31 @@ extension Statements {
         let assignments = zip(columns, newNames).map { "\(table.columns[$0]) = v.\($1)" }.joined(separator: ", ")
         let row = zip(table.primaryKey, keyNames).map { "t.\(table.columns[$0]) = v.\($1)" }
         let unchanged = zip(columns, heldNames).map { "t.\(table.columns[$0]) IS NOT DISTINCT FROM v.\($1)" }
+        let names = keyNames + newNames + heldNames + (returning ? ["i"] : [])
         sql += "UPDATE \(table.source) AS t SET \(assignments) FROM unnest(\(arrays.joined(separator: ", "))) "
-            + "WITH ORDINALITY AS v(\((keyNames + newNames + heldNames + ["i"]).joined(separator: ", "))) WHERE "
-            + (row + unchanged).joined(separator: " AND ") + " RETURNING \(table.selectList(alias: "t")), v.i"
+            + (returning ? "WITH ORDINALITY " : "") + "AS v(\(names.joined(separator: ", "))) WHERE "
+            + (row + unchanged).joined(separator: " AND ")
+        if returning { sql += " RETURNING \(table.selectList(alias: "t")), v.i" }
+        return sql.statement
+    }
+
+    /// After a ``savedUpdates(_:setting:keys:values:held:returning:)`` without `returning`
+    /// wrote fewer rows than it was sent, in the same transaction: the position (from 1) of
+    /// the first of its updates whose row is gone or does not hold what the update sent,
+    /// the one another client changed (the others hold what was sent, which is what the
+    /// table stores). No row when each holds what was sent (another client wrote the same).
+    static func firstUpdateNotWritten(
+        _ table: EntityLayout, setting columns: [Int], keys: [(any PostgresEncodable)?], values: [(any PostgresEncodable)?]
+    ) -> Statement {
+        var sql = SQLBuilder()
+        let keyNames = table.primaryKey.indices.map { "k\($0)" }
+        let newNames = columns.indices.map { "n\($0)" }
+        let arrays = sql.bind(keys + values)
+        let row = zip(table.primaryKey, keyNames).map { "t.\(table.columns[$0]) = v.\($1)" }
+        let differs = zip(columns, newNames).map { "t.\(table.columns[$0]) IS DISTINCT FROM v.\($1)" }
+        sql += "SELECT v.i FROM unnest(\(arrays.joined(separator: ", "))) WITH ORDINALITY AS v(\((keyNames + newNames + ["i"]).joined(separator: ", "))) "
+            + "LEFT JOIN \(table.source) AS t ON \(row.joined(separator: " AND ")) "
+            + "WHERE t.\(table.columns[table.primaryKey[0]]) IS NULL OR \(differs.joined(separator: " OR ")) ORDER BY v.i LIMIT 1"
         return sql.statement
     }
 

@@ -1,7 +1,8 @@
 import RelatePostgres
 
 /// Writes of an entity's own rows. Each answers the rows it wrote (`RETURNING` the columns
-/// in attribute order, as a fetch reads them), so memory takes them as stored.
+/// in attribute order, as a fetch reads them), so memory takes them as stored; a `save()`'s
+/// update where the table stores what it sends answers its count alone.
 extension Statements {
     /// `INSERT INTO <table> (<columns>) VALUES (…) RETURNING …` (`DEFAULT VALUES` without
     /// columns): every column not given takes its default.
@@ -20,10 +21,11 @@ extension Statements {
     /// the row holds and the write depends on: a row that no longer holds them is not
     /// written (and answers no row).
     /// `nullSafe`: each expected value is compared `IS NOT DISTINCT FROM` (a NULL held is
-    /// expected too: `save()`'s check), else with `=`.
+    /// expected too: `save()`'s check), else with `=`. Without `returning`, the count of
+    /// rows written (one or none) is the whole answer.
     static func update(
         _ table: EntityLayout, setting columns: [Int], to values: [(any PostgresEncodable)?], key: [(any PostgresEncodable)?],
-        expecting expected: [(column: Int, value: StoredValue)] = [], nullSafe: Bool = false
+        expecting expected: [(column: Int, value: StoredValue)] = [], nullSafe: Bool = false, returning: Bool = true
     ) -> Statement {
         var sql = SQLBuilder("UPDATE \(table.source) SET ")
         // Values first, then the key: the order `update(sql:values:key:)` binds them in.
@@ -46,7 +48,7 @@ extension Statements {
             let cast = isJSON ? "::jsonb" : table.parameterCasts[column].map { "::" + $0 } ?? ""
             sql += " AND \(compared) \(nullSafe ? "IS NOT DISTINCT FROM" : "=") \(placeholder)\(cast)"
         }
-        sql += " RETURNING \(table.selectList())"
+        if returning { sql += " RETURNING \(table.selectList())" }
         var statement = sql.statement
         // Without `expected`, the text depends on the entity and the columns alone.
         statement.isRepeated = expected.isEmpty
