@@ -127,9 +127,9 @@ extension DatabaseContext {
         /// holds the row under): its row must be written (and come back, when `returning`),
         /// or another client changed it.
         case update(entity: Int, Update, returning: Bool)
-        /// Updates of rows of one entity in one statement, each answered with its position
-        /// when `returning`, else counted.
-        case updates(entity: Int, [Update], returning: Bool)
+        /// Updates of rows of one entity in one statement, each answered with its position;
+        /// or, with `unwritten` (the statement that finds a row not written), counted.
+        case updates(entity: Int, [Update], unwritten: Statement?)
         case rowsOf(Int)
         case pairs(helper: EntityTable, joined: Bool)
         case delete(DatabaseObject)
@@ -203,7 +203,9 @@ extension DatabaseContext {
                 let returning = !shape.columns.allSatisfy { layout.storesAsSent[$0] }
                 let statement = Statements.savedUpdates(
                     layout, setting: shape.columns, keys: arrays.keys, values: arrays.values, held: arrays.held, returning: returning)
-                add(statement, .updates(entity: shape.entity, updates, returning: returning), for: updates[0].object)
+                let unwritten =
+                    returning ? nil : Statements.firstUpdateNotWritten(layout, setting: shape.columns, keys: arrays.keys, values: arrays.values)
+                add(statement, .updates(entity: shape.entity, updates, unwritten: unwritten), for: updates[0].object)
             } else {
                 for update in updates {
                     add(update.statement, .update(entity: shape.entity, update, returning: update.returns), for: update.object)
@@ -259,13 +261,13 @@ extension DatabaseContext {
                     ? !(try graph.materialize(entity: entity, result: result, rowsAreDistinct: true).isEmpty)
                     : (result.affectedRows ?? 0) == 1
                 if !written { throw try conflict(update.object, update.changed, key: update.key) }
-            case .updates(let entity, let updates, true):
+            case .updates(let entity, let updates, nil):
                 let returned = try graph.takeSavedRows(result, entity: entity, objects: updates.map(\.object))
                 if let missing = returned.firstIndex(of: false) {
                     throw try conflict(updates[missing].object, updates[missing].changed, key: updates[missing].key)
                 }
-            case .updates(let entity, let updates, false) where (result.affectedRows ?? 0) != updates.count:
-                throw try conflict(amongst: updates, entity: entity)
+            case .updates(let entity, let updates, let unwritten?) where (result.affectedRows ?? 0) != updates.count:
+                throw try conflict(amongst: updates, entity: entity, finding: unwritten)
             default:
                 break
             }
@@ -392,13 +394,11 @@ extension DatabaseContext {
 
     /// The conflict of a statement of `updates` (of `entity`) that wrote fewer rows than it
     /// was sent, in the save's transaction: the first update whose row does not hold what
-    /// was sent is the one another client changed.
-    private func conflict(amongst updates: [Update], entity: Int) throws -> RelateError {
+    /// was sent, which `finding` answers, is the one another client changed.
+    private func conflict(amongst updates: [Update], entity: Int, finding: Statement) throws -> RelateError {
         let layout = graph.tables[entity].layout
-        guard let arrays = Update.arrays(updates, of: layout) else { throw RelateError.noRowReturned(graph.tables[entity]) }
         let columns = updates[0].changed.map(\.column)
-        let result = try send(
-            Statements.firstUpdateNotWritten(layout, setting: columns, keys: arrays.keys, values: arrays.values), entity: entity)
+        let result = try send(finding, entity: entity)
         if let row = result.first {
             let update = updates[try read(entity: entity) { try row.decode(Int.self, at: 0) } - 1]
             return try conflict(update.object, update.changed, key: update.key)
