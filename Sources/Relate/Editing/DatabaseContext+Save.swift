@@ -192,7 +192,8 @@ extension DatabaseContext {
                 }
                 continue
             }
-            add(update.statement, .update(entity: object.entityIndex, update, returning: update.returns), for: object)
+            let returning = update.returns
+            add(update.statement(returning: returning), .update(entity: object.entityIndex, update, returning: returning), for: object)
         }
         endRun()
         for shape in batchOrder {
@@ -208,7 +209,8 @@ extension DatabaseContext {
                 add(statement, .updates(entity: shape.entity, updates, unwritten: unwritten), for: updates[0].object)
             } else {
                 for update in updates {
-                    add(update.statement, .update(entity: shape.entity, update, returning: update.returns), for: update.object)
+                    let returning = update.returns
+                    add(update.statement(returning: returning), .update(entity: shape.entity, update, returning: returning), for: update.object)
                 }
             }
         }
@@ -254,7 +256,7 @@ extension DatabaseContext {
             switch what {
             case .delete(let object) where (result.affectedRows ?? 0) == 0:
                 throw RelateError.conflict(object, "was deleted by another client since this context read it; nothing was saved, and the changes stay pending")
-            // Each row comes back as stored (a failed save puts memory back as it was).
+            // A row that comes back is taken as stored (a failed save puts memory back as it was).
             case .update(let entity, let update, let returning):
                 let written =
                     returning
@@ -308,12 +310,12 @@ extension DatabaseContext {
             return !changed.allSatisfy { layout.storesAsSent($0.column, object.values[$0.column]) }
         }
 
-        /// Its own statement.
-        var statement: Statement {
+        /// Its own statement, answering its row when `returning` (``returns``).
+        func statement(returning: Bool) -> Statement {
             let columns = changed.map(\.column)
             return Statements.update(
                 object.table.layout, setting: columns, to: columns.map { object.values[$0].parameter }, key: key.map(\.parameter),
-                expecting: Array(changed), nullSafe: true, returning: returns)
+                expecting: Array(changed), nullSafe: true, returning: returning)
         }
 
         /// The arrays of one statement for all of `updates` (rows of one entity, the same
