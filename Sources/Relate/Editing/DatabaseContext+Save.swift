@@ -128,8 +128,8 @@ extension DatabaseContext {
         /// or another client changed it.
         case update(entity: Int, Update, returning: Bool)
         /// Updates of rows of one entity in one statement, each answered with its position;
-        /// or, with `unwritten` (the statement that finds a row not written), counted.
-        case updates(entity: Int, [Update], unwritten: Statement?)
+        /// or, with `counted` (the statement's arrays, to find a row not written), counted.
+        case updates(entity: Int, [Update], counted: Update.Arrays?)
         case rowsOf(Int)
         case pairs(helper: EntityTable, joined: Bool)
         case delete(DatabaseObject)
@@ -204,9 +204,7 @@ extension DatabaseContext {
                 let returning = !shape.columns.allSatisfy { layout.storesAsSent[$0] }
                 let statement = Statements.savedUpdates(
                     layout, setting: shape.columns, keys: arrays.keys, values: arrays.values, held: arrays.held, returning: returning)
-                let unwritten =
-                    returning ? nil : Statements.firstUpdateNotWritten(layout, setting: shape.columns, keys: arrays.keys, values: arrays.values)
-                add(statement, .updates(entity: shape.entity, updates, unwritten: unwritten), for: updates[0].object)
+                add(statement, .updates(entity: shape.entity, updates, counted: returning ? nil : arrays), for: updates[0].object)
             } else {
                 for update in updates {
                     let returning = update.returns
@@ -268,8 +266,8 @@ extension DatabaseContext {
                 if let missing = returned.firstIndex(of: false) {
                     throw try conflict(updates[missing].object, updates[missing].changed, key: updates[missing].key)
                 }
-            case .updates(let entity, let updates, let unwritten?) where (result.affectedRows ?? 0) != updates.count:
-                throw try conflict(amongst: updates, entity: entity, finding: unwritten)
+            case .updates(let entity, let updates, let arrays?) where (result.affectedRows ?? 0) != updates.count:
+                throw try conflict(amongst: updates, entity: entity, arrays: arrays)
             default:
                 break
             }
@@ -318,13 +316,14 @@ extension DatabaseContext {
                 expecting: Array(changed), nullSafe: true, returning: returning)
         }
 
+        /// A column's values as one array parameter each: the keys, the new values, the values held.
+        typealias Arrays = (keys: [(any PostgresEncodable)?], values: [(any PostgresEncodable)?], held: [(any PostgresEncodable)?])
+
         /// The arrays of one statement for all of `updates` (rows of one entity, the same
         /// columns changed), a column each: the keys, the new values, the values held. 1,000
         /// rows cost one statement's planning, not 1,000. `nil` when a column's values cannot
         /// go as an array of the column's type.
-        static func arrays(
-            _ updates: [Update], of table: EntityLayout
-        ) -> (keys: [(any PostgresEncodable)?], values: [(any PostgresEncodable)?], held: [(any PostgresEncodable)?])? {
+        static func arrays(_ updates: [Update], of table: EntityLayout) -> Arrays? {
             let columns = updates[0].changed.map(\.column)
             // Optional, as parameters are bound: a cast of each array from `any
             // PostgresEncodable` cost a dynamic cast and a conformance lookup.
@@ -396,11 +395,13 @@ extension DatabaseContext {
 
     /// The conflict of a statement of `updates` (of `entity`) that wrote fewer rows than it
     /// was sent, in the save's transaction: the first update whose row does not hold what
-    /// was sent, which `finding` answers, is the one another client changed.
-    private func conflict(amongst updates: [Update], entity: Int, finding: Statement) throws -> RelateError {
+    /// was sent is the one another client changed. Its statement is made here, on the
+    /// conflict's path, from the `arrays` the update sent.
+    private func conflict(amongst updates: [Update], entity: Int, arrays: Update.Arrays) throws -> RelateError {
         let layout = graph.tables[entity].layout
         let columns = updates[0].changed.map(\.column)
-        let result = try send(finding, entity: entity)
+        let result = try send(
+            Statements.firstUpdateNotWritten(layout, setting: columns, keys: arrays.keys, values: arrays.values), entity: entity)
         if let row = result.first {
             let update = updates[try read(entity: entity) { try row.decode(Int.self, at: 0) } - 1]
             return try conflict(update.object, update.changed, key: update.key)
