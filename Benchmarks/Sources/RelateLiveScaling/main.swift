@@ -21,7 +21,11 @@ import Synchronization
 /// cost is in the writers') per commit; Relate's statements per commit
 /// (`pg_stat_statements`, every role but the writers'); deliveries (snapshots after the
 /// first) a second and per CPU second of the process; commit-to-snapshot latency p50/p95/
-/// p99 over every observer of every probe; resident memory at the end and its peak.
+/// p99 over every observer of every probe; resident memory at the end and its peak. With
+/// RELATE_LIVE_WINDOWS=n, n windows a rate, a row each. Once the writers stop, every
+/// stream's last answer is compared with a fresh read of its group as its principal
+/// (`quiet: N of 10000 streams hold what a fresh read answers`): a change lost on the way
+/// leaves a stream behind. `scripts/live-scaling gate` judges the rows (Benchmarks/live-gate.awk).
 ///
 ///     RelateLiveScaling URL WRITER_URL PGBENCH triggers|logical tenants|one SECONDS RATE…
 ///
@@ -36,6 +40,9 @@ else {
 let (url, writerURL, pgbench) = (arguments[1], arguments[2], arguments[3])
 let underPrincipals = arguments[5] == "tenants"
 let rates = arguments.dropFirst(7).compactMap { Int($0) }
+/// RELATE_LIVE_WINDOWS: windows of SECONDS measured one after another at each rate, a row
+/// each (the gate's noise band is their spread).
+let windows = max(1, Int(ProcessInfo.processInfo.environment["RELATE_LIVE_WINDOWS"] ?? "") ?? 1)
 let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
 let (tenants, requestsPerTenant, observersPerGroup, rowsPerTenant) = (100, 10, 10, 100)
 
@@ -140,25 +147,44 @@ try ((movesRank ? "\\set id random(\(probedRows + 1), \(tenants * rowsPerTenant)
     .write(toFile: script, atomically: true, encoding: .utf8)
 defer { try? FileManager.default.removeItem(atPath: script) }
 
+/// A group's request, the principal it reads as (`nil`: the pool's role), and the last
+/// answer each of its observers received.
+struct Group {
+    let request: FetchRequest
+    let principal: Principal?
+    let last: [Last]
+}
+
+/// An observer's last answer.
+final class Last: Sendable {
+    let rows = Mutex<[LiveRow]>([])
+}
+
 let database = try Database(url: url, maxConnections: 4)
 let tally = Tally()
 let subscribeStart = ContinuousClock.now
 var consumers: [Task<Void, Never>] = []
+var groups: [Group] = []
 for tenant in 1...tenants {
     for range in 0..<requestsPerTenant {
         let low = range * rowsPerTenant / requestsPerTenant
         let ranks = Key("rank") >= low && Key("rank") < low + rowsPerTenant / requestsPerTenant
-        for _ in 0..<observersPerGroup {
-            let stream = underPrincipals
-                ? try await database.observe(
-                    FetchRequest("document", where: ranks, orderBy: [.ascending("id")]),
-                    as: Principal(role: "bench_tenant", settings: ["app.tenant": "\(tenant)"]))
-                : try await database.observe(FetchRequest("document", where: Key("tenant") == tenant && ranks, orderBy: [.ascending("id")]))
+        let group = Group(
+            request: FetchRequest("document", where: underPrincipals ? ranks : Key("tenant") == tenant && ranks, orderBy: [.ascending("id")]),
+            principal: underPrincipals ? Principal(role: "bench_tenant", settings: ["app.tenant": "\(tenant)"]) : nil,
+            last: (0..<observersPerGroup).map { _ in Last() })
+        groups.append(group)
+        for observer in 0..<observersPerGroup {
+            let stream =
+                if let principal = group.principal { try await database.observe(group.request, as: principal) } else {
+                    try await database.observe(group.request)
+                }
             consumers.append(Task {
                 var seen = Set<Int>()
                 var first = true
                 do {
                     for try await snapshot in stream {
+                        group.last[observer].rows.withLock { $0 = snapshot.rows }
                         if first {
                             first = false
                             continue
@@ -193,51 +219,73 @@ let probeWriter = try Connection(url: writerURL)
 var probe = 0
 for rate in rates {
     try await Task.sleep(for: .seconds(2))
-    _ = tally.take()
-    let backendsBefore = try relateBackends(admin)
-    let statementsBefore = try relateStatements(admin)
-    let deliveriesBefore = tally.deliveries.load(ordering: .relaxed)
-    let cpuBefore = processCPU()
-    let started = ContinuousClock.now
-    let load = Process()
-    load.executableURL = URL(fileURLWithPath: pgbench)
-    load.arguments = ["-n", "-f", script, "-R", "\(rate)", "-T", "\(seconds)", "-c", "2", "-j", "1", writerURL]
-    let output = Pipe()
-    load.standardOutput = output
-    load.standardError = FileHandle.nullDevice
-    try load.run()
-    var probes = 0
-    while ContinuousClock.now - started < .seconds(seconds) {
-        probe += 1
-        probes += 1
-        let id = Int.random(in: 1...probedRows)
-        tally.send(probe, at: .now)
-        try probeWriter.execute("UPDATE document SET title = $1 WHERE id = $2", ["probe-\(probe)", id])
-        try await Task.sleep(until: started + .milliseconds(50 * probes))
+    for _ in 0..<windows {
+        _ = tally.take()
+        let backendsBefore = try relateBackends(admin)
+        let statementsBefore = try relateStatements(admin)
+        let deliveriesBefore = tally.deliveries.load(ordering: .relaxed)
+        let cpuBefore = processCPU()
+        let started = ContinuousClock.now
+        let load = Process()
+        load.executableURL = URL(fileURLWithPath: pgbench)
+        load.arguments = ["-n", "-f", script, "-R", "\(rate)", "-T", "\(seconds)", "-c", "2", "-j", "1", writerURL]
+        let output = Pipe()
+        load.standardOutput = output
+        load.standardError = FileHandle.nullDevice
+        try load.run()
+        var probes = 0
+        while ContinuousClock.now - started < .seconds(seconds) {
+            probe += 1
+            probes += 1
+            let id = Int.random(in: 1...probedRows)
+            tally.send(probe, at: .now)
+            try probeWriter.execute("UPDATE document SET title = $1 WHERE id = $2", ["probe-\(probe)", id])
+            try await Task.sleep(until: started + .milliseconds(50 * probes))
+        }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        load.waitUntilExit()
+        // What is still being read gets a moment; the window ends when the last answer could be in.
+        try await Task.sleep(for: .seconds(1))
+        let elapsed = ContinuousClock.now - started
+        let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let cpu = processCPU() - cpuBefore
+        let deliveries = tally.deliveries.load(ordering: .relaxed) - deliveriesBefore
+        let statements = try relateStatements(admin) - statementsBefore
+        var serverCPU = 0.0
+        for (pid, cpuNow) in try relateBackends(admin) { serverCPU += cpuNow - (backendsBefore[pid] ?? 0) }
+        let processed = text.split(separator: "\n").first { $0.hasPrefix("number of transactions actually processed:") }
+            .flatMap { Int($0.split(separator: ":")[1].split(separator: "/")[0].trimmingCharacters(in: .whitespaces)) } ?? 0
+        let commits = processed + probes
+        let delays = tally.take().sorted()
+        let expected = probes * observersPerGroup
+        print(String(
+            format: "%d | %.0f | %.3f ms | %.3f ms | %.2f | %.0f | %.0f | %.1f / %.1f / %.1f ms | %d of %d | %.0f / %.0f MB",
+            rate, Double(commits) / Double(seconds), cpu / Double(max(commits, 1)) * 1000, serverCPU / Double(max(commits, 1)) * 1000,
+            Double(statements) / Double(max(commits, 1)), Double(deliveries) / elapsedSeconds, Double(deliveries) / max(cpu, 0.001),
+            percentile(delays, 0.5), percentile(delays, 0.95), percentile(delays, 0.99), delays.count, expected, residentMegabytes(),
+            peakMegabytes()))
     }
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    load.waitUntilExit()
-    // What is still being read gets a moment; the window ends when the last answer could be in.
-    try await Task.sleep(for: .seconds(1))
-    let elapsed = ContinuousClock.now - started
-    let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    let cpu = processCPU() - cpuBefore
-    let deliveries = tally.deliveries.load(ordering: .relaxed) - deliveriesBefore
-    let statements = try relateStatements(admin) - statementsBefore
-    var serverCPU = 0.0
-    for (pid, cpuNow) in try relateBackends(admin) { serverCPU += cpuNow - (backendsBefore[pid] ?? 0) }
-    let processed = text.split(separator: "\n").first { $0.hasPrefix("number of transactions actually processed:") }
-        .flatMap { Int($0.split(separator: ":")[1].split(separator: "/")[0].trimmingCharacters(in: .whitespaces)) } ?? 0
-    let commits = processed + probes
-    let delays = tally.take().sorted()
-    let expected = probes * observersPerGroup
-    print(String(
-        format: "%d | %.0f | %.3f ms | %.3f ms | %.2f | %.0f | %.0f | %.1f / %.1f / %.1f ms | %d of %d | %.0f / %.0f MB",
-        rate, Double(commits) / Double(seconds), cpu / Double(max(commits, 1)) * 1000, serverCPU / Double(max(commits, 1)) * 1000,
-        Double(statements) / Double(max(commits, 1)), Double(deliveries) / elapsedSeconds, Double(deliveries) / max(cpu, 0.001),
-        percentile(delays, 0.5), percentile(delays, 0.95), percentile(delays, 0.99), delays.count, expected, residentMegabytes(),
-        peakMegabytes()))
 }
+// Quiet: every stream's last answer must be what its principal reads now (a change lost on
+// the way would leave one behind for good; one late is waited for).
+var behind: [String] = []
+let quietDeadline = ContinuousClock.now + .seconds(10)
+repeat {
+    try await Task.sleep(for: .seconds(1))
+    behind = []
+    for (index, group) in groups.enumerated() {
+        let read: @Sendable (DatabaseContext) throws -> [String] = { context in
+            try context.fetch(group.request).map { "\(try $0.value(forKey: "id") ?? "") \(try $0.value(forKey: "title") ?? "")" }
+        }
+        let fresh = if let principal = group.principal { try await database.read(as: principal, read) } else { try await database.read(read) }
+        for (observer, last) in group.last.enumerated() {
+            let rows = last.rows.withLock { $0 }.map { "\($0.values["id"] ?? "") \($0.values["title"] ?? "")" }
+            if rows != fresh { behind.append("group \(index) observer \(observer): stream \(rows.count) rows, read \(fresh.count)") }
+        }
+    }
+} while !behind.isEmpty && ContinuousClock.now < quietDeadline
+print("quiet: \(groups.count * observersPerGroup - behind.count) of \(groups.count * observersPerGroup) streams hold what a fresh read answers")
+for line in behind.prefix(5) { print("  behind: \(line)") }
 for consumer in consumers { consumer.cancel() }
 database.close()
 switch mechanism {
