@@ -267,7 +267,7 @@ for rate in rates {
     }
 }
 // Quiet: every stream's last answer must be what its principal reads now (a change lost on
-// the way would leave one behind for good; one late is waited for).
+// the way would leave one behind for good; one late is waited for, up to 10 s).
 var behind: [String] = []
 let quietDeadline = ContinuousClock.now + .seconds(10)
 repeat {
