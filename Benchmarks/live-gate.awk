@@ -52,7 +52,12 @@ function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
     read++
     next
 }
-/^quiet: [0-9]+ of [0-9]+ streams/ && block != "" { quietHeld[block] = $2; quietAll[block] = $4; next }
+/^quiet: [0-9]+ of [0-9]+ streams/ && block != "" {
+    quietHeld[block] = $2; quietAll[block] = $4
+    # The rows compared (since 2026-11-29): none would make the check an empty one.
+    if (match($0, /\([0-9]+ rows\)/)) quietRows[block] = substr($0, RSTART + 1, RLENGTH - 7) + 0
+    next
+}
 /failed|error|Error/ { failed = 1; print "live-gate: " $0 > "/dev/stderr" }
 
 # The median and half-spread of figure `name` over the windows of `key`, in `mid` and `band`.
@@ -165,9 +170,10 @@ END {
         # Once the writers stop, every stream's last answer is what its principal reads.
         if (!(b in quietHeld)) { print "  quiet: no check of the streams' last answers (an older RelateLiveScaling?)"; beyond++ }
         else {
+            empty = (b in quietRows) && quietRows[b] == 0
             printf "  %-58s %9d of %d %s\n", "quiet: streams holding what a fresh read answers", quietHeld[b], quietAll[b], \
-                (quietHeld[b] == quietAll[b]) ? "all" : "BEHIND"
-            if (quietHeld[b] != quietAll[b]) beyond++
+                empty ? "EMPTY (no row compared)" : (quietHeld[b] == quietAll[b]) ? "all" : "BEHIND"
+            if (quietHeld[b] != quietAll[b] || empty) beyond++
         }
     }
     # Row-level security: 100 tenants against one principal, same feed, column and rate.
