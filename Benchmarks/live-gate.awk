@@ -44,11 +44,11 @@ function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
     key = block SUBSEP rate
     if (!(key in windows)) { rates[block, ++rateCount[block]] = rate }
     w = ++windows[key]
-    cpu[key, w] = f[3] + 0; server[key, w] = f[4] + 0; statements[key, w] = f[5] + 0
-    perCPU[key, w] = f[7] + 0
-    split(f[8], latency, " / "); p95[key, w] = latency[2] + 0
+    fig["cpu", key, w] = f[3] + 0; fig["server", key, w] = f[4] + 0; fig["statements", key, w] = f[5] + 0
+    fig["perCPU", key, w] = f[7] + 0
+    split(f[8], latency, " / "); fig["p95", key, w] = latency[2] + 0
     split(f[9], probes, " of "); unseen[key] += probes[2] - probes[1]; expected[key] += probes[2]
-    split(f[10], memory, " / "); peak[key, w] = memory[2] + 0
+    split(f[10], memory, " / "); fig["peak", key, w] = memory[2] + 0
     read++
     next
 }
@@ -60,16 +60,12 @@ function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
 }
 /failed|error|Error/ { failed = 1; print "live-gate: " $0 > "/dev/stderr" }
 
-# The median and half-spread of figure `name` over the windows of `key`, in `mid` and `band`.
+# The median, half-spread and largest of figure `name` over the windows of `key`, in
+# `mid`, `band` and `top` (sorted by insertion: three windows, or a few).
 function spread(name, key,   n, i, j, x, s) {
     n = windows[key]
     for (i = 1; i <= n; i++) {
-        if (name == "cpu") x = cpu[key, i]
-        else if (name == "server") x = server[key, i]
-        else if (name == "statements") x = statements[key, i]
-        else if (name == "perCPU") x = perCPU[key, i]
-        else if (name == "p95") x = p95[key, i]
-        else x = peak[key, i]
+        x = fig[name, key, i]
         for (j = i - 1; j >= 1 && s[j] > x; j--) s[j + 1] = s[j]
         s[j + 1] = x
     }
