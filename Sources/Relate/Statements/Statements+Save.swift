@@ -3,16 +3,17 @@ import RelatePostgres
 /// The statements `save()` sends for a context's pending changes.
 extension Statements {
     /// Many rows' updates of the same columns in one statement: `UPDATE … AS t SET <column>
-    /// = v.n0 … FROM unnest(<keys>, <new values>, <held values>) AS v(…) WHERE <key> = v.k0
-    /// AND <column> IS NOT DISTINCT FROM v.o0 …`. Each list is an array a column, each
+    /// = v.n0 … FROM (SELECT unnest(<keys>) AS k0, unnest(<new values>) AS n0,
+    /// unnest(<held values>) AS o0) AS v WHERE <key> = v.k0 AND <column> IS NOT DISTINCT
+    /// FROM v.o0 …` (``arrayRows(_:as:numbered:)``). Each list is an array a column, each
     /// row's held values what memory held before the change; a row another client changed
     /// in one of the columns is not written.
     ///
-    /// With `returning`, the arrays are read `WITH ORDINALITY` and each row comes back as
-    /// stored, then the position of its update in the arrays (from 1): its object is found
-    /// by that, not looked up by its key. Without it, the count of rows written is the whole
-    /// answer (``EntityLayout/storesAsSent``: returning 1,000 rows cost the server more
-    /// than the update, Benchmarks/README.md).
+    /// With `returning`, the arrays' rows are numbered and each row comes back as stored,
+    /// then the position of its update in the arrays (from 1): its object is found by that,
+    /// not looked up by its key. Without it, the count of rows written is the whole answer
+    /// (``EntityLayout/storesAsSent``: returning 1,000 rows cost the server more than the
+    /// update, Benchmarks/README.md).
     static func savedUpdates(
         _ table: EntityLayout, setting columns: [Int], keys: [(any PostgresEncodable)?], values: [(any PostgresEncodable)?],
         held: [(any PostgresEncodable)?], returning: Bool
@@ -25,9 +26,7 @@ extension Statements {
         let assignments = zip(columns, newNames).map { "\(table.columns[$0]) = v.\($1)" }.joined(separator: ", ")
         let row = zip(table.primaryKey, keyNames).map { "t.\(table.columns[$0]) = v.\($1)" }
         let unchanged = zip(columns, heldNames).map { "t.\(table.columns[$0]) IS NOT DISTINCT FROM v.\($1)" }
-        let names = keyNames + newNames + heldNames + (returning ? ["i"] : [])
-        sql += "UPDATE \(table.source) AS t SET \(assignments) FROM unnest(\(arrays.joined(separator: ", "))) "
-            + (returning ? "WITH ORDINALITY " : "") + "AS v(\(names.joined(separator: ", "))) WHERE "
+        sql += "UPDATE \(table.source) AS t SET \(assignments) FROM \(arrayRows(arrays, as: keyNames + newNames + heldNames, numbered: returning)) WHERE "
             + (row + unchanged).joined(separator: " AND ")
         if returning { sql += " RETURNING \(table.selectList(alias: "t")), v.i" }
         return sql.statement
@@ -47,10 +46,24 @@ extension Statements {
         let arrays = sql.bind(keys + values)
         let row = zip(table.primaryKey, keyNames).map { "t.\(table.columns[$0]) = v.\($1)" }
         let differs = zip(columns, newNames).map { "t.\(table.columns[$0]) IS DISTINCT FROM v.\($1)" }
-        sql += "SELECT v.i FROM unnest(\(arrays.joined(separator: ", "))) WITH ORDINALITY AS v(\((keyNames + newNames + ["i"]).joined(separator: ", "))) "
+        sql += "SELECT v.i FROM \(arrayRows(arrays, as: keyNames + newNames, numbered: true)) "
             + "LEFT JOIN \(table.source) AS t ON \(row.joined(separator: " AND ")) "
             + "WHERE t.\(table.columns[table.primaryKey[0]]) IS NULL OR \(differs.joined(separator: " OR ")) ORDER BY v.i LIMIT 1"
         return sql.statement
+    }
+
+    /// The rows of parameters `arrays` (bound arrays of one length) side by side, as `v`,
+    /// their elements named `names`: `(SELECT unnest($1) AS k0, unnest($2) AS n0) AS v`;
+    /// `numbered`, with each row's position from 1 as `v.i`.
+    ///
+    /// Unnested in a select list, the arrays run in lockstep (a ProjectSet) and each row goes
+    /// on as it is made. `FROM unnest($1, $2)` gives the same rows in the same order, but a
+    /// function scan first copies every array's elements into a tuplestore: a `save()` of
+    /// 1,000 rows spent 0.2–0.3 ms more of the server's time so (Benchmarks/README.md).
+    static func arrayRows(_ arrays: [String], as names: [String], numbered: Bool) -> String {
+        var elements = zip(arrays, names).map { "unnest(\($0)) AS \($1)" }
+        if numbered { elements.append("generate_series(1, cardinality(\(arrays[0]))) AS i") }
+        return "(SELECT \(elements.joined(separator: ", "))) AS v"
     }
 
     /// A column's values as one typed array (NULLs included) a statement can `unnest` into
