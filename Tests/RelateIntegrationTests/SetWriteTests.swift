@@ -265,7 +265,7 @@ import Testing
             var made: [DatabaseObject] = []
             let sql = try fixture.sql { made = try context.insert("player", rows: rows) }
             #expect(context.connection.roundTrips - before <= 2)
-            #expect(sql.count == 2 && sql.allSatisfy { $0.contains("FROM unnest(") })
+            #expect(sql.count == 2 && sql.allSatisfy { $0.contains("FROM (SELECT unnest($1) AS c0, ") })
             #expect(made.count == 10_000)
             #expect(try made[0].value(forKey: "name") as? String == "P0")
             #expect(try made[9_999].value(forKey: "name") as? String == "P9999")

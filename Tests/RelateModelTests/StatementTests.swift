@@ -205,12 +205,12 @@ import Testing
         let statement = Statements.insertPairs(into: helper, pair: pair, owner: [1], arrays: [[2, 3]], returning: false, skippingExisting: true)
         #expect(
             statement.sql
-                == #"INSERT INTO "public"."person_title_rel" ("person_id", "title_id") SELECT $1, u."title_id" FROM unnest($2) AS u("title_id") WHERE NOT EXISTS (SELECT 1 FROM "public"."person_title_rel" h WHERE h."person_id" = $3 AND h."title_id" = u."title_id")"#
+                == #"INSERT INTO "public"."person_title_rel" ("person_id", "title_id") SELECT $1, v."title_id" FROM (SELECT unnest($2) AS "title_id") AS v WHERE NOT EXISTS (SELECT 1 FROM "public"."person_title_rel" h WHERE h."person_id" = $3 AND h."title_id" = v."title_id")"#
         )
         #expect(statement.parameters.count == 3)
         #expect(
             Statements.insertPairs(into: helper, pair: pair, owner: [1], arrays: [[2, 3]], returning: true).sql
-                == #"INSERT INTO "public"."person_title_rel" ("person_id", "title_id") SELECT $1, u."title_id" FROM unnest($2) AS u("title_id") RETURNING "person_id", "title_id""#
+                == #"INSERT INTO "public"."person_title_rel" ("person_id", "title_id") SELECT $1, v."title_id" FROM (SELECT unnest($2) AS "title_id") AS v RETURNING "person_id", "title_id""#
         )
     }
 

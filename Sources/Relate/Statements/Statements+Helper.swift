@@ -26,7 +26,8 @@ extension Statements {
     }
 
     /// Many pairs of one owner in one `INSERT INTO <helper> (<pair>) SELECT <owner key>,
-    /// u.<member key> FROM unnest(<arrays>) AS u(<member key>)`: the owner's key once, as
+    /// v.<member key> FROM (SELECT unnest(<arrays>) AS <member key>) AS v`
+    /// (``arrayRows(_:as:numbered:)``): the owner's key once, as
     /// scalars (`owner`, in the order of `pair.from`), and a typed array per column of the
     /// members' key (`arrays`, in the order of `pair.to`): one statement to plan and run
     /// instead of one a pair, and no array that repeats the owner's key for every row.
@@ -42,14 +43,14 @@ extension Statements {
         var sql = SQLBuilder()
         let ownerValues = sql.bind(owner)
         let memberArrays = sql.bind(arrays.map { $0 })
-        let unnested = memberColumns.map { "u.\($0)" }
+        let unnested = memberColumns.map { "v.\($0)" }
         sql += "INSERT INTO \(helper.table) (\((ownerColumns + memberColumns).joined(separator: ", "))) "
             + "SELECT \((ownerValues + unnested).joined(separator: ", ")) "
-            + "FROM unnest(\(memberArrays.joined(separator: ", "))) AS u(\(memberColumns.joined(separator: ", ")))"
+            + "FROM \(arrayRows(memberArrays, as: memberColumns, numbered: false))"
         if skippingExisting {
             // The owner's key bound again: a parameter sent untyped (text) takes its type from
             // its first use, and a varchar column is compared as text but assigned as varchar.
-            let same = sql.equal(ownerColumns.map { "h.\($0)" }, owner) + memberColumns.map { " AND h.\($0) = u.\($0)" }.joined()
+            let same = sql.equal(ownerColumns.map { "h.\($0)" }, owner) + memberColumns.map { " AND h.\($0) = v.\($0)" }.joined()
             sql += " WHERE NOT EXISTS (SELECT 1 FROM \(helper.table) h WHERE \(same))"
         }
         if returning { sql += " RETURNING \(helper.selectList())" }

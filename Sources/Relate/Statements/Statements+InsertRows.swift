@@ -7,7 +7,8 @@ extension Statements {
 
     /// Rows that give the same `columns` (`rows[r][c]` the value of column `c` of row `r`),
     /// inserted with `RETURNING` their columns, in the rows' order. Each column goes as one
-    /// typed array, `INSERT … SELECT * FROM unnest($1, $2, …)`: one statement, as many
+    /// typed array, `INSERT … SELECT * FROM (SELECT unnest($1) AS c0, unnest($2) AS c1, …)
+    /// AS v` (``arrayRows(_:as:numbered:)``): one statement, as many
     /// parameters as columns, whatever the number of rows. A column whose type has no Swift
     /// array (an enum, a date: ``columnArray(_:type:)``) makes it a multi-row `VALUES`, as
     /// many statements as the parameter limit needs. No column at all: every row takes
@@ -29,9 +30,9 @@ extension Statements {
             arrays.append(array)
         }
         if arrays.count == columns.count {
-            var sql = SQLBuilder("INSERT INTO \(table.table) (\(names)) SELECT * FROM unnest(")
+            var sql = SQLBuilder("INSERT INTO \(table.table) (\(names)) SELECT * FROM ")
             let placeholders = sql.bind(arrays)
-            sql += placeholders.joined(separator: ", ") + ")" + returning
+            sql += arrayRows(placeholders, as: placeholders.indices.map { "c\($0)" }, numbered: false) + returning
             return [sql.statement]
         }
         let perStatement = max(1, parameterLimit / columns.count)

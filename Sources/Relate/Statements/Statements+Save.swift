@@ -52,20 +52,6 @@ extension Statements {
         return sql.statement
     }
 
-    /// The rows of parameters `arrays` (bound arrays of one length) side by side, as `v`,
-    /// their elements named `names`: `(SELECT unnest($1) AS k0, unnest($2) AS n0) AS v`;
-    /// `numbered`, with each row's position from 1 as `v.i`.
-    ///
-    /// Unnested in a select list, the arrays run in lockstep (a ProjectSet) and each row goes
-    /// on as it is made. `FROM unnest($1, $2)` gives the same rows in the same order, but a
-    /// function scan first copies every array's elements into a tuplestore: a `save()` of
-    /// 1,000 rows spent 0.2–0.3 ms more of the server's time so (Benchmarks/README.md).
-    static func arrayRows(_ arrays: [String], as names: [String], numbered: Bool) -> String {
-        var elements = zip(arrays, names).map { "unnest(\($0)) AS \($1)" }
-        if numbered { elements.append("generate_series(1, cardinality(\(arrays[0]))) AS i") }
-        return "(SELECT \(elements.joined(separator: ", "))) AS v"
-    }
-
     /// A column's values as one typed array (NULLs included) a statement can `unnest` into
     /// the column and compare with it; `nil` for a type whose Swift array would not go in as
     /// it is (an enum, a `date`, a `timestamp` without time zone, a `char(n)`).
