@@ -32,10 +32,10 @@ extension ObjectFixture {
 /// Benchmarks "paired save 1000" and "paired edit and save 1000": a context that does not
 /// autocommit holds 1,000 objects. Each run gives every one a new name (1,000 `setValue`s,
 /// each an undo step, made before the measurement in the first, measured in the second)
-/// and saves: one batched `UPDATE … FROM unnest` with the conflict check, in one
-/// transaction (`person` stores what is sent, so nothing is read back). The raw side sends the same new names for its own 1,000 rows
-/// in one `UPDATE … FROM unnest($1::int4[], $2::text[])`, in binary, without reading
-/// anything back.
+/// and saves: one batched `UPDATE … FROM (SELECT unnest($1) …)` with the conflict check,
+/// in one transaction (`person` stores what is sent, so nothing is read back). The raw side
+/// sends the same new names for its own 1,000 rows in the common form, one `UPDATE … FROM
+/// unnest($1::int4[], $2::text[])`, in binary, without reading anything back.
 package final class SaveState {
     package let context: DatabaseContext
     package let raw: RawConnection

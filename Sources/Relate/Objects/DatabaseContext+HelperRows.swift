@@ -74,7 +74,8 @@ extension DatabaseContext {
         return statements
     }
 
-    /// Every pair of `members` (each `times` over) in one `INSERT … SELECT … FROM unnest(…)`;
+    /// Every pair of `members` (each `times` over) in one `INSERT … SELECT … FROM (SELECT
+    /// unnest(…) …)` (``Statements/arrayRows(_:as:numbered:)``);
     /// `nil` for fewer than two rows, or where ``helperInsertAll(owner:relationship:helper:rows:returning:skippingExisting:)``
     /// answers `nil`: then one `INSERT` a pair.
     func helperInsertAll(

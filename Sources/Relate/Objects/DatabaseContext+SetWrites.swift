@@ -139,7 +139,7 @@ extension DatabaseContext {
     /// let people = try context.insert("person", rows: [["firstname": "Ada"], ["firstname": "Grace", "surname": "Hopper"]])
     /// ```
     ///
-    /// Rows that give the same keys go as one `INSERT … SELECT * FROM unnest($1, $2, …)`,
+    /// Rows that give the same keys go as one `INSERT … SELECT * FROM (SELECT unnest($1), unnest($2), …)`,
     /// each column one bound array (a column whose type has no array mapping: multi-row
     /// `VALUES`); rows that leave a key out take that column's default, as
     /// ``insert(_:values:)`` does. Several such statements go in one pipeline. For a load that

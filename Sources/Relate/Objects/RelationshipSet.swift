@@ -125,7 +125,7 @@ public final class RelationshipSet: Sequence {
     }
 
     /// Adds every one of `objects` as ``insert(_:helperValues:)`` adds each, in one
-    /// statement: a many-to-many's pairs in one `INSERT … SELECT … FROM unnest(…)` (the
+    /// statement: a many-to-many's pairs in one `INSERT … SELECT … FROM (SELECT unnest(…))` (the
     /// owner's key once, the members' keys as an array), a one-to-many's children by one
     /// `UPDATE … WHERE <key> = ANY(…)` (children it did not move, because the database
     /// links them already, are read again by one more statement: one may be gone).
