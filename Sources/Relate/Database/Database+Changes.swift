@@ -42,6 +42,30 @@ extension Database {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: CommittedChanges.self)
         let (id, entry) = try changeFeeds.register()
         continuation.onTermination = { _ in entry.stop() }
+        try await startFeed(mechanism, id: id, entry: entry, into: FeedSink(yield: { continuation.yield($0) }, finish: { continuation.finish(throwing: $0) }))
+        return stream
+    }
+
+    /// The feed of ``changes(using:)`` for the live queries' hub: in a ``ChangeMailbox``,
+    /// which hands over every transaction that committed since it was last asked at once.
+    /// Cancelling the task that takes from it stops the feed.
+    func changeMailbox(using mechanism: ChangeTracking.Mechanism? = nil) async throws -> ChangeMailbox {
+        let (id, entry) = try changeFeeds.register()
+        let mailbox = ChangeMailbox(stopFeed: { entry.stop() })
+        try await startFeed(mechanism, id: id, entry: entry, into: FeedSink(yield: mailbox.post, finish: mailbox.finish))
+        return mailbox
+    }
+
+    /// Where a feed's thread hands what it reads: each committed transaction, then the end
+    /// (with the error that ended it, or none when it was stopped).
+    struct FeedSink: Sendable {
+        let yield: @Sendable (CommittedChanges) -> Void
+        let finish: @Sendable ((any Error)?) -> Void
+    }
+
+    /// Starts feed `id`'s thread, which streams into `sink` until `entry` is stopped;
+    /// returns once it listens.
+    private func startFeed(_ mechanism: ChangeTracking.Mechanism?, id: Int, entry: ChangeFeedRegistry.Entry, into sink: FeedSink) async throws {
         let (conninfo, layout, logger, feeds, tracer) = (self.conninfo, self.layout.withLock { $0 }, self.logger, self.changeFeeds, self.tracer)
         // The feed blocks in libpq, so it runs on a thread of its own; a background job of
         // the database waits for that thread to end (its connections closed), so that a
@@ -53,6 +77,9 @@ extension Database {
         }
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
+                // Named from inside: on Linux a name given before the start is not the one
+                // perf and gdb show.
+                Thread.current.name = "relate-changes"
                 // The feed and its connections are gone once `run` returns: only then is the
                 // feed forgotten and its job ended, so that a shutdown waits for its
                 // connections to close.
@@ -60,21 +87,16 @@ extension Database {
                     feeds.remove(id)
                     ended.fire()
                 }
-                Self.run(
-                    mechanism, conninfo: conninfo, layout: layout, logger: logger, tracer: tracer, entry: entry, started: started,
-                    into: continuation)
+                Self.run(mechanism, conninfo: conninfo, layout: layout, logger: logger, tracer: tracer, entry: entry, started: started, into: sink)
             }
-            thread.name = "relate-changes"
             thread.start()
         }
-        return stream
     }
 
     /// Opens the feed (telling `started` how that went), then streams until stopped.
     private static func run(
         _ mechanism: ChangeTracking.Mechanism?, conninfo: String, layout: ModelLayout, logger: Logger, tracer: (any Tracer)?,
-        entry: ChangeFeedRegistry.Entry, started: CheckedContinuation<Void, any Error>,
-        into continuation: AsyncThrowingStream<CommittedChanges, any Error>.Continuation
+        entry: ChangeFeedRegistry.Entry, started: CheckedContinuation<Void, any Error>, into sink: FeedSink
     ) {
         let feed: any ChangeFeed
         do {
@@ -88,13 +110,10 @@ extension Database {
         }
         entry.note(.streaming, of: feed)
         started.resume()
-        stream(feed, layout: layout, logger: logger, entry: entry, into: continuation)
+        stream(feed, layout: layout, logger: logger, entry: entry, into: sink)
     }
 
-    private static func stream(
-        _ feed: any ChangeFeed, layout: ModelLayout, logger: Logger, entry: ChangeFeedRegistry.Entry,
-        into continuation: AsyncThrowingStream<CommittedChanges, any Error>.Continuation
-    ) {
+    private static func stream(_ feed: any ChangeFeed, layout: ModelLayout, logger: Logger, entry: ChangeFeedRegistry.Entry, into sink: FeedSink) {
         // While the server is away (a failover under way) the feed cannot open its
         // connection again: it tries again, waiting longer each time up to 2 s, and once back
         // reports a gap. Any other error ends the stream.
@@ -121,9 +140,9 @@ extension Database {
                 for event in events {
                     switch event {
                     case .changes(let notices):
-                        continuation.yield(CommittedChanges(changes: notices.flatMap { Self.changes($0, layout: layout) }, mayHaveMissedChanges: false))
+                        sink.yield(CommittedChanges(changes: notices.flatMap { Self.changes($0, layout: layout) }, mayHaveMissedChanges: false))
                     case .gap:
-                        continuation.yield(CommittedChanges(changes: [], mayHaveMissedChanges: true))
+                        sink.yield(CommittedChanges(changes: [], mayHaveMissedChanges: true))
                     case .editMarks:
                         continue
                     case .schemaChanged(let schema, let table, let what):
@@ -134,9 +153,9 @@ extension Database {
                     }
                 }
             }
-            continuation.finish()
+            sink.finish(nil)
         } catch {
-            continuation.finish(throwing: error)
+            sink.finish(error)
         }
     }
 

@@ -158,7 +158,7 @@ actor ObservationHub {
     /// Opening the feed (asked once, however many subscribe meanwhile). A task of its own,
     /// not a job of the database's: the subscribers that asked await it before they return,
     /// so it never outlives them.
-    private var opening: Task<AsyncThrowingStream<CommittedChanges, any Error>, any Error>?
+    private var opening: Task<ChangeMailbox, any Error>?
 
     func subscribe(
         to request: FetchRequest, as principal: Principal?, on database: Database
@@ -292,8 +292,8 @@ actor ObservationHub {
 
     private func startFeed(for database: Database) async throws {
         guard feed == nil else { return }
-        if opening == nil { opening = Task { try await database.changes() } }
-        let changes: AsyncThrowingStream<CommittedChanges, any Error>
+        if opening == nil { opening = Task { try await database.changeMailbox() } }
+        let changes: ChangeMailbox
         do {
             changes = try await opening!.value
         } catch {
@@ -307,11 +307,11 @@ actor ObservationHub {
         feedNumber += 1
         let number = feedNumber
         // A job of the database's, which its shutdown or `close()` ends (cancelled, it stops
-        // iterating, and the feed's thread stops with the stream).
+        // taking, and the feed's thread stops). It runs the rounds its commits start.
         let started = database.background.startCancellable { [weak self] in
             do {
-                for try await committed in changes {
-                    await self?.committed(committed, on: database)
+                while let batch = try await changes.next() {
+                    await self?.committed(batch, on: database)
                 }
                 await self?.feedEnded(number, error: nil)
             } catch {
@@ -338,10 +338,21 @@ actor ObservationHub {
         var isEmpty: Bool { touched.isEmpty && !mayHaveMissedChanges }
     }
 
+    /// Transactions committed (every one the feed read since the hub last took): each is
+    /// noted, and unless a round is under way (which takes them), a round reads in the
+    /// calling task, the feed's. Commits that arrive during it wait in the feed's mailbox
+    /// for the next round, all of them at once.
+    private func committed(_ batch: [CommittedChanges], on database: Database) async {
+        for committed in batch { note(committed, on: database) }
+        guard !isEvaluating, !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty else { return }
+        isEvaluating = true
+        await evaluate(on: database)
+    }
+
     /// A transaction committed: what it touched is noted, for the groups to be sorted by
     /// the next round of reads (``sortCommitted(_:)``); a first read under way that it may
     /// have missed is read again.
-    private func committed(_ committed: CommittedChanges, on database: Database) {
+    private func note(_ committed: CommittedChanges, on database: Database) {
         let layout = database.layout.withLock { $0 }
         var touched = Set<Int>()
         for change in committed.changes {
@@ -363,7 +374,6 @@ actor ObservationHub {
         for (key, region) in firstReads where committed.mayHaveMissedChanges || !region.isDisjoint(with: touched) {
             touchedDuringFirstRead.insert(key)
         }
-        scheduleEvaluation(on: database)
     }
 
     /// The groups whose region the commits since the last call touched are stale, and are
@@ -427,7 +437,9 @@ actor ObservationHub {
         for entity in deciding { changedKeys[entity, default: []].formUnion(committed.keys[entity] ?? []) }
     }
 
-    /// Starts reading what is stale or undecided, unless a read is under way (it will).
+    /// Starts reading what is stale or undecided in a job of its own, unless a read is
+    /// under way (it will): for what happens outside the feed's task (a first read that a
+    /// commit touched, a policy changed, a server back).
     private func scheduleEvaluation(on database: Database) {
         guard !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty, !isEvaluating else { return }
         isEvaluating = true
