@@ -52,7 +52,7 @@ final class NotificationFeed: ChangeFeed {
         // The stored payloads' read runs at every notification of a table with row-level
         // security, with one id or a few: the server's custom plans for `id = ANY($1)`
         // always looked cheaper than its generic one, so it planned the statement anew each
-        // time (half of the listener's backend's time; Benchmarks/README.md, "The hub reads
+        // time (a third of the listener's backend's time; Benchmarks/README.md, "The hub reads
         // in the feed's task"). The listener's other statements, catalog checks, are as well
         // served by a plan made once.
         try listener.execute("SET plan_cache_mode = force_generic_plan")
