@@ -349,9 +349,7 @@ actor ObservationHub {
     /// for the next round, all of them at once.
     private func committed(_ batch: [CommittedChanges], on database: Database) async {
         for committed in batch { note(committed, on: database) }
-        guard !isEvaluating, !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty else { return }
-        isEvaluating = true
-        await evaluate(on: database)
+        if startsRound() { await evaluate(on: database) }
     }
 
     /// A transaction committed: what it touched is noted, for the groups to be sorted by
@@ -446,11 +444,18 @@ actor ObservationHub {
     /// under way (it will): for what happens outside the feed's task (a first read that a
     /// commit touched, a policy changed, a server back).
     private func scheduleEvaluation(on database: Database) {
-        guard !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty, !isEvaluating else { return }
-        isEvaluating = true
+        guard startsRound() else { return }
         // A job of the database's, so that a shutdown awaits the read under way; none
         // starts once it shut down or closed.
         if !database.background.start({ [self] in await evaluate(on: database) }) { isEvaluating = false }
+    }
+
+    /// Whether a round is to start now: something is stale or undecided, and no round is
+    /// under way (it takes what came meanwhile). The caller then runs ``evaluate(on:)``.
+    private func startsRound() -> Bool {
+        guard !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty, !isEvaluating else { return false }
+        isEvaluating = true
+        return true
     }
 
     private func evaluate(on database: Database) async {
