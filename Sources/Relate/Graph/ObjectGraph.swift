@@ -229,6 +229,10 @@ final class ObjectGraph {
         var objects = spareObjects[entity]
         spareObjects[entity] = []
         if objects.count > count { objects.removeLast(objects.count - count) }
+        // No rows: the empty array as it is. Made with `unsafeUninitializedCapacity: 0`, it
+        // wrote its count into the standard library's one shared empty array, which the
+        // thread sanitizer reported as a race with every other empty array read meanwhile.
+        if count == 0 { return [] }
         guard !objects.isEmpty else {
             return [DatabaseObject](unsafeUninitializedCapacity: count) { objects, made in
                 for row in 0..<count {

@@ -66,7 +66,11 @@ extension TypedObject {
     /// array functions for each element (see `Benchmarks/README.md`).
     @inlinable
     static func viewing(_ objects: [DatabaseObject]) -> [Self] {
-        [Self](unsafeUninitializedCapacity: objects.count) { typed, count in
+        // None: the empty array as it is, not one made with capacity 0, which writes its
+        // count into the standard library's shared empty array (a race to the thread
+        // sanitizer; see `ObjectGraph.objects(of:count:in:aligned:)`).
+        if objects.isEmpty { return [] }
+        return [Self](unsafeUninitializedCapacity: objects.count) { typed, count in
             objects.withUnsafeBufferPointer { objects in
                 for index in objects.indices { (typed.baseAddress.unsafelyUnwrapped + index).initialize(to: Self(unchecked: objects[index])) }
             }
