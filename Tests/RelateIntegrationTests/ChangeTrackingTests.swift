@@ -438,6 +438,77 @@ import Testing
         }
     }
 
+    /// Logical decoding may send a commit before the transaction is visible to other
+    /// snapshots (its record is flushed first; with synchronous replication, long before).
+    /// The feed holds a transaction until a new snapshot sees it: the statement that asks
+    /// names a running transaction, and no longer once it committed; a transaction id of
+    /// the epoch before the snapshot's, or long finished, reads as seen.
+    @Test func theFeedAsksWhetherASnapshotSeesATransaction() async throws {
+        try await TestDatabase.withDatabase { url in
+            let (writer, asker) = (try Connection(url: url), try Connection(url: url))
+            try writer.execute("CREATE TABLE item (id int PRIMARY KEY)")
+            func unseen(_ ids: [Int]) throws -> [Int] {
+                try asker.queryPrepared(LogicalDecodingFeed.notVisibleSQL, [ids]).map { try $0.decode(Int.self, at: 0) }
+            }
+            try writer.execute("BEGIN")
+            try writer.execute("INSERT INTO item VALUES (1)")
+            let running = try writer.query("SELECT pg_current_xact_id()::text::int8 & 4294967295")[0].decode(Int.self, at: 0)
+            #expect(try unseen([running, 3]) == [running])
+            try writer.execute("COMMIT")
+            #expect(try unseen([running, 3]) == [])
+        }
+    }
+
+    /// With synchronous replication, a commit waits for a standby after its record is
+    /// flushed, and logical decoding sends it meanwhile: a read then still sees the row as it
+    /// was. The feed hands the transaction over only once it is visible (on a server of its
+    /// own: the standby named never comes, and every commit of the server waits for it).
+    @Test func logicalDecodingHandsOverATransactionOnceItIsVisible() async throws {
+        let servers = try TestServers("single", options: "-c wal_level=logical -c max_replication_slots=4 -c max_wal_senders=4")
+        let url = servers.url(port: servers.ports[0])
+        let setup = try Connection(url: url)
+        try setup.executeScript("CREATE TABLE item (id int PRIMARY KEY, title text); INSERT INTO item VALUES (1, 'before');")
+        try ChangeTracking.enable(logicalDecodingOn: setup)
+        let database = try Database(url: url, maxConnections: 1)
+        defer { database.close() }
+        let changes = try await database.changes(using: .logicalDecoding)
+        try setup.execute("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+        _ = try setup.query("SELECT pg_reload_conf()")
+        // The commit waits for the standby, on a thread of its own.
+        let committed = BackgroundTasks.Signal()
+        let writerThread = Thread {
+            if let writer = try? Connection(url: url) {
+                _ = try? writer.execute("SET synchronous_commit = on")
+                _ = try? writer.execute("UPDATE item SET title = 'after' WHERE id = 1")
+            }
+            committed.fire()
+        }
+        writerThread.start()
+        let started = ContinuousClock.now
+        let delivered = Task { () -> (Duration, String?) in
+            for try await transaction in changes where !transaction.changes.isEmpty {
+                let title = try await database.read { context in
+                    try context.fetch(FetchRequest("item")).first?.value(forKey: "title") as? String
+                }
+                return (ContinuousClock.now - started, title)
+            }
+            return (.zero, nil)
+        }
+        // Decoded and flushed, not visible: nothing is handed over meanwhile.
+        for _ in 0..<100 {
+            if try setup.query("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")[0].decode(Int.self, at: 0) == 1 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .seconds(1))
+        #expect(try setup.query("SELECT title FROM item")[0].decode(String.self, at: 0) == "before")
+        try setup.execute("ALTER SYSTEM RESET synchronous_standby_names")
+        _ = try setup.query("SELECT pg_reload_conf()")
+        await committed.wait()
+        let (after, title) = try await delivered.value
+        #expect(after >= .seconds(1))
+        #expect(title == "after")
+    }
+
     /// A server's view: `Database.changes()` streams each committed transaction, a rolled
     /// back one never.
     @Test(arguments: ChangeTracking.Mechanism.allCases)

@@ -6,11 +6,14 @@ import Testing
 /// the system's packages, loopback only, trust authentication) and removed after it:
 /// `single` (one server), `replica-pair` (a primary and its streaming replica) or `pgbouncer` (a server and
 /// PgBouncer in transaction mode in front of it). `ports` are the ports the script printed.
+/// `options`: more server settings (`-c name=value …`, the script's `extra_options`).
 final class TestServers {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relate-servers-\(UUID().uuidString.prefix(8))").path
     private(set) var ports: [Int] = []
+    private let options: String
 
-    init(_ kind: String) throws {
+    init(_ kind: String, options: String = "") throws {
+        self.options = options
         ports = try run(kind).split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         guard !ports.isEmpty else { throw TestFailure("scripts/test-servers \(kind) printed no ports") }
     }
@@ -45,8 +48,16 @@ final class TestServers {
         let script = TestDatabase.repository.appendingPathComponent("scripts/test-servers").path
         let arguments: [UnsafeMutablePointer<CChar>?] = [script, command, directory].map { (text: String) in strdup(text) } + [nil]
         defer { arguments.forEach { free($0) } }
+        var environment: [UnsafeMutablePointer<CChar>?] = [strdup("extra_options=\(options)")]
+        var variable = environ
+        while let entry = variable.pointee {
+            if !String(cString: entry).hasPrefix("extra_options=") { environment.append(strdup(entry)) }
+            variable += 1
+        }
+        environment.append(nil)
+        defer { environment.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, script, &actions, nil, arguments, environ)
+        let spawned = posix_spawn(&pid, script, &actions, nil, arguments, environment)
         guard spawned == 0 else { throw TestFailure("cannot run \(script): \(String(cString: strerror(spawned)))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1, errno == EINTR {}

@@ -13,6 +13,11 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// the model's columns; told when their relation message comes, not at every update.
     private var comparable = Set<UInt32>()
     private var transaction: [ChangeNotice]?
+    /// The id of the transaction being read (its `begin`).
+    private var transactionID: UInt32 = 0
+    /// What was read and not yet handed over, in order: a transaction's changes with its
+    /// id, held until a new snapshot sees it (``visibleUpTo(_:)``).
+    private var held: [(transaction: UInt32?, event: FeedEvent)] = []
     private var received = LSN.zero
     private var acknowledged = LSN.zero
     var position: LSN? { received == .zero ? nil : received }
@@ -32,7 +37,6 @@ final class LogicalDecodingFeed: ChangeFeed {
     }
 
     func receive() throws -> [FeedEvent] {
-        var events: [FeedEvent] = []
         do {
             while let message = try stream.readReplicationMessage() {
                 switch message {
@@ -41,7 +45,10 @@ final class LogicalDecodingFeed: ChangeFeed {
                     if replyRequested { try stream.sendStandbyStatus(received: received, flushed: acknowledged) }
                 case .data(_, let end, let payload):
                     received = max(received, end)
-                    if let event = try read(try PgOutputMessage(payload)) { events.append(event) }
+                    let message = try PgOutputMessage(payload)
+                    if let event = try read(message) {
+                        if case .commit = message { held.append((transactionID, event)) } else { held.append((nil, event)) }
+                    }
                 }
             }
             if acknowledged < received, transaction == nil {
@@ -54,19 +61,53 @@ final class LogicalDecodingFeed: ChangeFeed {
             relations = [:]
             comparable = []
             transaction = nil
-            return events + [.gap]
+            // What was read before the gap is handed over with it: the gap reads everything again.
+            defer { held = [] }
+            return held.map(\.event) + [.gap]
         }
-        return events
+        let count = try visibleUpTo(held.compactMap(\.transaction))
+        defer { held.removeFirst(count) }
+        return held.prefix(count).map(\.event)
     }
 
+    /// How many of ``held`` a new snapshot sees, from the first: up to the first transaction
+    /// it does not see yet, and everything when none is held.
+    ///
+    /// The walsender sends a commit once its record is flushed, which is before the
+    /// committing backend makes the transaction visible to other snapshots; with synchronous
+    /// replication, not until a standby confirmed it. A live query that read again at once
+    /// could then read the row as it was before, and no later change would tell it
+    /// otherwise (Benchmarks/README.md, "Changed columns under the default replica
+    /// identity"). So a transaction is handed over once a new snapshot on the feed's other
+    /// connection sees it: one statement for all held, asked again after a millisecond
+    /// (``waitForInput(timeout:)``) while one is not.
+    private func visibleUpTo(_ transactions: [UInt32]) throws -> Int {
+        guard !transactions.isEmpty else { return held.count }
+        let unseen = Set(try main.queryPrepared(Self.notVisibleSQL, [transactions.map(Int.init)]).map { try $0.decode(Int.self, at: 0) })
+        guard !unseen.isEmpty else { return held.count }
+        return held.firstIndex { $0.transaction.map { unseen.contains(Int($0)) } ?? false } ?? held.count
+    }
+
+    /// Which of the transaction ids `$1` (32 bits, as `int8`) the statement's snapshot does
+    /// not see yet: each made a full id in the epoch of the snapshot's `xmax` (the one
+    /// before, when that would put it past `xmax`), then asked of the snapshot.
+    static let notVisibleSQL = """
+        SELECT t FROM unnest($1::int8[]) AS t, pg_current_snapshot() AS s,
+               LATERAL (SELECT pg_snapshot_xmax(s)::text::int8 AS xmax) AS m,
+               LATERAL (SELECT (m.xmax & ~4294967295::int8) | t AS full) AS f
+         WHERE NOT pg_visible_in_snapshot((CASE WHEN f.full > m.xmax THEN f.full - 4294967296 ELSE f.full END)::text::xid8, s)
+        """
+
     func waitForInput(timeout: Duration) throws {
-        _ = try stream.waitForInput(timeout: timeout)
+        // A transaction held for its visibility is asked about again soon, whatever arrives.
+        _ = try stream.waitForInput(timeout: held.isEmpty ? timeout : min(timeout, .milliseconds(1)))
     }
 
     private func read(_ message: PgOutputMessage) throws -> FeedEvent? {
         switch message {
-        case .begin:
+        case .begin(_, let id):
             transaction = []
+            transactionID = id
         case .commit:
             defer { transaction = nil }
             if let notices = transaction, !notices.isEmpty { return .changes(notices) }
