@@ -2,7 +2,8 @@ import RelatePostgres
 
 /// Change tracking by logical decoding: a replication connection streaming Relate's
 /// publication from a temporary slot with `pgoutput`. Nothing is installed on the tables;
-/// a transaction is handed over when its commit arrives, never before.
+/// a transaction is handed over when its commit arrives and a new snapshot sees it, never
+/// before.
 final class LogicalDecodingFeed: ChangeFeed {
     let mechanism = ChangeTracking.Mechanism.logicalDecoding
     private let main: Connection
@@ -77,8 +78,8 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// committing backend makes the transaction visible to other snapshots; with synchronous
     /// replication, not until a standby confirmed it. A live query that read again at once
     /// could then read the row as it was before, and no later change would tell it
-    /// otherwise (Benchmarks/README.md, "Changed columns under the default replica
-    /// identity"). So a transaction is handed over once a new snapshot on the feed's other
+    /// otherwise (Benchmarks/README.md, "A transaction handed over once it is visible").
+    /// So a transaction is handed over once a new snapshot on the feed's other
     /// connection sees it: one statement for all held, asked again after a millisecond
     /// (``waitForInput(timeout:)``) while one is not.
     private func visibleUpTo(_ transactions: [UInt32]) throws -> Int {
