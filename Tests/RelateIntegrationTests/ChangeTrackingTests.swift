@@ -509,6 +509,31 @@ import Testing
         #expect(title == "after")
     }
 
+    /// The connection the logical feed asks about visibility on dies while its stream lives
+    /// on (terminated alone): it is opened again, and what commits is handed over still.
+    @Test func logicalDecodingAsksAgainOnANewConnectionWhenItsOtherDies() async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("CREATE TABLE item (id int PRIMARY KEY, title text); INSERT INTO item VALUES (1, 'before');")
+            try ChangeTracking.enable(logicalDecodingOn: setup)
+            let database = try Database(url: url, maxConnections: 1)
+            defer { database.close() }
+            let changes = try await database.changes(using: .logicalDecoding)
+            let terminated = try setup.query("""
+                SELECT count(pg_terminate_backend(pid))::int FROM pg_stat_activity
+                 WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+                """)[0].decode(Int.self, at: 0)
+            #expect(terminated >= 1)
+            try setup.execute("UPDATE item SET title = 'after' WHERE id = 1")
+            var received: [Change] = []
+            for try await transaction in changes where !transaction.changes.isEmpty {
+                received = transaction.changes
+                break
+            }
+            #expect(received.map(\.kind) == [.update])
+        }
+    }
+
     /// A server's view: `Database.changes()` streams each committed transaction, a rolled
     /// back one never.
     @Test(arguments: ChangeTracking.Mechanism.allCases)

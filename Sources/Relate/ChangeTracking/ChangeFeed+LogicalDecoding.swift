@@ -6,7 +6,9 @@ import RelatePostgres
 /// before.
 final class LogicalDecodingFeed: ChangeFeed {
     let mechanism = ChangeTracking.Mechanism.logicalDecoding
-    private let main: Connection
+    /// The connection for what is not the stream: the catalog, and whether a snapshot sees a
+    /// transaction. Replaced when it dies while the stream lives on.
+    private var main: Connection
     private let tables: TrackedTables
     private var stream: Connection
     private var relations: [UInt32: PgOutputMessage.Relation] = [:]
@@ -84,7 +86,19 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// (``waitForInput(timeout:)``) while one is not.
     private func visibleUpTo(_ transactions: [UInt32]) throws -> Int {
         guard !transactions.isEmpty else { return held.count }
-        let unseen = Set(try main.queryPrepared(Self.notVisibleSQL, [transactions.map(Int.init)]).map { try $0.decode(Int.self, at: 0) })
+        func ask() throws -> Set<Int> {
+            Set(try main.queryPrepared(Self.notVisibleSQL, [transactions.map(Int.init)]).map { try $0.decode(Int.self, at: 0) })
+        }
+        let unseen: Set<Int>
+        do {
+            unseen = try ask()
+        } catch let error as PostgresError where error.kind == .connectionClosed || !main.isOpen {
+            // The other connection died while the stream lives on (a restart is a gap of the
+            // stream's own): a new one with the stream's parameters, not a replication one,
+            // is asked once more. Failing, the held transactions wait for the next call.
+            main = try Connection(sameAs: stream, adding: ["replication": "false"])
+            unseen = try ask()
+        }
         guard !unseen.isEmpty else { return held.count }
         return held.firstIndex { $0.transaction.map { unseen.contains(Int($0)) } ?? false } ?? held.count
     }
