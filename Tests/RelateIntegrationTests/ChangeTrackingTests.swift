@@ -459,6 +459,23 @@ import Testing
         }
     }
 
+    /// A table `item` holding `(1, 'before')` on the server at `url`, logical decoding enabled,
+    /// and a database's logical feed of it, listening (the caller closes the database).
+    private static func logicalFeedOfOneItem(_ url: String) async throws -> (
+        setup: Connection, database: Database, changes: AsyncThrowingStream<CommittedChanges, any Error>
+    ) {
+        let setup = try Connection(url: url)
+        try setup.executeScript("CREATE TABLE item (id int PRIMARY KEY, title text); INSERT INTO item VALUES (1, 'before');")
+        try ChangeTracking.enable(logicalDecodingOn: setup)
+        let database = try Database(url: url, maxConnections: 1)
+        do {
+            return (setup, database, try await database.changes(using: .logicalDecoding))
+        } catch {
+            database.close()
+            throw error
+        }
+    }
+
     /// With synchronous replication, a commit waits for a standby after its record is
     /// flushed, and logical decoding sends it meanwhile: a read then still sees the row as it
     /// was. The feed hands the transaction over only once it is visible (on a server of its
@@ -466,12 +483,8 @@ import Testing
     @Test func logicalDecodingHandsOverATransactionOnceItIsVisible() async throws {
         let servers = try TestServers("single", options: "-c wal_level=logical -c max_replication_slots=4 -c max_wal_senders=4")
         let url = servers.url(port: servers.ports[0])
-        let setup = try Connection(url: url)
-        try setup.executeScript("CREATE TABLE item (id int PRIMARY KEY, title text); INSERT INTO item VALUES (1, 'before');")
-        try ChangeTracking.enable(logicalDecodingOn: setup)
-        let database = try Database(url: url, maxConnections: 1)
+        let (setup, database, changes) = try await Self.logicalFeedOfOneItem(url)
         defer { database.close() }
-        let changes = try await database.changes(using: .logicalDecoding)
         try setup.execute("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
         _ = try setup.query("SELECT pg_reload_conf()")
         // The commit waits for the standby, on a thread of its own.
@@ -513,12 +526,8 @@ import Testing
     /// on (terminated alone): it is opened again, and what commits is handed over still.
     @Test func logicalDecodingAsksAgainOnANewConnectionWhenItsOtherDies() async throws {
         try await TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
-            try setup.executeScript("CREATE TABLE item (id int PRIMARY KEY, title text); INSERT INTO item VALUES (1, 'before');")
-            try ChangeTracking.enable(logicalDecodingOn: setup)
-            let database = try Database(url: url, maxConnections: 1)
+            let (setup, database, changes) = try await Self.logicalFeedOfOneItem(url)
             defer { database.close() }
-            let changes = try await database.changes(using: .logicalDecoding)
             let terminated = try setup.query("""
                 SELECT count(pg_terminate_backend(pid))::int FROM pg_stat_activity
                  WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
