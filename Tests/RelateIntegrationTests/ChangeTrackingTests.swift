@@ -543,6 +543,54 @@ import Testing
         }
     }
 
+    /// Under the default replica identity, logical decoding names the columns an update
+    /// changed against the last version of the row the feed saw: none for a row it has not
+    /// seen since it started, the row's columns that differ otherwise. A value left TOASTed
+    /// and unchanged is not a change, and keeps what was seen; a row whose key changed is
+    /// compared with its version under the old key; an insert is a version seen.
+    @Test func logicalDecodingNamesChangedColumnsAgainstTheRowItLastSaw() async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("""
+                CREATE TABLE plain (id int PRIMARY KEY, value int, label text, big text);
+                ALTER TABLE plain ALTER big SET STORAGE EXTERNAL;
+                INSERT INTO plain VALUES (1, 0, 'a', (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 200) i));
+                """)
+            try ChangeTracking.enable(logicalDecodingOn: setup)
+            let database = try Database(url: url, maxConnections: 1)
+            defer { database.close() }
+            let changes = try await database.changes(using: .logicalDecoding)
+            let statements = [
+                "UPDATE plain SET value = 1 WHERE id = 1",  // not seen yet: nothing named
+                "UPDATE plain SET value = 2 WHERE id = 1",
+                "UPDATE plain SET label = 'x' WHERE id = 1",
+                "UPDATE plain SET label = 'x' WHERE id = 1",
+                "UPDATE plain SET big = (SELECT string_agg(md5((i + 1)::text), '') FROM generate_series(1, 200) i) WHERE id = 1",
+                "UPDATE plain SET value = 3 WHERE id = 1",  // big left TOASTed: unchanged
+                // The same big value written again, in full: the one seen was kept.
+                "UPDATE plain SET big = (SELECT string_agg(md5((i + 1)::text), '') FROM generate_series(1, 200) i) WHERE id = 1",
+                "INSERT INTO plain VALUES (2, 0, 'b', NULL)",
+                "UPDATE plain SET value = 7 WHERE id = 2",
+                "UPDATE plain SET id = 3, label = 'c' WHERE id = 2",
+                "UPDATE plain SET value = 8 WHERE id = 3",
+                // A policy invalidates the relation: the walsender sends it again, unchanged.
+                "CREATE POLICY everyone ON plain USING (true)",
+                "UPDATE plain SET value = 9 WHERE id = 3",
+                "DELETE FROM plain WHERE id = 3",
+                "INSERT INTO plain VALUES (3, 8, 'c', NULL)",
+                "UPDATE plain SET label = 'd' WHERE id = 3",
+            ]
+            let expected: [[String]?] = [nil, ["value"], ["label"], [], ["big"], ["value"], [], nil, ["value"], ["id", "label"], ["value"], ["value"], nil, nil, ["label"]]
+            for statement in statements { try setup.execute(statement) }
+            var received: [[String]?] = []
+            for try await committed in changes {
+                received += committed.changes.map(\.changedColumns)
+                if received.count >= expected.count { break }
+            }
+            #expect(received == expected)
+        }
+    }
+
     /// A server's view: `Database.changes()` streams each committed transaction, a rolled
     /// back one never.
     @Test(arguments: ChangeTracking.Mechanism.allCases)

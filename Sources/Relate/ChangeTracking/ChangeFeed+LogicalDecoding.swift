@@ -15,6 +15,20 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// The relations whose updates tell which columns changed: replica identity `FULL`, and
     /// the model's columns; told when their relation message comes, not at every update.
     private var comparable = Set<UInt32>()
+    /// The relations of the model's columns and keys from the catalog (unique) whose
+    /// identity is not `FULL`: their rows' last versions are kept in ``lastSeen``.
+    private var remembering = Set<UInt32>()
+    /// The last version the feed saw of each row of a ``remembering`` relation, by relation
+    /// and key: under the default replica identity pgoutput sends no row before an update,
+    /// and this is it, so the update's changed columns are what differs from it (as `FULL`
+    /// would say). The feed sees every committed change in commit order, so the version
+    /// kept is the one before; a row not changed since the feed started has none, and its
+    /// update names no columns. Without it, every principal's requests tested each updated
+    /// row (Benchmarks/README.md, "Changed columns under the default replica identity").
+    private var lastSeen: [UInt32: [[String?]: [PgOutputMessage.TupleValue]]] = [:]
+    private var lastSeenCount = 0
+    /// At most this many rows are kept; one more forgets one (its next update names no columns).
+    static let maxRemembered = 100_000
     private var transaction: [ChangeNotice]?
     /// The id of the transaction being read (its `begin`).
     private var transactionID: UInt32 = 0
@@ -63,6 +77,9 @@ final class LogicalDecodingFeed: ChangeFeed {
             stream = try Self.start(like: main)
             relations = [:]
             comparable = []
+            remembering = []
+            lastSeen = [:]
+            lastSeenCount = 0
             transaction = nil
             // What was read before the gap is handed over with it: the gap reads everything again.
             defer { held = [] }
@@ -127,22 +144,38 @@ final class LogicalDecodingFeed: ChangeFeed {
             defer { transaction = nil }
             if let notices = transaction, !notices.isEmpty { return .changes(notices) }
         case .relation(let relation):
+            // The walsender sends a relation again after any invalidation of its cache (an
+            // analyze, a policy), mostly unchanged: the rows seen stay valid then.
+            if relations[relation.id] != relation { forget(relation.id) }
             relations[relation.id] = relation
             let index = tables.index(schema: relation.schema, table: relation.name)
-            if relation.hasFullReplicaIdentity, let index, tables.tables[index].columns.elementsEqual(relation.columns.lazy.map(\.name)) {
+            let sameColumns = index.map { tables.tables[$0].columns.elementsEqual(relation.columns.lazy.map(\.name)) } ?? false
+            comparable.remove(relation.id)
+            remembering.remove(relation.id)
+            if sameColumns, relation.hasFullReplicaIdentity {
                 comparable.insert(relation.id)
-            } else {
-                comparable.remove(relation.id)
+            } else if sameColumns, let index, tables.tables[index].triggersSendKey {
+                remembering.insert(relation.id)
             }
             return try schemaChange(relation)
         case .insert(let id, let new):
-            note(id, .insert, keys: key(of: new, in: id), old: nil)
+            let rowKey = key(of: new, in: id)
+            note(id, .insert, keys: rowKey, old: nil)
+            remember(new, key: rowKey, in: id)
         case .update(let id, let old, let new):
-            note(id, .update, keys: key(of: new, in: id), old: old.flatMap { key(of: $0, in: id) }, changed: changedColumns(from: old, to: new, in: id))
+            let (rowKey, keyBefore) = (key(of: new, in: id), old.flatMap { key(of: $0, in: id) })
+            let before = comparable.contains(id) ? old : seen(keyBefore ?? rowKey, in: id)
+            note(id, .update, keys: rowKey, old: keyBefore, changed: changedColumns(from: before, to: new, in: id))
+            remember(new, key: rowKey, replacing: keyBefore, in: id)
         case .delete(let id, let old):
-            note(id, .delete, keys: key(of: old, in: id), old: nil)
+            let rowKey = key(of: old, in: id)
+            note(id, .delete, keys: rowKey, old: nil)
+            if let rowKey { forget(rowKey, in: id) }
         case .truncate(let ids):
-            for id in ids { note(id, .delete, keys: nil, old: nil) }
+            for id in ids {
+                note(id, .delete, keys: nil, old: nil)
+                forget(id)
+            }
         case .other:
             break
         }
@@ -176,18 +209,53 @@ final class LogicalDecodingFeed: ChangeFeed {
                 changedColumns: changed))
     }
 
-    /// The columns an update changed, when its relation is ``comparable`` (its old tuple is
-    /// the whole row, its columns the model's); `nil` otherwise. A TOASTed value the update
-    /// did not touch comes as `unchanged` in the new tuple; one that is `unchanged` in the
-    /// old tuple alone counts as changed.
+    /// The columns an update changed, given the whole row before it: the old tuple of a
+    /// ``comparable`` relation, or the version ``lastSeen`` kept (their columns the model's);
+    /// `nil` without one. A TOASTed value the update did not touch comes as `unchanged` in
+    /// the new tuple; one that is `unchanged` in the row before alone counts as changed.
     private func changedColumns(from old: [PgOutputMessage.TupleValue]?, to new: [PgOutputMessage.TupleValue], in id: UInt32) -> [String]? {
-        guard let old, comparable.contains(id), let relation = relations[id], old.count == new.count, new.count == relation.columns.count
+        guard let old, comparable.contains(id) || remembering.contains(id), let relation = relations[id], old.count == new.count,
+            new.count == relation.columns.count
         else { return nil }
         var changed: [String] = []
         for (position, value) in new.enumerated() where value != .unchanged && value != old[position] {
             changed.append(relation.columns[position].name)
         }
         return changed
+    }
+
+    /// The version of row `key` that ``lastSeen`` kept, if any.
+    private func seen(_ key: [String?]?, in id: UInt32) -> [PgOutputMessage.TupleValue]? {
+        key.flatMap { lastSeen[id]?[$0] }
+    }
+
+    /// Keeps `new` as row `key`'s last version (moved from `oldKey`, an update's key before,
+    /// when it changed): a value the update left TOASTed and unchanged keeps the one before.
+    private func remember(_ new: [PgOutputMessage.TupleValue], key: [String?]?, replacing oldKey: [String?]? = nil, in id: UInt32) {
+        guard remembering.contains(id), let key, !key.contains(nil) else { return }
+        var row = new
+        if let before = seen(oldKey ?? key, in: id), before.count == row.count {
+            for position in row.indices where row[position] == .unchanged { row[position] = before[position] }
+        }
+        if let oldKey, oldKey != key { forget(oldKey, in: id) }
+        if lastSeen[id]?[key] == nil {
+            if lastSeenCount >= Self.maxRemembered, let full = lastSeen.first(where: { !$0.value.isEmpty })?.key {
+                lastSeen[full]!.remove(at: lastSeen[full]!.startIndex)
+                lastSeenCount -= 1
+            }
+            lastSeenCount += 1
+        }
+        lastSeen[id, default: [:]][key] = row
+    }
+
+    /// Forgets row `key`'s last version (a delete).
+    private func forget(_ key: [String?], in id: UInt32) {
+        if lastSeen[id]?.removeValue(forKey: key) != nil { lastSeenCount -= 1 }
+    }
+
+    /// Forgets every row of relation `id` (a truncate, or its relation message again).
+    private func forget(_ id: UInt32) {
+        lastSeenCount -= lastSeen.removeValue(forKey: id)?.count ?? 0
     }
 
     /// The primary key's values in a tuple, in the key's order; `nil` when the table has
