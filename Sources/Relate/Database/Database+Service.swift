@@ -48,7 +48,7 @@ extension Database: Service {
     /// their threads closed their connections), and waits until every connection is closed.
     func shutDown(grace: Duration) async {
         units.beginShutdown()
-        await observation.shutDown()
+        observation.shutDown()
         changeFeeds.stopAll()
         let deadline = ContinuousClock.now + grace
         await waitUntil(deadline: deadline) { units.count == 0 }

@@ -13,10 +13,17 @@
 /// ``securityCheckInterval`` while a principal observes or a table it watches has
 /// row-level security. No value of the change feed ever reaches a subscriber: only what
 /// a read as the group's principal answered.
-actor ObservationHub {
+///
+/// Its state sits behind a lock, not on an actor. The feed's task prefers the pool's
+/// threads (``Database/executor``), and the rounds its commits start run in it: a round's
+/// statements then run on the thread the round is on, where an actor's round hopped to a
+/// pool thread and back for each, and woke a thread of Swift's own to take up the actor
+/// again (Benchmarks/README.md, "The hub behind a lock"). No lock is held across a wait:
+/// each stretch between two waits takes it once, as an actor's turn would.
+final class ObservationHub: Sendable {
     /// A class, not a struct: every round walks the groups, and a struct of sets, rows and
     /// subscribers cost a retain of each on every copy (5 % of the hub's time under
-    /// `scripts/live-scaling`). Only the hub, on its actor, holds them.
+    /// `scripts/live-scaling`). Only the hub, under its lock, holds them.
     private final class Group {
         /// Its request and principal, the statement prepared once for the layout
         /// (``LiveRead/prepare(in:)``).
@@ -72,23 +79,10 @@ actor ObservationHub {
         }
     }
 
-    private var groups: [LiveGroupKey: Group] = [:]
-    /// The groups whose answer holds each row, by entity and key: the groups that must read
-    /// again because a row they hold changed, found by the changed rows' keys, not by
-    /// asking each of a thousand groups about them every round.
-    private var holders: [HeldRow: [Group]] = [:]
-
     private struct HeldRow: Hashable {
         var entity: Int
         var key: ObjectKey
     }
-
-    /// `groups` in the order of their ids, for the walks of every round; made when a round
-    /// first needs it after groups came or went (``groupsChanged()``).
-    private var groupsInOrder: [Group]?
-    /// The groups a change of each entity touches, sorted by what it makes of them; made
-    /// when a round first needs it after groups came or went or their policies changed.
-    private var watchers: [Int: Watchers]?
 
     /// The groups watching one entity (in their region or their policy region), by what a
     /// change of its rows makes of them: a round visits those the change concerns, not the
@@ -108,226 +102,18 @@ actor ObservationHub {
         /// columns the feed did not say.
         var deciding: [Group] = []
     }
-    private var nextGroupID = 0
-    /// The groups a round may decide, by the entity whose changed rows decide them and
-    /// their principal, in the order of their ids (the order their tests are made in): made
-    /// when a round first needs it after groups came or went, where each round looked every
-    /// waiting group up and sorted them anew (one round a commit, at 300 commits a second).
-    private var decisionOrder: [DecisionBatch: [Group]]?
 
     /// The groups decided in one statement (per 500): of one entity, read as one principal.
     private struct DecisionBatch: Hashable {
         var entity: Int
         var principal: Principal?
     }
-    /// The decision of each set of groups decided together (by entity and the groups' ids,
-    /// in order): their tests of the changed rows and their principal's settings, made once,
-    /// without keys: a round binds only the rows' keys. Made with `matchLayout`; emptied
-    /// when the layout changes, or when it grows past 10,000.
-    private var decisionsMade: [MatchKey: LiveDecision] = [:]
-    private var matchLayout: ObjectIdentifier?
 
     private struct MatchKey: Hashable {
         var entity: Int
         var groups: [Int]
     }
-    /// Groups whose region changed since they were last read.
-    private var stale = Set<LiveGroupKey>()
-    /// How many groups are undecided (``Group/isUndecided``): their entity's rows changed,
-    /// and they are read again if the changed rows say so.
-    private var undecidedCount = 0
-    /// The keys (text forms) of the rows changed since the groups waiting on them were
-    /// last decided, by entity.
-    private var changedKeys: [Int: Set<[String?]>] = [:]
-    /// What the commits since the groups were last sorted touched, sorted into stale and
-    /// undecided groups once per round of reads (``sortCommitted(_:)``), not once per commit:
-    /// a commit costs the hub its changes, not its groups.
-    private var committedSinceSorted = Committed()
-    /// Requests whose first answer is being read, by region: a commit that touches one
-    /// meanwhile may be missing from that answer, so the group starts stale.
-    private var firstReads: [LiveGroupKey: Set<Int>] = [:]
-    private var touchedDuringFirstRead = Set<LiveGroupKey>()
-    /// Row-level security as last read from the catalog; `nil` until the feed starts.
-    private var security: SecurityState?
-    /// Stops the job that asks the catalog whether policies changed, while the feed runs.
-    private var securityWatch: BackgroundTasks.Signal?
-    /// How often policies, privileges and role memberships are checked.
-    static let securityCheckInterval = Duration.seconds(1)
-    private var isEvaluating = false
-    private var nextSubscriber = 0
-    /// Stops the job that reads the database's change feed; `nil` while nobody observes.
-    private var feed: BackgroundTasks.Signal?
-    /// Which feed is the current one, so that the end of one stopped before does not end
-    /// the observers of the next.
-    private var feedNumber = 0
-    /// Opening the feed (asked once, however many subscribe meanwhile). A task of its own,
-    /// not a job of the database's: the subscribers that asked await it before they return,
-    /// so it never outlives them.
-    private var opening: Task<ChangeMailbox, any Error>?
 
-    func subscribe(
-        to request: FetchRequest, as principal: Principal?, on database: Database
-    ) async throws -> AsyncThrowingStream<LiveSnapshot, any Error> {
-        try principal?.validate()
-        let layout = database.layout.withLock { $0 }
-        let (_, statement) = try request.selectStatement(layout)
-        // The same SQL with the same values as the same principal is the same group, whoever built it.
-        let key = LiveGroupKey(statement.statement, principal: principal)
-        let region = try request.region(in: layout)
-        let decidingEntity = try request.decidesFromChangedRows(in: layout) ? try layout.entityIndex(named: request.entity) : nil
-        let requestColumns = decidingEntity == nil ? nil : try request.decidingColumns(in: layout)
-        try await startFeed(for: database)
-        if groups[key] == nil {
-            firstReads[key] = region.union(security?.policyRegion(of: region) ?? [])
-            let rows: [LiveRow]
-            do {
-                rows = try await database.liveRows(request, as: principal)
-            } catch {
-                firstReads[key] = nil
-                throw error
-            }
-            firstReads[key] = nil
-            if groups[key] == nil {
-                nextGroupID += 1
-                groupsChanged()
-                let group = Group(
-                    key: key, id: nextGroupID, request: request, layout: layout, region: region, policyRegion: security?.policyRegion(of: region) ?? [],
-                    decidingEntity: decidingEntity, requestColumns: requestColumns, rows: rows)
-                groups[key] = group
-                hold(group, keys: Self.keys(of: rows))
-            }
-            watchSecurity(on: database)
-            if touchedDuringFirstRead.remove(key) != nil {
-                stale.insert(key)
-                scheduleEvaluation(on: database)
-            }
-        }
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: LiveSnapshot.self, bufferingPolicy: .bufferingNewest(1))
-        let group = groups[key]!
-        continuation.yield(LiveSnapshot(rows: group.rows, difference: Self.difference(from: [], to: group.rows), version: group.version))
-        let id = nextSubscriber
-        nextSubscriber += 1
-        groups[key]!.subscribers[id] = continuation
-        // A job of the database's; once it shut down or closed, nothing is left to leave.
-        let background = database.background
-        continuation.onTermination = { [weak self] _ in
-            background.start { [weak self] in await self?.unsubscribe(id, from: key) }
-        }
-        return stream
-    }
-
-    private func unsubscribe(_ id: Int, from key: LiveGroupKey) {
-        groups[key]?.subscribers[id] = nil
-        if groups[key]?.subscribers.isEmpty == true { letGo(key) }
-        if groups.isEmpty {
-            feed?.fire()
-            feed = nil
-            securityWatch?.fire()
-            securityWatch = nil
-            security = nil
-        }
-    }
-
-    /// The hub no longer reads group `key`: its observers are gone, or their streams ended.
-    private func letGo(_ key: LiveGroupKey) {
-        guard let group = groups.removeValue(forKey: key) else { return }
-        group.isGone = true
-        hold(group, keys: [])
-        setUndecided(group, false)
-        stale.remove(key)
-        groupsChanged()
-    }
-
-    /// Groups came or went: what is made of all of them is made again when next needed.
-    private func groupsChanged() {
-        decisionOrder = nil
-        groupsInOrder = nil
-        watchers = nil
-    }
-
-    /// ``watchers``, made when missing.
-    private func allWatchers() -> [Int: Watchers] {
-        if let made = watchers { return made }
-        var made: [Int: Watchers] = [:]
-        for group in allGroups() {
-            for entity in group.region.union(group.policyRegion) {
-                guard !group.policyRegion.contains(entity), group.decidingEntity == entity else {
-                    made[entity, default: Watchers()].always.append(group)
-                    continue
-                }
-                made[entity, default: Watchers()].deciding.append(group)
-                if let security, let columns = security.decidingColumns(group.requestColumns, of: entity) {
-                    for column in columns { made[entity, default: Watchers()].byColumn[column, default: []].append(group) }
-                } else {
-                    made[entity, default: Watchers()].anyColumn.append(group)
-                }
-            }
-        }
-        watchers = made
-        return made
-    }
-
-    /// Every group, in the order of their ids.
-    private func allGroups() -> [Group] {
-        if let made = groupsInOrder { return made }
-        let made = groups.values.sorted { $0.id < $1.id }
-        groupsInOrder = made
-        return made
-    }
-
-    /// Sets the keys of the rows `group`'s answer holds (for a group with a deciding
-    /// entity), and ``holders`` with them: only the rows that came or went are touched.
-    private func hold(_ group: Group, keys: Set<ObjectKey>) {
-        guard let entity = group.decidingEntity else { return }
-        for key in group.keys where !keys.contains(key) {
-            let row = HeldRow(entity: entity, key: key)
-            holders[row]?.removeAll { $0 === group }
-            if holders[row]?.isEmpty == true { holders[row] = nil }
-        }
-        for key in keys where !group.keys.contains(key) { holders[HeldRow(entity: entity, key: key), default: []].append(group) }
-        group.keys = keys
-    }
-
-    /// Marks `group` undecided or not, keeping ``undecidedCount``.
-    private func setUndecided(_ group: Group, _ undecided: Bool) {
-        guard group.isUndecided != undecided else { return }
-        group.isUndecided = undecided
-        undecidedCount += undecided ? 1 : -1
-    }
-
-    private func startFeed(for database: Database) async throws {
-        guard feed == nil else { return }
-        if opening == nil { opening = Task { try await database.changeMailbox() } }
-        let changes: ChangeMailbox
-        do {
-            changes = try await opening!.value
-        } catch {
-            opening = nil
-            throw error
-        }
-        opening = nil
-        guard feed == nil else { return }
-        if security == nil { security = try await database.securityState(after: nil) }
-        guard feed == nil else { return }
-        feedNumber += 1
-        let number = feedNumber
-        // A job of the database's, which its shutdown or `close()` ends (cancelled, it stops
-        // taking, and the feed's thread stops). It runs the rounds its commits start.
-        let started = database.background.startCancellable { [weak self] in
-            do {
-                while let batch = try await changes.next() {
-                    await self?.committed(batch, on: database)
-                }
-                await self?.feedEnded(number, error: nil)
-            } catch {
-                await self?.feedEnded(number, error: error is CancellationError ? nil : error)
-            }
-        }
-        guard let started else { throw ConnectionPool.closedError }
-        feed = started
-    }
-
-    /// What commits touched since the groups were last sorted.
     private struct Committed {
         var touched = Set<Int>()
         var keys: [Int: [[String?]]] = [:]
@@ -343,218 +129,335 @@ actor ObservationHub {
         var isEmpty: Bool { touched.isEmpty && !mayHaveMissedChanges }
     }
 
-    /// Transactions committed (every one the feed read since the hub last took): each is
-    /// noted, and unless a round is under way (which takes them), a round reads in the
-    /// calling task, the feed's. Commits that arrive during it wait in the feed's mailbox
-    /// for the next round, all of them at once.
-    private func committed(_ batch: [CommittedChanges], on database: Database) async {
-        for committed in batch { note(committed, on: database) }
-        if startsRound() { await evaluate(on: database) }
-    }
 
-    /// A transaction committed: what it touched is noted, for the groups to be sorted by
-    /// the next round of reads (``sortCommitted(_:)``); a first read under way that it may
-    /// have missed is read again.
-    private func note(_ committed: CommittedChanges, on database: Database) {
-        let layout = database.layout.withLock { $0 }
-        var touched = Set<Int>()
-        for change in committed.changes {
-            guard let entity = try? layout.entityIndex(named: change.entity) else { continue }
-            touched.insert(entity)
-            if change.keyTexts.isEmpty {
-                committedSinceSorted.unkeyed.insert(entity)
-            } else {
-                committedSinceSorted.keys[entity, default: []] += change.keyTexts
-            }
-            switch (change.kind, change.changedColumns) {
-            case (.delete, _): break
-            case (.update, let columns?): committedSinceSorted.changedColumns[entity, default: []].formUnion(columns)
-            default: committedSinceSorted.anyColumn.insert(entity)
+    /// What the hub knows, behind ``state``'s lock.
+    private struct State {
+        var groups: [LiveGroupKey: Group] = [:]
+        /// The groups whose answer holds each row, by entity and key: the groups that must read
+        /// again because a row they hold changed, found by the changed rows' keys, not by
+        /// asking each of a thousand groups about them every round.
+        var holders: [HeldRow: [Group]] = [:]
+        /// `groups` in the order of their ids, for the walks of every round; made when a round
+        /// first needs it after groups came or went (``groupsChanged()``).
+        var groupsInOrder: [Group]?
+        /// The groups a change of each entity touches, sorted by what it makes of them; made
+        /// when a round first needs it after groups came or went or their policies changed.
+        var watchers: [Int: Watchers]?
+
+        var nextGroupID = 0
+        /// The groups a round may decide, by the entity whose changed rows decide them and
+        /// their principal, in the order of their ids (the order their tests are made in): made
+        /// when a round first needs it after groups came or went, where each round looked every
+        /// waiting group up and sorted them anew (one round a commit, at 300 commits a second).
+        var decisionOrder: [DecisionBatch: [Group]]?
+
+        /// The decision of each set of groups decided together (by entity and the groups' ids,
+        /// in order): their tests of the changed rows and their principal's settings, made once,
+        /// without keys: a round binds only the rows' keys. Made with `matchLayout`; emptied
+        /// when the layout changes, or when it grows past 10,000.
+        var decisionsMade: [MatchKey: LiveDecision] = [:]
+        var matchLayout: ObjectIdentifier?
+
+        /// Groups whose region changed since they were last read.
+        var stale = Set<LiveGroupKey>()
+        /// How many groups are undecided (``Group/isUndecided``): their entity's rows changed,
+        /// and they are read again if the changed rows say so.
+        var undecidedCount = 0
+        /// The keys (text forms) of the rows changed since the groups waiting on them were
+        /// last decided, by entity.
+        var changedKeys: [Int: Set<[String?]>] = [:]
+        /// What the commits since the groups were last sorted touched, sorted into stale and
+        /// undecided groups once per round of reads (``sortCommitted(_:)``), not once per commit:
+        /// a commit costs the hub its changes, not its groups.
+        var committedSinceSorted = Committed()
+        /// Requests whose first answer is being read, by region: a commit that touches one
+        /// meanwhile may be missing from that answer, so the group starts stale.
+        var firstReads: [LiveGroupKey: Set<Int>] = [:]
+        var touchedDuringFirstRead = Set<LiveGroupKey>()
+        /// Row-level security as last read from the catalog; `nil` until the feed starts.
+        var security: SecurityState?
+        /// Stops the job that asks the catalog whether policies changed, while the feed runs.
+        var securityWatch: BackgroundTasks.Signal?
+        var isEvaluating = false
+        var nextSubscriber = 0
+        /// Stops the job that reads the database's change feed; `nil` while nobody observes.
+        var feed: BackgroundTasks.Signal?
+        /// Which feed is the current one, so that the end of one stopped before does not end
+        /// the observers of the next.
+        var feedNumber = 0
+        /// Opening the feed (asked once, however many subscribe meanwhile). A task of its own,
+        /// not a job of the database's: the subscribers that asked await it before they return,
+        /// so it never outlives them.
+        var opening: Task<ChangeMailbox, any Error>?
+        /// The groups of the decisions the round under way awaits the answers of, in their
+        /// order, with which of them waited (``decisions(_:)``).
+        var deciding: [(groups: ArraySlice<Group>, waiting: [Bool])] = []
+
+        mutating func unsubscribe(_ id: Int, from key: LiveGroupKey) {
+            groups[key]?.subscribers[id] = nil
+            if groups[key]?.subscribers.isEmpty == true { letGo(key) }
+            if groups.isEmpty {
+                feed?.fire()
+                feed = nil
+                securityWatch?.fire()
+                securityWatch = nil
+                security = nil
             }
         }
-        committedSinceSorted.touched.formUnion(touched)
-        if committed.mayHaveMissedChanges { committedSinceSorted.mayHaveMissedChanges = true }
-        for (key, region) in firstReads where committed.mayHaveMissedChanges || !region.isDisjoint(with: touched) {
-            touchedDuringFirstRead.insert(key)
-        }
-    }
 
-    /// The groups whose region the commits since the last call touched are stale, and are
-    /// read again (one read each, however many commits came) — or, where the changed rows
-    /// decide, wait for them to be tested: those whose answer holds a changed row read
-    /// again, and those whose deciding columns no update changed (and no insert came) need
-    /// no test at all.
-    private func sortCommitted(_ layout: ModelLayout) {
-        let committed = committedSinceSorted
-        guard !committed.isEmpty else { return }
-        committedSinceSorted = Committed()
-        if committed.mayHaveMissedChanges {
+        /// The hub no longer reads group `key`: its observers are gone, or their streams ended.
+        mutating func letGo(_ key: LiveGroupKey) {
+            guard let group = groups.removeValue(forKey: key) else { return }
+            group.isGone = true
+            hold(group, keys: [])
+            setUndecided(group, false)
+            stale.remove(key)
+            groupsChanged()
+        }
+
+        /// Groups came or went: what is made of all of them is made again when next needed.
+        mutating func groupsChanged() {
+            decisionOrder = nil
+            groupsInOrder = nil
+            watchers = nil
+        }
+
+        /// ``watchers``, made when missing.
+        mutating func allWatchers() -> [Int: Watchers] {
+            if let made = watchers { return made }
+            var made: [Int: Watchers] = [:]
             for group in allGroups() {
-                stale.insert(group.key)
-                setUndecided(group, false)
+                for entity in group.region.union(group.policyRegion) {
+                    guard !group.policyRegion.contains(entity), group.decidingEntity == entity else {
+                        made[entity, default: Watchers()].always.append(group)
+                        continue
+                    }
+                    made[entity, default: Watchers()].deciding.append(group)
+                    if let security, let columns = security.decidingColumns(group.requestColumns, of: entity) {
+                        for column in columns { made[entity, default: Watchers()].byColumn[column, default: []].append(group) }
+                    } else {
+                        made[entity, default: Watchers()].anyColumn.append(group)
+                    }
+                }
             }
-            return
+            watchers = made
+            return made
         }
-        let watchers = allWatchers()
-        // Undecided first: stale is empty between rounds, so that asking whether a group is
-        // stale hashes nothing (it did for each of a thousand groups, a tenth of Relate's
-        // time when every commit moved a row between answers).
-        var deciding = Set<Int>()
-        for entity in committed.touched where !committed.unkeyed.contains(entity) {
-            guard let watching = watchers[entity] else { continue }
-            // A group none of whose deciding columns an update changed (and no insert
-            // came) needs no decision: every changed row is where it was, in its answer or
-            // out of it, and one it held is read again below.
-            var undecided: [[Group]] = []
-            if committed.anyColumn.contains(entity) {
-                undecided = [watching.deciding]
-            } else {
-                undecided = [watching.anyColumn]
-                for column in committed.changedColumns[entity] ?? [] { undecided.append(watching.byColumn[column] ?? []) }
+
+        /// Every group, in the order of their ids.
+        mutating func allGroups() -> [Group] {
+            if let made = groupsInOrder { return made }
+            let made = groups.values.sorted { $0.id < $1.id }
+            groupsInOrder = made
+            return made
+        }
+
+        /// Sets the keys of the rows `group`'s answer holds (for a group with a deciding
+        /// entity), and ``holders`` with them: only the rows that came or went are touched.
+        mutating func hold(_ group: Group, keys: Set<ObjectKey>) {
+            guard let entity = group.decidingEntity else { return }
+            for key in group.keys where !keys.contains(key) {
+                let row = HeldRow(entity: entity, key: key)
+                holders[row]?.removeAll { $0 === group }
+                if holders[row]?.isEmpty == true { holders[row] = nil }
             }
-            for groups in undecided where !groups.isEmpty {
-                deciding.insert(entity)
-                for group in groups where stale.isEmpty || !stale.contains(group.key) { setUndecided(group, true) }
+            for key in keys where !group.keys.contains(key) { holders[HeldRow(entity: entity, key: key), default: []].append(group) }
+            group.keys = keys
+        }
+
+        /// Marks `group` undecided or not, keeping ``undecidedCount``.
+        mutating func setUndecided(_ group: Group, _ undecided: Bool) {
+            guard group.isUndecided != undecided else { return }
+            group.isUndecided = undecided
+            undecidedCount += undecided ? 1 : -1
+        }
+
+        /// A transaction committed: what it touched is noted, for the groups to be sorted by
+        /// the next round of reads (``sortCommitted(_:)``); a first read under way that it may
+        /// have missed is read again.
+        mutating func note(_ committed: CommittedChanges, layout: ModelLayout) {
+            var touched = Set<Int>()
+            for change in committed.changes {
+                guard let entity = try? layout.entityIndex(named: change.entity) else { continue }
+                touched.insert(entity)
+                if change.keyTexts.isEmpty {
+                    committedSinceSorted.unkeyed.insert(entity)
+                } else {
+                    committedSinceSorted.keys[entity, default: []] += change.keyTexts
+                }
+                switch (change.kind, change.changedColumns) {
+                case (.delete, _): break
+                case (.update, let columns?): committedSinceSorted.changedColumns[entity, default: []].formUnion(columns)
+                default: committedSinceSorted.anyColumn.insert(entity)
+                }
+            }
+            committedSinceSorted.touched.formUnion(touched)
+            if committed.mayHaveMissedChanges { committedSinceSorted.mayHaveMissedChanges = true }
+            for (key, region) in firstReads where committed.mayHaveMissedChanges || !region.isDisjoint(with: touched) {
+                touchedDuringFirstRead.insert(key)
             }
         }
-        for entity in committed.touched {
-            guard let watching = watchers[entity] else { continue }
-            // A table a policy reads changed (which rows the principal sees may have,
-            // whatever rows changed), or one whose rows do not decide; or no key says
-            // which rows changed.
-            for group in watching.always + (committed.unkeyed.contains(entity) ? watching.deciding : []) {
-                stale.insert(group.key)
-                setUndecided(group, false)
+
+        /// The groups whose region the commits since the last call touched are stale, and are
+        /// read again (one read each, however many commits came) — or, where the changed rows
+        /// decide, wait for them to be tested: those whose answer holds a changed row read
+        /// again, and those whose deciding columns no update changed (and no insert came) need
+        /// no test at all.
+        mutating func sortCommitted(_ layout: ModelLayout) {
+            let committed = committedSinceSorted
+            guard !committed.isEmpty else { return }
+            committedSinceSorted = Committed()
+            if committed.mayHaveMissedChanges {
+                for group in allGroups() {
+                    stale.insert(group.key)
+                    setUndecided(group, false)
+                }
+                return
             }
-        }
-        // A group whose answer holds a changed row reads again, whatever the rest says.
-        for (entity, texts) in committed.keys {
-            for text in texts {
-                guard let key = layout.entities[entity].storedKey(text).flatMap(ObjectKey.init) else { continue }
-                for group in holders[HeldRow(entity: entity, key: key)] ?? [] {
+            let watchers = allWatchers()
+            // Undecided first: stale is empty between rounds, so that asking whether a group is
+            // stale hashes nothing (it did for each of a thousand groups, a tenth of Relate's
+            // time when every commit moved a row between answers).
+            var deciding = Set<Int>()
+            for entity in committed.touched where !committed.unkeyed.contains(entity) {
+                guard let watching = watchers[entity] else { continue }
+                // A group none of whose deciding columns an update changed (and no insert
+                // came) needs no decision: every changed row is where it was, in its answer or
+                // out of it, and one it held is read again below.
+                var undecided: [[Group]] = []
+                if committed.anyColumn.contains(entity) {
+                    undecided = [watching.deciding]
+                } else {
+                    undecided = [watching.anyColumn]
+                    for column in committed.changedColumns[entity] ?? [] { undecided.append(watching.byColumn[column] ?? []) }
+                }
+                for groups in undecided where !groups.isEmpty {
+                    deciding.insert(entity)
+                    for group in groups where stale.isEmpty || !stale.contains(group.key) { setUndecided(group, true) }
+                }
+            }
+            for entity in committed.touched {
+                guard let watching = watchers[entity] else { continue }
+                // A table a policy reads changed (which rows the principal sees may have,
+                // whatever rows changed), or one whose rows do not decide; or no key says
+                // which rows changed.
+                for group in watching.always + (committed.unkeyed.contains(entity) ? watching.deciding : []) {
                     stale.insert(group.key)
                     setUndecided(group, false)
                 }
             }
-        }
-        for entity in deciding { changedKeys[entity, default: []].formUnion(committed.keys[entity] ?? []) }
-    }
-
-    /// Starts reading what is stale or undecided in a job of its own, unless a read is
-    /// under way (it will): for what happens outside the feed's task (a first read that a
-    /// commit touched, a policy changed, a server back).
-    private func scheduleEvaluation(on database: Database) {
-        guard startsRound() else { return }
-        // A job of the database's, so that a shutdown awaits the read under way; none
-        // starts once it shut down or closed.
-        if !database.background.start({ [self] in await evaluate(on: database) }) { isEvaluating = false }
-    }
-
-    /// Whether a round is to start now: something is stale or undecided, and no round is
-    /// under way (it takes what came meanwhile). The caller then runs ``evaluate(on:)``.
-    private func startsRound() -> Bool {
-        guard !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty, !isEvaluating else { return false }
-        isEvaluating = true
-        return true
-    }
-
-    private func evaluate(on database: Database) async {
-        var unreachable = Set<LiveGroupKey>()
-        while !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty {
-            sortCommitted(database.layout.withLock { $0 })
-            if undecidedCount > 0 { await decide(on: database) }
-            while !stale.isEmpty {
-                // Every stale group, whatever its principal, in one round trip (a hundred at a time).
-                let keys = Array(stale.prefix(Self.groupsPerRoundTrip))
-                stale.subtract(keys)
-                unreachable.formUnion(await read(keys, on: database))
-            }
-        }
-        isEvaluating = false
-        guard !unreachable.isEmpty else { return }
-        // The server could not be reached (a failover under way): those answers are read
-        // again a moment later, and their observers keep their streams.
-        database.background.start { [weak self, unreachable] in
-            try? await Task.sleep(for: .milliseconds(500))
-            guard !Task.isCancelled else { return }
-            await self?.retry(unreachable, on: database)
-        }
-    }
-
-    private func retry(_ keys: Set<LiveGroupKey>, on database: Database) {
-        stale.formUnion(keys.filter { groups[$0] != nil })
-        scheduleEvaluation(on: database)
-    }
-
-    /// Tests the rows changed since the undecided groups were last read against their
-    /// conditions, one statement per entity and principal (and per 500 requests), run as
-    /// that principal, every principal's in one round trip (a hundred at a time), those whose
-    /// settings set the same names in one transaction (``Database/requestsMet(_:changedKeys:)``): a group
-    /// whose answer holds a changed row, or whose condition a changed row the principal
-    /// sees now meets, is stale; the rest kept their answer.
-    private func decide(on database: Database) async {
-        let layout = database.layout.withLock { $0 }
-        let keysByEntity = changedKeys
-        changedKeys = [:]
-        if decisionOrder == nil {
-            var order: [DecisionBatch: [Group]] = [:]
-            for group in allGroups() {
-                guard let entity = group.decidingEntity else { continue }
-                order[DecisionBatch(entity: entity, principal: group.key.principal), default: []].append(group)
-            }
-            decisionOrder = order
-        }
-        let order = decisionOrder ?? [:]
-        // Each decision: its groups (at most 500, one statement) and their entity.
-        var decisions: [LiveDecision] = []
-        var decided: [(groups: ArraySlice<Group>, entity: Int, waiting: [Bool])] = []
-        if matchLayout != ObjectIdentifier(layout) || decisionsMade.count > 10_000 {
-            decisionsMade = [:]
-            matchLayout = ObjectIdentifier(layout)
-        }
-        // A batch with a group waiting is decided whole, its groups in the order they were
-        // made: its tests are then the same round after round, made once and prepared. Only
-        // the groups that waited read again when met (the others are stale already, or no
-        // change concerned them); leaving them out made other tests each round — of 500
-        // requests when one of them held the changed row.
-        for (batch, members) in order where members.contains(where: \.isUndecided) {
-            let entity = batch.entity
-            let waiting = members.map(\.isUndecided)
-            // Decided from here on: a commit meanwhile marks them again, for the next round.
-            for group in members { setUndecided(group, false) }
-            for start in stride(from: 0, to: members.count, by: 500) {
-                let chunk = members[start..<min(start + 500, members.count)]
-                let match = MatchKey(entity: entity, groups: chunk.map(\.id))
-                let decision: LiveDecision
-                if let made = decisionsMade[match] {
-                    decision = made
-                } else {
-                    do {
-                        let tests = try FetchRequest.matchTests(chunk.map(\.request), entity: entity, layout: layout)
-                        decision = try LiveDecision(tests: tests, entity: entity, as: batch.principal)
-                    } catch {
-                        // Undecided: read them again, which reports its own error.
-                        stale.formUnion(chunk.map(\.key))
-                        continue
+            // A group whose answer holds a changed row reads again, whatever the rest says.
+            for (entity, texts) in committed.keys {
+                for text in texts {
+                    guard let key = layout.entities[entity].storedKey(text).flatMap(ObjectKey.init) else { continue }
+                    for group in holders[HeldRow(entity: entity, key: key)] ?? [] {
+                        stale.insert(group.key)
+                        setUndecided(group, false)
                     }
-                    decisionsMade[match] = decision
                 }
-                decisions.append(decision)
-                decided.append((chunk, entity, Array(waiting[chunk.indices])))
             }
+            for entity in deciding { changedKeys[entity, default: []].formUnion(committed.keys[entity] ?? []) }
         }
-        let changedTexts = keysByEntity.mapValues(Array.init)
-        for start in stride(from: 0, to: decisions.count, by: Self.groupsPerRoundTrip) {
-            let end = min(start + Self.groupsPerRoundTrip, decisions.count)
-            let answers: [Result<Set<Int>, RelateError>]
-            do {
-                answers = try await database.requestsMet(Array(decisions[start..<end]), changedKeys: changedTexts)
-            } catch {
-                // Undecided: read them again, which reports its own error.
-                for (members, _, _) in decided[start..<end] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
-                continue
+
+        /// Whether a round is to start now: something is stale or undecided, and no round is
+        /// under way (it takes what came meanwhile). The caller then runs
+        /// ``ObservationHub/evaluate(on:)``.
+        mutating func startsRound() -> Bool {
+            guard hasWork, !isEvaluating else { return false }
+            isEvaluating = true
+            return true
+        }
+
+        /// Whether a round has something to do: a commit to sort, a group stale or undecided.
+        var hasWork: Bool { !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty }
+
+        /// Ends every observer's stream (with `error`, if any) and stops the feed and the
+        /// security watch.
+        mutating func end(throwing error: (any Error)?) {
+            for group in groups.values {
+                for continuation in group.subscribers.values { continuation.finish(throwing: error) }
+                group.isGone = true
             }
-            for ((members, _, waiting), answer) in zip(decided[start..<end], answers) {
+            groups = [:]
+            holders = [:]
+            groupsChanged()
+            stale = []
+            undecidedCount = 0
+            changedKeys = [:]
+            committedSinceSorted = Committed()
+            feed?.fire()
+            feed = nil
+            securityWatch?.fire()
+            securityWatch = nil
+            security = nil
+        }
+
+
+        /// The decisions of a round (``ObservationHub/decide(on:)``), with the keys (text
+        /// forms) of the rows changed since the groups were last decided; their groups wait in
+        /// ``deciding`` until the answers come (``decided(_:_:)``).
+        mutating func decisions(_ layout: ModelLayout) -> (decisions: [LiveDecision], changedKeys: [Int: [[String?]]]) {
+            let keysByEntity = changedKeys
+            changedKeys = [:]
+            if decisionOrder == nil {
+                var order: [DecisionBatch: [Group]] = [:]
+                for group in allGroups() {
+                    guard let entity = group.decidingEntity else { continue }
+                    order[DecisionBatch(entity: entity, principal: group.key.principal), default: []].append(group)
+                }
+                decisionOrder = order
+            }
+            let order = decisionOrder ?? [:]
+            // Each decision: its groups (at most 500, one statement) and their entity.
+            var decisions: [LiveDecision] = []
+            deciding = []
+            if matchLayout != ObjectIdentifier(layout) || decisionsMade.count > 10_000 {
+                decisionsMade = [:]
+                matchLayout = ObjectIdentifier(layout)
+            }
+            // A batch with a group waiting is decided whole, its groups in the order they were
+            // made: its tests are then the same round after round, made once and prepared. Only
+            // the groups that waited read again when met (the others are stale already, or no
+            // change concerned them); leaving them out made other tests each round — of 500
+            // requests when one of them held the changed row.
+            for (batch, members) in order where members.contains(where: \.isUndecided) {
+                let entity = batch.entity
+                let waiting = members.map(\.isUndecided)
+                // Decided from here on: a commit meanwhile marks them again, for the next round.
+                for group in members { setUndecided(group, false) }
+                for start in stride(from: 0, to: members.count, by: 500) {
+                    let chunk = members[start..<min(start + 500, members.count)]
+                    let match = MatchKey(entity: entity, groups: chunk.map(\.id))
+                    let decision: LiveDecision
+                    if let made = decisionsMade[match] {
+                        decision = made
+                    } else {
+                        do {
+                            let tests = try FetchRequest.matchTests(chunk.map(\.request), entity: entity, layout: layout)
+                            decision = try LiveDecision(tests: tests, entity: entity, as: batch.principal)
+                        } catch {
+                            // Undecided: read them again, which reports its own error.
+                            stale.formUnion(chunk.map(\.key))
+                            continue
+                        }
+                        decisionsMade[match] = decision
+                    }
+                    decisions.append(decision)
+                    deciding.append((chunk, Array(waiting[chunk.indices])))
+                }
+            }
+            return (decisions, keysByEntity.mapValues(Array.init))
+        }
+
+        /// The answers of the decisions at `range` of ``deciding``, or `nil` when none could
+        /// run: a waiting group that a changed row meets now is stale.
+        mutating func decided(_ range: Range<Int>, _ answers: [Result<Set<Int>, RelateError>]?) {
+            guard let answers else {
+                // Undecided: read them again, which reports its own error.
+                for (members, _) in deciding[range] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
+                return
+            }
+            for ((members, waiting), answer) in zip(deciding[range], answers) {
                 // A group went meanwhile: the indexes no longer match; read the rest again.
                 guard case .success(let meeting) = answer, !members.contains(where: \.isGone) else {
                     stale.formUnion(members.filter { !$0.isGone }.map(\.key))
@@ -566,70 +469,278 @@ actor ObservationHub {
             }
         }
     }
+    private let state = Locked(State())
+
+    /// How often policies, privileges and role memberships are checked.
+    static let securityCheckInterval = Duration.seconds(1)
 
     /// How many groups' reads, or decisions of principals, one round trip carries at most.
     static let groupsPerRoundTrip = 100
+
+    func subscribe(
+        to request: FetchRequest, as principal: Principal?, on database: Database
+    ) async throws -> AsyncThrowingStream<LiveSnapshot, any Error> {
+        try principal?.validate()
+        let layout = database.layout.withLock { $0 }
+        let (_, statement) = try request.selectStatement(layout)
+        // The same SQL with the same values as the same principal is the same group, whoever built it.
+        let key = LiveGroupKey(statement.statement, principal: principal)
+        let region = try request.region(in: layout)
+        let decidingEntity = try request.decidesFromChangedRows(in: layout) ? try layout.entityIndex(named: request.entity) : nil
+        let requestColumns = decidingEntity == nil ? nil : try request.decidingColumns(in: layout)
+        try await startFeed(for: database)
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: LiveSnapshot.self, bufferingPolicy: .bufferingNewest(1))
+        // A group that is there takes the subscriber at once; a new one reads its first answer.
+        let isNew = state.withLock { state in
+            guard state.groups[key] == nil else {
+                add(continuation, to: key, in: &state, on: database)
+                return false
+            }
+            state.firstReads[key] = region.union(state.security?.policyRegion(of: region) ?? [])
+            return true
+        }
+        guard isNew else { return stream }
+        let rows: [LiveRow]
+        do {
+            rows = try await database.liveRows(request, as: principal)
+        } catch {
+            state.withLock { $0.firstReads[key] = nil }
+            throw error
+        }
+        state.withLock { state in
+            state.firstReads[key] = nil
+            if state.groups[key] == nil {
+                state.nextGroupID += 1
+                state.groupsChanged()
+                let group = Group(
+                    key: key, id: state.nextGroupID, request: request, layout: layout, region: region,
+                    policyRegion: state.security?.policyRegion(of: region) ?? [], decidingEntity: decidingEntity, requestColumns: requestColumns,
+                    rows: rows)
+                state.groups[key] = group
+                state.hold(group, keys: Self.keys(of: rows))
+            }
+            watchSecurity(&state, on: database)
+            if state.touchedDuringFirstRead.remove(key) != nil {
+                state.stale.insert(key)
+                scheduleEvaluation(&state, on: database)
+            }
+            add(continuation, to: key, in: &state, on: database)
+        }
+        return stream
+    }
+
+    /// Gives `continuation` group `key`'s answer, and every answer after it. Under the
+    /// lock, with the group's rows: a round's answer cannot come before it.
+    private func add(
+        _ continuation: AsyncThrowingStream<LiveSnapshot, any Error>.Continuation, to key: LiveGroupKey, in state: inout State, on database: Database
+    ) {
+        let group = state.groups[key]!
+        continuation.yield(LiveSnapshot(rows: group.rows, difference: Self.difference(from: [], to: group.rows), version: group.version))
+        let id = state.nextSubscriber
+        state.nextSubscriber += 1
+        group.subscribers[id] = continuation
+        // A job of the database's, not a call: a stream the hub finishes under its lock
+        // ends here at once. Once the database shut down or closed, nothing is left to leave.
+        let background = database.background
+        continuation.onTermination = { [weak self] _ in
+            background.start { [weak self] in self?.state.withLock { $0.unsubscribe(id, from: key) } }
+        }
+    }
+
+    private func startFeed(for database: Database) async throws {
+        let opening = state.withLock { state -> Task<ChangeMailbox, any Error>? in
+            guard state.feed == nil else { return nil }
+            if state.opening == nil { state.opening = Task { try await database.changeMailbox() } }
+            return state.opening
+        }
+        guard let opening else { return }
+        let changes: ChangeMailbox
+        do {
+            changes = try await opening.value
+        } catch {
+            state.withLock { if $0.opening == opening { $0.opening = nil } }
+            throw error
+        }
+        let readsSecurity = state.withLock { state -> Bool? in
+            if state.opening == opening { state.opening = nil }
+            return state.feed == nil ? state.security == nil : nil
+        }
+        guard let readsSecurity else { return }
+        let security = readsSecurity ? try await database.securityState(after: nil) : nil
+        try state.withLock { state in
+            if state.security == nil { state.security = security }
+            guard state.feed == nil else { return }
+            state.feedNumber += 1
+            let number = state.feedNumber
+            // A job of the database's, which its shutdown or `close()` ends (cancelled, it
+            // stops taking, and the feed's thread stops). It runs the rounds its commits
+            // start, on the pool's threads, where their statements run.
+            let started = database.background.startCancellable { [weak self] in
+                await withTaskExecutorPreference(database.executor) {
+                    do {
+                        while let batch = try await changes.next() {
+                            await self?.committed(batch, on: database)
+                        }
+                        self?.feedEnded(number, error: nil)
+                    } catch {
+                        self?.feedEnded(number, error: error is CancellationError ? nil : error)
+                    }
+                }
+            }
+            guard let started else { throw ConnectionPool.closedError }
+            state.feed = started
+        }
+    }
+
+    /// Transactions committed (every one the feed read since the hub last took): each is
+    /// noted, and unless a round is under way (which takes them), a round reads in the
+    /// calling task, the feed's. Commits that arrive during it wait in the feed's mailbox
+    /// for the next round, all of them at once.
+    private func committed(_ batch: [CommittedChanges], on database: Database) async {
+        let layout = database.layout.withLock { $0 }
+        let startsRound = state.withLock { state in
+            for committed in batch { state.note(committed, layout: layout) }
+            return state.startsRound()
+        }
+        if startsRound { await evaluate(on: database) }
+    }
+
+    /// Starts reading what is stale or undecided in a job of its own, unless a read is
+    /// under way (it will): for what happens outside the feed's task (a first read that a
+    /// commit touched, a policy changed, a server back).
+    private func scheduleEvaluation(_ state: inout State, on database: Database) {
+        guard state.startsRound() else { return }
+        // A job of the database's, so that a shutdown awaits the read under way; none
+        // starts once it shut down or closed. On the pool's threads, as the feed's rounds.
+        let started = database.background.start { [self] in
+            await withTaskExecutorPreference(database.executor) { await evaluate(on: database) }
+        }
+        if !started { state.isEvaluating = false }
+    }
+
+    private func evaluate(on database: Database) async {
+        var unreachable = Set<LiveGroupKey>()
+        while true {
+            let layout = database.layout.withLock { $0 }
+            // Whether work is left, and the round's end when none is, under one lock: a
+            // commit noted after it finds no round under way, and starts one.
+            let decides = state.withLock { state -> Bool? in
+                guard state.hasWork else {
+                    state.isEvaluating = false
+                    return nil
+                }
+                state.sortCommitted(layout)
+                return state.undecidedCount > 0
+            }
+            guard let decides else { break }
+            if decides { await decide(on: database) }
+            // Every stale group, whatever its principal, in one round trip (a hundred at a time).
+            while let keys = state.withLock({ state -> [LiveGroupKey]? in
+                guard !state.stale.isEmpty else { return nil }
+                let keys = Array(state.stale.prefix(Self.groupsPerRoundTrip))
+                state.stale.subtract(keys)
+                return keys
+            }) {
+                unreachable.formUnion(await read(keys, on: database))
+            }
+        }
+        guard !unreachable.isEmpty else { return }
+        // The server could not be reached (a failover under way): those answers are read
+        // again a moment later, and their observers keep their streams.
+        database.background.start { [weak self, unreachable] in
+            try? await Task.sleep(for: .milliseconds(500))
+            guard !Task.isCancelled else { return }
+            self?.retry(unreachable, on: database)
+        }
+    }
+
+    private func retry(_ keys: Set<LiveGroupKey>, on database: Database) {
+        state.withLock { state in
+            state.stale.formUnion(keys.filter { state.groups[$0] != nil })
+            scheduleEvaluation(&state, on: database)
+        }
+    }
+
+    /// Tests the rows changed since the undecided groups were last read against their
+    /// conditions, one statement per entity and principal (and per 500 requests), run as
+    /// that principal, every principal's in one round trip (a hundred at a time), those whose
+    /// settings set the same names in one transaction (``Database/requestsMet(_:changedKeys:)``): a group
+    /// whose answer holds a changed row, or whose condition a changed row the principal
+    /// sees now meets, is stale; the rest kept their answer.
+    private func decide(on database: Database) async {
+        let layout = database.layout.withLock { $0 }
+        let (decisions, changedKeys) = state.withLock { $0.decisions(layout) }
+        for start in stride(from: 0, to: decisions.count, by: Self.groupsPerRoundTrip) {
+            let end = min(start + Self.groupsPerRoundTrip, decisions.count)
+            let answers = try? await database.requestsMet(Array(decisions[start..<end]), changedKeys: changedKeys)
+            state.withLock { $0.decided(start..<end, answers) }
+        }
+        state.withLock { $0.deciding = [] }
+    }
 
     /// Reads the answers of groups `keys` again, each as its principal, in one round trip
     /// (``Database/liveRows(of:reusing:)``); tells each group's subscribers when its answer
     /// changed, and ends the streams of a group whose read failed (that group's only).
     /// Answers the groups whose server could not be reached: they stay, to be read again.
     private func read(_ keys: [LiveGroupKey], on database: Database) async -> Set<LiveGroupKey> {
-        let present = keys.filter { groups[$0] != nil }
+        let layout = database.layout.withLock { $0 }
+        let (present, reads, earlier) = state.withLock { state in
+            let present = keys.filter { state.groups[$0] != nil }
+            let reads = present.map { key in
+                let group = state.groups[key]!
+                // One that cannot be prepared is read all the same, which reports its error.
+                try? group.read.prepare(in: layout)
+                return group.read
+            }
+            return (present, reads, present.map { state.groups[$0]!.rows })
+        }
         guard !present.isEmpty else { return [] }
-        var answers: [Result<[LiveRow], any Error>]
+        let answers: [Result<[LiveRow], any Error>]
         do {
-            let layout = database.layout.withLock { $0 }
-            answers = try await database.liveRows(
-                of: present.map { key in
-                    let group = groups[key]!
-                    // One that cannot be prepared is read all the same, which reports its error.
-                    try? group.read.prepare(in: layout)
-                    return group.read
-                },
-                reusing: present.map { groups[$0]!.rows })
-                .map { $0.mapError { $0 as any Error } }
+            answers = try await database.liveRows(of: reads, reusing: earlier).map { $0.mapError { $0 as any Error } }
         } catch {
             answers = Array(repeating: .failure(error), count: present.count)
         }
-        var unreachable = Set<LiveGroupKey>()
-        for (key, answer) in zip(present, answers) {
-            switch answer {
-            case .success(let rows):
-                guard let group = groups[key] else { continue }
-                let difference = Self.difference(from: group.rows, to: rows)
-                guard !difference.isEmpty else { continue }
-                group.rows = rows
-                // Only rows that came or went change the keys it holds (rows are told apart by key).
-                if group.decidingEntity != nil, !difference.inserted.isEmpty || !difference.removed.isEmpty {
-                    hold(group, keys: Self.keys(of: rows))
+        return state.withLock { state in
+            var unreachable = Set<LiveGroupKey>()
+            for (key, answer) in zip(present, answers) {
+                switch answer {
+                case .success(let rows):
+                    guard let group = state.groups[key] else { continue }
+                    let difference = Self.difference(from: group.rows, to: rows)
+                    guard !difference.isEmpty else { continue }
+                    group.rows = rows
+                    // Only rows that came or went change the keys it holds (rows are told apart by key).
+                    if group.decidingEntity != nil, !difference.inserted.isEmpty || !difference.removed.isEmpty {
+                        state.hold(group, keys: Self.keys(of: rows))
+                    }
+                    group.version += 1
+                    let snapshot = LiveSnapshot(rows: rows, difference: difference, version: group.version)
+                    for continuation in group.subscribers.values { continuation.yield(snapshot) }
+                case .failure(let error as RelateError) where error.postgresError.map({ [.connectionClosed, .connectionFailed].contains($0.kind) }) ?? false:
+                    unreachable.insert(key)
+                case .failure(is CancellationError):
+                    // This job was cancelled: the database is closing, and the end of the feed
+                    // finishes the streams (without an error).
+                    continue
+                case .failure(let error):
+                    for continuation in state.groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
+                    state.letGo(key)
                 }
-                group.version += 1
-                let snapshot = LiveSnapshot(rows: rows, difference: difference, version: group.version)
-                for continuation in group.subscribers.values { continuation.yield(snapshot) }
-            case .failure(let error as RelateError) where error.postgresError.map({ [.connectionClosed, .connectionFailed].contains($0.kind) }) ?? false:
-                unreachable.insert(key)
-            case .failure(is CancellationError):
-                // This job was cancelled: the database is closing, and the end of the feed
-                // finishes the streams (without an error).
-                continue
-            case .failure(let error):
-                for continuation in groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
-                letGo(key)
             }
+            return unreachable
         }
-        return unreachable
     }
 
     /// Starts asking the catalog about policies every ``securityCheckInterval``, once a
     /// principal observes or a watched table has row-level security (a database without
     /// either pays nothing).
-    private func watchSecurity(on database: Database) {
-        guard securityWatch == nil, feed != nil else { return }
-        let protected = security?.protected ?? []
-        guard groups.contains(where: { $0.key.principal != nil || !$0.value.region.union($0.value.policyRegion).isDisjoint(with: protected) })
+    private func watchSecurity(_ state: inout State, on database: Database) {
+        guard state.securityWatch == nil, state.feed != nil else { return }
+        let protected = state.security?.protected ?? []
+        guard state.groups.contains(where: { $0.key.principal != nil || !$0.value.region.union($0.value.policyRegion).isDisjoint(with: protected) })
         else { return }
-        securityWatch = database.background.startCancellable { [weak self] in
+        state.securityWatch = database.background.startCancellable { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: Self.securityCheckInterval)
                 guard !Task.isCancelled, let self else { return }
@@ -643,7 +754,7 @@ actor ObservationHub {
     /// and every group when role memberships changed, read again. A failure waits for the
     /// next round.
     private func checkSecurity(on database: Database) async {
-        guard let known = security else { return }
+        guard let known = state.withLock({ $0.security }) else { return }
         let now: SecurityState
         do {
             now = try await database.securityState(after: known)
@@ -651,25 +762,26 @@ actor ObservationHub {
             database.logger.debug("live queries cannot read policies from the catalog; trying again", metadata: ["relate.error": "\(error)"])
             return
         }
-        guard security != nil, now != known else { return }
-        security = now
-        let changed = now.changed(from: known)
-        let everything = now.roles != known.roles
-        // What the groups' policies read may have changed: the index is made again.
-        watchers = nil
-        for key in Array(groups.keys) {
-            guard let group = groups[key] else { continue }
-            let before = group.region.union(group.policyRegion)
-            group.policyRegion = now.policyRegion(of: group.region)
-            if everything || !before.union(group.policyRegion).isDisjoint(with: changed) {
-                stale.insert(key)
-                setUndecided(group, false)
+        state.withLock { state in
+            guard state.security != nil, now != known else { return }
+            state.security = now
+            let changed = now.changed(from: known)
+            let everything = now.roles != known.roles
+            // What the groups' policies read may have changed: the index is made again.
+            state.watchers = nil
+            for (key, group) in state.groups {
+                let before = group.region.union(group.policyRegion)
+                group.policyRegion = now.policyRegion(of: group.region)
+                if everything || !before.union(group.policyRegion).isDisjoint(with: changed) {
+                    state.stale.insert(key)
+                    state.setUndecided(group, false)
+                }
             }
+            for (key, region) in state.firstReads where everything || !region.isDisjoint(with: changed) {
+                state.touchedDuringFirstRead.insert(key)
+            }
+            scheduleEvaluation(&state, on: database)
         }
-        for (key, region) in firstReads where everything || !region.isDisjoint(with: changed) {
-            touchedDuringFirstRead.insert(key)
-        }
-        scheduleEvaluation(on: database)
     }
 
     /// The identities of rows of an entity with a one-column key: each row's own, made from
@@ -681,35 +793,16 @@ actor ObservationHub {
     /// The database is shutting down: every observer's stream ends, without an error, and
     /// the feed stops.
     func shutDown() {
-        end(throwing: nil)
+        state.withLock { $0.end(throwing: nil) }
     }
 
     /// Feed `number` ended: when it is the current one, every observer's stream ends, with
     /// its error if it failed, without one if it was stopped (``Database/close()``).
     private func feedEnded(_ number: Int, error: (any Error)?) {
-        guard number == feedNumber, feed != nil else { return }
-        end(throwing: error)
-    }
-
-    /// Ends every observer's stream (with `error`, if any) and stops the feed and the
-    /// security watch.
-    private func end(throwing error: (any Error)?) {
-        for group in groups.values {
-            for continuation in group.subscribers.values { continuation.finish(throwing: error) }
-            group.isGone = true
+        state.withLock { state in
+            guard number == state.feedNumber, state.feed != nil else { return }
+            state.end(throwing: error)
         }
-        groups = [:]
-        holders = [:]
-        groupsChanged()
-        stale = []
-        undecidedCount = 0
-        changedKeys = [:]
-        committedSinceSorted = Committed()
-        feed?.fire()
-        feed = nil
-        securityWatch?.fire()
-        securityWatch = nil
-        security = nil
     }
 
     /// Rows told apart by primary key (by position where there is none). The same rows in
