@@ -4,7 +4,7 @@
 /// An `AsyncThrowingStream` hands its consumer one transaction a wait. The hub that reads
 /// the live groups again could not read in its own loop, then: every transaction that
 /// arrived during a round would have started a round of its own. So it started a task for
-/// each round, which woke a thread and then switched onto the hub's actor (Benchmarks/
+/// each round, which woke a thread and then switched onto the hub, an actor then (Benchmarks/
 /// README.md, "The hub reads in the feed's task"). Taking every transaction that arrived
 /// meanwhile, the hub's loop reads in place, once for all of them.
 final class ChangeMailbox: Sendable {
