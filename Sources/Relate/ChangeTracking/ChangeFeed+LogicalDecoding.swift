@@ -25,7 +25,8 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// kept is the one before; a row not changed since the feed started has none, and its
     /// update names no columns. Without it, every principal's requests tested each updated
     /// row (Benchmarks/README.md, "Changed columns under the default replica identity").
-    private var lastSeen: [UInt32: [[String?]: [PgOutputMessage.TupleValue]]] = [:]
+    /// What is kept of a long value is its length and hash (``KeptValue``).
+    private var lastSeen: [UInt32: [[String?]: [KeptValue]]] = [:]
     private var lastSeenCount = 0
     /// At most this many rows are kept; one more forgets one (its next update names no columns).
     static let maxRemembered = 100_000
@@ -144,8 +145,9 @@ final class LogicalDecodingFeed: ChangeFeed {
             defer { transaction = nil }
             if let notices = transaction, !notices.isEmpty { return .changes(notices) }
         case .relation(let relation):
-            // The walsender sends a relation again after any invalidation of its cache (an
-            // analyze, a policy), mostly unchanged: the rows seen stay valid then.
+            // The walsender sends a relation again after an invalidation of its cache (a
+            // policy made on the table, for one), most often unchanged: the rows seen stay
+            // valid then.
             if relations[relation.id] != relation { forget(relation.id) }
             relations[relation.id] = relation
             let index = tables.index(schema: relation.schema, table: relation.name)
@@ -164,7 +166,7 @@ final class LogicalDecodingFeed: ChangeFeed {
             remember(new, key: rowKey, in: id)
         case .update(let id, let old, let new):
             let (rowKey, keyBefore) = (key(of: new, in: id), old.flatMap { key(of: $0, in: id) })
-            let before = comparable.contains(id) ? old : seen(keyBefore ?? rowKey, in: id)
+            let before = comparable.contains(id) ? old?.map(KeptValue.init) : seen(keyBefore ?? rowKey, in: id)
             note(id, .update, keys: rowKey, old: keyBefore, changed: changedColumns(from: before, to: new, in: id))
             remember(new, key: rowKey, replacing: keyBefore, in: id)
         case .delete(let id, let old):
@@ -213,19 +215,21 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// ``comparable`` relation, or the version ``lastSeen`` kept (their columns the model's);
     /// `nil` without one. A TOASTed value the update did not touch comes as `unchanged` in
     /// the new tuple; one that is `unchanged` in the row before alone counts as changed.
-    private func changedColumns(from old: [PgOutputMessage.TupleValue]?, to new: [PgOutputMessage.TupleValue], in id: UInt32) -> [String]? {
+    /// Values are compared by their bytes: two text forms that Swift's `==` takes as equal
+    /// (the same letters, composed or not) are two values to the server.
+    private func changedColumns(from old: [KeptValue]?, to new: [PgOutputMessage.TupleValue], in id: UInt32) -> [String]? {
         guard let old, comparable.contains(id) || remembering.contains(id), let relation = relations[id], old.count == new.count,
             new.count == relation.columns.count
         else { return nil }
         var changed: [String] = []
-        for (position, value) in new.enumerated() where value != .unchanged && value != old[position] {
+        for (position, value) in new.enumerated() where value != .unchanged && KeptValue(value) != old[position] {
             changed.append(relation.columns[position].name)
         }
         return changed
     }
 
     /// The version of row `key` that ``lastSeen`` kept, if any.
-    private func seen(_ key: [String?]?, in id: UInt32) -> [PgOutputMessage.TupleValue]? {
+    private func seen(_ key: [String?]?, in id: UInt32) -> [KeptValue]? {
         key.flatMap { lastSeen[id]?[$0] }
     }
 
@@ -233,7 +237,7 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// when it changed): a value the update left TOASTed and unchanged keeps the one before.
     private func remember(_ new: [PgOutputMessage.TupleValue], key: [String?]?, replacing oldKey: [String?]? = nil, in id: UInt32) {
         guard remembering.contains(id), let key, !key.contains(nil) else { return }
-        var row = new
+        var row = new.map(KeptValue.init)
         if let before = seen(oldKey ?? key, in: id), before.count == row.count {
             for position in row.indices where row[position] == .unchanged { row[position] = before[position] }
         }
@@ -253,7 +257,7 @@ final class LogicalDecodingFeed: ChangeFeed {
         if lastSeen[id]?.removeValue(forKey: key) != nil { lastSeenCount -= 1 }
     }
 
-    /// Forgets every row of relation `id` (a truncate, or its relation message again).
+    /// Forgets every row of relation `id` (a truncate, or a relation message that changed it).
     private func forget(_ id: UInt32) {
         lastSeenCount -= lastSeen.removeValue(forKey: id)?.count ?? 0
     }
@@ -272,5 +276,41 @@ final class LogicalDecodingFeed: ChangeFeed {
             values.append(text)
         }
         return values
+    }
+}
+
+/// What the logical feed keeps of a column's value (``LogicalDecodingFeed``'s `lastSeen`),
+/// to tell whether an update changed it: a short value's bytes, a longer one's length and
+/// hash. A row of long text then costs a few words a column, where a hundred thousand rows
+/// kept whole could have held gigabytes. The hash is Swift's, seeded anew in each process,
+/// so a writer cannot make two values collide on purpose; two different values of one
+/// length pass for one with a chance of 2⁻⁶⁴.
+private enum KeptValue: Equatable {
+    case null
+    case unchanged
+    case bytes([UInt8])
+    case digest(count: Int, hash: Int)
+
+    /// Values up to this many bytes are kept whole.
+    static let longestKept = 32
+
+    init(_ value: PgOutputMessage.TupleValue) {
+        switch value {
+        case .null: self = .null
+        case .unchanged: self = .unchanged
+        case .text(let text):
+            self = text.utf8.withContiguousStorageIfAvailable { Self(bytes: $0) } ?? Array(text.utf8).withUnsafeBufferPointer { Self(bytes: $0) }
+        case .binary(let bytes): self = bytes.withUnsafeBufferPointer { Self(bytes: $0) }
+        }
+    }
+
+    private init(bytes: UnsafeBufferPointer<UInt8>) {
+        guard bytes.count > Self.longestKept else {
+            self = .bytes(Array(bytes))
+            return
+        }
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        self = .digest(count: bytes.count, hash: hasher.finalize())
     }
 }
