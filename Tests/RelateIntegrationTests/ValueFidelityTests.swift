@@ -95,4 +95,32 @@ import Testing
             #expect(try fixture.disagreements() == [])
         }
     }
+
+    /// Text is told apart by its bytes, as the server tells it apart: a composed `é` and a
+    /// decomposed one are equal to Swift's `==`, and two keys, or a change, to the server.
+    @Test func textIsComparedByItsBytesNotAsSwiftStrings() throws {
+        let tags = """
+            CREATE TABLE tag (name text PRIMARY KEY, label text);
+            INSERT INTO tag VALUES (U&'caf\\00E9', 'composed'), (U&'cafe\\0301', 'decomposed');
+            """
+        try ObjectFixture.with("seed_person_email", extraSQL: tags) { fixture in
+            let context = fixture.context
+            let tags = try context.fetch(FetchRequest("tag"))
+            // Two rows, two objects, each with its own label (one object for both before).
+            #expect(Set(tags.map(ObjectIdentifier.init)).count == 2)
+            let labels = try Set(tags.map { try $0.value(forKey: "label") as? String })
+            #expect(labels == ["composed", "decomposed"])
+            let composed = try #require(try context.object("tag", primaryKey: "caf\u{E9}"))
+            #expect(try composed.value(forKey: "label") as? String == "composed")
+            // Writing the other form is a change, sent (it was taken for no change at all).
+            try composed.setValue("cafe\u{301}", forKey: "label")
+            context.autocommits = false
+            try composed.setValue("caf\u{E9}", forKey: "label")
+            #expect(context.hasChanges)
+            try context.save()
+            let stored = try context.connection.query("SELECT label FROM \"\(fixture.schema)\".tag ORDER BY name COLLATE \"C\"")
+            #expect(try stored.map { Array(try $0.decode(String.self, at: 0).utf8) } == [Array("decomposed".utf8), Array("caf\u{E9}".utf8)])
+            #expect(try fixture.disagreements() == [])
+        }
+    }
 }

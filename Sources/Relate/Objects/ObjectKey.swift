@@ -30,6 +30,10 @@ enum ObjectKey: Hashable, @unchecked Sendable {
         var hashable: [AnyHashable] = []
         hashable.reserveCapacity(values.count)
         for value in values {
+            if case .string(let text) = value {
+                hashable.append(AnyHashable(TextKeyValue(text: text)))
+                continue
+            }
             guard let value = value.value, let key = value as? AnyHashable else { return nil }
             hashable.append(key)
         }
@@ -78,6 +82,22 @@ enum ObjectKey: Hashable, @unchecked Sendable {
             values.append(value)
         }
         self.init(values)
+    }
+}
+
+/// Text in a key, told apart by its bytes as the server tells text keys apart (under a
+/// deterministic collation, the default): Swift's `String` equality takes a composed and a
+/// decomposed `é` for one, and two rows keyed so would have shared one object.
+private struct TextKeyValue: Hashable {
+    let text: String
+
+    static func == (left: Self, right: Self) -> Bool {
+        left.text.utf8.count == right.text.utf8.count && left.text.utf8.elementsEqual(right.text.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        let hashed: Void? = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if hashed == nil { Array(text.utf8).withUnsafeBytes { hasher.combine(bytes: $0) } }
     }
 }
 
