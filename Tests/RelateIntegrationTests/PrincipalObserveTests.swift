@@ -20,6 +20,25 @@ import Testing
         #expect(LiveGroupKey(statement, principal: nil) != LiveGroupKey(Statement(sql: statement.sql, parameters: ["1"]), principal: nil))
     }
 
+    /// Text is told apart by its bytes, as the server tells it apart: a tenant, a role or a
+    /// bound value written with a composed `é` and with a decomposed one (equal to Swift's
+    /// `==`) are two principals and two groups, never one read shared between them.
+    @Test func groupsTellTextApartByItsBytes() {
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        #expect(composed == decomposed)
+        #expect(Principal(settings: ["app.tenant": composed]) != Principal(settings: ["app.tenant": decomposed]))
+        #expect(Principal(settings: [composed: "1"]) != Principal(settings: [decomposed: "1"]))
+        #expect(Principal(role: composed) != Principal(role: decomposed))
+        #expect(Principal(role: "r", settings: ["app.tenant": composed]) == Principal(role: "r", settings: ["app.tenant": composed]))
+        let statement = Statement(sql: "SELECT 1 WHERE $1", parameters: [composed])
+        let tenant = Principal(settings: ["app.tenant": composed])
+        #expect(LiveGroupKey(statement, principal: tenant) != LiveGroupKey(statement, principal: Principal(settings: ["app.tenant": decomposed])))
+        #expect(LiveGroupKey(statement, principal: nil) != LiveGroupKey(Statement(sql: statement.sql, parameters: [decomposed]), principal: nil))
+        #expect(
+            LiveGroupKey(Statement(sql: "SELECT '\(composed)'", parameters: []), principal: nil)
+                != LiveGroupKey(Statement(sql: "SELECT '\(decomposed)'", parameters: []), principal: nil))
+    }
+
     /// Runs `body` with the tenant table of ``PrincipalTests/setUp(_:_:)`` (and what
     /// `extraSQL` makes of the login role's name) and a database of one connection as its login role.
     private static func withTenants(extraSQL: (String) -> String = { _ in "" }, _ body: (Database, PolicyRoles, String) async throws -> Void) async throws {

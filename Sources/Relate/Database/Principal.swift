@@ -31,6 +31,18 @@ public struct Principal: Hashable, Sendable {
         self.settings = settings
     }
 
+    /// Equal when their roles and settings are, byte for byte, as the server tells them
+    /// apart: Swift's `==` takes a composed and a decomposed `é` for one, and two tenants
+    /// named so would have shared one live query's reads, each seeing the other's rows.
+    public static func == (left: Principal, right: Principal) -> Bool {
+        guard left.role.hasSameBytes(as: right.role), left.settings.count == right.settings.count else { return false }
+        return left.settings.allSatisfy { name, value in
+            // A dictionary holds one of names that Swift takes for one: the one to compare.
+            guard let index = right.settings.index(forKey: name) else { return false }
+            return name.hasSameBytes(as: right.settings[index].key) && value.hasSameBytes(as: right.settings[index].value)
+        }
+    }
+
     /// The settings in one order, by name: how they are sent, whatever order they were given in.
     var sortedSettings: [(name: String, value: String)] {
         settings.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }

@@ -3,7 +3,8 @@ import RelatePostgres
 /// What makes live queries one group, read once per change for all its observers: the
 /// same statement, the same bound values, the same principal (role and settings, equal
 /// whatever order the settings were given in). A value, not a string: two principals
-/// never share a group by accident of how they print.
+/// never share a group by accident of how they print. Text is compared by its bytes
+/// (``Swift/String/hasSameBytes(as:)``): a value the server tells apart is another group.
 struct LiveGroupKey: Hashable, Sendable {
     /// The key's parts, in one object: the hub copies its keys in every round (into the
     /// sets of stale and undecided groups, into each round's batches), and a copy of the
@@ -51,7 +52,8 @@ struct LiveGroupKey: Hashable, Sendable {
 
     static func == (left: LiveGroupKey, right: LiveGroupKey) -> Bool {
         left.parts === right.parts
-            || (left.parts.hash == right.parts.hash && left.sql == right.sql && left.parameters == right.parameters
-                && left.principal == right.principal)
+            || (left.parts.hash == right.parts.hash && left.sql.hasSameBytes(as: right.sql)
+                && left.parameters.count == right.parameters.count
+                && zip(left.parameters, right.parameters).allSatisfy { $0.hasSameBytes(as: $1) } && left.principal == right.principal)
     }
 }

@@ -92,7 +92,7 @@ private struct TextKeyValue: Hashable {
     let text: String
 
     static func == (left: Self, right: Self) -> Bool {
-        left.text.utf8.count == right.text.utf8.count && left.text.utf8.elementsEqual(right.text.utf8)
+        left.text.hasSameBytes(as: right.text)
     }
 
     func hash(into hasher: inout Hasher) {

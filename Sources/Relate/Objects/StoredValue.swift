@@ -289,7 +289,7 @@ extension StoredValue {
         case (.integer(let left), .integer(let right)): return left == right
         // By their bytes, as the server compares text: Swift's `==` takes a composed and a
         // decomposed `é` for one, and a write of the one over the other was dropped.
-        case (.string(let left), .string(let right)): return left.utf8.count == right.utf8.count && left.utf8.elementsEqual(right.utf8)
+        case (.string(let left), .string(let right)): return left.hasSameBytes(as: right)
         case (.bool(let left), .bool(let right)): return left == right
         case (.double(let left), .double(let right)): return left == right
         case (.date(let left), .date(let right)): return left == right
