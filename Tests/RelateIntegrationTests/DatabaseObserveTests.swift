@@ -105,6 +105,44 @@ import Testing
         }
     }
 
+    /// Two rows keyed by a composed and a decomposed `é` (one key to Swift's `==`, two to the
+    /// server), changed in one transaction: each is tested against the conditions, and the
+    /// one that came to match joins the answer (a set of the changed keys had kept one).
+    /// Then each is changed alone, and the feed tells them apart too.
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func rowsWhoseKeysDifferOnlyInTheirBytesAreEachDecided(_ mechanism: ChangeTracking.Mechanism) async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("""
+                CREATE TABLE tag (name text PRIMARY KEY, rank int NOT NULL, label text);
+                INSERT INTO tag VALUES (U&'caf\\00E9', 1, 'a'), (U&'cafe\\0301', 1, 'b');
+                """)
+            try ChangeTrackingTests.enable(mechanism, on: setup)
+            let database = try Database(url: url, maxConnections: 2)
+            defer { database.close() }
+            let high = Collector(try await database.observe(FetchRequest("tag", where: Key("rank") > 5)))
+            #expect(try await high.wait(for: 1).first?.rows.isEmpty == true)
+            try setup.executeScript("""
+                BEGIN;
+                UPDATE tag SET label = 'c' WHERE name = U&'caf\\00E9';
+                UPDATE tag SET rank = 10 WHERE name = U&'cafe\\0301';
+                COMMIT;
+                """)
+            let seen = try await high.wait(for: 2, timeout: .seconds(20))
+            #expect(seen.last?.rows.map { Array(($0.values["name"] as? String ?? "").utf8) } == [Array("cafe\u{301}".utf8)])
+
+            // Each row's last version is its own to the feed: logical decoding had compared
+            // one row's update with the other's version, and named no change of the rank.
+            try setup.execute("UPDATE tag SET rank = 2 WHERE name = U&'caf\\00E9'")
+            try setup.execute("UPDATE tag SET label = 'd' WHERE name = U&'cafe\\0301'")
+            #expect(try await high.wait(for: 3, timeout: .seconds(20)).count == 3)
+            // Alone in its round: only its own changed columns decide.
+            try setup.execute("UPDATE tag SET rank = 10 WHERE name = U&'caf\\00E9'")
+            let both = try await high.wait(for: 4, timeout: .seconds(20))
+            #expect(Set(both.last?.rows.map { Array(($0.values["name"] as? String ?? "").utf8) } ?? []) == [Array("caf\u{E9}".utf8), Array("cafe\u{301}".utf8)])
+        }
+    }
+
     /// Requests on a table's own columns are read again only when a changed row is in
     /// their answer or meets their condition now: a commit of one row costs one statement
     /// that tests it against all twenty conditions, and a read of the one answer it changed.

@@ -165,7 +165,7 @@ final class ObservationHub: Sendable {
         var undecidedCount = 0
         /// The keys (text forms) of the rows changed since the groups waiting on them were
         /// last decided, by entity.
-        var changedKeys: [Int: Set<[String?]>] = [:]
+        var changedKeys: [Int: Set<KeyTexts>] = [:]
         /// What the commits since the groups were last sorted touched, sorted into stale and
         /// undecided groups once per round of reads (``sortCommitted(_:)``), not once per commit:
         /// a commit costs the hub its changes, not its groups.
@@ -356,7 +356,7 @@ final class ObservationHub: Sendable {
                     }
                 }
             }
-            for entity in deciding { changedKeys[entity, default: []].formUnion(committed.keys[entity] ?? []) }
+            for entity in deciding { changedKeys[entity, default: []].formUnion((committed.keys[entity] ?? []).lazy.map(KeyTexts.init)) }
         }
 
         /// Whether a round is to start now: something is stale or undecided, and no round is
@@ -446,7 +446,7 @@ final class ObservationHub: Sendable {
                     deciding.append((chunk, Array(waiting[chunk.indices])))
                 }
             }
-            return (decisions, keysByEntity.mapValues(Array.init))
+            return (decisions, keysByEntity.mapValues { $0.map(\.texts) })
         }
 
         /// The answers of the decisions at `range` of ``deciding``, or `nil` when none could

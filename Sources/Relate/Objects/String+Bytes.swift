@@ -18,3 +18,25 @@ extension Optional<String> {
         }
     }
 }
+
+/// A row's key in its text forms (as a change feed sends it), told apart from another by
+/// their bytes (``Swift/String/hasSameBytes(as:)``): in a set or a dictionary of `[String?]`,
+/// the keys of two rows that Swift's `==` takes for one collapsed into one, and the change
+/// of the other row went untested.
+struct KeyTexts: Hashable, Sendable {
+    let texts: [String?]
+
+    init(_ texts: [String?]) {
+        self.texts = texts
+    }
+
+    static func == (left: KeyTexts, right: KeyTexts) -> Bool {
+        left.texts.count == right.texts.count && zip(left.texts, right.texts).allSatisfy { $0.hasSameBytes(as: $1) }
+    }
+
+    /// `String`'s own hash: coarser than the bytes (equal for a composed and a decomposed
+    /// `é`), so equal keys hash alike.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(texts)
+    }
+}
