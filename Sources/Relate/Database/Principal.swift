@@ -34,6 +34,11 @@ public struct Principal: Hashable, Sendable {
     /// Equal when their roles and settings are, byte for byte, as the server tells them
     /// apart: Swift's `==` takes a composed and a decomposed `é` for one, and two tenants
     /// named so would have shared one live query's reads, each seeing the other's rows.
+    ///
+    /// - Parameters:
+    ///   - left: A principal.
+    ///   - right: Another principal.
+    /// - Returns: Whether they take the same role with the same settings.
     public static func == (left: Principal, right: Principal) -> Bool {
         guard left.role.hasSameBytes(as: right.role), left.settings.count == right.settings.count else { return false }
         return left.settings.allSatisfy { name, value in
