@@ -29,6 +29,9 @@ import Testing
         #expect(Principal(settings: ["app.tenant": composed]) != Principal(settings: ["app.tenant": decomposed]))
         #expect(Principal(settings: [composed: "1"]) != Principal(settings: [decomposed: "1"]))
         #expect(Principal(role: composed) != Principal(role: decomposed))
+        // Nor do they share a transaction, where the one would not set the other's setting again.
+        #expect(Statements.SettingsShape(Principal(settings: [composed: "1"])) != Statements.SettingsShape(Principal(settings: [decomposed: "2"])))
+        #expect(Statements.SettingsShape(Principal(settings: [composed: "1"])) == Statements.SettingsShape(Principal(settings: [composed: "2"])))
         #expect(Principal(role: "r", settings: ["app.tenant": composed]) == Principal(role: "r", settings: ["app.tenant": composed]))
         let statement = Statement(sql: "SELECT 1 WHERE $1", parameters: [composed])
         let tenant = Principal(settings: ["app.tenant": composed])

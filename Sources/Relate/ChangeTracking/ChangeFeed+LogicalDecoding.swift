@@ -26,7 +26,7 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// update names no columns. Without it, every principal's requests tested each updated
     /// row (Benchmarks/README.md, "Changed columns under the default replica identity").
     /// What is kept of a long value is its length and hash (``KeptValue``).
-    private var lastSeen: [UInt32: [KeyTexts: [KeptValue]]] = [:]
+    private var lastSeen: [UInt32: [ExactTexts: [KeptValue]]] = [:]
     private var lastSeenCount = 0
     /// At most this many rows are kept; one more forgets one (its next update names no columns).
     static let maxRemembered = 100_000
@@ -230,7 +230,7 @@ final class LogicalDecodingFeed: ChangeFeed {
 
     /// The version of row `key` that ``lastSeen`` kept, if any.
     private func seen(_ key: [String?]?, in id: UInt32) -> [KeptValue]? {
-        key.flatMap { lastSeen[id]?[KeyTexts($0)] }
+        key.flatMap { lastSeen[id]?[ExactTexts($0)] }
     }
 
     /// Keeps `new` as row `key`'s last version (moved from `oldKey`, an update's key before,
@@ -241,20 +241,20 @@ final class LogicalDecodingFeed: ChangeFeed {
         if let before = seen(oldKey ?? key, in: id), before.count == row.count {
             for position in row.indices where row[position] == .unchanged { row[position] = before[position] }
         }
-        if let oldKey, KeyTexts(oldKey) != KeyTexts(key) { forget(oldKey, in: id) }
-        if lastSeen[id]?[KeyTexts(key)] == nil {
+        if let oldKey, ExactTexts(oldKey) != ExactTexts(key) { forget(oldKey, in: id) }
+        if lastSeen[id]?[ExactTexts(key)] == nil {
             if lastSeenCount >= Self.maxRemembered, let full = lastSeen.first(where: { !$0.value.isEmpty })?.key {
                 lastSeen[full]!.remove(at: lastSeen[full]!.startIndex)
                 lastSeenCount -= 1
             }
             lastSeenCount += 1
         }
-        lastSeen[id, default: [:]][KeyTexts(key)] = row
+        lastSeen[id, default: [:]][ExactTexts(key)] = row
     }
 
     /// Forgets row `key`'s last version (a delete).
     private func forget(_ key: [String?], in id: UInt32) {
-        if lastSeen[id]?.removeValue(forKey: KeyTexts(key)) != nil { lastSeenCount -= 1 }
+        if lastSeen[id]?.removeValue(forKey: ExactTexts(key)) != nil { lastSeenCount -= 1 }
     }
 
     /// Forgets every row of relation `id` (a truncate, or a relation message that changed it).

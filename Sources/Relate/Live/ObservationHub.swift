@@ -130,6 +130,14 @@ final class ObservationHub: Sendable {
     }
 
 
+    /// A group's first answer being read, by the subscribers that came before it existed:
+    /// the region a commit meanwhile may have changed, and how many read it (the group is
+    /// stale if one did; one whose read failed does not end the others').
+    private struct FirstRead {
+        var region: Set<Int>
+        var readers = 0
+    }
+
     /// What the hub knows, behind ``state``'s lock.
     private struct State {
         var groups: [LiveGroupKey: Group] = [:]
@@ -165,14 +173,14 @@ final class ObservationHub: Sendable {
         var undecidedCount = 0
         /// The keys (text forms) of the rows changed since the groups waiting on them were
         /// last decided, by entity.
-        var changedKeys: [Int: Set<KeyTexts>] = [:]
+        var changedKeys: [Int: Set<ExactTexts>] = [:]
         /// What the commits since the groups were last sorted touched, sorted into stale and
         /// undecided groups once per round of reads (``sortCommitted(_:)``), not once per commit:
         /// a commit costs the hub its changes, not its groups.
         var committedSinceSorted = Committed()
         /// Requests whose first answer is being read, by region: a commit that touches one
         /// meanwhile may be missing from that answer, so the group starts stale.
-        var firstReads: [LiveGroupKey: Set<Int>] = [:]
+        var firstReads: [LiveGroupKey: FirstRead] = [:]
         var touchedDuringFirstRead = Set<LiveGroupKey>()
         /// Row-level security as last read from the catalog; `nil` until the feed starts.
         var security: SecurityState?
@@ -293,7 +301,7 @@ final class ObservationHub: Sendable {
             }
             committedSinceSorted.touched.formUnion(touched)
             if committed.mayHaveMissedChanges { committedSinceSorted.mayHaveMissedChanges = true }
-            for (key, region) in firstReads where committed.mayHaveMissedChanges || !region.isDisjoint(with: touched) {
+            for (key, read) in firstReads where committed.mayHaveMissedChanges || !read.region.isDisjoint(with: touched) {
                 touchedDuringFirstRead.insert(key)
             }
         }
@@ -356,7 +364,7 @@ final class ObservationHub: Sendable {
                     }
                 }
             }
-            for entity in deciding { changedKeys[entity, default: []].formUnion((committed.keys[entity] ?? []).lazy.map(KeyTexts.init)) }
+            for entity in deciding { changedKeys[entity, default: []].formUnion((committed.keys[entity] ?? []).lazy.map(ExactTexts.init)) }
         }
 
         /// Whether a round is to start now: something is stale or undecided, and no round is
@@ -366,6 +374,12 @@ final class ObservationHub: Sendable {
             guard hasWork, !isEvaluating else { return false }
             isEvaluating = true
             return true
+        }
+
+        /// A subscriber's first read of group `key` ended (read, or failed).
+        mutating func endFirstRead(of key: LiveGroupKey) {
+            firstReads[key]?.readers -= 1
+            if firstReads[key]?.readers == 0 { firstReads[key] = nil }
         }
 
         /// Whether a round has something to do: a commit to sort, a group stale or undecided.
@@ -496,7 +510,7 @@ final class ObservationHub: Sendable {
                 add(continuation, to: key, in: &state, on: database)
                 return false
             }
-            state.firstReads[key] = region.union(state.security?.policyRegion(of: region) ?? [])
+            state.firstReads[key, default: FirstRead(region: region.union(state.security?.policyRegion(of: region) ?? []))].readers += 1
             return true
         }
         guard isNew else { return stream }
@@ -504,11 +518,11 @@ final class ObservationHub: Sendable {
         do {
             rows = try await database.liveRows(request, as: principal)
         } catch {
-            state.withLock { $0.firstReads[key] = nil }
+            state.withLock { $0.endFirstRead(of: key) }
             throw error
         }
         state.withLock { state in
-            state.firstReads[key] = nil
+            state.endFirstRead(of: key)
             if state.groups[key] == nil {
                 state.nextGroupID += 1
                 state.groupsChanged()
@@ -548,6 +562,13 @@ final class ObservationHub: Sendable {
     }
 
     private func startFeed(for database: Database) async throws {
+        // Row-level security first, before a feed is opened: a subscriber that came while
+        // it was read would otherwise have found no feed and no opening, and opened a
+        // second feed that nobody read.
+        if state.withLock({ $0.feed == nil && $0.security == nil }) {
+            let security = try await database.securityState(after: nil)
+            state.withLock { if $0.security == nil { $0.security = security } }
+        }
         let opening = state.withLock { state -> Task<ChangeMailbox, any Error>? in
             guard state.feed == nil else { return nil }
             if state.opening == nil { state.opening = Task { try await database.changeMailbox() } }
@@ -561,14 +582,9 @@ final class ObservationHub: Sendable {
             state.withLock { if $0.opening == opening { $0.opening = nil } }
             throw error
         }
-        let readsSecurity = state.withLock { state -> Bool? in
-            if state.opening == opening { state.opening = nil }
-            return state.feed == nil ? state.security == nil : nil
-        }
-        guard let readsSecurity else { return }
-        let security = readsSecurity ? try await database.securityState(after: nil) : nil
+        // The first subscriber back starts the feed; the others, given the same mailbox, find it started.
         try state.withLock { state in
-            if state.security == nil { state.security = security }
+            if state.opening == opening { state.opening = nil }
             guard state.feed == nil else { return }
             state.feedNumber += 1
             let number = state.feedNumber
@@ -629,6 +645,15 @@ final class ObservationHub: Sendable {
                     state.isEvaluating = false
                     return nil
                 }
+                // Cancelled: the feed whose task this round runs in stopped (its last
+                // observer left), or the database closes. What is left goes to a round of
+                // its own, which a closed database does not start: every read here would
+                // fail, and a new feed's groups would lose their changes to it.
+                if Task.isCancelled {
+                    state.isEvaluating = false
+                    scheduleEvaluation(&state, on: database)
+                    return nil
+                }
                 state.sortCommitted(layout)
                 return state.undecidedCount > 0
             }
@@ -636,7 +661,7 @@ final class ObservationHub: Sendable {
             if decides { await decide(on: database) }
             // Every stale group, whatever its principal, in one round trip (a hundred at a time).
             while let keys = state.withLock({ state -> [LiveGroupKey]? in
-                guard !state.stale.isEmpty else { return nil }
+                guard !state.stale.isEmpty, !Task.isCancelled else { return nil }
                 let keys = Array(state.stale.prefix(Self.groupsPerRoundTrip))
                 state.stale.subtract(keys)
                 return keys
@@ -684,15 +709,14 @@ final class ObservationHub: Sendable {
     /// Answers the groups whose server could not be reached: they stay, to be read again.
     private func read(_ keys: [LiveGroupKey], on database: Database) async -> Set<LiveGroupKey> {
         let layout = database.layout.withLock { $0 }
-        let (present, reads, earlier) = state.withLock { state in
-            let present = keys.filter { state.groups[$0] != nil }
-            let reads = present.map { key in
-                let group = state.groups[key]!
+        let (present, ids, reads, earlier) = state.withLock { state in
+            let groups = keys.compactMap { state.groups[$0] }
+            let reads = groups.map { group in
                 // One that cannot be prepared is read all the same, which reports its error.
                 try? group.read.prepare(in: layout)
                 return group.read
             }
-            return (present, reads, present.map { state.groups[$0]!.rows })
+            return (groups.map(\.key), groups.map(\.id), reads, groups.map(\.rows))
         }
         guard !present.isEmpty else { return [] }
         let answers: [Result<[LiveRow], any Error>]
@@ -703,10 +727,12 @@ final class ObservationHub: Sendable {
         }
         return state.withLock { state in
             var unreachable = Set<LiveGroupKey>()
-            for (key, answer) in zip(present, answers) {
+            for ((key, id), answer) in zip(zip(present, ids), answers) {
+                // A group let go meanwhile, and one made again under its key since, whose
+                // first read may be newer than this one: neither takes this answer.
+                guard let group = state.groups[key], group.id == id else { continue }
                 switch answer {
                 case .success(let rows):
-                    guard let group = state.groups[key] else { continue }
                     let difference = Self.difference(from: group.rows, to: rows)
                     guard !difference.isEmpty else { continue }
                     group.rows = rows
@@ -720,11 +746,14 @@ final class ObservationHub: Sendable {
                 case .failure(let error as RelateError) where error.postgresError.map({ [.connectionClosed, .connectionFailed].contains($0.kind) }) ?? false:
                     unreachable.insert(key)
                 case .failure(is CancellationError):
-                    // This job was cancelled: the database is closing, and the end of the feed
-                    // finishes the streams (without an error).
-                    continue
+                    // This round was cancelled: the database is closing (the end of the feed
+                    // then finishes the streams, without an error), or the feed whose task
+                    // it ran in stopped. It is read again by a round of its own
+                    // (``evaluate(on:)``), which takes over once this one sees it was
+                    // cancelled (never a loop of reads that fail alike).
+                    if Task.isCancelled { state.stale.insert(key) }
                 case .failure(let error):
-                    for continuation in state.groups[key]?.subscribers.values.map({ $0 }) ?? [] { continuation.finish(throwing: error) }
+                    for continuation in group.subscribers.values { continuation.finish(throwing: error) }
                     state.letGo(key)
                 }
             }
@@ -777,7 +806,7 @@ final class ObservationHub: Sendable {
                     state.setUndecided(group, false)
                 }
             }
-            for (key, region) in state.firstReads where everything || !region.isDisjoint(with: changed) {
+            for (key, read) in state.firstReads where everything || !read.region.isDisjoint(with: changed) {
                 state.touchedDuringFirstRead.insert(key)
             }
             scheduleEvaluation(&state, on: database)

@@ -19,18 +19,18 @@ extension Optional<String> {
     }
 }
 
-/// A row's key in its text forms (as a change feed sends it), told apart from another by
-/// their bytes (``Swift/String/hasSameBytes(as:)``): in a set or a dictionary of `[String?]`,
-/// the keys of two rows that Swift's `==` takes for one collapsed into one, and the change
-/// of the other row went untested.
-struct KeyTexts: Hashable, Sendable {
+/// Texts told apart from others by their bytes (``Swift/String/hasSameBytes(as:)``), for a
+/// set or a dictionary: a row's key in its text forms (as a change feed sends it), where
+/// the keys of two rows that Swift's `==` takes for one collapsed into one and the change
+/// of the other row went untested; the names a principal sets.
+struct ExactTexts: Hashable, Sendable {
     let texts: [String?]
 
     init(_ texts: [String?]) {
         self.texts = texts
     }
 
-    static func == (left: KeyTexts, right: KeyTexts) -> Bool {
+    static func == (left: ExactTexts, right: ExactTexts) -> Bool {
         left.texts.count == right.texts.count && zip(left.texts, right.texts).allSatisfy { $0.hasSameBytes(as: $1) }
     }
 

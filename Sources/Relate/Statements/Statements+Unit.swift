@@ -52,11 +52,14 @@ extension Statements {
     /// (``sharedReadOnly(_:)``): each one's settings replace all that the one before set.
     struct SettingsShape: Hashable {
         var setsRole: Bool
-        var names: [String]
+        /// By their bytes: a name written with a composed `é` and one with a decomposed `é`
+        /// are two settings to the server, and the second principal would not have set
+        /// the first one's again.
+        var names: ExactTexts
 
         init(_ principal: Principal?) {
             setsRole = principal?.role != nil
-            names = principal?.settings.keys.sorted() ?? []
+            names = ExactTexts(principal?.settings.keys.sorted() ?? [])
         }
     }
 
