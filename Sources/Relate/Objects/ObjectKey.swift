@@ -87,7 +87,8 @@ enum ObjectKey: Hashable, @unchecked Sendable {
 
 /// Text in a key, told apart by its bytes as the server tells text keys apart (under a
 /// deterministic collation, the default): Swift's `String` equality takes a composed and a
-/// decomposed `é` for one, and two rows keyed so would have shared one object.
+/// decomposed `é` for one, and two rows keyed so would have shared one object. One string
+/// hashed by its bytes, not an ``ExactTexts``: no array made for each key of a fetch.
 private struct TextKeyValue: Hashable {
     let text: String
 
