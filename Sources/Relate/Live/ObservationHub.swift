@@ -725,16 +725,22 @@ final class ObservationHub: Sendable {
         } catch {
             answers = Array(repeating: .failure(error), count: present.count)
         }
+        // The differences outside the lock, which a subscriber may be waiting for: only a
+        // round changes a group's rows, and one round runs at a time, so the rows it took
+        // are its group's still (a group made again under the key since takes nothing).
+        let differences = zip(earlier, answers).map { old, answer -> LiveResults.Difference? in
+            guard case .success(let rows) = answer else { return nil }
+            return Self.difference(from: old, to: rows)
+        }
         return state.withLock { state in
             var unreachable = Set<LiveGroupKey>()
-            for ((key, id), answer) in zip(zip(present, ids), answers) {
+            for (index, (key, id)) in zip(present, ids).enumerated() {
                 // A group let go meanwhile, and one made again under its key since, whose
                 // first read may be newer than this one: neither takes this answer.
                 guard let group = state.groups[key], group.id == id else { continue }
-                switch answer {
+                switch answers[index] {
                 case .success(let rows):
-                    let difference = Self.difference(from: group.rows, to: rows)
-                    guard !difference.isEmpty else { continue }
+                    guard let difference = differences[index], !difference.isEmpty else { continue }
                     group.rows = rows
                     // Only rows that came or went change the keys it holds (rows are told apart by key).
                     if group.decidingEntity != nil, !difference.inserted.isEmpty || !difference.removed.isEmpty {
