@@ -280,15 +280,18 @@ final class LogicalDecodingFeed: ChangeFeed {
 }
 
 /// What the logical feed keeps of a column's value (``LogicalDecodingFeed``'s `lastSeen`),
-/// to tell whether an update changed it: a short value's bytes, a longer one's length and
+/// to tell whether an update changed it: a short value as it came, a longer one's length and
 /// hash. A row of long text then costs a few words a column, where a hundred thousand rows
 /// kept whole could have held gigabytes. The hash is Swift's, seeded anew in each process,
 /// so a writer cannot make two values collide on purpose; two different values of one
-/// length pass for one with a chance of 2⁻⁶⁴.
+/// length pass for one with a chance of 2⁻⁶⁴. Text is compared by its bytes
+/// (``Swift/String/hasSameBytes(as:)``), and a short value is kept as it came: an update's
+/// values make no array each.
 private enum KeptValue: Equatable {
     case null
     case unchanged
-    case bytes([UInt8])
+    case text(String)
+    case binary([UInt8])
     case digest(count: Int, hash: Int)
 
     /// Values up to this many bytes are kept whole.
@@ -298,19 +301,27 @@ private enum KeptValue: Equatable {
         switch value {
         case .null: self = .null
         case .unchanged: self = .unchanged
+        case .text(let text) where text.utf8.count <= Self.longestKept: self = .text(text)
         case .text(let text):
-            self = text.utf8.withContiguousStorageIfAvailable { Self(bytes: $0) } ?? Array(text.utf8).withUnsafeBufferPointer { Self(bytes: $0) }
-        case .binary(let bytes): self = bytes.withUnsafeBufferPointer { Self(bytes: $0) }
+            self = text.utf8.withContiguousStorageIfAvailable(Self.digest) ?? Array(text.utf8).withUnsafeBufferPointer(Self.digest)
+        case .binary(let bytes) where bytes.count <= Self.longestKept: self = .binary(bytes)
+        case .binary(let bytes): self = bytes.withUnsafeBufferPointer(Self.digest)
         }
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) {
-        guard bytes.count > Self.longestKept else {
-            self = .bytes(Array(bytes))
-            return
-        }
+    private static func digest(_ bytes: UnsafeBufferPointer<UInt8>) -> Self {
         var hasher = Hasher()
         hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
-        self = .digest(count: bytes.count, hash: hasher.finalize())
+        return .digest(count: bytes.count, hash: hasher.finalize())
+    }
+
+    static func == (left: Self, right: Self) -> Bool {
+        switch (left, right) {
+        case (.null, .null), (.unchanged, .unchanged): true
+        case (.text(let left), .text(let right)): left.hasSameBytes(as: right)
+        case (.binary(let left), .binary(let right)): left == right
+        case (.digest(let leftCount, let leftHash), .digest(let rightCount, let rightHash)): leftCount == rightCount && leftHash == rightHash
+        default: false
+        }
     }
 }
