@@ -302,8 +302,7 @@ private enum KeptValue: Equatable {
         case .null: self = .null
         case .unchanged: self = .unchanged
         case .text(let text) where text.utf8.count <= Self.longestKept: self = .text(text)
-        case .text(let text):
-            self = text.utf8.withContiguousStorageIfAvailable(Self.digest) ?? Array(text.utf8).withUnsafeBufferPointer(Self.digest)
+        case .text(var text): self = text.withUTF8(Self.digest)
         case .binary(let bytes) where bytes.count <= Self.longestKept: self = .binary(bytes)
         case .binary(let bytes): self = bytes.withUnsafeBufferPointer(Self.digest)
         }

@@ -97,8 +97,9 @@ private struct TextKeyValue: Hashable {
     }
 
     func hash(into hasher: inout Hasher) {
-        let hashed: Void? = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        if hashed == nil { Array(text.utf8).withUnsafeBytes { hasher.combine(bytes: $0) } }
+        // A copy of the string (a retain): `withUTF8` makes its own contiguous if it is not.
+        var bytes = text
+        bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 
