@@ -6,7 +6,10 @@ import CLibPQ
 /// Two allocations whatever the count (the three arrays of 32-bit integers are one, the
 /// values' pointers live on the stack while libpq reads them): a by-key write spent a
 /// tenth of its instructions on the six arrays this used to make (Benchmarks/README.md).
-struct BoundParameters {
+///
+/// Equal when the server receives the same: each parameter's type, form and bytes. Live
+/// queries are grouped by it (`LiveGroupKey`), never by how the values print.
+package struct BoundParameters: Hashable, Sendable {
     let count: Int
     /// Each parameter's type (an `Oid`), then each one's length, then each one's format:
     /// `count` of each. A NULL's length is -1 (libpq reads no length for a NULL).
@@ -14,7 +17,7 @@ struct BoundParameters {
     /// The values one after another, each text value followed by its NUL.
     private var bytes: [UInt8] = []
 
-    init(_ parameters: [(any PostgresEncodable)?]) throws(PostgresError) {
+    package init(_ parameters: [(any PostgresEncodable)?]) throws(PostgresError) {
         guard parameters.count <= Int(UInt16.max) else {
             throw PostgresError(kind: .invalidInput, message: "\(parameters.count) parameters: PostgreSQL takes at most 65535")
         }

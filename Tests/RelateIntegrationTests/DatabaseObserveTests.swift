@@ -143,6 +143,33 @@ import Testing
         }
     }
 
+    /// Observers of two tokens of one length, or of two instants of one second, each get
+    /// their own rows: the live group had been keyed by how the values print (`Data` as
+    /// its length, `Date` to the second), and the second request shared the first's answer.
+    @Test func requestsWhoseValuesPrintAlikeAreEachRead() async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("""
+                CREATE TABLE token (id int PRIMARY KEY, secret bytea NOT NULL, issued timestamptz NOT NULL);
+                INSERT INTO token VALUES (1, '\\x0102', '2026-01-01 00:00:00.25+00'), (2, '\\x0304', '2026-01-01 00:00:00.75+00');
+                """)
+            try ChangeTrackingTests.enable(.triggers, on: setup)
+            let database = try Database(url: url, maxConnections: 2)
+            defer { database.close() }
+            // All four observed at once: a request that shared a group took its answer.
+            let second = Date(timeIntervalSince1970: 1_767_225_600)
+            let conditions = [
+                Key("secret") == Data([1, 2]), Key("secret") == Data([3, 4]),
+                Key("issued") == second.addingTimeInterval(0.25), Key("issued") == second.addingTimeInterval(0.75),
+            ]
+            var collectors: [Collector] = []
+            for condition in conditions { collectors.append(Collector(try await database.observe(FetchRequest("token", where: condition)))) }
+            var ids: [[Int?]] = []
+            for collector in collectors { ids.append(try await collector.wait(for: 1).first?.rows.map { $0.values["id"] as? Int } ?? []) }
+            #expect(ids == [[1], [2], [1], [2]])
+        }
+    }
+
     /// Requests on a table's own columns are read again only when a changed row is in
     /// their answer or meets their condition now: a commit of one row costs one statement
     /// that tests it against all twenty conditions, and a read of the one answer it changed.

@@ -14,16 +14,32 @@ import Testing
         let statement = Statement(sql: "SELECT 1 WHERE $1", parameters: [1])
         let a = Principal(role: "r", settings: ["app.a": "1", "app.b": "2"])
         let b = Principal(role: "r", settings: ["app.b": "2", "app.a": "1"])
-        #expect(LiveGroupKey(statement, principal: a) == LiveGroupKey(statement, principal: b))
-        #expect(LiveGroupKey(statement, principal: a) != LiveGroupKey(statement, principal: nil))
-        #expect(LiveGroupKey(statement, principal: a) != LiveGroupKey(statement, principal: Principal(role: "r", settings: ["app.a": "1"])))
-        #expect(LiveGroupKey(statement, principal: nil) != LiveGroupKey(Statement(sql: statement.sql, parameters: ["1"]), principal: nil))
+        #expect(try LiveGroupKey(statement, principal: a) == LiveGroupKey(statement, principal: b))
+        #expect(try LiveGroupKey(statement, principal: a) != LiveGroupKey(statement, principal: nil))
+        #expect(try LiveGroupKey(statement, principal: a) != LiveGroupKey(statement, principal: Principal(role: "r", settings: ["app.a": "1"])))
+        #expect(try LiveGroupKey(statement, principal: nil) != LiveGroupKey(Statement(sql: statement.sql, parameters: ["1"]), principal: nil))
+    }
+
+    /// Bound values are told apart as the server receives them, not as they print: two
+    /// instants of one second, two tokens of one length (a `Date` prints to the second,
+    /// `Data` as its length) are two groups; one value bound twice is one.
+    @Test func groupsTellValuesApartThatPrintAlike() throws {
+        let sql = "SELECT 1 WHERE $1"
+        func key(_ value: any PostgresEncodable) throws -> LiveGroupKey { try LiveGroupKey(Statement(sql: sql, parameters: [value]), principal: nil) }
+        let (early, late) = (Date(timeIntervalSince1970: 1_000_000.25), Date(timeIntervalSince1970: 1_000_000.75))
+        #expect("\(early)" == "\(late)")
+        #expect(try key(early) != key(late))
+        #expect(try key(early) == key(Date(timeIntervalSince1970: 1_000_000.25)))
+        #expect("\(Data([1, 2]))" == "\(Data([3, 4]))")
+        #expect(try key(Data([1, 2])) != key(Data([3, 4])))
+        #expect(try key(Data([1, 2])) == key(Data([1, 2])))
+        #expect(try LiveGroupKey(Statement(sql: sql, parameters: [nil]), principal: nil) != key(""))
     }
 
     /// Text is told apart by its bytes, as the server tells it apart: a tenant, a role or a
     /// bound value written with a composed `é` and with a decomposed one (equal to Swift's
     /// `==`) are two principals and two groups, never one read shared between them.
-    @Test func groupsTellTextApartByItsBytes() {
+    @Test func groupsTellTextApartByItsBytes() throws {
         let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
         #expect(composed == decomposed)
         #expect(Principal(settings: ["app.tenant": composed]) != Principal(settings: ["app.tenant": decomposed]))
@@ -35,10 +51,10 @@ import Testing
         #expect(Principal(role: "r", settings: ["app.tenant": composed]) == Principal(role: "r", settings: ["app.tenant": composed]))
         let statement = Statement(sql: "SELECT 1 WHERE $1", parameters: [composed])
         let tenant = Principal(settings: ["app.tenant": composed])
-        #expect(LiveGroupKey(statement, principal: tenant) != LiveGroupKey(statement, principal: Principal(settings: ["app.tenant": decomposed])))
-        #expect(LiveGroupKey(statement, principal: nil) != LiveGroupKey(Statement(sql: statement.sql, parameters: [decomposed]), principal: nil))
+        #expect(try LiveGroupKey(statement, principal: tenant) != LiveGroupKey(statement, principal: Principal(settings: ["app.tenant": decomposed])))
+        #expect(try LiveGroupKey(statement, principal: nil) != LiveGroupKey(Statement(sql: statement.sql, parameters: [decomposed]), principal: nil))
         #expect(
-            LiveGroupKey(Statement(sql: "SELECT '\(composed)'", parameters: []), principal: nil)
+            try LiveGroupKey(Statement(sql: "SELECT '\(composed)'", parameters: []), principal: nil)
                 != LiveGroupKey(Statement(sql: "SELECT '\(decomposed)'", parameters: []), principal: nil))
     }
 

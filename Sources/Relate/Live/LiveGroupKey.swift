@@ -4,7 +4,10 @@ import RelatePostgres
 /// same statement, the same bound values, the same principal (role and settings, equal
 /// whatever order the settings were given in). A value, not a string: two principals
 /// never share a group by accident of how they print. Text is compared by its bytes
-/// (``Swift/String/hasSameBytes(as:)``): a value the server tells apart is another group.
+/// (``Swift/String/hasSameBytes(as:)``), and the bound values as the server receives them
+/// (their types, forms and bytes), not as they print: a `Date` prints to the second and
+/// `Data` as its length, so two live queries on two instants of one second, or on two
+/// tokens of one length, shared one group, and the one's observers had the other's rows.
 struct LiveGroupKey: Hashable, Sendable {
     /// The key's parts, in one object: the hub copies its keys in every round (into the
     /// sets of stale and undecided groups, into each round's batches), and a copy of the
@@ -12,13 +15,13 @@ struct LiveGroupKey: Hashable, Sendable {
     /// time under `scripts/live-scaling` (one principal, 300 commits a second).
     private final class Parts: Sendable {
         let sql: String
-        let parameters: [String?]
+        let parameters: BoundParameters
         let principal: Principal?
         /// The hash of all three, made once: hashing the SQL text each time was 5 % of the
         /// hub's time.
         let hash: Int
 
-        init(sql: String, parameters: [String?], principal: Principal?) {
+        init(sql: String, parameters: BoundParameters, principal: Principal?) {
             self.sql = sql
             self.parameters = parameters
             self.principal = principal
@@ -34,16 +37,16 @@ struct LiveGroupKey: Hashable, Sendable {
 
     /// The request's `SELECT`.
     var sql: String { parts.sql }
-    /// The bound values, each as its type and its text (`Int:1` and `String:1` differ);
-    /// `nil` for NULL.
-    var parameters: [String?] { parts.parameters }
+    /// The bound values as the server receives them.
+    var parameters: BoundParameters { parts.parameters }
     /// Who the group's reads run as; `nil`: the pool's role.
     var principal: Principal? { parts.principal }
 
-    init(_ statement: Statement, principal: Principal?) {
-        parts = Parts(
-            sql: statement.sql, parameters: statement.parameters.map { value in value.map { "\(type(of: $0)):\($0)" } },
-            principal: principal)
+    /// The key of `statement`'s reads as `principal`.
+    ///
+    /// - Throws: A ``PostgresError`` for a bound value PostgreSQL cannot take, as the read would.
+    init(_ statement: Statement, principal: Principal?) throws(PostgresError) {
+        parts = Parts(sql: statement.sql, parameters: try BoundParameters(statement.parameters), principal: principal)
     }
 
     func hash(into hasher: inout Hasher) {
@@ -53,7 +56,6 @@ struct LiveGroupKey: Hashable, Sendable {
     static func == (left: LiveGroupKey, right: LiveGroupKey) -> Bool {
         left.parts === right.parts
             || (left.parts.hash == right.parts.hash && left.sql.hasSameBytes(as: right.sql)
-                && left.parameters.count == right.parameters.count
-                && zip(left.parameters, right.parameters).allSatisfy { $0.hasSameBytes(as: $1) } && left.principal == right.principal)
+                && left.parameters == right.parameters && left.principal == right.principal)
     }
 }

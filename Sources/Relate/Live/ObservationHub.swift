@@ -498,7 +498,7 @@ final class ObservationHub: Sendable {
         let layout = database.layout.withLock { $0 }
         let (_, statement) = try request.selectStatement(layout)
         // The same SQL with the same values as the same principal is the same group, whoever built it.
-        let key = LiveGroupKey(statement.statement, principal: principal)
+        let key = try relateErrors(naming: request.entity) { try LiveGroupKey(statement.statement, principal: principal) }
         let region = try request.region(in: layout)
         let decidingEntity = try request.decidesFromChangedRows(in: layout) ? try layout.entityIndex(named: request.entity) : nil
         let requestColumns = decidingEntity == nil ? nil : try request.decidingColumns(in: layout)
