@@ -1,3 +1,5 @@
+import RelatePostgres
+
 /// The live queries of one ``Database``: one change feed for all of them, one group per
 /// distinct request and principal (``LiveGroupKey``; read once per change for all its
 /// subscribers, always as its principal), evaluation coalesced while a read is under way.
@@ -53,9 +55,11 @@ final class ObservationHub: Sendable {
         /// out without a lookup of each of its groups.
         var isGone = false
         /// Whether its entity's rows changed since it was last decided or read, and the
-        /// changed rows are to say whether it reads again (``ObservationHub/setUndecided(_:_:)``).
-        /// A flag, not a set of keys: every round marks each of a thousand groups, and
-        /// inserting their keys into a set was a tenth of the hub's time.
+        /// changed rows are to say whether it reads again (``ObservationHub/setUndecided(_:_:)``),
+        /// for a change of columns that some of its entity's groups read and others do not.
+        /// A flag, not a set of keys: inserting a thousand groups' keys into a set was a tenth
+        /// of the hub's time. A change that concerns every group deciding from the entity
+        /// marks the entity instead (``State/everyGroupUndecided``).
         fileprivate(set) var isUndecided = false
         let key: LiveGroupKey
 
@@ -109,6 +113,13 @@ final class ObservationHub: Sendable {
         var principal: Principal?
     }
 
+    /// A decision batch's groups, in the order of their ids, and those ids: a round names
+    /// the groups of its decisions by them without touching each group's object.
+    private struct BatchMembers {
+        var groups: [Group]
+        var ids: [Int]
+    }
+
     private struct MatchKey: Hashable {
         var entity: Int
         var groups: [Int]
@@ -157,7 +168,7 @@ final class ObservationHub: Sendable {
         /// their principal, in the order of their ids (the order their tests are made in): made
         /// when a round first needs it after groups came or went, where each round looked every
         /// waiting group up and sorted them anew (one round a commit, at 300 commits a second).
-        var decisionOrder: [DecisionBatch: [Group]]?
+        var decisionOrder: [DecisionBatch: BatchMembers]?
 
         /// The decision of each set of groups decided together (by entity and the groups' ids,
         /// in order): their tests of the changed rows and their principal's settings, made once,
@@ -168,9 +179,20 @@ final class ObservationHub: Sendable {
 
         /// Groups whose region changed since they were last read.
         var stale = Set<LiveGroupKey>()
-        /// How many groups are undecided (``Group/isUndecided``): their entity's rows changed,
-        /// and they are read again if the changed rows say so.
-        var undecidedCount = 0
+        /// How many groups are undecided one by one (``Group/isUndecided``), by the entity
+        /// whose changed rows decide them (none at 0): their entity's rows changed, and they
+        /// are read again if the changed rows say so.
+        var undecidedByEntity: [Int: Int] = [:]
+        /// The entities every one of whose deciding groups is undecided: an insert, or an
+        /// update whose changed columns the feed did not say (logical decoding's update of a
+        /// row it had not seen). One mark, where marking each of a thousand groups (and
+        /// clearing the marks, and asking each whether it waited) touched a thousand objects
+        /// at every commit: a tenth of Relate's CPU under logical decoding at 100 commits a
+        /// second (Benchmarks/README.md, "A change to every group marked once").
+        var everyGroupUndecided = Set<Int>()
+        /// How many groups the hub let go of: unchanged since a round's decisions were made,
+        /// none of their groups is gone, and their answers need no look at each.
+        var groupsLetGo = 0
         /// The keys (text forms) of the rows changed since the groups waiting on them were
         /// last decided, by entity.
         var changedKeys: [Int: Set<ExactTexts>] = [:]
@@ -200,6 +222,8 @@ final class ObservationHub: Sendable {
         /// The groups of the decisions the round under way awaits the answers of, in their
         /// order, with which of them waited (``decisions(_:)``).
         var deciding: [(groups: ArraySlice<Group>, waiting: [Bool])] = []
+        /// ``groupsLetGo`` when the decisions in ``deciding`` were made.
+        var letGoWhenDecided = 0
 
         mutating func unsubscribe(_ id: Int, from key: LiveGroupKey) {
             groups[key]?.subscribers[id] = nil
@@ -217,6 +241,7 @@ final class ObservationHub: Sendable {
         mutating func letGo(_ key: LiveGroupKey) {
             guard let group = groups.removeValue(forKey: key) else { return }
             group.isGone = true
+            groupsLetGo += 1
             hold(group, keys: [])
             setUndecided(group, false)
             stale.remove(key)
@@ -273,11 +298,12 @@ final class ObservationHub: Sendable {
             group.keys = keys
         }
 
-        /// Marks `group` undecided or not, keeping ``undecidedCount``.
+        /// Marks `group` undecided or not, keeping ``undecidedByEntity``.
         mutating func setUndecided(_ group: Group, _ undecided: Bool) {
-            guard group.isUndecided != undecided else { return }
+            guard group.isUndecided != undecided, let entity = group.decidingEntity else { return }
             group.isUndecided = undecided
-            undecidedCount += undecided ? 1 : -1
+            undecidedByEntity[entity, default: 0] += undecided ? 1 : -1
+            if undecidedByEntity[entity] == 0 { undecidedByEntity[entity] = nil }
         }
 
         /// A transaction committed: what it touched is noted, for the groups to be sorted by
@@ -320,6 +346,7 @@ final class ObservationHub: Sendable {
                     stale.insert(group.key)
                     setUndecided(group, false)
                 }
+                everyGroupUndecided = []
                 return
             }
             let watchers = allWatchers()
@@ -332,12 +359,19 @@ final class ObservationHub: Sendable {
                 // A group none of whose deciding columns an update changed (and no insert
                 // came) needs no decision: every changed row is where it was, in its answer or
                 // out of it, and one it held is read again below.
-                var undecided: [[Group]] = []
-                if committed.anyColumn.contains(entity) {
-                    undecided = [watching.deciding]
-                } else {
-                    undecided = [watching.anyColumn]
+                guard !watching.deciding.isEmpty else { continue }
+                var undecided = [watching.anyColumn]
+                if !committed.anyColumn.contains(entity) {
                     for column in committed.changedColumns[entity] ?? [] { undecided.append(watching.byColumn[column] ?? []) }
+                }
+                // Every group deciding from it (an insert, an update whose columns the feed did
+                // not say, a column that all of them read; each list holds a group once):
+                // marked once, stale ones too, which a decision that finds met makes stale
+                // again, and they are read once.
+                if committed.anyColumn.contains(entity) || undecided.contains(where: { $0.count == watching.deciding.count }) {
+                    deciding.insert(entity)
+                    everyGroupUndecided.insert(entity)
+                    continue
                 }
                 for groups in undecided where !groups.isEmpty {
                     deciding.insert(entity)
@@ -383,7 +417,10 @@ final class ObservationHub: Sendable {
         }
 
         /// Whether a round has something to do: a commit to sort, a group stale or undecided.
-        var hasWork: Bool { !stale.isEmpty || undecidedCount > 0 || !committedSinceSorted.isEmpty }
+        var hasWork: Bool { !stale.isEmpty || hasUndecided || !committedSinceSorted.isEmpty }
+
+        /// Whether a group is undecided, one by one or with every group of its entity.
+        var hasUndecided: Bool { !undecidedByEntity.isEmpty || !everyGroupUndecided.isEmpty }
 
         /// Ends every observer's stream (with `error`, if any) and stops the feed and the
         /// security watch.
@@ -393,10 +430,12 @@ final class ObservationHub: Sendable {
                 group.isGone = true
             }
             groups = [:]
+            groupsLetGo += 1
             holders = [:]
             groupsChanged()
             stale = []
-            undecidedCount = 0
+            undecidedByEntity = [:]
+            everyGroupUndecided = []
             changedKeys = [:]
             committedSinceSorted = Committed()
             feed?.fire()
@@ -414,10 +453,12 @@ final class ObservationHub: Sendable {
             let keysByEntity = changedKeys
             changedKeys = [:]
             if decisionOrder == nil {
-                var order: [DecisionBatch: [Group]] = [:]
+                var order: [DecisionBatch: BatchMembers] = [:]
                 for group in allGroups() {
                     guard let entity = group.decidingEntity else { continue }
-                    order[DecisionBatch(entity: entity, principal: group.key.principal), default: []].append(group)
+                    let batch = DecisionBatch(entity: entity, principal: group.key.principal)
+                    order[batch, default: BatchMembers(groups: [], ids: [])].groups.append(group)
+                    order[batch]?.ids.append(group.id)
                 }
                 decisionOrder = order
             }
@@ -425,6 +466,7 @@ final class ObservationHub: Sendable {
             // Each decision: its groups (at most 500, one statement) and their entity.
             var decisions: [LiveDecision] = []
             deciding = []
+            letGoWhenDecided = groupsLetGo
             if matchLayout != ObjectIdentifier(layout) || decisionsMade.count > 10_000 {
                 decisionsMade = [:]
                 matchLayout = ObjectIdentifier(layout)
@@ -434,14 +476,24 @@ final class ObservationHub: Sendable {
             // the groups that waited read again when met (the others are stale already, or no
             // change concerned them); leaving them out made other tests each round — of 500
             // requests when one of them held the changed row.
-            for (batch, members) in order where members.contains(where: \.isUndecided) {
+            for (batch, members) in order {
                 let entity = batch.entity
-                let waiting = members.map(\.isUndecided)
-                // Decided from here on: a commit meanwhile marks them again, for the next round.
-                for group in members { setUndecided(group, false) }
-                for start in stride(from: 0, to: members.count, by: 500) {
-                    let chunk = members[start..<min(start + 500, members.count)]
-                    let match = MatchKey(entity: entity, groups: chunk.map(\.id))
+                let everyOne = everyGroupUndecided.contains(entity)
+                let waiting: [Bool]
+                if undecidedByEntity[entity] != nil {
+                    waiting = members.groups.map { everyOne || $0.isUndecided }
+                    guard waiting.contains(true) else { continue }
+                    // Decided from here on: a commit meanwhile marks them again, for the next round.
+                    for group in members.groups { setUndecided(group, false) }
+                } else if everyOne {
+                    waiting = Array(repeating: true, count: members.groups.count)
+                } else {
+                    continue
+                }
+                for start in stride(from: 0, to: members.groups.count, by: 500) {
+                    let range = start..<min(start + 500, members.groups.count)
+                    let chunk = members.groups[range]
+                    let match = MatchKey(entity: entity, groups: Array(members.ids[range]))
                     let decision: LiveDecision
                     if let made = decisionsMade[match] {
                         decision = made
@@ -460,6 +512,7 @@ final class ObservationHub: Sendable {
                     deciding.append((chunk, Array(waiting[chunk.indices])))
                 }
             }
+            everyGroupUndecided = []
             return (decisions, keysByEntity.mapValues { $0.map(\.texts) })
         }
 
@@ -471,9 +524,11 @@ final class ObservationHub: Sendable {
                 for (members, _) in deciding[range] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
                 return
             }
+            // Whether a group went meanwhile, asked of each only when the hub let go of one.
+            let mayHaveGone = groupsLetGo != letGoWhenDecided
             for ((members, waiting), answer) in zip(deciding[range], answers) {
                 // A group went meanwhile: the indexes no longer match; read the rest again.
-                guard case .success(let meeting) = answer, !members.contains(where: \.isGone) else {
+                guard case .success(let meeting) = answer, !mayHaveGone || !members.contains(where: \.isGone) else {
                     stale.formUnion(members.filter { !$0.isGone }.map(\.key))
                     continue
                 }
@@ -655,7 +710,7 @@ final class ObservationHub: Sendable {
                     return nil
                 }
                 state.sortCommitted(layout)
-                return state.undecidedCount > 0
+                return state.hasUndecided
             }
             guard let decides else { break }
             if decides { await decide(on: database) }
