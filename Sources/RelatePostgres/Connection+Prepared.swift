@@ -167,6 +167,19 @@ struct PreparedStatements {
     struct Key: Hashable {
         let sql: String
         let types: [Int32]
+
+        /// The text by its bytes, as the server parses it: a statement with a composed `é`
+        /// in a literal and one with a decomposed `é` (one string to Swift's `==`) are two
+        /// statements, and the second ran the first's, with the first's literal.
+        static func == (left: Key, right: Key) -> Bool {
+            left.types == right.types && left.sql.hasSameBytes(as: right.sql)
+        }
+
+        /// `String`'s own hash: coarser than the bytes, so equal keys hash alike.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(sql)
+            hasher.combine(types)
+        }
     }
 
     /// At most this many a connection: the statements a program repeats are few, and each

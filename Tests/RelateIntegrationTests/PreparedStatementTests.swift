@@ -35,6 +35,26 @@ import Testing
         #expect(try preparedOnServer(connection).count == 2)
     }
 
+    /// Statements are told apart by their bytes, as the server parses them: with a literal
+    /// in a composed `é` and in a decomposed one (one string to Swift's `==`), the second
+    /// ran the first's statement, and answered the first's literal. In a pipeline too.
+    @Test func statementsThatDifferOnlyInTheirBytesAreTwo() throws {
+        let connection = try TestDatabase.connect()
+        let (composed, decomposed) = ("SELECT 'caf\u{E9}' WHERE $1", "SELECT 'cafe\u{301}' WHERE $1")
+        #expect(composed == decomposed)
+        func bytes(_ result: PostgresResult) throws -> [UInt8] { Array(try result[0].decode(String.self, at: 0).utf8) }
+        #expect(try bytes(connection.queryPrepared(composed, [true])) == Array("caf\u{E9}".utf8))
+        #expect(try bytes(connection.queryPrepared(decomposed, [true])) == Array("cafe\u{301}".utf8))
+        #expect(try preparedOnServer(connection).count == 2)
+        // Prepared in one pipeline, on a connection that holds neither yet.
+        let fresh = try TestDatabase.connect()
+        var statements = [PostgresStatement(composed, [true]), PostgresStatement(decomposed, [true])]
+        for index in statements.indices { statements[index].prepares = true }
+        let results = try fresh.pipeline(groups: [statements])[0].get()
+        #expect(try results.map(bytes) == [Array("caf\u{E9}".utf8), Array("cafe\u{301}".utf8)])
+        #expect(try preparedOnServer(fresh).count == 2)
+    }
+
     @Test func offItRunsAsAQuery() throws {
         let connection = try TestDatabase.connect()
         connection.preparesStatements = false

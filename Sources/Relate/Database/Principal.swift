@@ -1,3 +1,5 @@
+import RelatePostgres
+
 /// Who a unit of work or a live query runs as, for row-level security: a role to take and
 /// transaction-local settings, the way PostgREST and Supabase run each request.
 ///

@@ -3,14 +3,14 @@ extension String {
     /// deterministic collation, the default). Swift's `==` compares by canonical
     /// equivalence: a composed `é` and a decomposed one are equal to it, and two keys, two
     /// values or two tenants to the server.
-    func hasSameBytes(as other: String) -> Bool {
+    package func hasSameBytes(as other: String) -> Bool {
         utf8.count == other.utf8.count && utf8.elementsEqual(other.utf8)
     }
 }
 
 extension Optional<String> {
     /// Both `nil`, or both the same bytes (``Swift/String/hasSameBytes(as:)``).
-    func hasSameBytes(as other: String?) -> Bool {
+    package func hasSameBytes(as other: String?) -> Bool {
         switch (self, other) {
         case (nil, nil): true
         case (let left?, let right?): left.hasSameBytes(as: right)
@@ -22,21 +22,22 @@ extension Optional<String> {
 /// Texts told apart from others by their bytes (``Swift/String/hasSameBytes(as:)``), for a
 /// set or a dictionary: a row's key in its text forms (as a change feed sends it), where
 /// the keys of two rows that Swift's `==` takes for one collapsed into one and the change
-/// of the other row went untested; the names a principal sets.
-struct ExactTexts: Hashable, Sendable {
-    let texts: [String?]
+/// of the other row went untested; the names a principal sets. (Here, under Relate's own
+/// libpq layer, so that the connection's statements are told apart by it too.)
+package struct ExactTexts: Hashable, Sendable {
+    package let texts: [String?]
 
-    init(_ texts: [String?]) {
+    package init(_ texts: [String?]) {
         self.texts = texts
     }
 
-    static func == (left: ExactTexts, right: ExactTexts) -> Bool {
+    package static func == (left: ExactTexts, right: ExactTexts) -> Bool {
         left.texts.count == right.texts.count && zip(left.texts, right.texts).allSatisfy { $0.hasSameBytes(as: $1) }
     }
 
     /// `String`'s own hash: coarser than the bytes (equal for a composed and a decomposed
     /// `é`), so equal keys hash alike.
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(texts)
     }
 }
