@@ -199,6 +199,8 @@ import Testing
             let other = try Connection(url: url)
             try other.execute("UPDATE person SET surname = 'Before' WHERE id = 1")
             #expect(try observer.settle().map(\.description) == ["update person (surname)"])
+            try other.execute("UPDATE person SET surname = U&'Caf\\00E9' WHERE id = 2")
+            #expect(try observer.settle().map(\.description) == ["update person (surname)"])
 
             // Every backend of this database but the context's and the test's: the feed's.
             let killed = try other.query(
@@ -206,7 +208,9 @@ import Testing
                 [[observer.context.connection.backendProcessID, other.backendProcessID, setup.backendProcessID]])[0].decode(Int.self, at: 0)
             #expect(killed == 1)
             // Committed while nobody listens: only the refresh after the reconnect sees it.
-            try other.execute("UPDATE person SET surname = 'Missed' WHERE id = 2")
+            // The new surname differs from the old in its bytes alone (a decomposed `é`),
+            // which the refresh's comparison of values as they print took for no change.
+            try other.execute("UPDATE person SET surname = U&'Cafe\\0301' WHERE id = 2")
             try other.execute("DELETE FROM email WHERE id = 3")
             var changes: [Change] = []
             for _ in 0..<50 where changes.isEmpty {

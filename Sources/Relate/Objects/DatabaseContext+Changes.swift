@@ -207,9 +207,12 @@ extension DatabaseContext {
         }
     }
 
+    /// The attributes whose values differ, as the server tells values apart
+    /// (``StoredValue/isSame(as:)``): as they print, a `Date` is to the second, `Data` its
+    /// length, and text by Swift's `==`, and those changes were left out.
     private func changedKeys(of object: DatabaseObject, from old: [StoredValue]) -> [String] {
         zip(graph.tables[object.entityIndex].layout.attributeKeys, zip(old, object.values)).compactMap { key, pair in
-            "\(pair.0)" == "\(pair.1)" ? nil : key
+            pair.0.isSame(as: pair.1) ? nil : key
         }
     }
 
