@@ -123,4 +123,62 @@ import Testing
             #expect(try fixture.disagreements() == [])
         }
     }
+
+    /// Arrays and JSON are told apart as the server receives them, not by Swift's `==` on
+    /// the texts inside: a save that wrote a decomposed `é` over a composed one in a `text[]`
+    /// or a `jsonb` was taken for no change and dropped.
+    @Test func arraysAndJSONAreComparedByTheirBytes() throws {
+        let documents = """
+            CREATE TABLE doc (id int PRIMARY KEY, tags text[] NOT NULL, body jsonb NOT NULL);
+            INSERT INTO doc VALUES (1, ARRAY[U&'caf\\00E9'], jsonb_build_object('name', U&'caf\\00E9'));
+            """
+        try ObjectFixture.with("seed_person_email", extraSQL: documents) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let document = try #require(try context.object("doc", primaryKey: 1))
+            let decomposed = "cafe\u{301}"
+            try document.setValue([decomposed], forKey: "tags")
+            try document.setValue(JSONValue.object(["name": .string(decomposed)]), forKey: "body")
+            #expect(context.hasChanges)
+            try context.save()
+            let stored = try context.connection.query("SELECT tags[1], body ->> 'name' FROM \"\(fixture.schema)\".doc")
+            #expect(try Array(stored[0].decode(String.self, at: 0).utf8) == Array(decomposed.utf8))
+            #expect(try Array(stored[0].decode(String.self, at: 1).utf8) == Array(decomposed.utf8))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// A fetch that sees pending changes judges them as the server would judge the saved
+    /// rows: text by its bytes, in `contains` and in a document's strings and keys. Swift's
+    /// `==` and `contains` found a decomposed `é` in a composed one.
+    @Test func pendingRowsAreJudgedByTheirBytes() throws {
+        let documents = """
+            CREATE TABLE doc (id int PRIMARY KEY, title text NOT NULL, tags text[] NOT NULL, body jsonb NOT NULL);
+            INSERT INTO doc VALUES (1, 'x', '{}', '{}');
+            """
+        try ObjectFixture.with("seed_person_email", extraSQL: documents) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+            let document = try #require(try context.object("doc", primaryKey: 1))
+            try document.setValue("le \(composed)", forKey: "title")
+            try document.setValue([composed], forKey: "tags")
+            try document.setValue(JSONValue.object([composed: .string(composed)]), forKey: "body")
+            func count(_ condition: Condition) throws -> Int { try context.fetch(FetchRequest("doc", where: condition)).count }
+            let conditions: [(Condition, Int)] = [
+                (Key("title").contains(composed), 1), (Key("title").contains(decomposed), 0),
+                (Key("tags") == [composed], 1), (Key("tags") == [decomposed], 0),
+                (Key("body").jsonText(at: composed, equals: composed), 1), (Key("body").jsonText(at: composed, equals: decomposed), 0),
+                (Key("body").jsonText(at: decomposed, equals: composed), 0),
+                (Key("body").jsonContains([composed: .string(composed)]), 1), (Key("body").jsonContains([composed: .string(decomposed)]), 0),
+                (Key("body").jsonContains([decomposed: .string(composed)]), 0),
+            ]
+            let pending = try conditions.map { try count($0.0) }
+            #expect(pending == conditions.map(\.1))
+            // And the server, once saved, answers the same.
+            try context.save()
+            context.reset()
+            #expect(try conditions.map { try count($0.0) } == pending)
+        }
+    }
 }

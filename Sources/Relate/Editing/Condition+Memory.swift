@@ -55,19 +55,20 @@ extension DatabaseContext {
             switch pattern {
             case .prefix: return string.unicodeScalars.starts(with: text.unicodeScalars)
             case .suffix: return string.unicodeScalars.reversed().starts(with: text.unicodeScalars.reversed())
-            case .contains: return text.isEmpty || string.contains(text)
+            // By bytes, as `LIKE '%…%'` matches: Swift's `contains` finds a decomposed `é` in a composed one.
+            case .contains: return text.isEmpty || string.utf8.firstRange(of: text.utf8) != nil
             case .like: return Self.like(Array(string.unicodeScalars)[...], Array(text.unicodeScalars)[...])
             }
         case .json(let keyPath, let test):
             let (value, _) = try valueAt(keyPath, of: object)
             if case .equals(let wanted, let negated) = test {
                 let document: JSONValue? = if case .other(let box) = value { box.value as? JSONValue } else { nil }
-                return (document == wanted) != negated
+                return Self.sameJSON(document, wanted) != negated
             }
             guard case .other(let box) = value, let document = box.value as? JSONValue else { return false }
             switch test {
             case .contains(let wanted): return Self.json(document, contains: wanted, atTop: true)
-            case .text(let path, let equals): return Self.jsonText(document, at: path[...]) == equals
+            case .text(let path, let equals): return Self.jsonText(document, at: path[...]).hasSameBytes(as: equals)
             case .equals: return false
             }
         case .quantified(let keyPath, let quantifier, let inner):
@@ -128,9 +129,8 @@ extension DatabaseContext {
             return x.lexicographicallyPrecedes(y) ? .orderedAscending : y.lexicographicallyPrecedes(x) ? .orderedDescending : .orderedSame
         default:
             guard let x = number(a), let y = number(b) else {
-                if case .other(let left) = a, case .other(let right) = b, let x = left.value as? AnyHashable, let y = right.value as? AnyHashable {
-                    return x == y ? .orderedSame : nil
-                }
+                // Arrays and the rest: the same or not, as the server receives them (by bytes).
+                if case .other = a, case .other = b { return a.isSame(as: b) ? .orderedSame : nil }
                 return nil
             }
             return compare(x, y)
@@ -152,16 +152,33 @@ extension DatabaseContext {
     private static func json(_ document: JSONValue, contains wanted: JSONValue, atTop: Bool) -> Bool {
         switch (document, wanted) {
         case (.object(let fields), .object(let wantedFields)):
-            return wantedFields.allSatisfy { key, value in fields[key].map { json($0, contains: value, atTop: false) } ?? false }
+            return wantedFields.allSatisfy { key, value in member(key, of: fields).map { json($0, contains: value, atTop: false) } ?? false }
         case (.array(let elements), .array(let wantedElements)):
             return wantedElements.allSatisfy { value in elements.contains { json($0, contains: value, atTop: false) } }
         case (.array(let elements), _) where atTop:
-            return elements.contains { $0 == wanted }
+            return elements.contains { sameJSON($0, wanted) }
         case (.object, _), (.array, _), (_, .object), (_, .array):
             return false
         default:
-            return document == wanted
+            return sameJSON(document, wanted)
         }
+    }
+
+    /// Whether two documents are equal as jsonb's `=` tells them: strings and keys by their
+    /// bytes, where Swift's `==` takes a composed and a decomposed `é` for one.
+    private static func sameJSON(_ a: JSONValue?, _ b: JSONValue?) -> Bool {
+        switch (a, b) {
+        case (.string(let x)?, .string(let y)?): x.hasSameBytes(as: y)
+        case (.array(let x)?, .array(let y)?): x.count == y.count && zip(x, y).allSatisfy { sameJSON($0, $1) }
+        case (.object(let x)?, .object(let y)?):
+            x.count == y.count && x.allSatisfy { key, value in member(key, of: y).map { sameJSON(value, $0) } ?? false }
+        default: a == b
+        }
+    }
+
+    /// The member of an object named `key` by its bytes (a dictionary's lookup is by `==`).
+    private static func member(_ key: String, of fields: [String: JSONValue]) -> JSONValue? {
+        fields.first { $0.key.hasSameBytes(as: key) }?.value
     }
 
     /// `#>>`: the text at `path` (object keys, array positions), `nil` for nothing or JSON null.
@@ -176,7 +193,7 @@ extension DatabaseContext {
             }
         }
         switch document {
-        case .object(let fields): return fields[step].flatMap { jsonText($0, at: path.dropFirst()) }
+        case .object(let fields): return member(step, of: fields).flatMap { jsonText($0, at: path.dropFirst()) }
         case .array(let elements):
             guard let position = Int(step) else { return nil }
             let index = position < 0 ? elements.count + position : position

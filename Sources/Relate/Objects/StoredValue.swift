@@ -297,14 +297,18 @@ extension StoredValue {
         case (.decimal(let left), .decimal(let right)): return left == right
         case (.data(let left), .data(let right)): return left == right
         default:
-            if let left = ObjectKey(self), let right = ObjectKey(other) { return left == right }
-            // Boxed values (JSON, ranges…) are Hashable: their text may differ for equal
-            // values (a JSON object's members come in no set order).
-            if case .other(let left) = self, case .other(let right) = other, let left = left.value as? AnyHashable,
-                let right = right.value as? AnyHashable
+            // Boxed values (arrays, JSON, ranges, composites) as the server receives them:
+            // the same type, form and bytes. Their own `==` compares the texts inside by
+            // Swift's `==`, which took a decomposed `é` written over a composed one for no
+            // change. Each encodes one way (a JSON object's members sorted by key), so a
+            // value equal to the server but sent otherwise (`1.0` and `1.00` in an array)
+            // counts as changed, never the reverse.
+            if case .other = self, case .other = other, let left = parameter, let right = other.parameter,
+                let leftBound = try? BoundParameters([left]), let rightBound = try? BoundParameters([right])
             {
-                return left == right
+                return leftBound == rightBound
             }
+            if let left = ObjectKey(self), let right = ObjectKey(other) { return left == right }
             return "\(self)" == "\(other)"
         }
     }
