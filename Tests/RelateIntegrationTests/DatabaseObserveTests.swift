@@ -143,6 +143,28 @@ import Testing
         }
     }
 
+    /// A key renamed from a composed `é` to a decomposed one is a new key: the answer that
+    /// held the row under its old key reads again, though no column it reads changed (the
+    /// old key had been taken for the new one and dropped, and the answer kept a row gone).
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func aKeyRenamedInItsBytesAloneReadsItsHolderAgain(_ mechanism: ChangeTracking.Mechanism) async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("""
+                CREATE TABLE tag (name text PRIMARY KEY, rank int NOT NULL);
+                INSERT INTO tag VALUES (U&'caf\\00E9', 10), ('tea', 1);
+                """)
+            try ChangeTrackingTests.enable(mechanism, on: setup)
+            let database = try Database(url: url, maxConnections: 2)
+            defer { database.close() }
+            let high = Collector(try await database.observe(FetchRequest("tag", where: Key("rank") > 5)))
+            #expect(try await high.wait(for: 1).first?.rows.count == 1)
+            try setup.execute("UPDATE tag SET name = U&'cafe\\0301' WHERE name = U&'caf\\00E9'")
+            let seen = try await high.wait(for: 2, timeout: .seconds(20))
+            #expect(seen.last?.rows.map { Array(($0.values["name"] as? String ?? "").utf8) } == [Array("cafe\u{301}".utf8)])
+        }
+    }
+
     /// Observers of two tokens of one length, or of two instants of one second, each get
     /// their own rows: the live group had been keyed by how the values print (`Data` as
     /// its length, `Date` to the second), and the second request shared the first's answer.

@@ -170,7 +170,9 @@ extension Database {
             // them with the keys after, else all of them with each row.
             var texts = [key]
             if let old = notice.oldKeys {
-                texts += old.count == keys.count ? (old[offset] == key ? [] : [old[offset]]) : old
+                // By their bytes: a key renamed from a composed `é` to a decomposed one is a
+                // new key, and a live answer holding the old one reads again.
+                texts += old.count == keys.count ? (ExactTexts(old[offset]) == ExactTexts(key) ? [] : [old[offset]]) : old
             }
             return Change(entity: name, kind: notice.kind, primaryKey: values, changedKeys: [], keyTexts: texts, changedColumns: notice.changedColumns)
         }
