@@ -212,6 +212,21 @@ import Testing
     /// the columns, or nothing to go by when one reads the whole row, a subquery, or calls
     /// a function someone defined (whose body may read anything). An `UPDATE` policy does
     /// not decide what a read sees.
+    /// A policy whose literal is rewritten from a composed `é` to a decomposed one changed,
+    /// as the server reads it: the fingerprints compare bytes (as `String`s, equal to
+    /// Swift's `==`, the change went unseen and the answers kept the old policy's rows).
+    @Test func aPolicyChangedInItsBytesAloneIsAChange() async throws {
+        try await Self.withTenants { database, _, url in
+            let setup = try Connection(url: url)
+            let doc = try DatabaseContext(url: url).layout.entityIndex(named: "doc")
+            try setup.execute("CREATE POLICY titled ON doc USING (title <> U&'caf\\00E9')")
+            let before = try await database.securityState(after: nil)
+            try setup.execute("ALTER POLICY titled ON doc USING (title <> U&'cafe\\0301')")
+            let after = try await database.securityState(after: before)
+            #expect(after.changed(from: before) == [doc])
+        }
+    }
+
     @Test func policyColumnsAreWhatTheExpressionsRead() async throws {
         try await Self.withTenants { database, _, url in
             let setup = try Connection(url: url)

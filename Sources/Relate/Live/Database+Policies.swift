@@ -6,10 +6,12 @@ import RelatePostgres
 /// (a change of one of those changes what the policies let through).
 struct SecurityState: Equatable, Sendable {
     /// Per entity: row-level security on or forced, the owner, the table's and columns'
-    /// privileges, and every policy (name, command, roles, expressions).
-    var fingerprints: [Int: String] = [:]
-    /// Who is a member of which role, and who bypasses row-level security.
-    var roles = ""
+    /// privileges, and every policy (name, command, roles, expressions). Their bytes, not
+    /// `String`s: a policy's literal rewritten from a composed `é` to a decomposed one is a
+    /// change to the server, and none to Swift's `==`.
+    var fingerprints: [Int: [UInt8]] = [:]
+    /// Who is a member of which role, and who bypasses row-level security (bytes, as above).
+    var roles: [UInt8] = []
     /// Per entity: the entities its policies' expressions read (`pg_depend` of
     /// `pg_policy`), followed through those entities' own policies.
     var policyReads: [Int: Set<Int>] = [:]
@@ -73,11 +75,11 @@ extension Database {
                     let schema = try row.decode(String.self, at: 0)
                     let table = try row.decode(String.self, at: 1)
                     if schema.isEmpty {
-                        state.roles = try row.decode(String.self, at: 2)
+                        state.roles = Array(try row.decode(String.self, at: 2).utf8)
                         continue
                     }
                     guard let entity = layout.entityIndex(schema: schema, table: table) else { continue }
-                    state.fingerprints[entity] = try row.decode(String.self, at: 2)
+                    state.fingerprints[entity] = Array(try row.decode(String.self, at: 2).utf8)
                     if try row.decode(Bool.self, at: 3) { state.protected.insert(entity) }
                 }
                 if let known, known.fingerprints == state.fingerprints {
