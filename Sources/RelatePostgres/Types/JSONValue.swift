@@ -6,6 +6,10 @@ import Foundation
 /// Numbers are `Decimal`, which keeps `0.1` as `0.1` and integers to 38 digits exactly
 /// (a `Double` would round a 64-bit identifier). An object is a dictionary: `jsonb` keeps
 /// neither key order nor duplicate keys, and a `json` document read here does not either.
+/// Its keys are `String`s, compared by Swift's `==`: two members whose names differ only in
+/// the form of a character (a composed `é` and a decomposed one), which `jsonb` keeps
+/// apart, become one member here. Relate compares documents by their bytes, keys and
+/// strings alike; `==` on `JSONValue` is Swift's.
 ///
 /// ```swift
 /// let settings: JSONValue = ["theme": "dark", "fontSize": 14, "beta": true, "tags": ["a", "b"]]
