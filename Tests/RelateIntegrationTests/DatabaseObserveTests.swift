@@ -56,14 +56,24 @@ import Testing
         return (answers, expected)
     }
 
-    @Test(arguments: ChangeTracking.Mechanism.allCases)
-    func observersGetEachChangeOfTheirRegion(_ mechanism: ChangeTracking.Mechanism) async throws {
+    /// Runs `body` on a new database whose tables `script` makes, tracked by `mechanism`,
+    /// with the connection that made them and a `Database` of two connections on it.
+    static func withTrackedDatabase(
+        _ mechanism: ChangeTracking.Mechanism, _ script: String, _ body: (String, Connection, Database) async throws -> Void
+    ) async throws {
         try await TestDatabase.withDatabase { url in
             let setup = try Connection(url: url)
-            try setup.executeScript(ChangeTrackingTests.schema)
+            try setup.executeScript(script)
             try ChangeTrackingTests.enable(mechanism, on: setup)
             let database = try Database(url: url, maxConnections: 2)
             defer { database.close() }
+            try await body(url, setup, database)
+        }
+    }
+
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func observersGetEachChangeOfTheirRegion(_ mechanism: ChangeTracking.Mechanism) async throws {
+        try await Self.withTrackedDatabase(mechanism, ChangeTrackingTests.schema) { url, setup, database in
             let request = FetchRequest("person", where: Key("surname") == "Hopper", orderBy: [.ascending("id")])
             let first = Collector(try await database.observe(request))
             let second = Collector(try await database.observe(FetchRequest("person", where: Key("surname") == "Hopper", orderBy: [.ascending("id")])))
@@ -111,15 +121,10 @@ import Testing
     /// Then each is changed alone, and the feed tells them apart too.
     @Test(arguments: ChangeTracking.Mechanism.allCases)
     func rowsWhoseKeysDifferOnlyInTheirBytesAreEachDecided(_ mechanism: ChangeTracking.Mechanism) async throws {
-        try await TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
-            try setup.executeScript("""
+        try await Self.withTrackedDatabase(mechanism, """
                 CREATE TABLE tag (name text PRIMARY KEY, rank int NOT NULL, label text);
                 INSERT INTO tag VALUES (U&'caf\\00E9', 1, 'a'), (U&'cafe\\0301', 1, 'b');
-                """)
-            try ChangeTrackingTests.enable(mechanism, on: setup)
-            let database = try Database(url: url, maxConnections: 2)
-            defer { database.close() }
+                """) { url, setup, database in
             let high = Collector(try await database.observe(FetchRequest("tag", where: Key("rank") > 5)))
             #expect(try await high.wait(for: 1).first?.rows.isEmpty == true)
             try setup.executeScript("""
@@ -148,15 +153,10 @@ import Testing
     /// old key had been taken for the new one and dropped, and the answer kept a row gone).
     @Test(arguments: ChangeTracking.Mechanism.allCases)
     func aKeyRenamedInItsBytesAloneReadsItsHolderAgain(_ mechanism: ChangeTracking.Mechanism) async throws {
-        try await TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
-            try setup.executeScript("""
+        try await Self.withTrackedDatabase(mechanism, """
                 CREATE TABLE tag (name text PRIMARY KEY, rank int NOT NULL);
                 INSERT INTO tag VALUES (U&'caf\\00E9', 10), ('tea', 1);
-                """)
-            try ChangeTrackingTests.enable(mechanism, on: setup)
-            let database = try Database(url: url, maxConnections: 2)
-            defer { database.close() }
+                """) { url, setup, database in
             let high = Collector(try await database.observe(FetchRequest("tag", where: Key("rank") > 5)))
             #expect(try await high.wait(for: 1).first?.rows.count == 1)
             try setup.execute("UPDATE tag SET name = U&'cafe\\0301' WHERE name = U&'caf\\00E9'")
@@ -169,15 +169,10 @@ import Testing
     /// their own rows: the live group had been keyed by how the values print (`Data` as
     /// its length, `Date` to the second), and the second request shared the first's answer.
     @Test func requestsWhoseValuesPrintAlikeAreEachRead() async throws {
-        try await TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
-            try setup.executeScript("""
+        try await Self.withTrackedDatabase(.triggers, """
                 CREATE TABLE token (id int PRIMARY KEY, secret bytea NOT NULL, issued timestamptz NOT NULL);
                 INSERT INTO token VALUES (1, '\\x0102', '2026-01-01 00:00:00.25+00'), (2, '\\x0304', '2026-01-01 00:00:00.75+00');
-                """)
-            try ChangeTrackingTests.enable(.triggers, on: setup)
-            let database = try Database(url: url, maxConnections: 2)
-            defer { database.close() }
+                """) { url, setup, database in
             // All four observed at once: a request that shared a group took its answer.
             let second = Date(timeIntervalSince1970: 1_767_225_600)
             let conditions = [
@@ -246,17 +241,12 @@ import Testing
     /// in the `VALUES` list, where a `text[]` would not compare) and on `varchar` (arrays):
     /// every answer follows the commits as a fresh read has it.
     @Test func conditionsOfOneShapeDecideOnEveryColumnType() async throws {
-        try await TestDatabase.withDatabase { url in
-            let setup = try Connection(url: url)
-            try setup.executeScript("""
+        try await Self.withTrackedDatabase(.triggers, """
                 CREATE TYPE mood AS ENUM ('happy', 'sad');
                 CREATE TABLE diary (id int PRIMARY KEY, mood mood NOT NULL, code uuid NOT NULL, title varchar(20) NOT NULL);
                 INSERT INTO diary SELECT i, CASE WHEN i % 2 = 0 THEN 'happy' ELSE 'sad' END::mood,
                     ('00000000-0000-0000-0000-00000000000' || (i % 3))::uuid, 't' || (i % 4) FROM generate_series(1, 40) i;
-                """)
-            try ChangeTrackingTests.enable(.triggers, on: setup)
-            let database = try Database(url: url, maxConnections: 2)
-            defer { database.close() }
+                """) { url, setup, database in
             let code = { (n: Int) in "00000000-0000-0000-0000-00000000000\(n)" }
             let requests = [
                 FetchRequest("diary", where: Key("mood") == "happy", orderBy: [.ascending("id")]),
