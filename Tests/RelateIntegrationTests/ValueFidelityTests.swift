@@ -124,6 +124,25 @@ import Testing
         }
     }
 
+    /// Rows keyed by arrays that differ only in a composed and a decomposed `é` are two
+    /// rows to the server, and two objects: a foreign key to each finds its own (the
+    /// array's own `==` made the two keys one, and both found the first).
+    @Test func arrayKeysAreToldApartByTheirBytes() throws {
+        let shelves = """
+            CREATE TABLE shelf (tags text[] PRIMARY KEY, label text NOT NULL);
+            CREATE TABLE book (id int PRIMARY KEY, shelf_tags text[] NOT NULL REFERENCES shelf);
+            INSERT INTO shelf VALUES (ARRAY[U&'caf\\00E9'], 'composed'), (ARRAY[U&'cafe\\0301'], 'decomposed');
+            INSERT INTO book VALUES (1, ARRAY[U&'caf\\00E9']), (2, ARRAY[U&'cafe\\0301']);
+            """
+        try ObjectFixture.with("seed_person_email", extraSQL: shelves) { fixture in
+            let context = fixture.context
+            #expect(try Set(context.fetch(FetchRequest("shelf")).map(ObjectIdentifier.init)).count == 2)
+            let books = try context.fetch(FetchRequest("book", orderBy: [.ascending("id")]))
+            let labels = try books.map { book in try (book.value(forKey: "shelf") as? DatabaseObject)?.value(forKey: "label") as? String }
+            #expect(labels == ["composed", "decomposed"])
+        }
+    }
+
     /// Arrays and JSON are told apart as the server receives them, not by Swift's `==` on
     /// the texts inside: a save that wrote a decomposed `é` over a composed one in a `text[]`
     /// or a `jsonb` was taken for no change and dropped.

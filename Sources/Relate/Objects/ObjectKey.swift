@@ -34,6 +34,12 @@ enum ObjectKey: Hashable, @unchecked Sendable {
                 hashable.append(AnyHashable(TextKeyValue(text: text)))
                 continue
             }
+            // An array, a range, a document: as the server receives it (its type, form and
+            // bytes), where its own `==` compares the texts inside by Swift's `==`.
+            if case .other = value, let parameter = value.parameter, let bound = try? BoundParameters([parameter]) {
+                hashable.append(AnyHashable(bound))
+                continue
+            }
             guard let value = value.value, let key = value as? AnyHashable else { return nil }
             hashable.append(key)
         }
