@@ -1,10 +1,26 @@
+import Foundation
+
 extension String {
     /// Whether the two are the same bytes, as the server compares text (under a
     /// deterministic collation, the default). Swift's `==` compares by canonical
     /// equivalence: a composed `é` and a decomposed one are equal to it, and two keys, two
     /// values or two tenants to the server.
+    ///
+    /// One `memcmp` over each string's own storage, none when both are the same storage.
+    /// Walking the two `utf8` views byte by byte took 5 % of Relate's CPU under
+    /// `scripts/live-scaling` (rows moving, 1,000 a second), in the lookups of prepared
+    /// statements whose texts are kilobytes long.
     package func hasSameBytes(as other: String) -> Bool {
-        utf8.count == other.utf8.count && utf8.elementsEqual(other.utf8)
+        // Copies share the storage: `withUTF8` makes a bridged or foreign string
+        // contiguous in its copy alone.
+        var (left, right) = (self, other)
+        return left.withUTF8 { left in
+            right.withUTF8 { right in
+                guard left.count == right.count else { return false }
+                guard let a = left.baseAddress, let b = right.baseAddress, a != b else { return true }
+                return memcmp(a, b, left.count) == 0
+            }
+        }
     }
 }
 
