@@ -90,7 +90,7 @@ function guardFor(what, b, rate) {
     }
     if (what == "p95") return (b ~ /rank$/) ? 200 : 0
     if (what == "perCPU") return (b == "logical|tenants|title") ? 15000 : 0
-    if (what == "rls cpu") return (rate >= 1000) ? ((b ~ /^logical/) ? 1.8 : 0) : (b ~ /^logical/) ? 3 : 1.7
+    if (what == "rls cpu") return (rate >= 1000) ? ((b ~ /^logical/) ? 1.8 : 0) : (b ~ /^logical/) ? 4 : 1.7
     if (what == "rls server") return (b ~ /^logical/) ? ((rate < 1000) ? 4.3 : 2) : 2.3
     return 0
 }
