@@ -168,12 +168,13 @@ import Testing
     }
 
     /// A fetch that sees pending changes judges them as the server would judge the saved
-    /// rows: text by its bytes, in `contains` and in a document's strings and keys. Swift's
-    /// `==` and `contains` found a decomposed `é` in a composed one.
+    /// rows: text by its bytes, in `contains` and in a document's strings and keys (Swift's
+    /// `==` and `contains` found a decomposed `é` in a composed one), and numbers as numbers
+    /// (-0 is 0 in a `float8[]`, which their bytes are not).
     @Test func pendingRowsAreJudgedByTheirBytes() throws {
         let documents = """
-            CREATE TABLE doc (id int PRIMARY KEY, title text NOT NULL, tags text[] NOT NULL, body jsonb NOT NULL);
-            INSERT INTO doc VALUES (1, 'x', '{}', '{}');
+            CREATE TABLE doc (id int PRIMARY KEY, title text NOT NULL, tags text[] NOT NULL, body jsonb NOT NULL, weights float8[] NOT NULL);
+            INSERT INTO doc VALUES (1, 'x', '{}', '{}', '{}');
             """
         try ObjectFixture.with("seed_person_email", extraSQL: documents) { fixture in
             let context = fixture.context
@@ -183,6 +184,7 @@ import Testing
             try document.setValue("le \(composed)", forKey: "title")
             try document.setValue([composed], forKey: "tags")
             try document.setValue(JSONValue.object([composed: .string(composed)]), forKey: "body")
+            try document.setValue([-0.0], forKey: "weights")
             func count(_ condition: Condition) throws -> Int { try context.fetch(FetchRequest("doc", where: condition)).count }
             let conditions: [(Condition, Int)] = [
                 (Key("title").contains(composed), 1), (Key("title").contains(decomposed), 0),
@@ -191,6 +193,8 @@ import Testing
                 (Key("body").jsonText(at: decomposed, equals: composed), 0),
                 (Key("body").jsonContains([composed: .string(composed)]), 1), (Key("body").jsonContains([composed: .string(decomposed)]), 0),
                 (Key("body").jsonContains([decomposed: .string(composed)]), 0),
+                // Not by bytes where the server's `=` is not: -0 equals 0 in a float8[].
+                (Key("weights") == [0.0], 1), (Key("weights") == [1.0], 0),
             ]
             let pending = try conditions.map { try count($0.0) }
             #expect(pending == conditions.map(\.1))

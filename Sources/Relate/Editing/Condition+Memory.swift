@@ -129,8 +129,8 @@ extension DatabaseContext {
             return x.lexicographicallyPrecedes(y) ? .orderedAscending : y.lexicographicallyPrecedes(x) ? .orderedDescending : .orderedSame
         default:
             guard let x = number(a), let y = number(b) else {
-                // Arrays and the rest: the same or not, as the server receives them (by bytes).
-                if case .other = a, case .other = b { return a.isSame(as: b) ? .orderedSame : nil }
+                // Arrays and the rest: the same or not, as the server's `=` tells them.
+                if case .other(let left) = a, case .other(let right) = b { return sameOther(left.value, right.value) ? .orderedSame : nil }
                 return nil
             }
             return compare(x, y)
@@ -161,6 +161,20 @@ extension DatabaseContext {
             return false
         default:
             return sameJSON(document, wanted)
+        }
+    }
+
+    /// Whether two boxed values are equal as the server's `=` tells them: by their own `==`,
+    /// which takes `-0` for `0` and `1.0` for `1` as the server does (their bytes do not),
+    /// with the texts inside compared by their bytes (which their `==` does not).
+    private static func sameOther(_ a: any Sendable, _ b: any Sendable) -> Bool {
+        switch (a, b) {
+        case let (x as JSONValue, y as JSONValue): sameJSON(x, y)
+        case let (x as [String], y as [String]): x.count == y.count && zip(x, y).allSatisfy { $0.hasSameBytes(as: $1) }
+        case let (x as [String?], y as [String?]): x.count == y.count && zip(x, y).allSatisfy { $0.hasSameBytes(as: $1) }
+        case let (x as [JSONValue], y as [JSONValue]): x.count == y.count && zip(x, y).allSatisfy { sameJSON($0, $1) }
+        case let (x as AnyHashable, y as AnyHashable): x == y
+        default: false
         }
     }
 
