@@ -552,8 +552,10 @@ final class ObservationHub: Sendable {
     /// one shape now go as arrays, whatever their number. One statement for the thousand
     /// groups of one principal, where two of 500 were, cost a tenth less of Relate's CPU and
     /// the server's under logical decoding at 100 commits a second (Benchmarks/README.md,
-    /// "A change to every group marked once"). Tests in a `VALUES` list bind a few values
-    /// each, far below the server's 65,535.
+    /// "A change to every group marked once"). Tests in a `VALUES` list (conditions of no
+    /// shape shared) bind their own values: a thousand such groups binding 66 values or more
+    /// each pass the server's 65,535, and that decision fails, so its groups read again at
+    /// every change (more reads, no change missed).
     static let groupsPerDecision = 1000
 
     func subscribe(
