@@ -297,17 +297,12 @@ extension StoredValue {
         case (.decimal(let left), .decimal(let right)): return left == right
         case (.data(let left), .data(let right)): return left == right
         default:
-            // Boxed values (arrays, JSON, ranges, composites) as the server receives them:
-            // the same type, form and bytes. Their own `==` compares the texts inside by
-            // Swift's `==`, which took a decomposed `é` written over a composed one for no
-            // change. Each encodes one way (a JSON object's members sorted by key), so a
-            // value equal to the server but sent otherwise (`1.0` and `1.00` in an array)
-            // counts as changed, never the reverse.
-            if case .other = self, case .other = other, let left = parameter, let right = other.parameter,
-                let leftBound = try? BoundParameters([left]), let rightBound = try? BoundParameters([right])
-            {
-                return leftBound == rightBound
-            }
+            // As keys are told apart: boxed values (arrays, JSON, ranges, composites) as the
+            // server receives them, the same type, form and bytes (``ObjectKey``). Their own
+            // `==` compares the texts inside by Swift's `==`, which took a decomposed `é`
+            // written over a composed one for no change. Each encodes one way (a JSON
+            // object's members sorted by key), so a value equal to the server but sent
+            // otherwise (`-0` and `0` in an array) counts as changed, never the reverse.
             if let left = ObjectKey(self), let right = ObjectKey(other) { return left == right }
             return "\(self)" == "\(other)"
         }
