@@ -7,7 +7,8 @@
 #   awk -f Benchmarks/live-gate.awk live-scaling-output.txt
 #
 # A block begins with its title, `<feed>, <100 tenants (a principal each)|one principal>,
-# writers change the <title|rank>: …`; a window's row is
+# writers change the <title|rank>: …`, where the feed is `triggers`, `logicalDecoding`, or
+# `logicalDecoding (replica identity FULL)` (shown as `logical FULL`); a window's row is
 #   rate | commits/s | CPU ms | server CPU ms | statements | deliveries/s | deliveries per
 #   CPU second | p50 / p95 / p99 ms | seen of expected | resident / peak MB
 #
@@ -28,9 +29,9 @@
 
 function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
 
-/^(triggers|logicalDecoding), / {
+/^(triggers|logicalDecoding|logicalDecoding \(replica identity FULL\)), / {
     split($0, t, ", ")
-    feed = (t[1] == "logicalDecoding") ? "logical" : t[1]
+    feed = (t[1] == "logicalDecoding") ? "logical" : (t[1] == "logicalDecoding (replica identity FULL)") ? "logical FULL" : t[1]
     workload = (t[2] ~ /^one principal/) ? "one" : "tenants"
     column = ($0 ~ /writers change the rank/) ? "rank" : "title"
     block = feed "|" workload "|" column

@@ -14,7 +14,9 @@ struct Enable: ParsableCommand {
             lets contexts stream the write-ahead log by logical decoding (the server needs
             wal_level=logical; the user needs the REPLICATION attribute). Tables without a primary key get
             REPLICA IDENTITY FULL, or with --replica-identity-index the unique index Relate keys them by
-            (REPLICA IDENTITY USING INDEX) where they have one; `relate disable` gives the default back.
+            (REPLICA IDENTITY USING INDEX) where they have one; with --full-identity-under-row-security, tables
+            with row-level security get REPLICA IDENTITY FULL too, so that an update says which columns it
+            changed instead of being tested once for each principal; `relate disable` gives the default back.
               relate enable postgresql://me@localhost/app --schema public
               relate enable --logical postgresql://me@localhost/app
               relate enable postgresql://owner@localhost/app --grant-to app_reader
@@ -36,6 +38,9 @@ struct Enable: ParsableCommand {
     @Flag(help: "With --logical: a table without a primary key is identified by the unique index Relate keys it by (REPLICA IDENTITY USING INDEX), where it has one, instead of FULL.")
     var replicaIdentityIndex = false
 
+    @Flag(help: "With --logical: tables with row-level security get REPLICA IDENTITY FULL (the server logs each updated row whole), so live queries under many principals learn which columns an update changed.")
+    var fullIdentityUnderRowSecurity = false
+
     @Option(
         name: .customLong("grant-to"),
         help: "A role that reads changes (repeatable): granted USAGE on relate_tracking and SELECT on its table of long payloads. Writers need nothing.")
@@ -49,7 +54,8 @@ struct Enable: ParsableCommand {
         let connection = try Connection(conninfo: url)
         let schemas = schemas.isEmpty ? ["public"] : schemas
         if logical {
-            let tables = try ChangeTracking.enable(logicalDecodingOn: connection, schemas: schemas, usingUniqueIndexes: replicaIdentityIndex)
+            let tables = try ChangeTracking.enable(logicalDecodingOn: connection, schemas: schemas, usingUniqueIndexes: replicaIdentityIndex,
+                fullIdentityUnderRowSecurity: fullIdentityUnderRowSecurity)
             print("logical decoding enabled: publication \(ChangeTracking.publication) over \(tables.count) table\(tables.count == 1 ? "" : "s")")
             for reader in readers {
                 print("\(reader) needs the REPLICATION attribute to stream changes: ALTER ROLE \(try connection.quoteIdentifier(reader)) REPLICATION")

@@ -59,4 +59,41 @@ import Testing
             try ChangeTracking.disable(logicalDecodingOn: setup)
         }
     }
+
+    /// Asked, tables with row-level security (or whose partition tree's root has it) get
+    /// `FULL`, and an update of a row the feed never saw says which columns it changed;
+    /// not asked, they keep their default and it says none. `disable` gives it back.
+    @Test func fullUnderRowSecurityWhereAsked() async throws {
+        try await TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(Self.schema + """
+                CREATE TABLE note (id int PRIMARY KEY, body text, tag text);
+                INSERT INTO note VALUES (1, 'a', 't'), (2, 'b', 't');
+                ALTER TABLE note ENABLE ROW LEVEL SECURITY;
+                CREATE TABLE entry (id int, at date, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
+                CREATE TABLE entry_2026 PARTITION OF entry FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
+                ALTER TABLE entry ENABLE ROW LEVEL SECURITY;
+                """)
+            func changedColumns(updating id: Int) async throws -> [String]? {
+                let database = try Database(url: url, maxConnections: 1)
+                defer { database.close() }
+                let changes = try await database.changes(using: .logicalDecoding)
+                try setup.execute("UPDATE note SET body = body || 'x' WHERE id = \(id)")
+                for try await committed in changes {
+                    if let change = committed.changes.first { return change.changedColumns }
+                }
+                return ["the stream ended"]
+            }
+            try ChangeTracking.enable(logicalDecodingOn: setup)
+            #expect(try Self.identities(setup) == ["town": "f", "loose": "f", "person": "d", "note": "d", "entry_2026": "d"])
+            #expect(try await changedColumns(updating: 1) == nil)
+            try ChangeTracking.disable(logicalDecodingOn: setup)
+
+            try ChangeTracking.enable(logicalDecodingOn: setup, fullIdentityUnderRowSecurity: true)
+            #expect(try Self.identities(setup) == ["town": "f", "loose": "f", "person": "d", "note": "f", "entry_2026": "f"])
+            #expect(try await changedColumns(updating: 2) == ["body"])
+            try ChangeTracking.disable(logicalDecodingOn: setup)
+            #expect(try Self.identities(setup) == ["town": "d", "loose": "d", "person": "d", "note": "d", "entry_2026": "d"])
+        }
+    }
 }

@@ -23,8 +23,13 @@ extension ChangeTracking {
     /// IDENTITY USING INDEX` the unique key Relate takes as the table's key (see
     /// <doc:Relationships>: a constraint before an index, then fewest columns, then name;
     /// the server also wants it not deferrable, its columns `NOT NULL` themselves), so only
-    /// the key's old values are logged. The tables so changed are remembered in the
-    /// publication's comment and given back by `disable`. Answers the tables published.
+    /// the key's old values are logged. With `fullIdentityUnderRowSecurity`, a table with
+    /// row-level security enabled (itself or its partition tree's root) and the default
+    /// identity gets `REPLICA IDENTITY FULL` too: an update then says which columns it
+    /// changed, where under the default identity an update of a row the feed has not seen
+    /// must be tested once for every principal observing the table (<doc:RowLevelSecurity>).
+    /// The tables so changed are remembered in the publication's comment and given back by
+    /// `disable`. Answers the tables published.
     ///
     /// - Parameters:
     ///   - connection: A connection as a role that may create publications and alter the tables.
@@ -32,24 +37,37 @@ extension ChangeTracking {
     ///   - usingUniqueIndexes: Whether a table without a primary key may be identified by
     ///     its unique key's index instead of `FULL`; `false` by default (changing a table's
     ///     replica identity to an index changes what other subscribers of its changes see).
+    ///   - fullIdentityUnderRowSecurity: Whether tables with row-level security get
+    ///     `REPLICA IDENTITY FULL`; `false` by default: the server then logs each updated
+    ///     or deleted row whole (its long values too), and other subscribers of the tables'
+    ///     changes see it.
     /// - Returns: The names of the tables published.
     /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/invalidRequest``
     ///   when the server does not run with `wal_level=logical` (it says how to set it); a
     ///   `PostgresError` from the server (a missing privilege, say). Nothing is changed then.
     @discardableResult
     public static func enable(
-        logicalDecodingOn connection: Connection, schemas: [String] = ["public"], usingUniqueIndexes: Bool = false
+        logicalDecodingOn connection: Connection, schemas: [String] = ["public"], usingUniqueIndexes: Bool = false,
+        fullIdentityUnderRowSecurity: Bool = false
     ) throws -> [String] {
         try checkLogicalDecoding(on: connection)
         return try connection.transaction {
             let tables = try connection.query(publishableTablesSQL, [schemas]).map { try $0.decode(String.self, at: 0) }
-            var keyless: [String] = []
+            var identified: [String] = []
             for row in try connection.query(keylessTablesSQL, [schemas]) {
                 let table = try row.decode(String.self, at: 0)
-                keyless.append(table)
+                identified.append(table)
                 if usingUniqueIndexes, let index = try row.decode(String?.self, at: 1) {
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY USING INDEX \(index)")
                 } else {
+                    try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
+                }
+            }
+            if fullIdentityUnderRowSecurity {
+                // After the keyless tables: those have an identity now.
+                for row in try connection.query(rowSecuredTablesSQL, [schemas]) {
+                    let table = try row.decode(String.self, at: 0)
+                    identified.append(table)
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
                 }
             }
@@ -63,7 +81,7 @@ extension ChangeTracking {
             case (true, let list?): try connection.execute("ALTER PUBLICATION \(name) SET TABLE \(list)")
             case (true, nil): break
             }
-            let remembered = Array(Set(changed + keyless)).sorted()
+            let remembered = Array(Set(changed + identified)).sorted()
             let comment = String(decoding: try JSONSerialization.data(withJSONObject: remembered), as: UTF8.self)
             try connection.execute("COMMENT ON PUBLICATION \(name) IS \(try connection.quoteLiteral(comment))")
             return tables
@@ -124,6 +142,17 @@ extension ChangeTracking {
     static let publishableTablesSQL = """
         SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+         ORDER BY 1
+        """
+
+    /// Tables of the schemas (`$1`, partitions included: they are what the server decodes)
+    /// with the default replica identity and row-level security enabled, on themselves or
+    /// on their partition tree's root (whose policies a read through the root applies).
+    static let rowSecuredTablesSQL = """
+        SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          JOIN pg_class r ON r.oid = coalesce(pg_partition_root(c.oid), c.oid)
+         WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind = 'r' AND c.relreplident = 'd'
+           AND (c.relrowsecurity OR r.relrowsecurity)
          ORDER BY 1
         """
 
