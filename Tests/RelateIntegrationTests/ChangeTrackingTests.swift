@@ -528,6 +528,40 @@ import Testing
         #expect(title == "after")
     }
 
+    /// A logical feed's walsender may be chosen as a synchronous standby (`*` names every
+    /// walsender, whatever its `application_name`): every commit of the server then waits
+    /// for the feed to acknowledge it. So the feed acknowledges what it read at once, not
+    /// on a timer (once a second, tried for its fewer wake-ups, made each commit wait up
+    /// to a second). On a server of its own.
+    @Test func logicalDecodingAcknowledgesAtOnceForCommitsThatWaitOnIt() async throws {
+        let servers = try TestServers("single", options: "-c wal_level=logical -c max_replication_slots=4 -c max_wal_senders=4")
+        let url = servers.url(port: servers.ports[0])
+        let (setup, database, changes) = try await Self.logicalFeedOfOneItem(url)
+        defer { database.close() }
+        try setup.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        _ = try setup.query("SELECT pg_reload_conf()")
+        var chosen = false
+        for _ in 0..<100 where !chosen {
+            chosen = try setup.query("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")[0].decode(Int.self, at: 0) == 1
+            if !chosen { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(chosen, "the feed's walsender is the synchronous standby")
+        let writer = try Connection(url: url)
+        let started = ContinuousClock.now
+        for round in 1...20 { try writer.execute("UPDATE item SET title = 'after \(round)' WHERE id = 1") }
+        let elapsed = ContinuousClock.now - started
+        // Acknowledged at once, 20 commits take milliseconds; once a second, 20 seconds.
+        #expect(elapsed < .seconds(5), "20 commits waiting on the feed took \(elapsed)")
+        try setup.execute("ALTER SYSTEM RESET synchronous_standby_names")
+        _ = try setup.query("SELECT pg_reload_conf()")
+        var received = 0
+        for try await transaction in changes where !transaction.changes.isEmpty {
+            received += 1
+            if received == 20 { break }
+        }
+        #expect(received == 20)
+    }
+
     /// The connection the logical feed asks about visibility on dies while its stream lives
     /// on (terminated alone): it is opened again, and what commits is handed over still.
     @Test func logicalDecodingAsksAgainOnANewConnectionWhenItsOtherDies() async throws {

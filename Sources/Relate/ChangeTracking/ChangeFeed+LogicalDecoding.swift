@@ -38,15 +38,6 @@ final class LogicalDecodingFeed: ChangeFeed {
     private var held: [(transaction: UInt32?, event: FeedEvent)] = []
     private var received = LSN.zero
     private var acknowledged = LSN.zero
-    /// When ``acknowledged`` was last sent: at most once a second (``acknowledgeEvery``).
-    private var acknowledgedAt = ContinuousClock.now
-    /// How often the position is acknowledged when the server does not ask. Each reply
-    /// wakes the walsender, which moves the slot's position under its locks: once a
-    /// commit, that was a send and a wake-up on both sides for nothing the feed needs (its
-    /// slot is temporary: what it acknowledged only lets the server recycle WAL sooner).
-    /// The server asks for a reply (`replyRequested`) when half its `wal_sender_timeout`
-    /// passed without one, and is answered at once.
-    static let acknowledgeEvery = Duration.seconds(1)
     var position: LSN? { received == .zero ? nil : received }
 
     init(main: Connection, layout: ModelLayout) throws {
@@ -78,9 +69,12 @@ final class LogicalDecodingFeed: ChangeFeed {
                     }
                 }
             }
-            if acknowledged < received, transaction == nil, ContinuousClock.now - acknowledgedAt >= Self.acknowledgeEvery {
+            // At once, not on a timer: the feed's walsender may be a synchronous standby
+            // (`synchronous_standby_names = '*'` names every walsender), and then every
+            // commit of the server waits for this (Benchmarks/README.md, "Logical
+            // decoding: …": once a second made each commit wait up to a second).
+            if acknowledged < received, transaction == nil {
                 acknowledged = received
-                acknowledgedAt = .now
                 try stream.sendStandbyStatus(received: received, flushed: acknowledged)
             }
         } catch let error as PostgresError where error.kind == .connectionClosed || !stream.isOpen {
