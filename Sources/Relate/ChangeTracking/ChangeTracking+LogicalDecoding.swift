@@ -25,7 +25,8 @@ extension ChangeTracking {
     /// the server also wants it not deferrable, its columns `NOT NULL` themselves), so only
     /// the key's old values are logged. With `fullIdentityUnderRowSecurity`, a table with
     /// row-level security enabled (itself or its partition tree's root) and the default
-    /// identity gets `REPLICA IDENTITY FULL` too: an update then says which columns it
+    /// identity gets `REPLICA IDENTITY FULL`, with a primary key or without (never its
+    /// unique index): an update then says which columns it
     /// changed, where under the default identity an update of a row the feed has not seen
     /// must be tested once for every principal observing the table (<doc:RowLevelSecurity>).
     /// The tables so changed are remembered in the publication's comment and given back by
@@ -54,20 +55,21 @@ extension ChangeTracking {
         return try connection.transaction {
             let tables = try connection.query(publishableTablesSQL, [schemas]).map { try $0.decode(String.self, at: 0) }
             var identified: [String] = []
+            if fullIdentityUnderRowSecurity {
+                // Before the keyless tables: one with row-level security gets FULL, not its
+                // unique index, which would log the key alone.
+                for row in try connection.query(rowSecuredTablesSQL, [schemas]) {
+                    let table = try row.decode(String.self, at: 0)
+                    identified.append(table)
+                    try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
+                }
+            }
             for row in try connection.query(keylessTablesSQL, [schemas]) {
                 let table = try row.decode(String.self, at: 0)
                 identified.append(table)
                 if usingUniqueIndexes, let index = try row.decode(String?.self, at: 1) {
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY USING INDEX \(index)")
                 } else {
-                    try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
-                }
-            }
-            if fullIdentityUnderRowSecurity {
-                // After the keyless tables: those have an identity now.
-                for row in try connection.query(rowSecuredTablesSQL, [schemas]) {
-                    let table = try row.decode(String.self, at: 0)
-                    identified.append(table)
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
                 }
             }
