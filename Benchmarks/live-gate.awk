@@ -84,8 +84,8 @@ function spread(name, key,   n, i, j, x, s) {
 # the stored payloads' read).
 function guardFor(what, b, rate) {
     # Logical decoding with replica identity FULL names every update's changed columns, as
-    # the triggers do: guarded as they are (2026-11-29, 12:28–12:37 UTC: 0.546 and 0.473 ms at
-    # 100/s; row-level security 1.15× Relate's CPU and 1.28× the server's at 100/s).
+    # the triggers do: guarded as they are (2026-11-29, two runs: 0.47–0.55 ms at 100/s;
+    # row-level security 0.88–1.15× Relate's CPU and 0.90–1.28× the server's at 100/s).
     if (b ~ /^logical FULL/) {
         if (what == "cpu") return (rate >= 1000) ? 0 : 0.85
         if (what == "rls cpu") return (rate >= 1000) ? 0 : 1.7
