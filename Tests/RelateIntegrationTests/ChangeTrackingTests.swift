@@ -482,17 +482,31 @@ import Testing
         }
     }
 
+    /// ``logicalFeedOfOneItem(_:)`` on a server of its own (kept while `servers` lives),
+    /// whose commits then wait for the synchronous standbys `standbys` names.
+    private static func logicalFeedOfOneItem(waitingFor standbys: String) async throws -> (
+        servers: TestServers, setup: Connection, database: Database, changes: AsyncThrowingStream<CommittedChanges, any Error>
+    ) {
+        let servers = try TestServers("single", options: "-c wal_level=logical -c max_replication_slots=4 -c max_wal_senders=4")
+        let (setup, database, changes) = try await logicalFeedOfOneItem(servers.url(port: servers.ports[0]))
+        do {
+            try setup.execute("ALTER SYSTEM SET synchronous_standby_names = \(try setup.quoteLiteral(standbys))")
+            _ = try setup.query("SELECT pg_reload_conf()")
+        } catch {
+            database.close()
+            throw error
+        }
+        return (servers, setup, database, changes)
+    }
+
     /// With synchronous replication, a commit waits for a standby after its record is
     /// flushed, and logical decoding sends it meanwhile: a read then still sees the row as it
     /// was. The feed hands the transaction over only once it is visible (on a server of its
     /// own: the standby named never comes, and every commit of the server waits for it).
     @Test func logicalDecodingHandsOverATransactionOnceItIsVisible() async throws {
-        let servers = try TestServers("single", options: "-c wal_level=logical -c max_replication_slots=4 -c max_wal_senders=4")
-        let url = servers.url(port: servers.ports[0])
-        let (setup, database, changes) = try await Self.logicalFeedOfOneItem(url)
+        let (servers, setup, database, changes) = try await Self.logicalFeedOfOneItem(waitingFor: "nobody")
         defer { database.close() }
-        try setup.execute("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
-        _ = try setup.query("SELECT pg_reload_conf()")
+        let url = servers.url(port: servers.ports[0])
         // The commit waits for the standby, on a thread of its own.
         let committed = BackgroundTasks.Signal()
         let writerThread = Thread {
@@ -534,12 +548,9 @@ import Testing
     /// on a timer (once a second, tried for its fewer wake-ups, made each commit wait up
     /// to a second). On a server of its own.
     @Test func logicalDecodingAcknowledgesAtOnceForCommitsThatWaitOnIt() async throws {
-        let servers = try TestServers("single", options: "-c wal_level=logical -c max_replication_slots=4 -c max_wal_senders=4")
-        let url = servers.url(port: servers.ports[0])
-        let (setup, database, changes) = try await Self.logicalFeedOfOneItem(url)
+        let (servers, setup, database, changes) = try await Self.logicalFeedOfOneItem(waitingFor: "*")
         defer { database.close() }
-        try setup.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
-        _ = try setup.query("SELECT pg_reload_conf()")
+        let url = servers.url(port: servers.ports[0])
         var chosen = false
         for _ in 0..<100 where !chosen {
             chosen = try setup.query("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")[0].decode(Int.self, at: 0) == 1
