@@ -505,7 +505,10 @@ import Testing
     /// own: the standby named never comes, and every commit of the server waits for it).
     @Test func logicalDecodingHandsOverATransactionOnceItIsVisible() async throws {
         let (servers, setup, database, changes) = try await Self.logicalFeedOfOneItem(waitingFor: "nobody")
-        defer { database.close() }
+        defer {
+            database.close()
+            withExtendedLifetime(servers) {}
+        }
         let url = servers.url(port: servers.ports[0])
         // The commit waits for the standby, on a thread of its own.
         let committed = BackgroundTasks.Signal()
@@ -547,16 +550,20 @@ import Testing
     /// for the feed to acknowledge it. So the feed acknowledges what it read at once, not
     /// on a timer (once a second, tried for its fewer wake-ups, made each commit wait up
     /// to a second). On a server of its own.
-    @Test func logicalDecodingAcknowledgesAtOnceForCommitsThatWaitOnIt() async throws {
+    @Test(.timeLimit(.minutes(1))) func logicalDecodingAcknowledgesAtOnceForCommitsThatWaitOnIt() async throws {
         let (servers, setup, database, changes) = try await Self.logicalFeedOfOneItem(waitingFor: "*")
-        defer { database.close() }
+        defer {
+            database.close()
+            withExtendedLifetime(servers) {}
+        }
         let url = servers.url(port: servers.ports[0])
         var chosen = false
         for _ in 0..<100 where !chosen {
             chosen = try setup.query("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")[0].decode(Int.self, at: 0) == 1
             if !chosen { try await Task.sleep(for: .milliseconds(20)) }
         }
-        #expect(chosen, "the feed's walsender is the synchronous standby")
+        // Else the commits below would wait for a standby that never answers.
+        try #require(chosen, "the feed's walsender is the synchronous standby")
         let writer = try Connection(url: url)
         let started = ContinuousClock.now
         for round in 1...20 { try writer.execute("UPDATE item SET title = 'after \(round)' WHERE id = 1") }

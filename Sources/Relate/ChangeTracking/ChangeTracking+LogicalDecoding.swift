@@ -24,13 +24,14 @@ extension ChangeTracking {
     /// <doc:Relationships>: a constraint before an index, then fewest columns, then name;
     /// the server also wants it not deferrable, its columns `NOT NULL` themselves), so only
     /// the key's old values are logged. With `fullIdentityUnderRowSecurity`, a table with
-    /// row-level security enabled (itself or its partition tree's root) and the default
-    /// identity gets `REPLICA IDENTITY FULL`, with a primary key or without (never its
-    /// unique index): an update then says which columns it
-    /// changed, where under the default identity an update of a row the feed has not seen
-    /// must be tested once for every principal observing the table (<doc:RowLevelSecurity>).
-    /// The tables so changed are remembered in the publication's comment and given back by
-    /// `disable`. Answers the tables published.
+    /// row-level security enabled, on itself or on a table it inherits from or is a
+    /// partition of, gets `REPLICA IDENTITY FULL` in place of the default identity or of an
+    /// index an earlier run set (never its unique index): an update then says which columns
+    /// it changed, where under the default identity an update of a row the feed has not
+    /// seen must be tested once for every principal observing the table
+    /// (<doc:RowLevelSecurity>). A partition or child table made later gets it when this
+    /// runs again. The tables so changed are remembered in the publication's comment and
+    /// given back by `disable`. Answers the tables published.
     ///
     /// - Parameters:
     ///   - connection: A connection as a role that may create publications and alter the tables.
@@ -54,11 +55,14 @@ extension ChangeTracking {
         try checkLogicalDecoding(on: connection)
         return try connection.transaction {
             let tables = try connection.query(publishableTablesSQL, [schemas]).map { try $0.decode(String.self, at: 0) }
+            let name = try connection.quoteIdentifier(publication)
+            let exists = try connection.query("SELECT oid FROM pg_publication WHERE pubname = $1", [publication]).count == 1
+            let changed = try exists ? fullIdentityTables(on: connection) : []
             var identified: [String] = []
             if fullIdentityUnderRowSecurity {
                 // Before the keyless tables: one with row-level security gets FULL, not its
-                // unique index, which would log the key alone.
-                for row in try connection.query(rowSecuredTablesSQL, [schemas]) {
+                // unique index, which would log the key alone (an index an earlier run set too).
+                for row in try connection.query(rowSecuredTablesSQL, [schemas, changed]) {
                     let table = try row.decode(String.self, at: 0)
                     identified.append(table)
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
@@ -73,9 +77,6 @@ extension ChangeTracking {
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
                 }
             }
-            let name = try connection.quoteIdentifier(publication)
-            let exists = try connection.query("SELECT oid FROM pg_publication WHERE pubname = $1", [publication]).count == 1
-            let changed = try exists ? fullIdentityTables(on: connection) : []
             let list = tables.isEmpty ? nil : tables.joined(separator: ", ")
             switch (exists, list) {
             case (false, let list?): try connection.execute("CREATE PUBLICATION \(name) FOR TABLE \(list) WITH (publish_via_partition_root = true)")
@@ -148,13 +149,20 @@ extension ChangeTracking {
         """
 
     /// Tables of the schemas (`$1`, partitions included: they are what the server decodes)
-    /// with the default replica identity and row-level security enabled, on themselves or
-    /// on their partition tree's root (whose policies a read through the root applies).
+    /// with row-level security enabled on themselves or on a table they inherit from or are
+    /// a partition of (whose policies a read through it applies to their rows), and the
+    /// default replica identity, or the index identity an earlier run set (`$2`, the tables
+    /// it remembered).
     static let rowSecuredTablesSQL = """
+        WITH RECURSIVE ancestor(child, parent) AS (
+            SELECT inhrelid, inhparent FROM pg_inherits
+            UNION SELECT a.child, i.inhparent FROM ancestor a JOIN pg_inherits i ON i.inhrelid = a.parent
+        )
         SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-          JOIN pg_class r ON r.oid = coalesce(pg_partition_root(c.oid), c.oid)
-         WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind = 'r' AND c.relreplident = 'd'
-           AND (c.relrowsecurity OR r.relrowsecurity)
+         WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind = 'r'
+           AND (c.relreplident = 'd' OR (c.relreplident = 'i' AND c.oid::regclass::text = ANY($2)))
+           AND (c.relrowsecurity OR EXISTS (
+                SELECT FROM ancestor a JOIN pg_class p ON p.oid = a.parent WHERE a.child = c.oid AND p.relrowsecurity))
          ORDER BY 1
         """
 
