@@ -115,4 +115,35 @@ import Testing
             #expect(try Self.identities(setup) == untouched)
         }
     }
+
+    /// `disable` gives back each identity `enable` set while it is still that one: a table
+    /// whose identity the user changed since keeps it. Tables are remembered by their
+    /// schema-qualified names, so a `search_path` other than `enable`'s finds them; a
+    /// comment of an earlier version (names alone) is still read.
+    @Test func disableGivesBackOnlyWhatEnableSet() throws {
+        try TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript(Self.schema + """
+                CREATE SCHEMA app;
+                CREATE TABLE app.keyless (code text);
+                """)
+            try setup.execute("SET search_path = app, public")
+            try ChangeTracking.enable(logicalDecodingOn: setup, schemas: ["public", "app"], usingUniqueIndexes: true)
+            try setup.execute("RESET search_path")
+            #expect(try Self.identities(setup) == ["town": "i:town_id_key", "loose": "f", "person": "d"])
+            #expect(try setup.query("SELECT relreplident::text FROM pg_class WHERE oid = 'app.keyless'::regclass")[0].decode(String.self, at: 0) == "f")
+            // The user's own choice since: town by the whole row.
+            try setup.execute("ALTER TABLE town REPLICA IDENTITY FULL")
+            try ChangeTracking.disable(logicalDecodingOn: setup)
+            #expect(try Self.identities(setup) == ["town": "f", "loose": "d", "person": "d"])
+            #expect(try setup.query("SELECT relreplident::text FROM pg_class WHERE oid = 'app.keyless'::regclass")[0].decode(String.self, at: 0) == "d")
+
+            // An earlier version's comment: names alone, any identity but the default given back.
+            try setup.execute("ALTER TABLE town REPLICA IDENTITY DEFAULT")
+            try ChangeTracking.enable(logicalDecodingOn: setup)
+            try setup.execute("COMMENT ON PUBLICATION relate_changes IS '[\"loose\", \"town\"]'")
+            try ChangeTracking.disable(logicalDecodingOn: setup)
+            #expect(try Self.identities(setup) == ["town": "d", "loose": "d", "person": "d"])
+        }
+    }
 }

@@ -30,8 +30,9 @@ extension ChangeTracking {
     /// it changed, where under the default identity an update of a row the feed has not
     /// seen must be tested once for every principal observing the table
     /// (<doc:RowLevelSecurity>). A partition or child table made later gets it when this
-    /// runs again. The tables so changed are remembered in the publication's comment and
-    /// given back by `disable`. Answers the tables published.
+    /// runs again. The tables so changed are remembered in the publication's comment, each by
+    /// its schema-qualified name with the identity set, and `disable` gives back those whose
+    /// identity is still that one. Answers the tables published.
     ///
     /// - Parameters:
     ///   - connection: A connection as a role that may create publications and alter the tables.
@@ -57,13 +58,15 @@ extension ChangeTracking {
             let tables = try connection.query(publishableTablesSQL, [schemas]).map { try $0.decode(String.self, at: 0) }
             let name = try connection.quoteIdentifier(publication)
             let exists = try connection.query("SELECT oid FROM pg_publication WHERE pubname = $1", [publication]).count == 1
-            let changed = try exists ? fullIdentityTables(on: connection) : []
+            var remembered = try exists ? identitiesSet(on: connection) : [:]
             var identified: [String] = []
             if fullIdentityUnderRowSecurity {
                 // Before the keyless tables: one with row-level security gets FULL, not its
-                // unique index, which would log the key alone (an index an earlier run set too).
-                for row in try connection.query(rowSecuredTablesSQL, [schemas, changed]) {
-                    let table = try row.decode(String.self, at: 0)
+                // unique index, which would log the key alone (nor the index an earlier run
+                // set; an identity the user chose stays).
+                for row in try connection.query(rowSecuredTablesSQL, [schemas]) {
+                    let (table, current) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
+                    guard current == "d" || remembered[table] == current else { continue }
                     identified.append(table)
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
                 }
@@ -77,6 +80,7 @@ extension ChangeTracking {
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
                 }
             }
+            for table in identified { remembered[table] = try identity(of: table, on: connection) }
             let list = tables.isEmpty ? nil : tables.joined(separator: ", ")
             switch (exists, list) {
             case (false, let list?): try connection.execute("CREATE PUBLICATION \(name) FOR TABLE \(list) WITH (publish_via_partition_root = true)")
@@ -84,26 +88,26 @@ extension ChangeTracking {
             case (true, let list?): try connection.execute("ALTER PUBLICATION \(name) SET TABLE \(list)")
             case (true, nil): break
             }
-            let remembered = Array(Set(changed + identified)).sorted()
-            let comment = String(decoding: try JSONSerialization.data(withJSONObject: remembered), as: UTF8.self)
+            let comment = String(
+                decoding: try JSONSerialization.data(withJSONObject: remembered.mapValues { $0 ?? NSNull() as Any }, options: .sortedKeys),
+                as: UTF8.self)
             try connection.execute("COMMENT ON PUBLICATION \(name) IS \(try connection.quoteLiteral(comment))")
             return tables
         }
     }
 
     /// Drops the publication and gives the tables `enable(logicalDecodingOn:)` set to
-    /// `REPLICA IDENTITY FULL` or `USING INDEX` their default back, in one transaction.
+    /// `REPLICA IDENTITY FULL` or `USING INDEX` their default back, in one transaction: each
+    /// one whose identity is still the one `enable` set, so that one the user changed since
+    /// stays.
     ///
     /// - Parameter connection: A connection as a role that may drop the publication.
     /// - Throws: A `PostgresError` from the server; nothing is changed then.
     public static func disable(logicalDecodingOn connection: Connection) throws {
         try connection.transaction {
-            for table in try fullIdentityTables(on: connection) {
-                let stillFull = try connection.query(
-                    "SELECT relreplident IN ('f', 'i') FROM pg_class WHERE oid = to_regclass($1)", [table])
-                if try stillFull.count == 1 && stillFull[0].decode(Bool.self, at: 0) {
-                    try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY DEFAULT")
-                }
+            for (table, set) in try identitiesSet(on: connection) {
+                guard let current = try identity(of: table, on: connection), current != "d", set == nil || set == current else { continue }
+                try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY DEFAULT")
             }
             try connection.execute("DROP PUBLICATION IF EXISTS \(try connection.quoteIdentifier(publication))")
         }
@@ -131,15 +135,34 @@ extension ChangeTracking {
         }
     }
 
-    /// The tables whose replica identity `enable` set, from the publication's comment.
-    private static func fullIdentityTables(on connection: Connection) throws -> [String] {
+    /// The replica identities `enable` set, from the publication's comment: by each table's
+    /// schema-qualified name (whatever the `search_path`), the identity as ``identity(of:on:)``
+    /// read it once set. The comment of an earlier version lists names alone (as the
+    /// `search_path` of then printed them): their identity is `nil`, any but the default.
+    private static func identitiesSet(on connection: Connection) throws -> [String: String?] {
         let result = try connection.query(
             "SELECT obj_description(oid, 'pg_publication') FROM pg_publication WHERE pubname = $1", [publication])
         guard result.count == 1, let text = try result[0].decode(String?.self, at: 0),
-            let tables = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]
-        else { return [] }
-        return tables
+            let object = try? JSONSerialization.jsonObject(with: Data(text.utf8))
+        else { return [:] }
+        if let names = object as? [String] { return Dictionary(names.map { ($0, nil) }) { first, _ in first } }
+        guard let identities = object as? [String: Any] else { return [:] }
+        return identities.mapValues { $0 as? String }
     }
+
+    /// Table `table`'s replica identity (`d`, `f`, `n`, or `i:` and its index's name), `nil`
+    /// when there is no such table.
+    private static func identity(of table: String, on connection: Connection) throws -> String? {
+        let result = try connection.query(identitySQL, [table])
+        return try result.count == 1 ? result[0].decode(String.self, at: 0) : nil
+    }
+
+    /// Table `$1`'s replica identity: `d`, `f`, `n`, or `i:` and the index's name.
+    static let identitySQL = """
+        SELECT c.relreplident::text || coalesce(':' || (SELECT ic.relname::text FROM pg_index x
+                 JOIN pg_class ic ON ic.oid = x.indexrelid WHERE x.indrelid = c.oid AND x.indisreplident), '')
+          FROM pg_class c WHERE c.oid = to_regclass($1)
+        """
 
     /// Ordinary and partitioned tables of the schemas (`$1`), roots only, as quoted names.
     static let publishableTablesSQL = """
@@ -150,17 +173,19 @@ extension ChangeTracking {
 
     /// Tables of the schemas (`$1`, partitions included: they are what the server decodes)
     /// with row-level security enabled on themselves or on a table they inherit from or are
-    /// a partition of (whose policies a read through it applies to their rows), and the
-    /// default replica identity, or the index identity an earlier run set (`$2`, the tables
-    /// it remembered).
+    /// a partition of (whose policies a read through it applies to their rows), by their
+    /// schema-qualified names, with the default replica identity or an index's (`d`, or `i:`
+    /// and the index's name, as ``identitySQL``).
     static let rowSecuredTablesSQL = """
         WITH RECURSIVE ancestor(child, parent) AS (
             SELECT inhrelid, inhparent FROM pg_inherits
             UNION SELECT a.child, i.inhparent FROM ancestor a JOIN pg_inherits i ON i.inhrelid = a.parent
         )
-        SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind = 'r'
-           AND (c.relreplident = 'd' OR (c.relreplident = 'i' AND c.oid::regclass::text = ANY($2)))
+        SELECT format('%I.%I', n.nspname, c.relname),
+               c.relreplident::text || coalesce(':' || (SELECT ic.relname::text FROM pg_index x
+                 JOIN pg_class ic ON ic.oid = x.indexrelid WHERE x.indrelid = c.oid AND x.indisreplident), '')
+          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind = 'r' AND c.relreplident IN ('d', 'i')
            AND (c.relrowsecurity OR EXISTS (
                 SELECT FROM ancestor a JOIN pg_class p ON p.oid = a.parent WHERE a.child = c.oid AND p.relrowsecurity))
          ORDER BY 1
@@ -168,12 +193,12 @@ extension ChangeTracking {
 
     /// Tables of the schemas (`$1`, partitions included: they are what the server decodes)
     /// with the default replica identity and no primary key: nothing identifies their rows.
-    /// With each, the quoted name of the unique index that may be its replica identity, by
+    /// By their schema-qualified names, each with the quoted name of the unique index that may be its replica identity, by
     /// the rule of Relate's keys (a constraint's first, then fewest columns, then name), if
     /// any: unique, valid, not deferrable, neither partial nor on expressions, every column
     /// `NOT NULL`.
     static let keylessTablesSQL = """
-        SELECT c.oid::regclass::text,
+        SELECT format('%I.%I', n.nspname, c.relname),
           (SELECT quote_ident(ic.relname)
              FROM pg_index x
              JOIN pg_class ic ON ic.oid = x.indexrelid
