@@ -65,8 +65,8 @@ extension ChangeTracking {
                 // unique index, which would log the key alone (nor the index an earlier run
                 // set; an identity the user chose stays).
                 for row in try connection.query(rowSecuredTablesSQL, [schemas]) {
-                    let (table, current) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
-                    guard current == "d" || remembered[table] == current else { continue }
+                    let (table, kind) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
+                    guard try kind == "d" || remembered[table] == identity(of: table, on: connection) else { continue }
                     identified.append(table)
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
                 }
@@ -174,16 +174,13 @@ extension ChangeTracking {
     /// Tables of the schemas (`$1`, partitions included: they are what the server decodes)
     /// with row-level security enabled on themselves or on a table they inherit from or are
     /// a partition of (whose policies a read through it applies to their rows), by their
-    /// schema-qualified names, with the default replica identity or an index's (`d`, or `i:`
-    /// and the index's name, as ``identitySQL``).
+    /// schema-qualified names, with the default replica identity or an index's (`d` or `i`).
     static let rowSecuredTablesSQL = """
         WITH RECURSIVE ancestor(child, parent) AS (
             SELECT inhrelid, inhparent FROM pg_inherits
             UNION SELECT a.child, i.inhparent FROM ancestor a JOIN pg_inherits i ON i.inhrelid = a.parent
         )
-        SELECT format('%I.%I', n.nspname, c.relname),
-               c.relreplident::text || coalesce(':' || (SELECT ic.relname::text FROM pg_index x
-                 JOIN pg_class ic ON ic.oid = x.indexrelid WHERE x.indrelid = c.oid AND x.indisreplident), '')
+        SELECT format('%I.%I', n.nspname, c.relname), c.relreplident::text
           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = ANY($1) AND n.nspname <> 'relate_tracking' AND c.relkind = 'r' AND c.relreplident IN ('d', 'i')
            AND (c.relrowsecurity OR EXISTS (
@@ -193,10 +190,10 @@ extension ChangeTracking {
 
     /// Tables of the schemas (`$1`, partitions included: they are what the server decodes)
     /// with the default replica identity and no primary key: nothing identifies their rows.
-    /// By their schema-qualified names, each with the quoted name of the unique index that may be its replica identity, by
-    /// the rule of Relate's keys (a constraint's first, then fewest columns, then name), if
-    /// any: unique, valid, not deferrable, neither partial nor on expressions, every column
-    /// `NOT NULL`.
+    /// By their schema-qualified names, each with the quoted name of the unique index that
+    /// may be its replica identity, by the rule of Relate's keys (a constraint's first, then
+    /// fewest columns, then name), if any: unique, valid, not deferrable, neither partial nor
+    /// on expressions, every column `NOT NULL`.
     static let keylessTablesSQL = """
         SELECT format('%I.%I', n.nspname, c.relname),
           (SELECT quote_ident(ic.relname)
