@@ -471,7 +471,7 @@ import Testing
         setup: Connection, database: Database, changes: AsyncThrowingStream<CommittedChanges, any Error>
     ) {
         let setup = try Connection(url: url)
-        try setup.executeScript("CREATE TABLE item (id int PRIMARY KEY, title text); INSERT INTO item VALUES (1, 'before');")
+        try setup.executeScript("DROP TABLE IF EXISTS item; CREATE TABLE item (id int PRIMARY KEY, title text); INSERT INTO item VALUES (1, 'before');")
         try ChangeTracking.enable(logicalDecodingOn: setup)
         let database = try Database(url: url, maxConnections: 1)
         do {
@@ -482,13 +482,12 @@ import Testing
         }
     }
 
-    /// ``logicalFeedOfOneItem(_:)`` on a server of its own (kept while `servers` lives),
-    /// whose commits then wait for the synchronous standbys `standbys` names.
-    private static func logicalFeedOfOneItem(waitingFor standbys: String) async throws -> (
-        servers: TestServers, setup: Connection, database: Database, changes: AsyncThrowingStream<CommittedChanges, any Error>
+    /// ``logicalFeedOfOneItem(_:)`` on `url`, a server of the test's own, whose commits then
+    /// wait for the synchronous standbys `standbys` names.
+    private static func logicalFeedOfOneItem(_ url: String, waitingFor standbys: String) async throws -> (
+        setup: Connection, database: Database, changes: AsyncThrowingStream<CommittedChanges, any Error>
     ) {
-        let servers = try TestServers("single", options: "-c wal_level=logical -c max_replication_slots=4 -c max_wal_senders=4")
-        let (setup, database, changes) = try await logicalFeedOfOneItem(servers.url(port: servers.ports[0]))
+        let (setup, database, changes) = try await logicalFeedOfOneItem(url)
         do {
             try setup.execute("ALTER SYSTEM SET synchronous_standby_names = \(try setup.quoteLiteral(standbys))")
             _ = try setup.query("SELECT pg_reload_conf()")
@@ -496,20 +495,26 @@ import Testing
             database.close()
             throw error
         }
-        return (servers, setup, database, changes)
+        return (setup, database, changes)
+    }
+
+    /// Logical decoding under synchronous replication, on one server of its own for both
+    /// cases (each `initdb` costs seconds, more under the parallel run).
+    @Test func logicalDecodingUnderSynchronousReplication() async throws {
+        let servers = try TestServers("single", options: "-c wal_level=logical -c max_replication_slots=4 -c max_wal_senders=4")
+        let url = servers.url(port: servers.ports[0])
+        try await handsOverATransactionOnceItIsVisible(url)
+        try await acknowledgesAtOnceForCommitsThatWaitOnIt(url)
+        withExtendedLifetime(servers) {}
     }
 
     /// With synchronous replication, a commit waits for a standby after its record is
     /// flushed, and logical decoding sends it meanwhile: a read then still sees the row as it
-    /// was. The feed hands the transaction over only once it is visible (on a server of its
-    /// own: the standby named never comes, and every commit of the server waits for it).
-    @Test func logicalDecodingHandsOverATransactionOnceItIsVisible() async throws {
-        let (servers, setup, database, changes) = try await Self.logicalFeedOfOneItem(waitingFor: "nobody")
-        defer {
-            database.close()
-            withExtendedLifetime(servers) {}
-        }
-        let url = servers.url(port: servers.ports[0])
+    /// was. The feed hands the transaction over only once it is visible (the standby named
+    /// never comes, and every commit of the server waits for it).
+    private func handsOverATransactionOnceItIsVisible(_ url: String) async throws {
+        let (setup, database, changes) = try await Self.logicalFeedOfOneItem(url, waitingFor: "nobody")
+        defer { database.close() }
         // The commit waits for the standby, on a thread of its own.
         let committed = BackgroundTasks.Signal()
         let writerThread = Thread {
@@ -549,14 +554,10 @@ import Testing
     /// walsender, whatever its `application_name`): every commit of the server then waits
     /// for the feed to acknowledge it. So the feed acknowledges what it read at once, not
     /// on a timer (once a second, tried for its fewer wake-ups, made each commit wait up
-    /// to a second). On a server of its own.
-    @Test(.timeLimit(.minutes(1))) func logicalDecodingAcknowledgesAtOnceForCommitsThatWaitOnIt() async throws {
-        let (servers, setup, database, changes) = try await Self.logicalFeedOfOneItem(waitingFor: "*")
-        defer {
-            database.close()
-            withExtendedLifetime(servers) {}
-        }
-        let url = servers.url(port: servers.ports[0])
+    /// to a second).
+    private func acknowledgesAtOnceForCommitsThatWaitOnIt(_ url: String) async throws {
+        let (setup, database, changes) = try await Self.logicalFeedOfOneItem(url, waitingFor: "*")
+        defer { database.close() }
         var chosen = false
         for _ in 0..<100 where !chosen {
             chosen = try setup.query("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")[0].decode(Int.self, at: 0) == 1

@@ -65,7 +65,7 @@ import Testing
     /// index an earlier run set, and an update of a row the feed never saw says which
     /// columns it changed; not asked, they keep their default and it says none. An identity
     /// the user chose stays. `disable` gives back all that the runs set.
-    @Test(.timeLimit(.minutes(1))) func fullUnderRowSecurityWhereAsked() async throws {
+    @Test func fullUnderRowSecurityWhereAsked() async throws {
         try await TestDatabase.withDatabase { url in
             let setup = try Connection(url: url)
             try setup.executeScript(Self.schema + """
