@@ -20,8 +20,8 @@
 # machine, the figure is judged against a guard instead (`guardFor`), set about 1.5 times
 # the figures of Benchmarks/README.md ("A change to every group marked once", 2026-11-29;
 # for the blocks under replica identity FULL, "Logical decoding: `FULL` under row-level
-# security, and two ideas that did not pay"), so that the gate passes on today's code and fails on a regression: lower the guards as the
-# figures fall. The verdict against the issue's target is printed all the same.
+# security, and two ideas that did not pay"), so that the gate passes on today's code and
+# fails on a regression: lower the guards as the figures fall. The verdict against the issue's target is printed all the same.
 #
 # Exit status: 1 when no window was read, or a block's run printed an error; 2 when a
 # figure misses its guard (or, without one, its target) by more than its band, or once

@@ -64,9 +64,11 @@ extension ChangeTracking {
                 // Before the keyless tables: one with row-level security gets FULL, not its
                 // unique index, which would log the key alone (nor the index an earlier run
                 // set; an identity the user chose stays).
-                for row in try connection.query(rowSecuredTablesSQL, [schemas]) {
-                    let (table, kind) = (try row.decode(String.self, at: 0), try row.decode(String.self, at: 1))
-                    guard try kind == "d" || remembered[table] == identity(of: table, on: connection) else { continue }
+                let secured = try connection.query(rowSecuredTablesSQL, [schemas]).map { row in
+                    (table: try row.decode(String.self, at: 0), kind: try row.decode(String.self, at: 1))
+                }
+                let indexed = try identities(of: secured.filter { $0.kind == "i" }.map(\.table), on: connection)
+                for (table, kind) in secured where kind == "d" || remembered[table] == indexed[table] {
                     identified.append(table)
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
                 }
@@ -80,7 +82,7 @@ extension ChangeTracking {
                     try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY FULL")
                 }
             }
-            for table in identified { remembered[table] = try identity(of: table, on: connection) }
+            for (table, identity) in try identities(of: identified, on: connection) { remembered[table] = identity }
             let list = tables.isEmpty ? nil : tables.joined(separator: ", ")
             switch (exists, list) {
             case (false, let list?): try connection.execute("CREATE PUBLICATION \(name) FOR TABLE \(list) WITH (publish_via_partition_root = true)")
@@ -105,8 +107,11 @@ extension ChangeTracking {
     /// - Throws: A `PostgresError` from the server; nothing is changed then.
     public static func disable(logicalDecodingOn connection: Connection) throws {
         try connection.transaction {
-            for (table, set) in try identitiesSet(on: connection) {
-                guard let current = try identity(of: table, on: connection), current != "d", set == nil || set == current else { continue }
+            let set = try identitiesSet(on: connection)
+            for (table, current) in try identities(of: Array(set.keys), on: connection) {
+                // `nil`: an earlier version's list, which did not say what it set.
+                let setThen = set[table] ?? nil
+                guard current != "d", setThen == nil || setThen == current else { continue }
                 try connection.execute("ALTER TABLE \(table) REPLICA IDENTITY DEFAULT")
             }
             try connection.execute("DROP PUBLICATION IF EXISTS \(try connection.quoteIdentifier(publication))")
@@ -136,7 +141,7 @@ extension ChangeTracking {
     }
 
     /// The replica identities `enable` set, from the publication's comment: by each table's
-    /// schema-qualified name (whatever the `search_path`), the identity as ``identity(of:on:)``
+    /// schema-qualified name (whatever the `search_path`), the identity as ``identities(of:on:)``
     /// read it once set. The comment of an earlier version lists names alone (as the
     /// `search_path` of then printed them): their identity is `nil`, any but the default.
     private static func identitiesSet(on connection: Connection) throws -> [String: String?] {
@@ -150,18 +155,20 @@ extension ChangeTracking {
         return identities.mapValues { $0 as? String }
     }
 
-    /// Table `table`'s replica identity (`d`, `f`, `n`, or `i:` and its index's name), `nil`
-    /// when there is no such table.
-    private static func identity(of table: String, on connection: Connection) throws -> String? {
-        let result = try connection.query(identitySQL, [table])
-        return try result.count == 1 ? result[0].decode(String.self, at: 0) : nil
+    /// The replica identity of each of `tables` that exists (`d`, `f`, `n`, or `i:` and its
+    /// index's name), by the name given, in one statement.
+    private static func identities(of tables: [String], on connection: Connection) throws -> [String: String] {
+        guard !tables.isEmpty else { return [:] }
+        var identities: [String: String] = [:]
+        for row in try connection.query(identitiesSQL, [tables]) { identities[try row.decode(String.self, at: 0)] = try row.decode(String.self, at: 1) }
+        return identities
     }
 
-    /// Table `$1`'s replica identity: `d`, `f`, `n`, or `i:` and the index's name.
-    static let identitySQL = """
-        SELECT c.relreplident::text || coalesce(':' || (SELECT ic.relname::text FROM pg_index x
+    /// The replica identity of each table named in `$1`: `d`, `f`, `n`, or `i:` and the index's name.
+    static let identitiesSQL = """
+        SELECT t.name, c.relreplident::text || coalesce(':' || (SELECT ic.relname::text FROM pg_index x
                  JOIN pg_class ic ON ic.oid = x.indexrelid WHERE x.indrelid = c.oid AND x.indisreplident), '')
-          FROM pg_class c WHERE c.oid = to_regclass($1)
+          FROM unnest($1::text[]) AS t(name) JOIN pg_class c ON c.oid = to_regclass(t.name)
         """
 
     /// Ordinary and partitioned tables of the schemas (`$1`), roots only, as quoted names.

@@ -170,8 +170,8 @@ extension DatabaseContext {
     private static func sameOther(_ a: any Sendable, _ b: any Sendable) -> Bool {
         switch (a, b) {
         case let (x as JSONValue, y as JSONValue): sameJSON(x, y)
-        case let (x as [String], y as [String]): x.count == y.count && zip(x, y).allSatisfy { $0.hasSameBytes(as: $1) }
-        case let (x as [String?], y as [String?]): x.count == y.count && zip(x, y).allSatisfy { $0.hasSameBytes(as: $1) }
+        case let (x as [String], y as [String]): ExactTexts(x) == ExactTexts(y)
+        case let (x as [String?], y as [String?]): ExactTexts(x) == ExactTexts(y)
         case let (x as [JSONValue], y as [JSONValue]): x.count == y.count && zip(x, y).allSatisfy { sameJSON($0, $1) }
         case let (x as AnyHashable, y as AnyHashable): x == y
         default: false
