@@ -59,6 +59,9 @@ struct LiveDecision: @unchecked Sendable {
     /// shape, made once with the tests: every round sends them.
     let settings: PostgresStatement?
     let shape: Statements.SettingsShape
+    /// Whether this round's decision also tells which changed rows its principal sees
+    /// (``MatchTests/statement(keys:sight:)``): set for a round whose hub does not know.
+    var asksSight = false
 
     /// The decision of `tests` as `principal` (`nil`: the pool's own role), checked and its
     /// settings made once.
@@ -99,43 +102,74 @@ extension Database {
         }
     }
 
+    /// A decision's answer (``requestsMet(_:changedKeys:)``).
+    struct DecisionAnswer: Equatable {
+        /// The indexes of its requests that a changed row meets now.
+        var met: Set<Int>
+        /// For a decision that ``LiveDecision/asksSight``, the positions in
+        /// `changedKeys[entity]` of the rows its principal sees (a row deleted meanwhile is
+        /// seen by none); `nil` otherwise, or when the keys could not go by position.
+        var seen: Set<Int>?
+    }
+
     /// The indexes of each decision's requests that a row of its entity whose key is one of
     /// `changedKeys[entity]` (text forms) meets now (rows deleted meanwhile meet none), in
     /// one round trip on one
     /// pooled connection of the primary (``liveRound(_:on:)``): each decision as its
     /// principal (the rows it may see), failing alone.
     ///
-    /// - Returns: Per decision, in order, the indexes met or the error deciding.
+    /// - Returns: Per decision, in order, its answer or the error deciding.
     /// - Throws: A ``RelateError`` when no decision could run (the connection was lost, a shutdown).
-    func requestsMet(_ decisions: [LiveDecision], changedKeys: [Int: [[String?]]]) async throws -> [Result<Set<Int>, RelateError>] {
+    func requestsMet(_ decisions: [LiveDecision], changedKeys: [Int: [[String?]]]) async throws -> [Result<DecisionAnswer, RelateError>] {
         try await unit("relate.read") {
             let layout = self.layout.withLock { $0 }
             return try await self.withConnection { connection, _ in
-                var answers = [Result<Set<Int>, RelateError>?](repeating: nil, count: decisions.count)
+                var answers = [Result<DecisionAnswer, RelateError>?](repeating: nil, count: decisions.count)
                 var round: [LiveStatement] = []
                 var sent: [Int] = []
-                // The keys of an entity's changed rows, made once for all its decisions: a
-                // hundred principals bind the same list.
-                var keysByEntity: [Int: (count: Int, parameter: (any PostgresEncodable)?)] = [:]
+                // The keys of an entity's changed rows, made once for all its decisions (a
+                // hundred principals bind the same list), and the position in
+                // `changedKeys[entity]` of each (a text that is no key is left out).
+                var keysByEntity: [Int: (keys: MatchTests.Keys, positions: [Int])] = [:]
                 for (index, decision) in decisions.enumerated() {
                     if keysByEntity[decision.entity] == nil {
-                        let stored = (changedKeys[decision.entity] ?? []).compactMap { layout.entities[decision.entity].storedKey($0)?.first }
-                        keysByEntity[decision.entity] = stored.isEmpty ? (0, nil) : decision.tests.keys(stored)
+                        var stored: [StoredValue] = []
+                        var positions: [Int] = []
+                        for (position, text) in (changedKeys[decision.entity] ?? []).enumerated() {
+                            guard let key = layout.entities[decision.entity].storedKey(text)?.first else { continue }
+                            stored.append(key)
+                            positions.append(position)
+                        }
+                        keysByEntity[decision.entity] = (decision.tests.keys(stored), positions)
                     }
-                    guard let keys = keysByEntity[decision.entity], keys.count > 0 else {
-                        answers[index] = .success([])
+                    guard let (keys, _) = keysByEntity[decision.entity], keys.count > 0 else {
+                        answers[index] = .success(DecisionAnswer(met: [], seen: decision.asksSight ? [] : nil))
                         continue
                     }
-                    var statement = decision.tests.statement(keys: keys).postgres
+                    var statement = decision.tests.statement(keys: keys, sight: decision.asksSight).postgres
                     statement.prepares = true
                     round.append(LiveStatement(statement: statement, settings: decision.settings, shape: decision.shape))
                     sent.append(index)
                 }
                 let results = try Self.liveRound(round, on: connection)
                 for (index, result) in zip(sent, results) {
-                    let entity = layout.model.entities[decisions[index].entity].name
+                    let decision = decisions[index]
+                    let entity = layout.model.entities[decision.entity].name
+                    let (keys, positions) = keysByEntity[decision.entity]!
                     answers[index] = Result {
-                        try relateErrors(naming: entity) { Set(try result.get().map { row in try row.decode(Int.self, at: 0) }) }
+                        try relateErrors(naming: entity) {
+                            var answer = DecisionAnswer(met: [], seen: decision.asksSight && keys.positioned ? [] : nil)
+                            for row in try result.get() {
+                                let found = try row.decode(Int.self, at: 0)
+                                // `-n`: the row of the n-th key is seen.
+                                if found < 0 {
+                                    if positions.indices.contains(-found - 1) { answer.seen?.insert(positions[-found - 1]) }
+                                } else {
+                                    answer.met.insert(found)
+                                }
+                            }
+                            return answer
+                        }
                     }.mapError { Self.relateError($0, entity: entity) }
                 }
                 return answers.map { $0! }

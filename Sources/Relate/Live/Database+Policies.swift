@@ -24,6 +24,16 @@ struct SecurityState: Equatable, Sendable {
     /// that changed none of them left the row as visible to every principal as it was.
     var policyColumns: [Int: PolicyColumns] = [:]
 
+    /// The protected entities whose rows' visibility to a principal follows from the
+    /// columns ``policyColumns`` names alone: no policy reads another table, and each calls
+    /// only built-in functions whose answer follows from their arguments (immutable ones),
+    /// the principal's role, or a setting (``PolicyRead/followsItsInputs``). A decision
+    /// that found a row hidden from a principal holds, for such an entity, until one of
+    /// those columns of the row changes or ``fingerprints`` or ``roles`` do
+    /// (``ObservationHub``'s `RowSight`): a clock (`now()`, `CURRENT_DATE`) or a role's
+    /// membership asked in an expression (`pg_has_role`) rules it out.
+    var visibilityFollowsColumns: Set<Int> = []
+
     /// What a table's policies read of its rows.
     enum PolicyColumns: Equatable, Sendable {
         /// These columns, and nothing else of the row.
@@ -70,6 +80,9 @@ extension Database {
             let layout = context.layout
             let schemas = Array(Set(layout.model.entities.map(\.schema))).sorted()
             var state = SecurityState()
+            // Plain tables that inherit from none and that none inherit from: a read of one
+            // reads its own rows alone, and the feed names their changes by it.
+            var standingAlone = Set<Int>()
             try context.read(entity: nil) {
                 for row in try context.connection.query(Self.fingerprintSQL, [schemas]) {
                     let schema = try row.decode(String.self, at: 0)
@@ -81,10 +94,12 @@ extension Database {
                     guard let entity = layout.entityIndex(schema: schema, table: table) else { continue }
                     state.fingerprints[entity] = Array(try row.decode(String.self, at: 2).utf8)
                     if try row.decode(Bool.self, at: 3) { state.protected.insert(entity) }
+                    if try row.decode(Bool.self, at: 4) { standingAlone.insert(entity) }
                 }
                 if let known, known.fingerprints == state.fingerprints {
                     state.policyReads = known.policyReads
                     state.policyColumns = known.policyColumns
+                    state.visibilityFollowsColumns = known.visibilityFollowsColumns
                     return
                 }
                 for row in try context.connection.query(Self.policyReadsSQL, [schemas]) {
@@ -93,32 +108,74 @@ extension Database {
                     else { continue }
                     state.policyReads[entity, default: []].insert(read)
                 }
+                // Protected entities whose policies call only what follows its inputs, and
+                // the built-in functions and operators they call, whose volatility is asked below.
+                var followingInputs = Set<Int>()
+                var calls: [Int: (functions: Set<Int>, operators: Set<Int>)] = [:]
                 for row in try context.connection.query(Self.policyExpressionsSQL, [schemas]) {
                     guard let entity = layout.entityIndex(schema: try row.decode(String.self, at: 0), table: try row.decode(String.self, at: 1)),
                         state.protected.contains(entity)
                     else { continue }
-                    let read = try row.decode(String?.self, at: 2).map(Self.columnsRead) ?? []
+                    let read = try row.decode(String?.self, at: 2).map(Self.policyRead) ?? PolicyRead()
                     let numbers = try row.decode([Int].self, at: 3)
                     let names = try row.decode([String].self, at: 4)
+                    if calls[entity] == nil { followingInputs.insert(entity) }
                     guard let read, case .only(let known) = state.policyColumns[entity] ?? .only([]) else {
                         state.policyColumns[entity] = .unknown
+                        followingInputs.remove(entity)
+                        calls[entity] = ([], [])
                         continue
                     }
-                    let columns = read.compactMap { number in numbers.firstIndex(of: number).map { names[$0] } }
+                    if !read.followsItsInputs { followingInputs.remove(entity) }
+                    calls[entity, default: ([], [])].functions.formUnion(read.functions)
+                    calls[entity, default: ([], [])].operators.formUnion(read.operators)
+                    let columns = read.columns.compactMap { number in numbers.firstIndex(of: number).map { names[$0] } }
                     state.policyColumns[entity] = .only(known.union(columns))
                 }
+                // A protected entity without a `SELECT` policy shows no row to anyone but
+                // those who bypass row-level security: it follows its columns too.
+                followingInputs.formUnion(state.protected.subtracting(calls.keys))
+                followingInputs.subtract(state.policyReads.keys)
+                followingInputs.formIntersection(standingAlone)
+                let functions = followingInputs.reduce(into: Set<Int>()) { $0.formUnion(calls[$1]?.functions ?? []) }
+                let operators = followingInputs.reduce(into: Set<Int>()) { $0.formUnion(calls[$1]?.operators ?? []) }
+                if !functions.isEmpty || !operators.isEmpty {
+                    for row in try context.connection.query(Self.volatileCallsSQL, [Array(functions), Array(operators)]) {
+                        let (volatileFunctions, volatileOperators) = (Set(try row.decode([Int].self, at: 0)), Set(try row.decode([Int].self, at: 1)))
+                        followingInputs = followingInputs.filter { entity in
+                            calls[entity].map { $0.functions.isDisjoint(with: volatileFunctions) && $0.operators.isDisjoint(with: volatileOperators) } ?? true
+                        }
+                    }
+                }
+                state.visibilityFollowsColumns = followingInputs
             }
             return state
         }
     }
 
-    /// The column numbers of the policy's table that a policy expression (a `pg_node_tree`)
-    /// reads; `nil` when it may read more than its columns: a whole-row reference, a
-    /// subquery, a function or operator that is not built in (an object id from 16,384 up,
-    /// PostgreSQL's first for objects made after `initdb`), or a tree that does not read.
-    static func columnsRead(_ expression: String) -> Set<Int>? {
+    /// What a policy expression reads (``policyRead(_:)``).
+    struct PolicyRead {
+        /// The column numbers of the policy's table it reads.
+        var columns: Set<Int> = []
+        /// The built-in functions it calls (by object id), and the operators it names:
+        /// whether their answers can change while their arguments do not is the catalog's
+        /// to say (`provolatile`).
+        var functions: Set<Int> = []
+        var operators: Set<Int> = []
+        /// Whether each of its nodes answers from its inputs alone (a column, a constant, a
+        /// call, an operator, a cast, a `CASE`) or names the principal (`current_user`,
+        /// which is a `SQLVALUEFUNCTION` of type `name` before PostgreSQL 16, a function
+        /// after): no `CURRENT_DATE`, no sequence's next value, no domain's check.
+        var followsItsInputs = true
+    }
+
+    /// What a policy expression (a `pg_node_tree`) reads of the policy's table; `nil` when
+    /// it may read more than its columns: a whole-row reference, a subquery, a function or
+    /// operator that is not built in (an object id from 16,384 up, PostgreSQL's first for
+    /// objects made after `initdb`), or a tree that does not read.
+    static func policyRead(_ expression: String) -> PolicyRead? {
         guard let tree = NodeTree.parse(expression) else { return nil }
-        var columns = Set<Int>()
+        var read = PolicyRead()
         func walk(_ node: NodeTree, depth: Int) -> Bool {
             guard depth < NodeTree.depthLimit else { return false }
             switch node {
@@ -129,12 +186,29 @@ extension Database {
                 case "VAR":
                     // The policy's table is the expression's only relation: number 1.
                     guard let number = fields["varattno"]?.int, number > 0, fields["varno"]?.int == 1, fields["varlevelsup"]?.int == 0 else { return false }
-                    columns.insert(number)
+                    read.columns.insert(number)
                     return true
                 default:
+                    if name == "SQLVALUEFUNCTION" {
+                        // 19: `name`, the type of `current_user` and its kin; a date or a time otherwise.
+                        if fields["type"]?.int != 19 { read.followsItsInputs = false }
+                    } else if !Self.nodesFollowingInputs.contains(name) {
+                        read.followsItsInputs = false
+                    }
                     for (field, value) in fields {
-                        if Self.objectFields.contains(field), let id = value.int, id >= 16_384 { return false }
-                        if field == "opnos", value.items.contains(where: { ($0.int ?? 0) >= 16_384 }) { return false }
+                        if Self.objectFields.contains(field), let id = value.int {
+                            if id >= 16_384 { return false }
+                            if id > 0, field == "opno" {
+                                read.operators.insert(id)
+                            } else if id > 0 {
+                                read.functions.insert(id)
+                            }
+                        }
+                        if field == "opnos" {
+                            let ids = value.items.compactMap(\.int)
+                            if ids.contains(where: { $0 >= 16_384 }) { return false }
+                            read.operators.formUnion(ids)
+                        }
                         guard walk(value, depth: depth + 1) else { return false }
                     }
                     return true
@@ -145,8 +219,28 @@ extension Database {
                 return true
             }
         }
-        return walk(tree, depth: 0) ? columns : nil
+        return walk(tree, depth: 0) ? read : nil
     }
+
+    /// The nodes of an expression whose answer follows from their inputs (their functions'
+    /// volatility aside, which ``volatileCallsSQL`` asks).
+    private static let nodesFollowingInputs: Set<String> = [
+        "VAR", "CONST", "FUNCEXPR", "OPEXPR", "DISTINCTEXPR", "NULLIFEXPR", "SCALARARRAYOPEXPR", "BOOLEXPR", "RELABELTYPE",
+        "COERCEVIAIO", "ARRAYCOERCEEXPR", "CONVERTROWTYPEEXPR", "COLLATEEXPR", "CASEEXPR", "CASEWHEN", "CASETESTEXPR", "ARRAYEXPR",
+        "ROWEXPR", "ROWCOMPAREEXPR", "COALESCEEXPR", "MINMAXEXPR", "NULLTEST", "BOOLEANTEST", "FIELDSELECT",
+    ]
+
+    /// Of the functions in `$1` and the operators in `$2` (object ids), those whose answer
+    /// may change while their arguments do not (not immutable), but for the principal's
+    /// own: its role, its settings.
+    private static let volatileCallsSQL = """
+        SELECT array(SELECT p.oid::int8 FROM pg_proc p
+                      WHERE p.oid::int8 = ANY($1) AND p.provolatile <> 'i'
+                        AND NOT (p.pronamespace = 'pg_catalog'::regnamespace
+                                 AND p.proname IN ('current_setting', 'current_user', 'session_user', 'current_role', 'current_schema', 'current_database'))),
+               array(SELECT o.oid::int8 FROM pg_operator o JOIN pg_proc p ON p.oid = o.oprcode
+                      WHERE o.oid::int8 = ANY($2) AND p.provolatile <> 'i')
+        """
 
     /// The fields of an expression's nodes that name a function or an operator.
     private static let objectFields: Set<String> = ["funcid", "opfuncid", "opno", "hashfuncid", "negfuncid", "aggfnoid", "winfnoid"]
@@ -165,24 +259,29 @@ extension Database {
         """
 
     /// Per relation of the schemas in `$1`: schema, name, fingerprint, whether row-level
-    /// security is on; then one row with an empty schema whose fingerprint is the roles'.
+    /// security is on, whether it is a plain table in no inheritance (a parent's or a
+    /// child's, a partition's); then one row with an empty schema whose fingerprint is the
+    /// roles'.
     private static let fingerprintSQL = """
         SELECT n.nspname::text, c.relname::text,
-               concat_ws('|', c.relrowsecurity, c.relforcerowsecurity, c.relowner, c.relacl::text,
+               concat_ws('|', c.relrowsecurity, c.relforcerowsecurity, c.relowner, c.relacl::text, c.relhassubclass, c.relispartition,
+                   (SELECT string_agg(i.inhparent::text, ',' ORDER BY i.inhparent) FROM pg_inherits i WHERE i.inhrelid = c.oid),
                    (SELECT string_agg(a.attname || '=' || a.attacl::text, ',' ORDER BY a.attnum)
                       FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attacl IS NOT NULL),
                    (SELECT string_agg(concat_ws(':', p.polname, p.polcmd, p.polpermissive, p.polroles::text,
                                                 pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid)),
                                       ',' ORDER BY p.polname)
                       FROM pg_policy p WHERE p.polrelid = c.oid)),
-               c.relrowsecurity
+               c.relrowsecurity,
+               c.relkind = 'r' AND NOT c.relhassubclass AND NOT c.relispartition
+                   AND NOT EXISTS (SELECT FROM pg_inherits i WHERE i.inhrelid = c.oid)
           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
         UNION ALL
         SELECT '', '', concat_ws('|',
                    (SELECT string_agg(m.roleid || '>' || m.member, ',' ORDER BY m.roleid, m.member) FROM pg_auth_members m),
                    (SELECT string_agg(r.oid::text, ',' ORDER BY r.oid) FROM pg_roles r WHERE r.rolbypassrls OR r.rolsuper)),
-               false
+               false, false
         """
 
     /// Per policy of a table of the schemas in `$1`, each other table its expressions read:

@@ -213,7 +213,7 @@ extension FetchRequest {
         }
         let key = table.primaryKey[0]
         return MatchTests(
-            parts: parts, parameters: builder.parameters, keyColumn: "\(table.columns[key])", keyType: table.types[key],
+            parts: parts, parameters: builder.parameters, table: table.table, keyColumn: "\(table.columns[key])", keyType: table.types[key],
             count: requests.count, listed: alone.count)
     }
 
@@ -268,8 +268,22 @@ struct MatchTests: @unchecked Sendable {
     /// for one of them a hundred times.
     private let oneKeySQL: String
     private let keyListSQL: String
+    /// The same, also telling which of the keys' rows the principal sees: each such row
+    /// answers `-n`, `n` its key's position in the list (`-1` for one key).
+    private let oneKeySightSQL: String
+    private let keyListSightSQL: String
 
-    init(parts: [Part], parameters: [(any PostgresEncodable)?], keyColumn: String, keyType: PostgresType, count: Int, listed: Int) {
+    /// The changed rows' keys, as ``statement(keys:sight:)`` binds them (``keys(_:)``).
+    struct Keys {
+        let count: Int
+        /// The key, or the list of them (encoded once).
+        let parameter: (any PostgresEncodable)?
+        /// Whether a statement can tell the rows apart by their key's position: one key,
+        /// or a list sent as an array of its type (not a literal the server reads as one).
+        let positioned: Bool
+    }
+
+    init(parts: [Part], parameters: [(any PostgresEncodable)?], table: String, keyColumn: String, keyType: PostgresType, count: Int, listed: Int) {
         self.parts = parts
         // Bound every round, for every principal: encoded once.
         self.parameters = parameters.map(EncodedParameter.once)
@@ -279,16 +293,23 @@ struct MatchTests: @unchecked Sendable {
         self.listed = listed
         // The keys' placeholder; their value is bound each round (``keys(_:)``).
         var one = SQLBuilder("", parameters: parameters)
-        oneKeySQL = Self.sql(parts, found: "t0.\(keyColumn) = \(one.bind(nil))", distinct: false)
+        let key = one.bind(nil)
+        oneKeySQL = Self.sql(parts, found: "t0.\(keyColumn) = \(key)", distinct: false)
+        oneKeySightSQL = oneKeySQL + " UNION ALL SELECT -1 FROM \(table) t0 WHERE t0.\(keyColumn) = \(key)"
         var list = SQLBuilder("", parameters: parameters)
-        keyListSQL = Self.sql(parts, found: list.keyCondition("t0.\(keyColumn)", list: nil), distinct: true)
+        let keys = list.bind(nil)
+        let found = "t0.\(keyColumn) = ANY(\(keys))"
+        keyListSQL = Self.sql(parts, found: found, distinct: true)
+        keyListSightSQL = keyListSQL + " UNION ALL SELECT -array_position(\(keys), t0.\(keyColumn)) FROM \(table) t0 WHERE \(found)"
     }
 
-    /// The changed rows' keys as the one parameter ``statement(keys:)`` binds: the key, or
-    /// the list of them (encoded once). Made once a round for an entity's decisions, which
-    /// all bind the same keys.
-    func keys(_ keys: [StoredValue]) -> (count: Int, parameter: (any PostgresEncodable)?) {
-        (keys.count, keys.count == 1 ? keys[0].parameter : EncodedParameter.once(AttributeValue.keyList(keys, columnType: keyType).parameter))
+    /// The changed rows' keys as the one parameter ``statement(keys:sight:)`` binds. Made
+    /// once a round for an entity's decisions, which all bind the same keys.
+    func keys(_ keys: [StoredValue]) -> Keys {
+        guard keys.count != 1 else { return Keys(count: 1, parameter: keys[0].parameter, positioned: true) }
+        let list = AttributeValue.keyList(keys, columnType: keyType)
+        if case .typed = list { return Keys(count: keys.count, parameter: EncodedParameter.once(list.parameter), positioned: true) }
+        return Keys(count: keys.count, parameter: EncodedParameter.once(list.parameter), positioned: false)
     }
 
     /// The statement for the rows whose keys are `keys`. For one key without `DISTINCT`:
@@ -298,9 +319,18 @@ struct MatchTests: @unchecked Sendable {
         statement(keys: self.keys(keys))
     }
 
-    /// ``statement(keys:)`` for keys made by ``keys(_:)``.
-    func statement(keys: (count: Int, parameter: (any PostgresEncodable)?)) -> Statement {
-        Statement(sql: keys.count == 1 ? oneKeySQL : keyListSQL, parameters: parameters + [keys.parameter])
+    /// ``statement(keys:)`` for keys made by ``keys(_:)``; with `sight` (for keys
+    /// ``Keys/positioned``), it also answers `-n` for each row of the keys that the
+    /// principal sees, `n` its key's position (from 1): one probe of the key's index more,
+    /// in the same statement.
+    func statement(keys: Keys, sight: Bool = false) -> Statement {
+        let sql = switch (keys.count == 1, sight && keys.positioned) {
+        case (true, false): oneKeySQL
+        case (true, true): oneKeySightSQL
+        case (false, false): keyListSQL
+        case (false, true): keyListSightSQL
+        }
+        return Statement(sql: sql, parameters: parameters + [keys.parameter])
     }
 
     private static func sql(_ parts: [Part], found: String, distinct: Bool) -> String {

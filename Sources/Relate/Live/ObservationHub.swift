@@ -119,6 +119,8 @@ final class ObservationHub: Sendable {
     private struct BatchMembers {
         var groups: [Group]
         var ids: [Int]
+        /// The principal's number in ``State/sight``.
+        var principal: Int
     }
 
     private struct MatchKey: Hashable {
@@ -222,9 +224,51 @@ final class ObservationHub: Sendable {
         var opening: Task<ChangeMailbox, any Error>?
         /// The groups of the decisions the round under way awaits the answers of, in their
         /// order, with which of them waited (``decisions(_:)``).
-        var deciding: [(groups: ArraySlice<Group>, waiting: [Bool])] = []
+        var deciding: [(groups: ArraySlice<Group>, waiting: [Bool], asksSight: (entity: Int, principal: Int)?)] = []
         /// ``groupsLetGo`` when the decisions in ``deciding`` were made.
         var letGoWhenDecided = 0
+
+        /// What decisions found of changed rows, by row, for the entities whose rows'
+        /// visibility follows their columns (``SecurityState/visibilityFollowsColumns``): a
+        /// principal found not to see a row is not asked about it again (its groups' tests
+        /// skip the round) until a column the policies read changes, the row's key changes,
+        /// it goes, a change may have been missed, or the policies or roles change. Under
+        /// 100 tenants, a row moved between answers was tested for the 99 principals who
+        /// cannot see it at every commit (Benchmarks/README.md, "What a decision found").
+        var sight: [HeldRow: RowSight] = [:]
+        /// Each principal's number in ``sight`` (`nil`: the pool's role), kept while the
+        /// feed runs; past 10,000 they are numbered again and ``sight`` is emptied.
+        var principalNumbers: [Principal?: Int] = [:]
+        /// The rows of each entity's changed keys in the round's decisions (for the entities
+        /// ``sight`` is kept for), in the order the keys went (`nil`: a text that is no key).
+        var roundRows: [Int: [HeldRow?]] = [:]
+        /// The rows forgotten while the round's decisions were under way, or all of them:
+        /// what those decisions found of them may be older than the change.
+        var sightForgotten = Set<HeldRow>()
+        var everySightForgotten = false
+
+        /// Forgets what decisions found of `row`.
+        mutating func forgetSight(of row: HeldRow) {
+            sight[row] = nil
+            if !deciding.isEmpty { sightForgotten.insert(row) }
+        }
+
+        /// Forgets what decisions found of every row.
+        mutating func forgetAllSight() {
+            sight = [:]
+            everySightForgotten = true
+        }
+
+        /// Notes which of the round's changed rows of `entity` principal `principal`'s
+        /// decision found (`seen`: their positions in ``roundRows``), unless forgotten since.
+        mutating func learnSight(_ seen: Set<Int>, of entity: Int, by principal: Int) {
+            guard !everySightForgotten, let rows = roundRows[entity] else { return }
+            if sight.count > ObservationHub.sightLimit { sight = [:] }
+            let found = Set(seen.compactMap { rows.indices.contains($0) ? rows[$0] : nil })
+            for row in Set(rows.compactMap { $0 }) where !sightForgotten.contains(row) {
+                sight[row, default: RowSight()].set(principal, sees: found.contains(row))
+            }
+        }
 
         mutating func unsubscribe(_ id: Int, from key: LiveGroupKey) {
             groups[key]?.subscribers[id] = nil
@@ -312,9 +356,11 @@ final class ObservationHub: Sendable {
         /// have missed is read again.
         mutating func note(_ committed: CommittedChanges, layout: ModelLayout) {
             var touched = Set<Int>()
+            if committed.mayHaveMissedChanges { forgetAllSight() }
             for change in committed.changes {
                 guard let entity = try? layout.entityIndex(named: change.entity) else { continue }
                 touched.insert(entity)
+                if !sight.isEmpty || !deciding.isEmpty { forgetSight(changedBy: change, of: entity, layout: layout) }
                 if change.keyTexts.isEmpty {
                     committedSinceSorted.unkeyed.insert(entity)
                 } else {
@@ -330,6 +376,24 @@ final class ObservationHub: Sendable {
             if committed.mayHaveMissedChanges { committedSinceSorted.mayHaveMissedChanges = true }
             for (key, read) in firstReads where committed.mayHaveMissedChanges || !read.region.isDisjoint(with: touched) {
                 touchedDuringFirstRead.insert(key)
+            }
+        }
+
+        /// Forgets what decisions found of the rows `change` touched, unless it left each as
+        /// visible to every principal as it was: an update of one row, its key kept, that
+        /// changed no column the entity's policies read.
+        mutating func forgetSight(changedBy change: Change, of entity: Int, layout: ModelLayout) {
+            guard let security, security.visibilityFollowsColumns.contains(entity) else { return }
+            if change.kind == .update, change.keyTexts.count == 1, let columns = change.changedColumns,
+                case .only(let read) = security.policyColumns[entity] ?? .only([]), read.isDisjoint(with: columns)
+            {
+                return
+            }
+            // No key (a truncate, a payload cut short): any row may have changed.
+            guard !change.keyTexts.isEmpty else { return forgetAllSight() }
+            for text in change.keyTexts {
+                guard let key = layout.entities[entity].storedKey(text).flatMap(ObjectKey.init) else { continue }
+                forgetSight(of: HeldRow(entity: entity, key: key))
             }
         }
 
@@ -439,6 +503,8 @@ final class ObservationHub: Sendable {
             everyGroupUndecided = []
             changedKeys = [:]
             committedSinceSorted = Committed()
+            forgetAllSight()
+            principalNumbers = [:]
             feed?.fire()
             feed = nil
             securityWatch?.fire()
@@ -451,14 +517,23 @@ final class ObservationHub: Sendable {
         /// forms) of the rows changed since the groups were last decided; their groups wait in
         /// ``deciding`` until the answers come (``decided(_:_:)``).
         mutating func decisions(_ layout: ModelLayout) -> (decisions: [LiveDecision], changedKeys: [Int: [[String?]]]) {
-            let keysByEntity = changedKeys
+            let keysByEntity = changedKeys.mapValues { $0.map(\.texts) }
             changedKeys = [:]
             if decisionOrder == nil {
+                if principalNumbers.count > 10_000 {
+                    principalNumbers = [:]
+                    forgetAllSight()
+                }
                 var order: [DecisionBatch: BatchMembers] = [:]
                 for group in allGroups() {
                     guard let entity = group.decidingEntity else { continue }
                     let batch = DecisionBatch(entity: entity, principal: group.key.principal)
-                    order[batch, default: BatchMembers(groups: [], ids: [])].groups.append(group)
+                    if order[batch] == nil {
+                        let number = principalNumbers[batch.principal] ?? principalNumbers.count
+                        principalNumbers[batch.principal] = number
+                        order[batch] = BatchMembers(groups: [], ids: [], principal: number)
+                    }
+                    order[batch]?.groups.append(group)
                     order[batch]?.ids.append(group.id)
                 }
                 decisionOrder = order
@@ -469,8 +544,16 @@ final class ObservationHub: Sendable {
             deciding = []
             letGoWhenDecided = groupsLetGo
             if matchLayout != ObjectIdentifier(layout) || decisionsMade.count > 10_000 {
+                if matchLayout != ObjectIdentifier(layout) { sight = [:] }
                 decisionsMade = [:]
                 matchLayout = ObjectIdentifier(layout)
+            }
+            // From here on, a row forgotten was changed after the round's decisions began.
+            sightForgotten = []
+            everySightForgotten = false
+            roundRows = [:]
+            for (entity, texts) in keysByEntity where security?.visibilityFollowsColumns.contains(entity) == true {
+                roundRows[entity] = texts.map { text in layout.entities[entity].storedKey(text).flatMap(ObjectKey.init).map { HeldRow(entity: entity, key: $0) } }
             }
             // A batch with a group waiting is decided whole, its groups in the order they were
             // made: its tests are then the same round after round, made once and prepared. Only
@@ -491,6 +574,23 @@ final class ObservationHub: Sendable {
                 } else {
                     continue
                 }
+                // A principal that an earlier decision found not to see any of the changed
+                // rows (and nothing since may have shown it one) meets no request with
+                // them; one not asked about a row is asked now.
+                var asksSight = false
+                if let rows = roundRows[entity] {
+                    var hidden = !rows.isEmpty
+                    for row in rows {
+                        switch row.flatMap({ sight[$0] })?.sees(members.principal) {
+                        case false?: continue
+                        case true?: hidden = false
+                        case nil:
+                            hidden = false
+                            asksSight = asksSight || row != nil
+                        }
+                    }
+                    if hidden { continue }
+                }
                 for start in stride(from: 0, to: members.groups.count, by: ObservationHub.groupsPerDecision) {
                     let range = start..<min(start + ObservationHub.groupsPerDecision, members.groups.count)
                     let chunk = members.groups[range]
@@ -509,31 +609,37 @@ final class ObservationHub: Sendable {
                         }
                         decisionsMade[match] = decision
                     }
-                    decisions.append(decision)
-                    deciding.append((chunk, Array(waiting[chunk.indices])))
+                    var asked = decision
+                    asked.asksSight = asksSight
+                    decisions.append(asked)
+                    deciding.append((chunk, Array(waiting[chunk.indices]), asksSight ? (entity, members.principal) : nil))
                 }
             }
             everyGroupUndecided = []
-            return (decisions, keysByEntity.mapValues { $0.map(\.texts) })
+            return (decisions, keysByEntity)
         }
 
         /// The answers of the decisions at `range` of ``deciding``, or `nil` when none could
         /// run: a waiting group that a changed row meets now is stale.
-        mutating func decided(_ range: Range<Int>, _ answers: [Result<Set<Int>, RelateError>]?) {
+        mutating func decided(_ range: Range<Int>, _ answers: [Result<Database.DecisionAnswer, RelateError>]?) {
             guard let answers else {
                 // Undecided: read them again, which reports its own error.
-                for (members, _) in deciding[range] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
+                for (members, _, _) in deciding[range] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
                 return
             }
             // Whether a group went meanwhile, asked of each only when the hub let go of one.
             let mayHaveGone = groupsLetGo != letGoWhenDecided
-            for ((members, waiting), answer) in zip(deciding[range], answers) {
+            for ((members, waiting, asksSight), answer) in zip(deciding[range], answers) {
+                // Which principals see a row does not hang on the groups.
+                if let asksSight, case .success(let found) = answer, let seen = found.seen {
+                    learnSight(seen, of: asksSight.entity, by: asksSight.principal)
+                }
                 // A group went meanwhile: the indexes no longer match; read the rest again.
-                guard case .success(let meeting) = answer, !mayHaveGone || !members.contains(where: \.isGone) else {
+                guard case .success(let found) = answer, !mayHaveGone || !members.contains(where: \.isGone) else {
                     stale.formUnion(members.filter { !$0.isGone }.map(\.key))
                     continue
                 }
-                for index in meeting where waiting.indices.contains(index) && waiting[index] {
+                for index in found.met where waiting.indices.contains(index) && waiting[index] {
                     stale.insert(members[members.startIndex + index].key)
                 }
             }
@@ -557,6 +663,10 @@ final class ObservationHub: Sendable {
     /// each pass the server's 65,535, and that decision fails, so its groups read again at
     /// every change (more reads, no change missed).
     static let groupsPerDecision = 1000
+
+    /// How many rows ``State/sight`` holds at most: past it, it starts again empty (a
+    /// hundred principals' bits and a key a row: some 10 MB).
+    static let sightLimit = 100_000
 
     func subscribe(
         to request: FetchRequest, as principal: Principal?, on database: Database
@@ -867,6 +977,8 @@ final class ObservationHub: Sendable {
         state.withLock { state in
             guard state.security != nil, now != known else { return }
             state.security = now
+            // What decisions found holds under the policies and roles they ran under.
+            state.forgetAllSight()
             let changed = now.changed(from: known)
             let everything = now.roles != known.roles
             // What the groups' policies read may have changed: the index is made again.
