@@ -263,7 +263,8 @@ final class ObservationHub: Sendable {
         /// decision found (`seen`: their positions in ``roundRows``), unless forgotten since.
         mutating func learnSight(_ seen: Set<Int>, of entity: Int, by principal: Int) {
             guard !everySightForgotten, let rows = roundRows[entity] else { return }
-            if sight.count > ObservationHub.sightLimit { sight = [:] }
+            // A row's bits grow with the principals numbered: the rows held shrink with them.
+            if sight.count > ObservationHub.sightLimit / (1 + principalNumbers.count / 64) { sight = [:] }
             let found = Set(seen.compactMap { rows.indices.contains($0) ? rows[$0] : nil })
             for row in Set(rows.compactMap { $0 }) where !sightForgotten.contains(row) {
                 sight[row, default: RowSight()].set(principal, sees: found.contains(row))
@@ -664,8 +665,9 @@ final class ObservationHub: Sendable {
     /// every change (more reads, no change missed).
     static let groupsPerDecision = 1000
 
-    /// How many rows ``State/sight`` holds at most: past it, it starts again empty (a
-    /// hundred principals' bits and a key a row: some 10 MB).
+    /// How many rows ``State/sight`` holds at most, under 64 principals or fewer (half as
+    /// many under 128, …): past it, it starts again empty. About 120 bytes a row under 64
+    /// (its key, its words, the table's slot): some 12 MB at most, whatever the principals.
     static let sightLimit = 100_000
 
     func subscribe(

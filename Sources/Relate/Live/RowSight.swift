@@ -1,26 +1,24 @@
 /// Which principals see one row, as the decisions of live rounds found
 /// (``Database/requestsMet(_:changedKeys:)``): of the principals whose decision was asked,
 /// those that found the row. Principals go by the numbers ``ObservationHub`` gives them,
-/// one bit each.
+/// two bits each (asked, seen), 64 principals a pair of words, in one array: one
+/// allocation a row.
 struct RowSight {
-    private var asked: [UInt64] = []
-    private var seen: [UInt64] = []
+    /// Per 64 principals: the word of those asked, then the word of those that saw the row.
+    private var words: [UInt64] = []
 
     /// Whether principal `number` sees the row; `nil` when no decision of its was asked.
     func sees(_ number: Int) -> Bool? {
-        let (word, bit) = number.quotientAndRemainder(dividingBy: 64)
-        guard word < asked.count, asked[word] & (1 << bit) != 0 else { return nil }
-        return seen[word] & (1 << bit) != 0
+        let (pair, bit) = number.quotientAndRemainder(dividingBy: 64)
+        guard 2 * pair < words.count, words[2 * pair] & (1 << bit) != 0 else { return nil }
+        return words[2 * pair + 1] & (1 << bit) != 0
     }
 
     /// Notes what principal `number`'s decision found.
     mutating func set(_ number: Int, sees: Bool) {
-        let (word, bit) = number.quotientAndRemainder(dividingBy: 64)
-        if word >= asked.count {
-            asked += Array(repeating: 0, count: word + 1 - asked.count)
-            seen += Array(repeating: 0, count: word + 1 - seen.count)
-        }
-        asked[word] |= 1 << bit
-        if sees { seen[word] |= 1 << bit } else { seen[word] &= ~(1 << bit) }
+        let (pair, bit) = number.quotientAndRemainder(dividingBy: 64)
+        if 2 * pair >= words.count { words += Array(repeating: 0, count: 2 * pair + 2 - words.count) }
+        words[2 * pair] |= 1 << bit
+        if sees { words[2 * pair + 1] |= 1 << bit } else { words[2 * pair + 1] &= ~(1 << bit) }
     }
 }
