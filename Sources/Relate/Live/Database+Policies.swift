@@ -108,7 +108,7 @@ extension Database {
                     else { continue }
                     state.policyReads[entity, default: []].insert(read)
                 }
-                // Protected entities whose policies call only what follows its inputs, and
+                // Protected entities whose policies' nodes all answer from their inputs, and
                 // the built-in functions and operators they call, whose volatility is asked below.
                 var followingInputs = Set<Int>()
                 var calls: [Int: (functions: Set<Int>, operators: Set<Int>)] = [:]

@@ -223,7 +223,8 @@ final class ObservationHub: Sendable {
         /// so it never outlives them.
         var opening: Task<ChangeMailbox, any Error>?
         /// The groups of the decisions the round under way awaits the answers of, in their
-        /// order, with which of them waited (``decisions(_:)``).
+        /// order, with which of them waited, and for a decision that asks which changed rows
+        /// its principal sees, the entity and the principal's number (``decisions(_:)``).
         var deciding: [(groups: ArraySlice<Group>, waiting: [Bool], asksSight: (entity: Int, principal: Int)?)] = []
         /// ``groupsLetGo`` when the decisions in ``deciding`` were made.
         var letGoWhenDecided = 0
