@@ -6,7 +6,8 @@ import RelatePostgres
 /// A request on its entity's own columns is read again only when a changed row is in its
 /// answer or meets its condition now, which one statement per entity, principal and batch
 /// of commits tells for all such requests at once, run as that principal (so it sees the
-/// rows the principal sees, never fewer).
+/// rows the principal sees, never fewer); a principal an earlier statement found not to
+/// see the changed rows is left out while that holds (``State/sight``).
 ///
 /// Row-level security: a change to a table that a policy of the request's tables reads
 /// (``SecurityState/policyRegion(of:)``) makes the group read again, whatever the changed
