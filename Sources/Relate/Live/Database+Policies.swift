@@ -111,7 +111,7 @@ extension Database {
                 // Protected entities whose policies' nodes all answer from their inputs, and
                 // the built-in functions and operators they call, whose volatility is asked below.
                 var followingInputs = Set<Int>()
-                var calls: [Int: (functions: Set<Int>, operators: Set<Int>)] = [:]
+                var calls: [Int: (functions: Set<Int>, operators: Set<Int>, inputTypes: Set<Int>)] = [:]
                 for row in try context.connection.query(Self.policyExpressionsSQL, [schemas]) {
                     guard let entity = layout.entityIndex(schema: try row.decode(String.self, at: 0), table: try row.decode(String.self, at: 1)),
                         state.protected.contains(entity)
@@ -123,12 +123,13 @@ extension Database {
                     guard let read, case .only(let known) = state.policyColumns[entity] ?? .only([]) else {
                         state.policyColumns[entity] = .unknown
                         followingInputs.remove(entity)
-                        calls[entity] = ([], [])
+                        calls[entity] = ([], [], [])
                         continue
                     }
                     if !read.followsItsInputs { followingInputs.remove(entity) }
-                    calls[entity, default: ([], [])].functions.formUnion(read.functions)
-                    calls[entity, default: ([], [])].operators.formUnion(read.operators)
+                    calls[entity, default: ([], [], [])].functions.formUnion(read.functions)
+                    calls[entity, default: ([], [], [])].operators.formUnion(read.operators)
+                    calls[entity, default: ([], [], [])].inputTypes.formUnion(read.inputTypes)
                     let columns = read.columns.compactMap { number in numbers.firstIndex(of: number).map { names[$0] } }
                     state.policyColumns[entity] = .only(known.union(columns))
                 }
@@ -139,12 +140,15 @@ extension Database {
                 followingInputs.formIntersection(standingAlone)
                 let functions = followingInputs.reduce(into: Set<Int>()) { $0.formUnion(calls[$1]?.functions ?? []) }
                 let operators = followingInputs.reduce(into: Set<Int>()) { $0.formUnion(calls[$1]?.operators ?? []) }
-                if !functions.isEmpty || !operators.isEmpty {
-                    for row in try context.connection.query(Self.volatileCallsSQL, [Array(functions), Array(operators)]) {
-                        let (volatileFunctions, volatileOperators) = (Set(try row.decode([Int].self, at: 0)), Set(try row.decode([Int].self, at: 1)))
-                        followingInputs = followingInputs.filter { entity in
-                            calls[entity].map { $0.functions.isDisjoint(with: volatileFunctions) && $0.operators.isDisjoint(with: volatileOperators) } ?? true
-                        }
+                let inputTypes = followingInputs.reduce(into: Set<Int>()) { $0.formUnion(calls[$1]?.inputTypes ?? []) }
+                if !functions.isEmpty || !operators.isEmpty || !inputTypes.isEmpty {
+                    let row = try context.connection.query(Self.volatileCallsSQL, [Array(functions), Array(operators), Array(inputTypes)])[0]
+                    let volatile = (functions: Set(try row.decode([Int].self, at: 0)), operators: Set(try row.decode([Int].self, at: 1)),
+                        inputTypes: Set(try row.decode([Int].self, at: 2)))
+                    followingInputs = followingInputs.filter { entity in
+                        guard let called = calls[entity] else { return true }
+                        return called.functions.isDisjoint(with: volatile.functions) && called.operators.isDisjoint(with: volatile.operators)
+                            && called.inputTypes.isDisjoint(with: volatile.inputTypes)
                     }
                 }
                 state.visibilityFollowsColumns = followingInputs
@@ -162,6 +166,9 @@ extension Database {
         /// to say (`provolatile`).
         var functions: Set<Int> = []
         var operators: Set<Int> = []
+        /// The types it casts text to by their input function (`COERCEVIAIO`), which the
+        /// node does not name: `'today'::text::date` reads the clock.
+        var inputTypes: Set<Int> = []
         /// Whether each of its nodes answers from its inputs alone (a column, a constant, a
         /// call, an operator, a cast, a `CASE`) or names the principal (`current_user`,
         /// which is a `SQLVALUEFUNCTION` of type `name` before PostgreSQL 16, a function
@@ -194,6 +201,9 @@ extension Database {
                         if fields["type"]?.int != 19 { read.followsItsInputs = false }
                     } else if !Self.nodesFollowingInputs.contains(name) {
                         read.followsItsInputs = false
+                    }
+                    if name == "COERCEVIAIO" {
+                        if let type = fields["resulttype"]?.int { read.inputTypes.insert(type) } else { read.followsItsInputs = false }
                     }
                     for (field, value) in fields {
                         if Self.objectFields.contains(field), let id = value.int {
@@ -230,16 +240,19 @@ extension Database {
         "ROWEXPR", "ROWCOMPAREEXPR", "COALESCEEXPR", "MINMAXEXPR", "NULLTEST", "BOOLEANTEST", "FIELDSELECT",
     ]
 
-    /// Of the functions in `$1` and the operators in `$2` (object ids), those whose answer
-    /// may change while their arguments do not (not immutable), but for the principal's
-    /// own: its role, its settings.
+    /// Of the functions in `$1`, the operators in `$2` and the types in `$3` (object ids),
+    /// those whose function (the operator's, the type's input function) may answer
+    /// otherwise while its arguments do not (not immutable), but for the principal's own:
+    /// its role, its settings.
     private static let volatileCallsSQL = """
         SELECT array(SELECT p.oid::int8 FROM pg_proc p
                       WHERE p.oid::int8 = ANY($1) AND p.provolatile <> 'i'
                         AND NOT (p.pronamespace = 'pg_catalog'::regnamespace
                                  AND p.proname IN ('current_setting', 'current_user', 'session_user', 'current_role', 'current_schema', 'current_database'))),
                array(SELECT o.oid::int8 FROM pg_operator o JOIN pg_proc p ON p.oid = o.oprcode
-                      WHERE o.oid::int8 = ANY($2) AND p.provolatile <> 'i')
+                      WHERE o.oid::int8 = ANY($2) AND p.provolatile <> 'i'),
+               array(SELECT t.oid::int8 FROM pg_type t JOIN pg_proc p ON p.oid = t.typinput
+                      WHERE t.oid::int8 = ANY($3) AND p.provolatile <> 'i')
         """
 
     /// The fields of an expression's nodes that name a function or an operator.

@@ -279,7 +279,9 @@ struct MatchTests: @unchecked Sendable {
         /// The key, or the list of them (encoded once).
         let parameter: (any PostgresEncodable)?
         /// Whether a statement can tell the rows apart by their key's position: one key,
-        /// or a list sent as an array of its type (not a literal the server reads as one).
+        /// or a list sent as an array of its type, not a literal the server reads as one
+        /// (a deciding entity's keys are integers, strings or UUIDs, which go as arrays; a
+        /// literal would need its type named for `array_position`).
         let positioned: Bool
     }
 

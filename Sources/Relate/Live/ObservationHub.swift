@@ -276,13 +276,20 @@ final class ObservationHub: Sendable {
         mutating func unsubscribe(_ id: Int, from key: LiveGroupKey) {
             groups[key]?.subscribers[id] = nil
             if groups[key]?.subscribers.isEmpty == true { letGo(key) }
-            if groups.isEmpty {
-                feed?.fire()
-                feed = nil
-                securityWatch?.fire()
-                securityWatch = nil
-                security = nil
-            }
+            if groups.isEmpty { stopFeed() }
+        }
+
+        /// Stops the feed and the security watch. What decisions found is forgotten: the
+        /// next feed does not say what changed in between (a row moved to a tenant that was
+        /// found not to see it, say).
+        mutating func stopFeed() {
+            feed?.fire()
+            feed = nil
+            securityWatch?.fire()
+            securityWatch = nil
+            security = nil
+            forgetAllSight()
+            principalNumbers = [:]
         }
 
         /// The hub no longer reads group `key`: its observers are gone, or their streams ended.
@@ -506,13 +513,7 @@ final class ObservationHub: Sendable {
             everyGroupUndecided = []
             changedKeys = [:]
             committedSinceSorted = Committed()
-            forgetAllSight()
-            principalNumbers = [:]
-            feed?.fire()
-            feed = nil
-            securityWatch?.fire()
-            securityWatch = nil
-            security = nil
+            stopFeed()
         }
 
 
