@@ -73,6 +73,27 @@ import Testing
         }
     }
 
+    /// Runs `body` with the tenant table of ``PrincipalTests/setUp(_:_:)`` (with what
+    /// `extraSQL` adds before), the triggers enabled and readable by the login role, a
+    /// database of `configuration` as the login role, and a connection of the table's owner.
+    private static func withTrackedTenants(
+        extraSQL: String = "", configuration: Configuration = Configuration(maxConnections: 2),
+        _ body: (Database, PolicyRoles, Connection) async throws -> Void
+    ) async throws {
+        try await PolicyRoles.with { roles in
+            try await TestDatabase.withDatabase { url in
+                let setup = try Connection(url: url)
+                try PrincipalTests.setUp(setup, roles)
+                try setup.executeScript(extraSQL)
+                try ChangeTracking.enable(on: setup)
+                try ChangeTracking.grant(readingTo: roles.name("login"), on: setup)
+                let database = try Database(url: roles.url(url, as: roles.name("login")), configuration: configuration)
+                defer { database.close() }
+                try await body(database, roles, setup)
+            }
+        }
+    }
+
     /// A round's decisions whose principals' settings are of one shape share a transaction:
     /// each sees what its own principal sees, one that fails (a setting the policy cannot
     /// cast) fails alone, and the others of its transaction are answered all the same.
@@ -227,51 +248,38 @@ import Testing
     /// read again. One that changed what a policy reads (a row moved to another tenant) is
     /// decided, and the tenant it moved to sees it; one of a column a request reads, too.
     @Test func anUpdateOfColumnsNothingReadsIsNotDecided() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                let setup = try Connection(url: url)
-                try PrincipalTests.setUp(setup, roles)
-                try setup.execute("ALTER TABLE doc ADD COLUMN body text")
-                try ChangeTracking.enable(on: setup)
-                try ChangeTracking.grant(readingTo: roles.name("login"), on: setup)
-                let tracer = InMemoryTracer()
-                var configuration = Configuration(maxConnections: 2)
-                configuration.tracer = tracer
-                let database = try Database(url: roles.url(url, as: roles.name("login")), configuration: configuration)
-                defer { database.close() }
-                // Row n is tenant 1 + n % 3's: 3 and 6 are tenant 1's, 1 is tenant 2's.
-                let wanted = DatabaseObserveTests.Collector(try await database.observe(
-                    FetchRequest("doc", where: Key("title") == "wanted", orderBy: [.ascending("id")]),
-                    as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])))
-                let two = DatabaseObserveTests.Collector(try await database.observe(
-                    FetchRequest("doc", orderBy: [.ascending("id")]), as: Principal(role: roles.name("b"), settings: ["app.tenant": "2"])))
-                #expect(try await two.wait(for: 1).first?.rows.count == 10)
-                func ids(_ collector: DatabaseObserveTests.Collector) -> [Int?]? {
-                    collector.snapshots.withLock { $0.last?.rows.map { $0.values["id"] as? Int } }
-                }
-                try setup.execute("UPDATE doc SET title = 'wanted' WHERE id = 3")
-                #expect(try await eventually { ids(wanted) == [3] })
-                try setup.execute("UPDATE doc SET tenant = 2 WHERE id = 6")
-                #expect(try await eventually { ids(two)?.contains(6) == true })
-                // Nobody's answer or policy reads the body: tenant 2's answer holds row 1 and
-                // reads again; nothing is decided.
-                tracer.clearAll()
-                try setup.execute("UPDATE doc SET body = 'new' WHERE id = 1")
-                #expect(try await eventually { two.snapshots.withLock { $0.last?.rows.first?.values["body"] as? String } == "new" })
-                let decisions = tracer.finishedSpans.filter { span in
-                    guard case .string(let text) = span.attributes.get("db.query.text") else { return false }
-                    return text.contains("v.i FROM") || text.contains("m.i FROM")
-                }
-                #expect(decisions.isEmpty)
-                #expect(wanted.snapshots.withLock { $0.count } == 2)
+        let tracer = InMemoryTracer()
+        var configuration = Configuration(maxConnections: 2)
+        configuration.tracer = tracer
+        try await Self.withTrackedTenants(extraSQL: "ALTER TABLE doc ADD COLUMN body text", configuration: configuration) { database, roles, setup in
+            // Row n is tenant 1 + n % 3's: 3 and 6 are tenant 1's, 1 is tenant 2's.
+            let wanted = DatabaseObserveTests.Collector(try await database.observe(
+                FetchRequest("doc", where: Key("title") == "wanted", orderBy: [.ascending("id")]),
+                as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])))
+            let two = DatabaseObserveTests.Collector(try await database.observe(
+                FetchRequest("doc", orderBy: [.ascending("id")]), as: Principal(role: roles.name("b"), settings: ["app.tenant": "2"])))
+            #expect(try await two.wait(for: 1).first?.rows.count == 10)
+            func ids(_ collector: DatabaseObserveTests.Collector) -> [Int?]? {
+                collector.snapshots.withLock { $0.last?.rows.map { $0.values["id"] as? Int } }
             }
+            try setup.execute("UPDATE doc SET title = 'wanted' WHERE id = 3")
+            #expect(try await eventually { ids(wanted) == [3] })
+            try setup.execute("UPDATE doc SET tenant = 2 WHERE id = 6")
+            #expect(try await eventually { ids(two)?.contains(6) == true })
+            // Nobody's answer or policy reads the body: tenant 2's answer holds row 1 and
+            // reads again; nothing is decided.
+            tracer.clearAll()
+            try setup.execute("UPDATE doc SET body = 'new' WHERE id = 1")
+            #expect(try await eventually { two.snapshots.withLock { $0.last?.rows.first?.values["body"] as? String } == "new" })
+            let decisions = tracer.finishedSpans.filter { span in
+                guard case .string(let text) = span.attributes.get("db.query.text") else { return false }
+                return text.contains("v.i FROM") || text.contains("m.i FROM")
+            }
+            #expect(decisions.isEmpty)
+            #expect(wanted.snapshots.withLock { $0.count } == 2)
         }
     }
 
-    /// What a table's `SELECT` policies read of its rows, from the catalog's expressions:
-    /// the columns, or nothing to go by when one reads the whole row, a subquery, or calls
-    /// a function someone defined (whose body may read anything). An `UPDATE` policy does
-    /// not decide what a read sees.
     /// A policy whose literal is rewritten from a composed `é` to a decomposed one changed,
     /// as the server reads it: the fingerprints compare bytes (as `String`s, equal to
     /// Swift's `==`, the change went unseen and the answers kept the old policy's rows).
@@ -287,6 +295,10 @@ import Testing
         }
     }
 
+    /// What a table's `SELECT` policies read of its rows, from the catalog's expressions:
+    /// the columns, or nothing to go by when one reads the whole row, a subquery, or calls
+    /// a function someone defined (whose body may read anything). An `UPDATE` policy does
+    /// not decide what a read sees.
     @Test func policyColumnsAreWhatTheExpressionsRead() async throws {
         try await Self.withTenants { database, _, url in
             let setup = try Connection(url: url)
@@ -314,67 +326,59 @@ import Testing
     /// the policy reads (the row moved to another tenant) asks every principal again, and the
     /// tenant it moved to sees it.
     @Test func aPrincipalFoundNotToSeeARowIsNotAskedAgain() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                let setup = try Connection(url: url)
-                try PrincipalTests.setUp(setup, roles)
-                try ChangeTracking.enable(on: setup)
-                try ChangeTracking.grant(readingTo: roles.name("login"), on: setup)
-                let tracer = InMemoryTracer()
-                var configuration = Configuration(maxConnections: 2)
-                configuration.tracer = tracer
-                let database = try Database(url: roles.url(url, as: roles.name("login")), configuration: configuration)
-                defer { database.close() }
-                let request = FetchRequest("doc", where: Key("title") == "wanted", orderBy: [.ascending("id")])
-                var tenants: [DatabaseObserveTests.Collector] = []
-                for tenant in 1...3 {
-                    tenants.append(DatabaseObserveTests.Collector(
-                        try await database.observe(request, as: Principal(role: roles.name("a"), settings: ["app.tenant": "\(tenant)"]))))
-                    _ = try await tenants.last!.wait(for: 1)
-                }
-                func ids(_ tenant: Int) -> [Int?]? { tenants[tenant - 1].snapshots.withLock { $0.last?.rows.map { $0.values["id"] as? Int } } }
-                /// The decisions sent since the last call, and how many asked what their principal sees.
-                func decisions() -> (sent: Int, asking: Int) {
-                    let texts = tracer.finishedSpans.compactMap { span -> String? in
-                        guard case .string(let text) = span.attributes.get("db.query.text") else { return nil }
-                        return text
-                    }
-                    tracer.clearAll()
-                    func count(_ part: String) -> Int { texts.map { $0.components(separatedBy: part).count - 1 }.reduce(0, +) }
-                    return (count("v.i FROM") + count("m.i FROM"), count("SELECT -1 FROM") + count("SELECT -array_position("))
-                }
-                // Row n is tenant 1 + n % 3's: 3 and 6 are tenant 1's. Their first changes are
-                // decided for every tenant, each asked whether it sees the rows (in one round
-                // or two).
-                _ = decisions()
-                try setup.execute("UPDATE doc SET title = 'unwanted' WHERE id = 3")
-                try setup.execute("UPDATE doc SET title = 'wanted' WHERE id = 6")
-                #expect(try await eventually { ids(1) == [6] })
-                var (sent, asking) = decisions()
-                #expect((sent == 3 || sent == 6) && asking == sent, "\(sent) \(asking)")
-                // Now row 3 is decided for tenant 1 alone, which sees it, without asking. Roles
-                // are the cluster's: another test's make the hub forget what it found, and the
-                // next change asks every tenant again; so a few tries, one of them alone.
-                var alone = false
-                for attempt in 0..<10 where !alone {
-                    let wanted = attempt % 2 == 0
-                    try setup.execute("UPDATE doc SET title = $1 WHERE id = 3", [wanted ? "wanted" : "unwanted"])
-                    #expect(try await eventually { ids(1) == (wanted ? [3, 6] : [6]) })
-                    (sent, asking) = decisions()
-                    alone = sent == 1 && asking == 0
-                }
-                #expect(alone, "\(sent) \(asking)")
-                if ids(1) != [3, 6] {
-                    try setup.execute("UPDATE doc SET title = 'wanted' WHERE id = 3")
-                    #expect(try await eventually { ids(1) == [3, 6] })
-                    _ = decisions()
-                }
-                // Row 3 moves to tenant 2: every tenant is asked again, and tenant 2 sees it.
-                try setup.execute("UPDATE doc SET tenant = 2 WHERE id = 3")
-                #expect(try await eventually { ids(2) == [3] && ids(1) == [6] })
-                (sent, asking) = decisions()
-                #expect(sent == 3 && asking == 3)
+        let tracer = InMemoryTracer()
+        var configuration = Configuration(maxConnections: 2)
+        configuration.tracer = tracer
+        try await Self.withTrackedTenants(configuration: configuration) { database, roles, setup in
+            let request = FetchRequest("doc", where: Key("title") == "wanted", orderBy: [.ascending("id")])
+            var tenants: [DatabaseObserveTests.Collector] = []
+            for tenant in 1...3 {
+                tenants.append(DatabaseObserveTests.Collector(
+                    try await database.observe(request, as: Principal(role: roles.name("a"), settings: ["app.tenant": "\(tenant)"]))))
+                _ = try await tenants.last!.wait(for: 1)
             }
+            func ids(_ tenant: Int) -> [Int?]? { tenants[tenant - 1].snapshots.withLock { $0.last?.rows.map { $0.values["id"] as? Int } } }
+            /// The decisions sent since the last call, and how many asked what their principal sees.
+            func decisions() -> (sent: Int, asking: Int) {
+                let texts = tracer.finishedSpans.compactMap { span -> String? in
+                    guard case .string(let text) = span.attributes.get("db.query.text") else { return nil }
+                    return text
+                }
+                tracer.clearAll()
+                func count(_ part: String) -> Int { texts.map { $0.components(separatedBy: part).count - 1 }.reduce(0, +) }
+                return (count("v.i FROM") + count("m.i FROM"), count("SELECT -1 FROM") + count("SELECT -array_position("))
+            }
+            // Row n is tenant 1 + n % 3's: 3 and 6 are tenant 1's. Their first changes are
+            // decided for every tenant, each asked whether it sees the rows (in one round
+            // or two).
+            _ = decisions()
+            try setup.execute("UPDATE doc SET title = 'unwanted' WHERE id = 3")
+            try setup.execute("UPDATE doc SET title = 'wanted' WHERE id = 6")
+            #expect(try await eventually { ids(1) == [6] })
+            var (sent, asking) = decisions()
+            #expect((sent == 3 || sent == 6) && asking == sent, "\(sent) \(asking)")
+            // Now row 3 is decided for tenant 1 alone, which sees it, without asking. Roles
+            // are the cluster's: another test's make the hub forget what it found, and the
+            // next change asks every tenant again; so a few tries, one of them alone.
+            var alone = false
+            for attempt in 0..<10 where !alone {
+                let wanted = attempt % 2 == 0
+                try setup.execute("UPDATE doc SET title = $1 WHERE id = 3", [wanted ? "wanted" : "unwanted"])
+                #expect(try await eventually { ids(1) == (wanted ? [3, 6] : [6]) })
+                (sent, asking) = decisions()
+                alone = sent == 1 && asking == 0
+            }
+            #expect(alone, "\(sent) \(asking)")
+            if ids(1) != [3, 6] {
+                try setup.execute("UPDATE doc SET title = 'wanted' WHERE id = 3")
+                #expect(try await eventually { ids(1) == [3, 6] })
+                _ = decisions()
+            }
+            // Row 3 moves to tenant 2: every tenant is asked again, and tenant 2 sees it.
+            try setup.execute("UPDATE doc SET tenant = 2 WHERE id = 3")
+            #expect(try await eventually { ids(2) == [3] && ids(1) == [6] })
+            (sent, asking) = decisions()
+            #expect(sent == 3 && asking == 3)
         }
     }
 
@@ -382,32 +386,24 @@ import Testing
     /// the next feed does not say what changed in between. A row found hidden from tenant 1,
     /// moved to it meanwhile, shows once a change of its title brings it into the answer.
     @Test func aStoppedFeedForgetsWhatDecisionsFound() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                let setup = try Connection(url: url)
-                try PrincipalTests.setUp(setup, roles)
-                try ChangeTracking.enable(on: setup)
-                try ChangeTracking.grant(readingTo: roles.name("login"), on: setup)
-                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 2)
-                defer { database.close() }
-                let request = FetchRequest("doc", where: Key("title") == "wanted", orderBy: [.ascending("id")])
-                let tenant = Principal(role: roles.name("a"), settings: ["app.tenant": "1"])
-                var one: DatabaseObserveTests.Collector? = DatabaseObserveTests.Collector(try await database.observe(request, as: tenant))
-                _ = try await one?.wait(for: 1)
-                // Row 4 is tenant 2's: tenant 1 is found not to see it. Row 3, its own, then
-                // shows that the round is over.
-                try setup.execute("UPDATE doc SET title = 'unwanted' WHERE id = 4")
-                try setup.execute("UPDATE doc SET title = 'wanted' WHERE id = 3")
-                #expect(try await eventually { one?.snapshots.withLock { $0.last.map(DatabaseObserveTests.ids) } == [3] })
-                one = nil
-                // The observer gone, the feed stops (a moment), and row 4 moves unseen.
-                try await Task.sleep(for: .seconds(1))
-                try setup.execute("UPDATE doc SET tenant = 1 WHERE id = 4")
-                let again = DatabaseObserveTests.Collector(try await database.observe(request, as: tenant))
-                #expect(try await again.wait(for: 1).first.map(DatabaseObserveTests.ids) == [3])
-                try setup.execute("UPDATE doc SET title = 'wanted' WHERE id = 4")
-                #expect(try await eventually { again.snapshots.withLock { $0.last.map(DatabaseObserveTests.ids) } == [3, 4] })
-            }
+        try await Self.withTrackedTenants { database, roles, setup in
+            let request = FetchRequest("doc", where: Key("title") == "wanted", orderBy: [.ascending("id")])
+            let tenant = Principal(role: roles.name("a"), settings: ["app.tenant": "1"])
+            var one: DatabaseObserveTests.Collector? = DatabaseObserveTests.Collector(try await database.observe(request, as: tenant))
+            _ = try await one?.wait(for: 1)
+            // Row 4 is tenant 2's: tenant 1 is found not to see it. Row 3, its own, then
+            // shows that the round is over.
+            try setup.execute("UPDATE doc SET title = 'unwanted' WHERE id = 4")
+            try setup.execute("UPDATE doc SET title = 'wanted' WHERE id = 3")
+            #expect(try await eventually { one?.snapshots.withLock { $0.last.map(DatabaseObserveTests.ids) } == [3] })
+            one = nil
+            // The observer gone, the feed stops (a moment), and row 4 moves unseen.
+            try await Task.sleep(for: .seconds(1))
+            try setup.execute("UPDATE doc SET tenant = 1 WHERE id = 4")
+            let again = DatabaseObserveTests.Collector(try await database.observe(request, as: tenant))
+            #expect(try await again.wait(for: 1).first.map(DatabaseObserveTests.ids) == [3])
+            try setup.execute("UPDATE doc SET title = 'wanted' WHERE id = 4")
+            #expect(try await eventually { again.snapshots.withLock { $0.last.map(DatabaseObserveTests.ids) } == [3, 4] })
         }
     }
 
@@ -417,100 +413,84 @@ import Testing
     /// out), with rows moved between tenants, inserted, deleted, and retitled several at a
     /// time. At every tenth change each stream holds what a fresh read as its principal answers.
     @Test func principalsLeftOutMissNoChangeUnderARandomWorkload() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                let setup = try Connection(url: url)
-                try PrincipalTests.setUp(setup, roles)
-                try ChangeTracking.enable(on: setup)
-                try ChangeTracking.grant(readingTo: roles.name("login"), on: setup)
-                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 3)
-                defer { database.close() }
-                let requests = [
-                    FetchRequest("doc", where: Key("title") == "wanted", orderBy: [.ascending("id")]),
-                    FetchRequest("doc", where: Key("title") >= "t5", orderBy: [.ascending("id")]),
-                ]
-                var streams: [(principal: Principal, request: FetchRequest, collector: DatabaseObserveTests.Collector)] = []
-                for tenant in 1...3 {
-                    let principal = Principal(role: roles.name("a"), settings: ["app.tenant": "\(tenant)"])
-                    for request in requests {
-                        let collector = DatabaseObserveTests.Collector(try await database.observe(request, as: principal))
-                        _ = try await collector.wait(for: 1)
-                        streams.append((principal, request, collector))
+        try await Self.withTrackedTenants(configuration: Configuration(maxConnections: 3)) { database, roles, setup in
+            let requests = [
+                FetchRequest("doc", where: Key("title") == "wanted", orderBy: [.ascending("id")]),
+                FetchRequest("doc", where: Key("title") >= "t5", orderBy: [.ascending("id")]),
+            ]
+            var streams: [(principal: Principal, request: FetchRequest, collector: DatabaseObserveTests.Collector)] = []
+            for tenant in 1...3 {
+                let principal = Principal(role: roles.name("a"), settings: ["app.tenant": "\(tenant)"])
+                for request in requests {
+                    let collector = DatabaseObserveTests.Collector(try await database.observe(request, as: principal))
+                    _ = try await collector.wait(for: 1)
+                    streams.append((principal, request, collector))
+                }
+            }
+            func text(_ rows: [LiveRow]) -> [String] {
+                rows.map { "\($0.values["id"] ?? "") \($0.values["tenant"] ?? "") \($0.values["title"] ?? "")" }
+            }
+            var random = SeededRandom(seed: 37)
+            var nextID = 100
+            for step in 0..<300 {
+                let (row, tenant) = (1 + random.next(30), 1 + random.next(3))
+                let title = random.next(4) == 0 ? "wanted" : "t\(random.next(10))"
+                switch random.next(20) {
+                case 0:
+                    try setup.execute("INSERT INTO doc (id, tenant, title) VALUES ($1, $2, $3)", [nextID, tenant, title])
+                    nextID += 1
+                case 1: try setup.execute("DELETE FROM doc WHERE id = (SELECT min(id) FROM doc WHERE id >= $1)", [row])
+                case 2, 3: try setup.execute("UPDATE doc SET tenant = $1 WHERE id = (SELECT min(id) FROM doc WHERE id >= $2)", [tenant, row])
+                case 4: try setup.execute("UPDATE doc SET title = $1 WHERE tenant = $2 AND id % 7 = $3", [title, tenant, random.next(7)])
+                default: try setup.execute("UPDATE doc SET title = $1 WHERE id = (SELECT min(id) FROM doc WHERE id >= $2)", [title, row])
+                }
+                guard step % 10 == 9 else { continue }
+                var behind: [String] = []
+                let deadline = ContinuousClock.now + .seconds(60)
+                repeat {
+                    behind = []
+                    for stream in streams {
+                        let request = stream.request
+                        let fresh = try await database.read(as: stream.principal) { try $0.fetch(request).map(LiveRow.init) }
+                        let last = stream.collector.snapshots.withLock { $0.last?.rows } ?? []
+                        if text(fresh) != text(last) { behind.append("\(stream.principal.settings) \(text(last)) read \(text(fresh))") }
                     }
-                }
-                func text(_ rows: [LiveRow]) -> [String] {
-                    rows.map { "\($0.values["id"] ?? "") \($0.values["tenant"] ?? "") \($0.values["title"] ?? "")" }
-                }
-                var random = SeededRandom(seed: 37)
-                var nextID = 100
-                for step in 0..<300 {
-                    let (row, tenant) = (1 + random.next(30), 1 + random.next(3))
-                    let title = random.next(4) == 0 ? "wanted" : "t\(random.next(10))"
-                    switch random.next(20) {
-                    case 0:
-                        try setup.execute("INSERT INTO doc (id, tenant, title) VALUES ($1, $2, $3)", [nextID, tenant, title])
-                        nextID += 1
-                    case 1: try setup.execute("DELETE FROM doc WHERE id = (SELECT min(id) FROM doc WHERE id >= $1)", [row])
-                    case 2, 3: try setup.execute("UPDATE doc SET tenant = $1 WHERE id = (SELECT min(id) FROM doc WHERE id >= $2)", [tenant, row])
-                    case 4: try setup.execute("UPDATE doc SET title = $1 WHERE tenant = $2 AND id % 7 = $3", [title, tenant, random.next(7)])
-                    default: try setup.execute("UPDATE doc SET title = $1 WHERE id = (SELECT min(id) FROM doc WHERE id >= $2)", [title, row])
-                    }
-                    guard step % 10 == 9 else { continue }
-                    var behind: [String] = []
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    repeat {
-                        behind = []
-                        for stream in streams {
-                            let request = stream.request
-                            let fresh = try await database.read(as: stream.principal) { try $0.fetch(request).map(LiveRow.init) }
-                            let last = stream.collector.snapshots.withLock { $0.last?.rows } ?? []
-                            if text(fresh) != text(last) { behind.append("\(stream.principal.settings) \(text(last)) read \(text(fresh))") }
-                        }
-                        if !behind.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
-                    } while !behind.isEmpty && ContinuousClock.now < deadline
-                    #expect(behind.isEmpty, "after change \(step + 1): \(behind)")
-                    guard behind.isEmpty else { return }
-                }
+                    if !behind.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+                } while !behind.isEmpty && ContinuousClock.now < deadline
+                #expect(behind.isEmpty, "after change \(step + 1): \(behind)")
+                guard behind.isEmpty else { return }
             }
         }
     }
 
     @Test func aPolicyChangeReadsAgainAndAnErrorEndsOnlyItsPrincipalsStreams() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                let setup = try Connection(url: url)
-                try PrincipalTests.setUp(setup, roles)
-                try ChangeTracking.enable(on: setup)
-                try ChangeTracking.grant(readingTo: roles.name("login"), on: setup)
-                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 3)
-                defer { database.close() }
-                let request = FetchRequest("doc", orderBy: [.ascending("id")])
-                let one = DatabaseObserveTests.Collector(
-                    try await database.observe(request, as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])))
-                let two = DatabaseObserveTests.Collector(
-                    try await database.observe(request, as: Principal(role: roles.name("b"), settings: ["app.tenant": "2"])))
-                let failing = Principal(role: roles.name("a"), settings: ["app.tenant": "1", "app.mode": "x"])
-                let (failingStream, failed) = (try await database.observe(request, as: failing), Locked<(any Error)?>(nil))
-                let watcher = Task {
-                    do { for try await _ in failingStream {} } catch { failed.withLock { $0 = error } }
-                }
-                defer { watcher.cancel() }
-                #expect(try await one.wait(for: 1).first?.rows.count == 10)
-                // No row changes; the policy does: tenant 1 sees its even rows only, and
-                // the principal whose setting the policy cannot cast fails.
-                try setup.execute("""
-                    ALTER POLICY tenant ON doc USING (tenant = current_setting('app.tenant')::int AND id % 2 = 0
-                        AND coalesce(nullif(current_setting('app.mode', true), ''), '0')::int >= 0)
-                    """)
-                #expect(try await eventually { one.snapshots.withLock { $0.last?.rows.count } == 5 })
-                #expect(try await eventually { failed.withLock { $0 } != nil })
-                // The others go on.
-                try setup.execute("INSERT INTO doc (tenant, title) VALUES (2, 'later'), (2, 'later')")
-                #expect(try await eventually {
-                    two.snapshots.withLock { $0.last?.rows.contains { $0.values["title"] as? String == "later" } } == true
-                })
-                #expect(one.snapshots.withLock { $0.last?.rows.allSatisfy { ($0.values["tenant"] as? Int) == 1 } } == true)
+        try await Self.withTrackedTenants(configuration: Configuration(maxConnections: 3)) { database, roles, setup in
+            let request = FetchRequest("doc", orderBy: [.ascending("id")])
+            let one = DatabaseObserveTests.Collector(
+                try await database.observe(request, as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])))
+            let two = DatabaseObserveTests.Collector(
+                try await database.observe(request, as: Principal(role: roles.name("b"), settings: ["app.tenant": "2"])))
+            let failing = Principal(role: roles.name("a"), settings: ["app.tenant": "1", "app.mode": "x"])
+            let (failingStream, failed) = (try await database.observe(request, as: failing), Locked<(any Error)?>(nil))
+            let watcher = Task {
+                do { for try await _ in failingStream {} } catch { failed.withLock { $0 = error } }
             }
+            defer { watcher.cancel() }
+            #expect(try await one.wait(for: 1).first?.rows.count == 10)
+            // No row changes; the policy does: tenant 1 sees its even rows only, and
+            // the principal whose setting the policy cannot cast fails.
+            try setup.execute("""
+                ALTER POLICY tenant ON doc USING (tenant = current_setting('app.tenant')::int AND id % 2 = 0
+                    AND coalesce(nullif(current_setting('app.mode', true), ''), '0')::int >= 0)
+                """)
+            #expect(try await eventually { one.snapshots.withLock { $0.last?.rows.count } == 5 })
+            #expect(try await eventually { failed.withLock { $0 } != nil })
+            // The others go on.
+            try setup.execute("INSERT INTO doc (tenant, title) VALUES (2, 'later'), (2, 'later')")
+            #expect(try await eventually {
+                two.snapshots.withLock { $0.last?.rows.contains { $0.values["title"] as? String == "later" } } == true
+            })
+            #expect(one.snapshots.withLock { $0.last?.rows.allSatisfy { ($0.values["tenant"] as? Int) == 1 } } == true)
         }
     }
 }
