@@ -108,50 +108,38 @@ extension Database {
                     else { continue }
                     state.policyReads[entity, default: []].insert(read)
                 }
-                // Protected entities whose policies' nodes all answer from their inputs, and
-                // the built-in functions and operators they call, whose volatility is asked below.
-                var followingInputs = Set<Int>()
-                var calls: [Int: (functions: Set<Int>, operators: Set<Int>, inputTypes: Set<Int>)] = [:]
+                // What each protected entity's policies read, together; an entity one of whose
+                // policies may read more than its columns is left out (its columns unknown).
+                var reads: [Int: PolicyRead] = [:]
                 for row in try context.connection.query(Self.policyExpressionsSQL, [schemas]) {
                     guard let entity = layout.entityIndex(schema: try row.decode(String.self, at: 0), table: try row.decode(String.self, at: 1)),
-                        state.protected.contains(entity)
+                        state.protected.contains(entity), state.policyColumns[entity] != .unknown
                     else { continue }
-                    let read = try row.decode(String?.self, at: 2).map(Self.policyRead) ?? PolicyRead()
-                    let numbers = try row.decode([Int].self, at: 3)
-                    let names = try row.decode([String].self, at: 4)
-                    if calls[entity] == nil { followingInputs.insert(entity) }
-                    guard let read, case .only(let known) = state.policyColumns[entity] ?? .only([]) else {
+                    guard let read = try row.decode(String?.self, at: 2).map(Self.policyRead) ?? PolicyRead() else {
                         state.policyColumns[entity] = .unknown
-                        followingInputs.remove(entity)
-                        calls[entity] = ([], [], [])
+                        reads[entity] = nil
                         continue
                     }
-                    if !read.followsItsInputs { followingInputs.remove(entity) }
-                    calls[entity, default: ([], [], [])].functions.formUnion(read.functions)
-                    calls[entity, default: ([], [], [])].operators.formUnion(read.operators)
-                    calls[entity, default: ([], [], [])].inputTypes.formUnion(read.inputTypes)
-                    let columns = read.columns.compactMap { number in numbers.firstIndex(of: number).map { names[$0] } }
-                    state.policyColumns[entity] = .only(known.union(columns))
+                    reads[entity, default: PolicyRead()].formUnion(read)
+                    let names = Dictionary(zip(try row.decode([Int].self, at: 3), try row.decode([String].self, at: 4))) { first, _ in first }
+                    state.policyColumns[entity] = .only(Set(reads[entity]!.columns.compactMap { names[$0] }))
                 }
                 // A protected entity without a `SELECT` policy shows no row to anyone but
                 // those who bypass row-level security: it follows its columns too.
-                followingInputs.formUnion(state.protected.subtracting(calls.keys))
-                followingInputs.subtract(state.policyReads.keys)
-                followingInputs.formIntersection(standingAlone)
-                let functions = followingInputs.reduce(into: Set<Int>()) { $0.formUnion(calls[$1]?.functions ?? []) }
-                let operators = followingInputs.reduce(into: Set<Int>()) { $0.formUnion(calls[$1]?.operators ?? []) }
-                let inputTypes = followingInputs.reduce(into: Set<Int>()) { $0.formUnion(calls[$1]?.inputTypes ?? []) }
-                if !functions.isEmpty || !operators.isEmpty || !inputTypes.isEmpty {
-                    let row = try context.connection.query(Self.volatileCallsSQL, [Array(functions), Array(operators), Array(inputTypes)])[0]
-                    let volatile = (functions: Set(try row.decode([Int].self, at: 0)), operators: Set(try row.decode([Int].self, at: 1)),
-                        inputTypes: Set(try row.decode([Int].self, at: 2)))
-                    followingInputs = followingInputs.filter { entity in
-                        guard let called = calls[entity] else { return true }
-                        return called.functions.isDisjoint(with: volatile.functions) && called.operators.isDisjoint(with: volatile.operators)
-                            && called.inputTypes.isDisjoint(with: volatile.inputTypes)
-                    }
+                var following = state.protected.filter { entity in
+                    state.policyColumns[entity] != .unknown && state.policyReads[entity] == nil && standingAlone.contains(entity)
+                        && reads[entity]?.followsItsInputs != false
                 }
-                state.visibilityFollowsColumns = followingInputs
+                let calls = following.reduce(into: PolicyRead()) { $0.formUnion(reads[$1] ?? PolicyRead()) }
+                if !calls.functions.isEmpty || !calls.operators.isEmpty || !calls.inputTypes.isEmpty {
+                    let row = try context.connection.query(Self.volatileCallsSQL, [Array(calls.functions), Array(calls.operators), Array(calls.inputTypes)])[0]
+                    var volatile = PolicyRead()
+                    (volatile.functions, volatile.operators, volatile.inputTypes) = (
+                        Set(try row.decode([Int].self, at: 0)), Set(try row.decode([Int].self, at: 1)), Set(try row.decode([Int].self, at: 2))
+                    )
+                    following = following.filter { reads[$0]?.calls(anyOf: volatile) != true }
+                }
+                state.visibilityFollowsColumns = following
             }
             return state
         }
@@ -174,6 +162,21 @@ extension Database {
         /// which is a `SQLVALUEFUNCTION` of type `name` before PostgreSQL 16, a function
         /// after): no `CURRENT_DATE`, no sequence's next value, no domain's check.
         var followsItsInputs = true
+
+        /// Adds what `other` reads: both expressions of one table's policies.
+        mutating func formUnion(_ other: PolicyRead) {
+            columns.formUnion(other.columns)
+            functions.formUnion(other.functions)
+            operators.formUnion(other.operators)
+            inputTypes.formUnion(other.inputTypes)
+            followsItsInputs = followsItsInputs && other.followsItsInputs
+        }
+
+        /// Whether it calls one of `other`'s functions or operators, or casts to one of its types.
+        func calls(anyOf other: PolicyRead) -> Bool {
+            !functions.isDisjoint(with: other.functions) || !operators.isDisjoint(with: other.operators)
+                || !inputTypes.isDisjoint(with: other.inputTypes)
+        }
     }
 
     /// What a policy expression (a `pg_node_tree`) reads of the policy's table; `nil` when

@@ -267,8 +267,9 @@ final class ObservationHub: Sendable {
             guard !everySightForgotten, let rows = roundRows[entity] else { return }
             // A row's bits grow with the principals numbered: the rows held shrink with them.
             if sight.count > ObservationHub.sightLimit / (1 + principalNumbers.count / 64) { sight = [:] }
+            // By row, not position: two texts of one key say the same of it.
             let found = Set(seen.compactMap { rows.indices.contains($0) ? rows[$0] : nil })
-            for row in Set(rows.compactMap { $0 }) where !sightForgotten.contains(row) {
+            for case let row? in rows where !sightForgotten.contains(row) {
                 sight[row, default: RowSight()].set(principal, sees: found.contains(row))
             }
         }
