@@ -244,15 +244,27 @@ final class ObservationHub: Sendable {
         /// The rows of each entity's changed keys in the round's decisions (for the entities
         /// ``sight`` is kept for), in the order the keys went (`nil`: a text that is no key).
         var roundRows: [Int: [HeldRow?]] = [:]
-        /// The rows forgotten while the round's decisions were under way, or all of them:
-        /// what those decisions found of them may be older than the change.
+        /// The rows forgotten since the last round's decisions were made, or all of them.
+        /// What a round under way finds of them is older than their change. The next round
+        /// does not ask about them: their change (an insert, an update of what the policies
+        /// read or of columns the feed did not name) is not one the row's next changes keep
+        /// what was found through, and under logical decoding's default replica identity a
+        /// row's first update names no column while its next ones (of the title, say) need
+        /// no test at all; asking cost each test a probe for nothing, a fifth more of the
+        /// server's work (Benchmarks/README.md, "What a decision found").
         var sightForgotten = Set<HeldRow>()
         var everySightForgotten = false
 
         /// Forgets what decisions found of `row`.
         mutating func forgetSight(of row: HeldRow) {
             sight[row] = nil
-            if !deciding.isEmpty { sightForgotten.insert(row) }
+            // Emptied by each round. Changes no round decides stop growing it here, and what
+            // a round under way finds is then forgotten whole.
+            if sightForgotten.count < ObservationHub.sightLimit {
+                sightForgotten.insert(row)
+            } else {
+                everySightForgotten = true
+            }
         }
 
         /// Forgets what decisions found of every row.
@@ -371,7 +383,7 @@ final class ObservationHub: Sendable {
             for change in committed.changes {
                 guard let entity = try? layout.entityIndex(named: change.entity) else { continue }
                 touched.insert(entity)
-                if !sight.isEmpty || !deciding.isEmpty { forgetSight(changedBy: change, of: entity, layout: layout) }
+                forgetSight(changedBy: change, of: entity, layout: layout)
                 if change.keyTexts.isEmpty {
                     committedSinceSorted.unkeyed.insert(entity)
                 } else {
@@ -554,6 +566,7 @@ final class ObservationHub: Sendable {
                 matchLayout = ObjectIdentifier(layout)
             }
             // From here on, a row forgotten was changed after the round's decisions began.
+            let unasked = sightForgotten
             sightForgotten = []
             everySightForgotten = false
             roundRows = [:]
@@ -591,7 +604,7 @@ final class ObservationHub: Sendable {
                         case true?: hidden = false
                         case nil:
                             hidden = false
-                            asksSight = asksSight || row != nil
+                            if let row, !unasked.contains(row) { asksSight = true }
                         }
                     }
                     if hidden { continue }
