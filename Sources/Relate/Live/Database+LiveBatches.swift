@@ -108,7 +108,7 @@ extension Database {
         var met: Set<Int>
         /// For a decision that ``LiveDecision/asksSight``, the positions in
         /// `changedKeys[entity]` of the rows its principal sees (a row deleted meanwhile is
-        /// seen by none); `nil` otherwise, or when the keys could not go by position.
+        /// seen by none); `nil` for one that does not.
         var seen: Set<Int>?
     }
 
@@ -155,10 +155,10 @@ extension Database {
                 for (index, result) in zip(sent, results) {
                     let decision = decisions[index]
                     let entity = layout.model.entities[decision.entity].name
-                    let (keys, positions) = keysByEntity[decision.entity]!
+                    let positions = keysByEntity[decision.entity]!.positions
                     answers[index] = Result {
                         try relateErrors(naming: entity) {
-                            var answer = DecisionAnswer(met: [], seen: decision.asksSight && keys.positioned ? [] : nil)
+                            var answer = DecisionAnswer(met: [], seen: decision.asksSight ? [] : nil)
                             for row in try result.get() {
                                 let found = try row.decode(Int.self, at: 0)
                                 // `-n`: the row of the n-th key is seen.

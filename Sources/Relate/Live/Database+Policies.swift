@@ -281,7 +281,7 @@ extension Database {
     private static let fingerprintSQL = """
         SELECT n.nspname::text, c.relname::text,
                concat_ws('|', c.relrowsecurity, c.relforcerowsecurity, c.relowner, c.relacl::text, c.relhassubclass, c.relispartition,
-                   (SELECT string_agg(i.inhparent::text, ',' ORDER BY i.inhparent) FROM pg_inherits i WHERE i.inhrelid = c.oid),
+                   inherited.parents,
                    (SELECT string_agg(a.attname || '=' || a.attacl::text, ',' ORDER BY a.attnum)
                       FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attacl IS NOT NULL),
                    (SELECT string_agg(concat_ws(':', p.polname, p.polcmd, p.polpermissive, p.polroles::text,
@@ -289,9 +289,10 @@ extension Database {
                                       ',' ORDER BY p.polname)
                       FROM pg_policy p WHERE p.polrelid = c.oid)),
                c.relrowsecurity,
-               c.relkind = 'r' AND NOT c.relhassubclass AND NOT c.relispartition
-                   AND NOT EXISTS (SELECT FROM pg_inherits i WHERE i.inhrelid = c.oid)
+               c.relkind = 'r' AND NOT c.relhassubclass AND NOT c.relispartition AND inherited.parents IS NULL
           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          CROSS JOIN LATERAL (SELECT string_agg(i.inhparent::text, ',' ORDER BY i.inhparent) AS parents
+                                FROM pg_inherits i WHERE i.inhrelid = c.oid) inherited
          WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
         UNION ALL
         SELECT '', '', concat_ws('|',

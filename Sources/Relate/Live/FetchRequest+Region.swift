@@ -276,13 +276,10 @@ struct MatchTests: @unchecked Sendable {
     /// The changed rows' keys, as ``statement(keys:sight:)`` binds them (``keys(_:)``).
     struct Keys {
         let count: Int
-        /// The key, or the list of them (encoded once).
+        /// The key, or the list of them (encoded once): a deciding entity's keys are
+        /// integers, strings or UUIDs (``FetchRequest/decidesFromChangedRows(in:)``), whose
+        /// lists go as arrays of their type, which `array_position` takes.
         let parameter: (any PostgresEncodable)?
-        /// Whether a statement can tell the rows apart by their key's position: one key,
-        /// or a list sent as an array of its type, not a literal the server reads as one
-        /// (a deciding entity's keys are integers, strings or UUIDs, which go as arrays; a
-        /// literal would need its type named for `array_position`).
-        let positioned: Bool
     }
 
     init(parts: [Part], parameters: [(any PostgresEncodable)?], table: String, keyColumn: String, keyType: PostgresType, count: Int, listed: Int) {
@@ -308,10 +305,7 @@ struct MatchTests: @unchecked Sendable {
     /// The changed rows' keys as the one parameter ``statement(keys:sight:)`` binds. Made
     /// once a round for an entity's decisions, which all bind the same keys.
     func keys(_ keys: [StoredValue]) -> Keys {
-        guard keys.count != 1 else { return Keys(count: 1, parameter: keys[0].parameter, positioned: true) }
-        let list = AttributeValue.keyList(keys, columnType: keyType)
-        if case .typed = list { return Keys(count: keys.count, parameter: EncodedParameter.once(list.parameter), positioned: true) }
-        return Keys(count: keys.count, parameter: EncodedParameter.once(list.parameter), positioned: false)
+        Keys(count: keys.count, parameter: keys.count == 1 ? keys[0].parameter : EncodedParameter.once(AttributeValue.keyList(keys, columnType: keyType).parameter))
     }
 
     /// The statement for the rows whose keys are `keys`. For one key without `DISTINCT`:
@@ -321,12 +315,11 @@ struct MatchTests: @unchecked Sendable {
         statement(keys: self.keys(keys))
     }
 
-    /// ``statement(keys:)`` for keys made by ``keys(_:)``; with `sight` (for keys
-    /// ``Keys/positioned``), it also answers `-n` for each row of the keys that the
-    /// principal sees, `n` its key's position (from 1): one probe of the key's index more,
-    /// in the same statement.
+    /// ``statement(keys:)`` for keys made by ``keys(_:)``; with `sight`, it also answers
+    /// `-n` for each row of the keys that the principal sees, `n` its key's position (from
+    /// 1): one probe of the key's index more, in the same statement.
     func statement(keys: Keys, sight: Bool = false) -> Statement {
-        let sql = switch (keys.count == 1, sight && keys.positioned) {
+        let sql = switch (keys.count == 1, sight) {
         case (true, false): oneKeySQL
         case (true, true): oneKeySightSQL
         case (false, false): keyListSQL

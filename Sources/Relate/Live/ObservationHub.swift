@@ -224,9 +224,9 @@ final class ObservationHub: Sendable {
         /// so it never outlives them.
         var opening: Task<ChangeMailbox, any Error>?
         /// The groups of the decisions the round under way awaits the answers of, in their
-        /// order, with which of them waited, and for a decision that asks which changed rows
-        /// its principal sees, the entity and the principal's number (``decisions(_:)``).
-        var deciding: [(groups: ArraySlice<Group>, waiting: [Bool], asksSight: (entity: Int, principal: Int)?)] = []
+        /// order, with which of them waited, their entity and their principal's number in
+        /// ``sight`` (``decisions(_:)``).
+        var deciding: [(groups: ArraySlice<Group>, waiting: [Bool], entity: Int, principal: Int)] = []
         /// ``groupsLetGo`` when the decisions in ``deciding`` were made.
         var letGoWhenDecided = 0
 
@@ -630,7 +630,7 @@ final class ObservationHub: Sendable {
                     var asked = decision
                     asked.asksSight = asksSight
                     decisions.append(asked)
-                    deciding.append((chunk, Array(waiting[chunk.indices]), asksSight ? (entity, members.principal) : nil))
+                    deciding.append((chunk, Array(waiting[chunk.indices]), entity, members.principal))
                 }
             }
             everyGroupUndecided = []
@@ -642,16 +642,15 @@ final class ObservationHub: Sendable {
         mutating func decided(_ range: Range<Int>, _ answers: [Result<Database.DecisionAnswer, RelateError>]?) {
             guard let answers else {
                 // Undecided: read them again, which reports its own error.
-                for (members, _, _) in deciding[range] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
+                for (members, _, _, _) in deciding[range] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
                 return
             }
             // Whether a group went meanwhile, asked of each only when the hub let go of one.
             let mayHaveGone = groupsLetGo != letGoWhenDecided
-            for ((members, waiting, asksSight), answer) in zip(deciding[range], answers) {
-                // Which principals see a row does not hang on the groups.
-                if let asksSight, case .success(let found) = answer, let seen = found.seen {
-                    learnSight(seen, of: asksSight.entity, by: asksSight.principal)
-                }
+            for ((members, waiting, entity, principal), answer) in zip(deciding[range], answers) {
+                // Which principals see a row does not hang on the groups. An answer says
+                // when its decision asked.
+                if case .success(let found) = answer, let seen = found.seen { learnSight(seen, of: entity, by: principal) }
                 // A group went meanwhile: the indexes no longer match; read the rest again.
                 guard case .success(let found) = answer, !mayHaveGone || !members.contains(where: \.isGone) else {
                     stale.formUnion(members.filter { !$0.isGone }.map(\.key))
