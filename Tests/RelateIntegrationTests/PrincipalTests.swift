@@ -13,10 +13,11 @@ import Testing
     /// settings, and neither they nor a failure reach the next group.
     @Test func aPipelinedUnitIsItsGroupsTransaction() throws {
         let connection = try TestDatabase.connect()
-        let settings = try #require(Statements.readOnlySettings(as: Principal(settings: ["app.tenant": "7"])))
+        let seven = Principal(settings: ["app.tenant": "7"])
+        let settings = try #require(Statements.readOnlySettings(as: seven))
         let groups = [
-            Statements.sharedReadOnly([(settings, PostgresStatement("SELECT current_setting('app.tenant'), current_setting('transaction_read_only')"))]),
-            Statements.sharedReadOnly([(settings, PostgresStatement("CREATE TEMP TABLE written (i int)"))]),
+            Statements.sharedReadOnly([(seven, settings, PostgresStatement("SELECT current_setting('app.tenant'), current_setting('transaction_read_only')"))]).statements,
+            Statements.sharedReadOnly([(seven, settings, PostgresStatement("CREATE TEMP TABLE written (i int)"))]).statements,
             [PostgresStatement("SELECT coalesce(current_setting('app.tenant', true), ''), current_setting('transaction_read_only')")],
         ]
         #expect(groups.map(\.count) == [2, 2, 1])
@@ -32,16 +33,19 @@ import Testing
         #expect(try last[0].decode(String.self, at: 0) == "" && last[0].decode(String.self, at: 1) == "off")
         #expect(!connection.isInTransaction)
 
-        // Two principals in one transaction: each statement after its own settings. The
-        // settings statement is prepared once a session, whatever the values: a live round
-        // sends it for every principal.
-        let other = Statements.readOnlySettings(as: Principal(settings: ["app.tenant": "8"]))
-        let shared = Statements.sharedReadOnly([
-            (other, PostgresStatement("SELECT current_setting('app.tenant')")), (settings, PostgresStatement("SELECT current_setting('app.tenant')")),
-        ])
-        let again = try connection.pipeline(groups: [shared])
-        let tenants = try again[0].get().enumerated().filter { $0.offset % 2 == 1 }.map { try $0.element[0].decode(String.self, at: 0) }
-        #expect(tenants == ["8", "7"])
+        // Two principals in one transaction: each statement after its own settings, made
+        // once for a principal's statements, which go together. The settings statement is
+        // prepared once a session, whatever the values: a live round sends it for every
+        // principal.
+        let eight = Principal(settings: ["app.tenant": "8"])
+        let other = Statements.readOnlySettings(as: eight)
+        let asked = PostgresStatement("SELECT current_setting('app.tenant')")
+        let shared = Statements.sharedReadOnly([(eight, other, asked), (seven, settings, asked), (eight, other, asked)])
+        #expect(shared.statements.count == 5 && shared.positions == [1, 4, 2])
+        let again = try connection.pipeline(groups: [shared.statements])
+        let results = try again[0].get()
+        let tenants = try shared.positions.map { try results[$0][0].decode(String.self, at: 0) }
+        #expect(tenants == ["8", "7", "8"])
         let prepared = try connection.query("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%set_config(%'")
         #expect(try prepared[0].decode(Int.self, at: 0) == 1)
     }

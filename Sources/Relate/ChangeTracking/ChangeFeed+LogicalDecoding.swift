@@ -171,7 +171,8 @@ final class LogicalDecodingFeed: ChangeFeed {
         case .update(let id, let old, let new):
             let (rowKey, keyBefore) = (key(of: new, in: id), old.flatMap { key(of: $0, in: id) })
             let before = comparable.contains(id) ? old?.map(KeptValue.init) : seen(keyBefore ?? rowKey, in: id)
-            note(id, .update, keys: rowKey, old: keyBefore, changed: changedColumns(from: before, to: new, in: id))
+            let changed = changedColumns(from: before, to: new, in: id)
+            note(id, .update, keys: rowKey, old: keyBefore, changed: changed, newRow: changed == nil ? row(new, in: id) : nil)
             remember(new, key: rowKey, replacing: keyBefore, in: id)
         case .delete(let id, let old):
             let rowKey = key(of: old, in: id)
@@ -207,12 +208,26 @@ final class LogicalDecodingFeed: ChangeFeed {
         return .schemaChanged(schema: tables.tables[index].schema, table: tables.tables[index].name, what: what)
     }
 
-    private func note(_ id: UInt32, _ kind: Change.Kind, keys: [String?]?, old: [String?]?, changed: [String]? = nil) {
+    private func note(_ id: UInt32, _ kind: Change.Kind, keys: [String?]?, old: [String?]?, changed: [String]? = nil, newRow: [String: String?]? = nil) {
         guard let relation = relations[id] else { return }
         transaction?.append(
             ChangeNotice(
                 schema: relation.schema, table: relation.name, kind: kind, keys: keys.map { [$0] }, oldKeys: old.map { [$0] },
-                changedColumns: changed))
+                changedColumns: changed, newRow: newRow))
+    }
+
+    /// `tuple`'s text values by column name (``ChangeNotice/newRow``).
+    private func row(_ tuple: [PgOutputMessage.TupleValue], in id: UInt32) -> [String: String?]? {
+        guard let relation = relations[id], tuple.count == relation.columns.count else { return nil }
+        var row: [String: String?] = [:]
+        for (column, value) in zip(relation.columns, tuple) {
+            switch value {
+            case .text(let text): row[column.name] = .some(text)
+            case .null: row[column.name] = .some(nil)
+            case .unchanged, .binary: continue
+            }
+        }
+        return row
     }
 
     /// The columns an update changed, given the whole row before it: the old tuple of a

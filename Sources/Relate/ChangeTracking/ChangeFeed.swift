@@ -41,6 +41,12 @@ struct ChangeNotice {
     /// For an update of one row, the columns whose values it changed, when the feed knows
     /// them for every column the model has (generated ones apart); `nil` when it does not.
     var changedColumns: [String]? = nil
+    /// For an update of one row whose changed columns the feed does not know (logical
+    /// decoding's first update of a row under the default replica identity): the row's
+    /// values after it by column, as text (`nil`: SQL `NULL`), those the update left TOASTed
+    /// and unchanged apart. A live query compares the columns its policies read with what a
+    /// sweep found of them before (``ObservationHub``).
+    var newRow: [String: String?]? = nil
 }
 
 /// A feed of the mechanism asked for (`nil`: the triggers when installed, else logical

@@ -174,7 +174,9 @@ extension Database {
                 // new key, and a live answer holding the old one reads again.
                 texts += old.count == keys.count ? (ExactTexts(old[offset]) == ExactTexts(key) ? [] : [old[offset]]) : old
             }
-            return Change(entity: name, kind: notice.kind, primaryKey: values, changedKeys: [], keyTexts: texts, changedColumns: notice.changedColumns)
+            return Change(
+                entity: name, kind: notice.kind, primaryKey: values, changedKeys: [], keyTexts: texts, changedColumns: notice.changedColumns,
+                newRow: keys.count == 1 ? notice.newRow : nil)
         }
     }
 }

@@ -62,6 +62,11 @@ struct LiveDecision: @unchecked Sendable {
     /// Whether this round's decision also tells which changed rows its principal sees
     /// (``MatchTests/statement(keys:sight:)``): set for a round whose hub does not know.
     var asksSight = false
+    /// When set, the round also asks which rows of the whole table its principal sees,
+    /// if the table has `most` rows or fewer, with the values of `values` (quoted columns)
+    /// of each (``MatchTests/sweep(most:values:)``): set once for each principal while what
+    /// the hub found holds.
+    var sweepsSight: (most: Int, values: [String])?
 
     /// The decision of `tests` as `principal` (`nil`: the pool's own role), checked and its
     /// settings made once.
@@ -110,6 +115,17 @@ extension Database {
         /// `changedKeys[entity]` of the rows its principal sees (a row deleted meanwhile is
         /// seen by none); `nil` for one that does not.
         var seen: Set<Int>?
+        /// For a decision that ``LiveDecision/sweepsSight``, every row of its table that its
+        /// principal sees, or `nil` when the table was too big (or the sweep failed).
+        var swept: Swept?
+    }
+
+    /// What a sweep of a table found (``MatchTests/sweep(most:)``).
+    enum Swept: Equatable {
+        /// The rows the principal sees, by key: the values of the columns asked for.
+        case rows([ObjectKey: [String?]])
+        /// The table has more rows than the sweep may hold.
+        case tooMany
     }
 
     /// The indexes of each decision's requests that a row of its entity whose key is one of
@@ -126,7 +142,8 @@ extension Database {
             return try await self.withConnection { connection, _ in
                 var answers = [Result<DecisionAnswer, RelateError>?](repeating: nil, count: decisions.count)
                 var round: [LiveStatement] = []
-                var sent: [Int] = []
+                // Each decision sent, and where its statement is in the round (its sweep next).
+                var sent: [(decision: Int, at: Int)] = []
                 // The keys of an entity's changed rows, made once for all its decisions (a
                 // hundred principals bind the same list), and the position in
                 // `changedKeys[entity]` of each (a text that is no key is left out).
@@ -148,18 +165,24 @@ extension Database {
                     }
                     var statement = decision.tests.statement(keys: keys, sight: decision.asksSight).postgres
                     statement.prepares = true
-                    round.append(LiveStatement(statement: statement, settings: decision.settings, shape: decision.shape))
-                    sent.append(index)
+                    sent.append((index, round.count))
+                    round.append(LiveStatement(statement: statement, principal: decision.principal, settings: decision.settings, shape: decision.shape))
+                    if let (most, values) = decision.sweepsSight {
+                        var sweep = decision.tests.sweep(most: most, values: values).postgres
+                        sweep.prepares = true
+                        round.append(LiveStatement(statement: sweep, principal: decision.principal, settings: decision.settings, shape: decision.shape))
+                    }
                 }
                 let results = try Self.liveRound(round, on: connection)
-                for (index, result) in zip(sent, results) {
+                for (index, at) in sent {
                     let decision = decisions[index]
                     let entity = layout.model.entities[decision.entity].name
                     let positions = keysByEntity[decision.entity]!.positions
                     answers[index] = Result {
                         try relateErrors(naming: entity) {
                             var answer = DecisionAnswer(met: [], seen: decision.asksSight ? [] : nil)
-                            for row in try result.get() {
+                            if let (most, _) = decision.sweepsSight { answer.swept = Self.swept(results[at + 1], of: layout.entities[decision.entity], most: most) }
+                            for row in try results[at].get() {
                                 let found = try row.decode(Int.self, at: 0)
                                 // `-n`: the row of the n-th key is seen.
                                 if found < 0 {
@@ -177,11 +200,29 @@ extension Database {
         }
     }
 
+    /// What a sweep's result says (``MatchTests/sweep(most:)``); `nil` when it failed, which
+    /// leaves what the hub knows as it was (its decision's answer stands: it ran before).
+    private static func swept(_ result: Result<PostgresResult, PostgresError>, of entity: EntityLayout, most: Int) -> Swept? {
+        guard case .success(let rows) = result else { return nil }
+        // More than the estimate let through: the table grew since it was analyzed.
+        guard rows.count <= most else { return .tooMany }
+        var found: [ObjectKey: [String?]] = [:]
+        for row in rows {
+            let texts: [String?]
+            do { texts = try (0..<rows.columns.count).map { try row.decode(String?.self, at: $0) } } catch { return nil }
+            guard let text = texts.first, let text else { return .tooMany }
+            // A text that is no key of the model's (the key's type changed since) says nothing.
+            if let key = entity.storedKey([text]).flatMap(ObjectKey.init) { found[key] = Array(texts.dropFirst()) }
+        }
+        return .rows(found)
+    }
+
     /// One statement of a live round, and who runs it: its principal's settings statement
     /// (``Statements/readOnlySettings(as:)``; `nil`: a bare statement as the pool's role)
     /// and their shape.
     struct LiveStatement {
         var statement: PostgresStatement
+        var principal: Principal?
         var settings: PostgresStatement?
         var shape: Statements.SettingsShape
     }
@@ -210,22 +251,26 @@ extension Database {
                     transactions.append([index])
                 }
             }
-            let groups = transactions.map { members in Statements.sharedReadOnly(members.map { (round[$0].settings, round[$0].statement) }) }
-            let results = try relateErrors(naming: nil) { try connection.pipeline(groups: groups) }
+            let groups = transactions.map { members in
+                Statements.sharedReadOnly(members.map { (round[$0].principal, round[$0].settings, round[$0].statement) })
+            }
+            let results = try relateErrors(naming: nil) { try connection.pipeline(groups: groups.map(\.statements)) }
             waiting = []
             var first = 0
             for (members, (group, result)) in zip(transactions, zip(groups, results)) {
-                defer { first += group.count }
-                // Where each member's own statement is in the group, after its settings if it
-                // has them: a shape does not say (a read as `Principal()` has a settings
-                // statement, one as the pool's role none, and both set no name).
-                var ends: [Int] = []
-                for index in members { ends.append((ends.last ?? -1) + (round[index].settings == nil ? 1 : 2)) }
+                defer { first += group.statements.count }
+                // Where each member's own statement is in the group: a principal's go
+                // together, after its settings when it has them.
+                let positions = group.positions
                 switch result {
                 case .success(let results):
-                    for (end, index) in zip(ends, members) { answers[index] = .success(results[end]) }
+                    for (position, index) in zip(positions, members) { answers[index] = .success(results[position]) }
                 case .failure(let error):
-                    let failed = error.statementIndex.flatMap { statement in ends.firstIndex { $0 >= statement - first } }
+                    // The member that failed: the first whose statement is the failed one or
+                    // comes after it (its principal's settings failed).
+                    let failed = error.statementIndex.flatMap { statement in
+                        positions.indices.filter { positions[$0] >= statement - first }.min { positions[$0] < positions[$1] }
+                    }
                     for (position, index) in members.enumerated() where failed == nil || position == failed { answers[index] = .failure(error) }
                     if let failed { waiting += members.enumerated().filter { $0.offset != failed }.map(\.element) }
                 }
@@ -251,7 +296,7 @@ extension Database {
                     continue
                 }
                 sent.append((index, prepared.entity))
-                round.append(LiveStatement(statement: prepared.postgres, settings: prepared.settings, shape: prepared.shape))
+                round.append(LiveStatement(statement: prepared.postgres, principal: read.principal, settings: prepared.settings, shape: prepared.shape))
             } catch {
                 answers[index] = .failure(relateError(error))
             }

@@ -272,6 +272,8 @@ struct MatchTests: @unchecked Sendable {
     /// answers `-n`, `n` its key's position in the list (`-1` for one key).
     private let oneKeySightSQL: String
     private let keyListSightSQL: String
+    /// The table's name (``sweep(most:values:)`` binds it, for the catalog's estimate).
+    private let table: String
 
     /// The changed rows' keys, as ``statement(keys:sight:)`` binds them (``keys(_:)``).
     struct Keys {
@@ -300,6 +302,23 @@ struct MatchTests: @unchecked Sendable {
         let found = "t0.\(keyColumn) = ANY(\(keys))"
         keyListSQL = Self.sql(parts, found: found, distinct: true)
         keyListSightSQL = keyListSQL + " UNION ALL SELECT -array_position(\(keys), t0.\(keyColumn)) FROM \(table) t0 WHERE \(found)"
+        self.table = table
+    }
+
+    /// The key (text form) of every row of the table that the principal sees, then the
+    /// row's `values` (quoted columns) as text, when the planner's estimate of the table's
+    /// rows (`pg_class.reltuples`) is `most` or fewer, or unknown (`-1`: never analyzed, as
+    /// a table just made): else one row of `NULL`s. At most `most + 1` rows, whatever the
+    /// estimate (more: the table is too big). A live round asks it once of each principal
+    /// (``LiveDecision/sweepsSight``), and then knows for each row of the table whether it
+    /// sees it, where a row not tested before cost a test for each principal.
+    func sweep(most: Int, values: [String]) -> Statement {
+        let columns = ([keyColumn] + values).map { "t0.\($0)::text" }.joined(separator: ", ")
+        let nulls = Array(repeating: "NULL", count: 1 + values.count).joined(separator: ", ")
+        return Statement(
+            sql: "WITH e AS (SELECT c.reltuples <= $2::int8 AS small FROM pg_catalog.pg_class c WHERE c.oid = $1::regclass) "
+                + "SELECT \(columns) FROM \(table) t0, e WHERE e.small UNION ALL SELECT \(nulls) FROM e WHERE NOT e.small LIMIT $2::int8 + 1",
+            parameters: [table, most])
     }
 
     /// The changed rows' keys as the one parameter ``statement(keys:sight:)`` binds. Made

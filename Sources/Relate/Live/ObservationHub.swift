@@ -254,6 +254,23 @@ final class ObservationHub: Sendable {
         /// server's work (Benchmarks/README.md, "What a decision found").
         var sightForgotten = Set<HeldRow>()
         var everySightForgotten = false
+        /// The principals (their numbers) asked which rows of each entity they see, since
+        /// ``sight`` was last emptied (``LiveDecision/sweepsSight``): each is asked once,
+        /// in its first decision of the entity, where each row not yet tested cost a test
+        /// of every principal (Benchmarks/README.md, "A principal asked once which rows it
+        /// sees"). One whose sweep failed is not asked again; its rows are asked of one by
+        /// one, as before.
+        var swept: [Int: Set<Int>] = [:]
+        /// The entities whose tables are too big to sweep (by the planner's estimate, or by
+        /// what a sweep found), until the layout changes.
+        var unswept = Set<Int>()
+        /// Per entity swept, the columns its policies read whose values the sweeps ask
+        /// (``RowSight/values``), by name: empty when one is of a type whose text the feed
+        /// and a cast to `text` may write otherwise (``sightColumns(of:layout:)``).
+        var sightColumns: [Int: [String]] = [:]
+        /// What the sweeps of the round under way found, learnt when its decisions are all
+        /// answered (``learnSweeps()``).
+        var sweepsFound: [(entity: Int, principal: Int, swept: Database.Swept)] = []
 
         /// Forgets what decisions found of `row`.
         mutating func forgetSight(of row: HeldRow) {
@@ -269,8 +286,37 @@ final class ObservationHub: Sendable {
 
         /// Forgets what decisions found of every row.
         mutating func forgetAllSight() {
-            sight = [:]
+            emptySight()
             everySightForgotten = true
+        }
+
+        /// Empties ``sight``: every principal is swept again.
+        mutating func emptySight() {
+            sight = [:]
+            swept = [:]
+            sightColumns = [:]
+        }
+
+        /// The columns whose values the sweeps of `entity` ask, by name, and quoted: what its
+        /// policies read, when each is an integer, `text`, `varchar` or `uuid` (whose text the
+        /// feed and a cast to `text` write alike: a `bool` is `t` to one and `true` to the
+        /// other, a `timestamptz` follows the session's time zone).
+        func sightColumns(of entity: Int, layout: ModelLayout) -> (names: [String], quoted: [String]) {
+            guard case .only(let read)? = security?.policyColumns[entity] else { return ([], []) }
+            let names = read.sorted()
+            let table = layout.entities[entity]
+            let indexes = table.attributeIndexes(names)
+            guard indexes.count == names.count, indexes.allSatisfy({ [.int2, .int4, .int8, .text, .varchar, .uuid].contains(table.types[$0]) }) else {
+                return ([], [])
+            }
+            return (names, indexes.map { table.columns[$0] })
+        }
+
+        /// How many rows a principal's sweep of a table may find: what ``sight`` may hold,
+        /// and a million rows for the sweeps of every principal together (by the planner's
+        /// estimate of the table, each principal may see every row).
+        var sweepMost: Int {
+            min(ObservationHub.sightLimit / (1 + principalNumbers.count / 64), 1_000_000 / max(1, principalNumbers.count))
         }
 
         /// Notes which of the round's changed rows of `entity` principal `principal`'s
@@ -278,11 +324,49 @@ final class ObservationHub: Sendable {
         mutating func learnSight(_ seen: Set<Int>, of entity: Int, by principal: Int) {
             guard !everySightForgotten, let rows = roundRows[entity] else { return }
             // A row's bits grow with the principals numbered: the rows held shrink with them.
-            if sight.count > ObservationHub.sightLimit / (1 + principalNumbers.count / 64) { sight = [:] }
+            if sight.count > ObservationHub.sightLimit / (1 + principalNumbers.count / 64) { emptySight() }
             // By row, not position: two texts of one key say the same of it.
             let found = Set(seen.compactMap { rows.indices.contains($0) ? rows[$0] : nil })
             for case let row? in rows where !sightForgotten.contains(row) {
                 sight[row, default: RowSight()].set(principal, sees: found.contains(row))
+            }
+        }
+
+        /// Notes what the round's sweeps found (``sweepsFound``), unless every row was
+        /// forgotten since its decisions were made: for each row of the entity that one of
+        /// them sees, or that a decision found before, whether each principal swept sees it.
+        /// A row not forgotten since is as it was when each sweep ran (a change since that
+        /// could change who sees it forgot it), so a row one principal saw and another did
+        /// not is hidden from the other, whatever the moment between their statements.
+        mutating func learnSweeps() {
+            defer { sweepsFound = [] }
+            guard !everySightForgotten else { return }
+            var found: [Int: [(principal: Int, rows: [ObjectKey: [String?]])]] = [:]
+            for (entity, principal, swept) in sweepsFound {
+                switch swept {
+                case .tooMany: unswept.insert(entity)
+                case .rows(let rows): found[entity, default: []].append((principal, rows))
+                }
+            }
+            for (entity, sweeps) in found where !unswept.contains(entity) {
+                var values: [ObjectKey: [String?]] = [:]
+                for sweep in sweeps { values.merge(sweep.rows) { first, _ in first } }
+                var rows = Set(values.keys.lazy.map { HeldRow(entity: entity, key: $0) })
+                rows.formUnion(sight.keys.lazy.filter { $0.entity == entity })
+                rows.subtract(sightForgotten)
+                // Past what ``sight`` may hold: the table is swept no more.
+                let known = sight
+                guard known.count + rows.filter({ known[$0] == nil }).count <= ObservationHub.sightLimit / (1 + principalNumbers.count / 64) else {
+                    unswept.insert(entity)
+                    continue
+                }
+                let columns = sightColumns[entity] ?? []
+                for row in rows {
+                    var known = sight[row] ?? RowSight()
+                    for (principal, seen) in sweeps { known.set(principal, sees: seen[row.key] != nil) }
+                    if !columns.isEmpty, let found = values[row.key], found.count == columns.count { known.values = found }
+                    sight[row] = known
+                }
             }
         }
 
@@ -409,6 +493,19 @@ final class ObservationHub: Sendable {
             guard let security, security.visibilityFollowsColumns.contains(entity) else { return }
             if change.kind == .update, change.keyTexts.count == 1, let columns = change.changedColumns,
                 case .only(let read) = security.policyColumns[entity] ?? .only([]), read.isDisjoint(with: columns)
+            {
+                return
+            }
+            // An update whose changed columns the feed did not say, that left what the
+            // policies read as a sweep found it. Kept since, what was found is the row's
+            // version before this update: a change of those columns would have forgotten it.
+            if change.kind == .update, change.keyTexts.count == 1, let row = change.newRow, let columns = sightColumns[entity], !columns.isEmpty,
+                let key = layout.entities[entity].storedKey(change.keyTexts[0]).flatMap(ObjectKey.init),
+                let before = sight[HeldRow(entity: entity, key: key)]?.values, before.count == columns.count,
+                zip(columns, before).allSatisfy({ column, value in
+                    guard let after = row[column] else { return false }
+                    return after == nil && value == nil || after.map { value?.hasSameBytes(as: $0) ?? false } ?? false
+                })
             {
                 return
             }
@@ -561,7 +658,10 @@ final class ObservationHub: Sendable {
             deciding = []
             letGoWhenDecided = groupsLetGo
             if matchLayout != ObjectIdentifier(layout) || decisionsMade.count > 10_000 {
-                if matchLayout != ObjectIdentifier(layout) { sight = [:] }
+                if matchLayout != ObjectIdentifier(layout) {
+                    emptySight()
+                    unswept = []
+                }
                 decisionsMade = [:]
                 matchLayout = ObjectIdentifier(layout)
             }
@@ -609,6 +709,16 @@ final class ObservationHub: Sendable {
                     }
                     if hidden { continue }
                 }
+                // A principal not yet asked which rows of the table it sees is asked now, in
+                // its first test (which then need not ask of the changed rows).
+                var sweeps: (most: Int, values: [String])?
+                if roundRows[entity] != nil, !unswept.contains(entity), swept[entity]?.contains(members.principal) != true {
+                    let columns = sightColumns(of: entity, layout: layout)
+                    sightColumns[entity] = columns.names
+                    sweeps = (sweepMost, columns.quoted)
+                    asksSight = false
+                    swept[entity, default: []].insert(members.principal)
+                }
                 for start in stride(from: 0, to: members.groups.count, by: ObservationHub.groupsPerDecision) {
                     let range = start..<min(start + ObservationHub.groupsPerDecision, members.groups.count)
                     let chunk = members.groups[range]
@@ -629,6 +739,7 @@ final class ObservationHub: Sendable {
                     }
                     var asked = decision
                     asked.asksSight = asksSight
+                    asked.sweepsSight = start == 0 ? sweeps : nil
                     decisions.append(asked)
                     deciding.append((chunk, Array(waiting[chunk.indices]), entity, members.principal))
                 }
@@ -651,6 +762,7 @@ final class ObservationHub: Sendable {
                 // Which principals see a row does not hang on the groups. An answer says
                 // when its decision asked.
                 if case .success(let found) = answer, let seen = found.seen { learnSight(seen, of: entity, by: principal) }
+                if case .success(let found) = answer, let swept = found.swept { sweepsFound.append((entity, principal, swept)) }
                 // A group went meanwhile: the indexes no longer match; read the rest again.
                 guard case .success(let found) = answer, !mayHaveGone || !members.contains(where: \.isGone) else {
                     stale.formUnion(members.filter { !$0.isGone }.map(\.key))
@@ -895,7 +1007,10 @@ final class ObservationHub: Sendable {
             let answers = try? await database.requestsMet(Array(decisions[start..<end]), changedKeys: changedKeys)
             state.withLock { $0.decided(start..<end, answers) }
         }
-        state.withLock { $0.deciding = [] }
+        state.withLock { state in
+            state.learnSweeps()
+            state.deciding = []
+        }
     }
 
     /// Reads the answers of groups `keys` again, each as its principal, in one round trip

@@ -6,6 +6,9 @@
 struct RowSight {
     /// Per 64 principals: the word of those asked, then the word of those that saw the row.
     private var words: [UInt64] = []
+    /// The values of the columns the table's policies read (``ObservationHub``'s
+    /// `sightColumns`), as a sweep found them; `nil` when none did.
+    var values: [String?]?
 
     /// Whether principal `number` sees the row; `nil` when no decision of its was asked.
     func sees(_ number: Int) -> Bool? {

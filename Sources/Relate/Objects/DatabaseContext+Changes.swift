@@ -29,6 +29,10 @@ public struct Change: Sendable, CustomStringConvertible {
     /// (``ChangeNotice/changedColumns``): what a live query's answers read of them tells
     /// whether the row can have come or gone.
     var changedColumns: [String]? = nil
+    /// For an update of one row whose changed columns the feed does not know: the row's
+    /// values after it (``ChangeNotice/newRow``), which a live query compares with what it
+    /// found of the columns its policies read. Never row data a subscriber receives.
+    var newRow: [String: String?]? = nil
 
     /// The kind, the entity and the changed keys (`update person (surname)`); never row data.
     public var description: String {

@@ -65,20 +65,48 @@ extension Statements {
 
     /// Read-only statements of several principals of one ``SettingsShape`` as one group of
     /// a round (``Connection/pipeline(groups:)``): each statement after its principal's
-    /// ``readOnlySettings(as:)``. In a pipeline, the statements before a sync are one
+    /// ``readOnlySettings(as:)``, unless the statement before it is of the same principal
+    /// (whose settings are made already). In a pipeline, the statements before a sync are one
     /// transaction (PostgreSQL's implicit transaction, committed at the sync, or rolled back
     /// when one of them failed): no `BEGIN` or `COMMIT`, and every role and setting made
     /// (all local to the transaction) ends at the sync. A live round's reads and decisions
     /// under a hundred tenants were each a transaction of their own, ended by a sync the
     /// server answered with a send of its own — a fifth of its work a round
-    /// (Benchmarks/README.md, "Decisions of a round in one transaction").
+    /// (Benchmarks/README.md, "Decisions of a round in one transaction"). The statements of
+    /// one principal go together, so that it makes its settings once: a row moved between
+    /// two of a tenant's answers read both, each after the same settings statement.
     ///
     /// Nothing of one principal reaches the next: every name the one before set, and the
     /// role, is set again before the next statement; a statement runs only after its own
     /// principal's settings succeeded (a failure aborts the rest of the group, whose
     /// statements the server skips to the sync). A policy that calls `set_config` itself is
     /// the exception: what it set lasts until the transaction ends.
-    static func sharedReadOnly(_ statements: [(settings: PostgresStatement?, statement: PostgresStatement)]) -> [PostgresStatement] {
-        statements.flatMap { settings, statement in settings.map { [$0, statement] } ?? [statement] }
+    ///
+    /// - Returns: The group's statements, and where each member's own statement is among
+    ///   them (by member, in the order of `members`).
+    static func sharedReadOnly(
+        _ members: [(principal: Principal?, settings: PostgresStatement?, statement: PostgresStatement)]
+    ) -> (statements: [PostgresStatement], positions: [Int]) {
+        // Each principal's members together, in the order the principals first came.
+        var first: [Principal?: Int] = [:]
+        var together: [[Int]] = []
+        for (index, member) in members.enumerated() {
+            if let slot = first[member.principal] {
+                together[slot].append(index)
+            } else {
+                first[member.principal] = together.count
+                together.append([index])
+            }
+        }
+        var statements: [PostgresStatement] = []
+        var positions = Array(repeating: 0, count: members.count)
+        for indexes in together {
+            if let settings = members[indexes[0]].settings { statements.append(settings) }
+            for index in indexes {
+                positions[index] = statements.count
+                statements.append(members[index].statement)
+            }
+        }
+        return (statements, positions)
     }
 }
