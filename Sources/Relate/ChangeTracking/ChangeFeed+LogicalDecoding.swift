@@ -145,9 +145,12 @@ final class LogicalDecodingFeed: ChangeFeed {
         case .begin(_, let id):
             transaction = []
             transactionID = id
-        case .commit:
+        case .commit(let end):
             defer { transaction = nil }
-            if let notices = transaction, !notices.isEmpty { return .changes(notices) }
+            if var notices = transaction, !notices.isEmpty {
+                for index in notices.indices where notices[index].newRow != nil { notices[index].newRow?.committed = end }
+                return .changes(notices)
+            }
         case .relation(let relation):
             // The walsender sends a relation again after an invalidation of its cache (a
             // policy made on the table, for one), most often unchanged: the rows seen stay
@@ -208,7 +211,7 @@ final class LogicalDecodingFeed: ChangeFeed {
         return .schemaChanged(schema: tables.tables[index].schema, table: tables.tables[index].name, what: what)
     }
 
-    private func note(_ id: UInt32, _ kind: Change.Kind, keys: [String?]?, old: [String?]?, changed: [String]? = nil, newRow: [String: String?]? = nil) {
+    private func note(_ id: UInt32, _ kind: Change.Kind, keys: [String?]?, old: [String?]?, changed: [String]? = nil, newRow: RowAfter? = nil) {
         guard let relation = relations[id] else { return }
         transaction?.append(
             ChangeNotice(
@@ -216,8 +219,9 @@ final class LogicalDecodingFeed: ChangeFeed {
                 changedColumns: changed, newRow: newRow))
     }
 
-    /// `tuple`'s text values by column name (``ChangeNotice/newRow``).
-    private func row(_ tuple: [PgOutputMessage.TupleValue], in id: UInt32) -> [String: String?]? {
+    /// `tuple`'s text values by column name (``ChangeNotice/newRow``), its commit's position
+    /// told when it comes.
+    private func row(_ tuple: [PgOutputMessage.TupleValue], in id: UInt32) -> RowAfter? {
         guard let relation = relations[id], tuple.count == relation.columns.count else { return nil }
         var row: [String: String?] = [:]
         for (column, value) in zip(relation.columns, tuple) {
@@ -227,7 +231,7 @@ final class LogicalDecodingFeed: ChangeFeed {
             case .unchanged, .binary: continue
             }
         }
-        return row
+        return RowAfter(values: row)
     }
 
     /// The columns an update changed, given the whole row before it: the old tuple of a

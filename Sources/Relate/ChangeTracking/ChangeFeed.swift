@@ -41,12 +41,22 @@ struct ChangeNotice {
     /// For an update of one row, the columns whose values it changed, when the feed knows
     /// them for every column the model has (generated ones apart); `nil` when it does not.
     var changedColumns: [String]? = nil
-    /// For an update of one row whose changed columns the feed does not know (logical
-    /// decoding's first update of a row under the default replica identity): the row's
-    /// values after it by column, as text (`nil`: SQL `NULL`), those the update left TOASTed
-    /// and unchanged apart. A live query compares the columns its policies read with what a
-    /// sweep found of them before (``ObservationHub``).
-    var newRow: [String: String?]? = nil
+    /// For an update of one row whose changed columns the feed does not know (under
+    /// logical decoding's default replica identity, an update of a row the feed did not
+    /// keep a version of): the row after it. A live query compares the columns its policies
+    /// read with what a sweep found of them before (``ObservationHub``).
+    var newRow: RowAfter? = nil
+}
+
+/// An updated row's values after the update (``ChangeNotice/newRow``), and where its
+/// transaction's commit ended in the log.
+struct RowAfter: Sendable {
+    /// By column, as text (`nil`: SQL `NULL`); a value the update left TOASTed and
+    /// unchanged, or sent in binary, is missing.
+    var values: [String: String?]
+    /// The end of the commit record: a snapshot taken when the log's insert position was
+    /// at or before it did not see the transaction.
+    var committed = LSN.zero
 }
 
 /// A feed of the mechanism asked for (`nil`: the triggers when installed, else logical

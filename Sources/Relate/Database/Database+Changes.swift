@@ -13,6 +13,14 @@ public struct CommittedChanges: Sendable {
     /// The feed lost its connection and opened a new one: what was committed in between is
     /// unknown, and `changes` is empty. Read again whatever you keep.
     public var mayHaveMissedChanges: Bool
+
+    /// The same without the rows after updates (``Change/newRow``): what a consumer of
+    /// ``Database/changes(using:)`` receives, which may not see those rows.
+    var withoutRows: CommittedChanges {
+        var changes = self
+        for index in changes.changes.indices { changes.changes[index].newRow = nil }
+        return changes
+    }
 }
 
 extension Database {
@@ -42,7 +50,7 @@ extension Database {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: CommittedChanges.self)
         let (id, entry) = try changeFeeds.register()
         continuation.onTermination = { _ in entry.stop() }
-        try await startFeed(mechanism, id: id, entry: entry, into: FeedSink(yield: { continuation.yield($0) }, finish: { continuation.finish(throwing: $0) }))
+        try await startFeed(mechanism, id: id, entry: entry, into: FeedSink(yield: { continuation.yield($0.withoutRows) }, finish: { continuation.finish(throwing: $0) }))
         return stream
     }
 

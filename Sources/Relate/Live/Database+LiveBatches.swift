@@ -62,11 +62,11 @@ struct LiveDecision: @unchecked Sendable {
     /// Whether this round's decision also tells which changed rows its principal sees
     /// (``MatchTests/statement(keys:sight:)``): set for a round whose hub does not know.
     var asksSight = false
-    /// When set, the round also asks which rows of the whole table its principal sees,
-    /// if the table has `most` rows or fewer, with the values of `values` (quoted columns)
-    /// of each (``MatchTests/sweep(most:values:)``): set once for each principal while what
-    /// the hub found holds.
-    var sweepsSight: (most: Int, values: [String])?
+    /// When set, the round also asks which rows of the whole table its principal sees (at
+    /// most `most`, of a table of at most `table` rows by the planner's estimate), with the
+    /// values of `values` (quoted columns) of each (``MatchTests/sweep(most:table:values:)``):
+    /// set once for each principal while what the hub found holds.
+    var sweepsSight: (most: Int, table: Int, values: [String])?
 
     /// The decision of `tests` as `principal` (`nil`: the pool's own role), checked and its
     /// settings made once.
@@ -115,17 +115,21 @@ extension Database {
         /// `changedKeys[entity]` of the rows its principal sees (a row deleted meanwhile is
         /// seen by none); `nil` for one that does not.
         var seen: Set<Int>?
-        /// For a decision that ``LiveDecision/sweepsSight``, every row of its table that its
-        /// principal sees, or `nil` when the table was too big (or the sweep failed).
+        /// For a decision that ``LiveDecision/sweepsSight``, what its sweep found; `nil`
+        /// when the sweep failed.
         var swept: Swept?
     }
 
-    /// What a sweep of a table found (``MatchTests/sweep(most:)``).
+    /// What a sweep of a table found (``MatchTests/sweep(most:table:values:)``).
     enum Swept: Equatable {
-        /// The rows the principal sees, by key: the values of the columns asked for.
-        case rows([ObjectKey: [String?]])
-        /// The table has more rows than the sweep may hold.
+        /// The rows the principal sees, by key: the values of the columns asked for; and
+        /// the log's insert position when it ran (`nil` when it found no row).
+        case rows([ObjectKey: [String?]], at: LSN?)
+        /// The principal sees more rows than its sweep may hold.
         case tooMany
+        /// The table has more rows than the hub may hold, by the planner's estimate (or
+        /// none, never analyzed).
+        case tableTooBig
     }
 
     /// The indexes of each decision's requests that a row of its entity whose key is one of
@@ -167,8 +171,8 @@ extension Database {
                     statement.prepares = true
                     sent.append((index, round.count))
                     round.append(LiveStatement(statement: statement, principal: decision.principal, settings: decision.settings, shape: decision.shape))
-                    if let (most, values) = decision.sweepsSight {
-                        var sweep = decision.tests.sweep(most: most, values: values).postgres
+                    if let (most, rows, values) = decision.sweepsSight {
+                        var sweep = decision.tests.sweep(most: most, table: rows, values: values).postgres
                         sweep.prepares = true
                         round.append(LiveStatement(statement: sweep, principal: decision.principal, settings: decision.settings, shape: decision.shape))
                     }
@@ -181,7 +185,7 @@ extension Database {
                     answers[index] = Result {
                         try relateErrors(naming: entity) {
                             var answer = DecisionAnswer(met: [], seen: decision.asksSight ? [] : nil)
-                            if let (most, _) = decision.sweepsSight { answer.swept = Self.swept(results[at + 1], of: layout.entities[decision.entity], most: most) }
+                            if let (most, _, _) = decision.sweepsSight { answer.swept = Self.swept(results[at + 1], of: layout.entities[decision.entity], most: most) }
                             for row in try results[at].get() {
                                 let found = try row.decode(Int.self, at: 0)
                                 // `-n`: the row of the n-th key is seen.
@@ -200,21 +204,24 @@ extension Database {
         }
     }
 
-    /// What a sweep's result says (``MatchTests/sweep(most:)``); `nil` when it failed, which
+    /// What a sweep's result says (``MatchTests/sweep(most:table:values:)``); `nil` when it failed, which
     /// leaves what the hub knows as it was (its decision's answer stands: it ran before).
     private static func swept(_ result: Result<PostgresResult, PostgresError>, of entity: EntityLayout, most: Int) -> Swept? {
         guard case .success(let rows) = result else { return nil }
         // More than the estimate let through: the table grew since it was analyzed.
         guard rows.count <= most else { return .tooMany }
         var found: [ObjectKey: [String?]] = [:]
+        var at: LSN?
         for row in rows {
             let texts: [String?]
             do { texts = try (0..<rows.columns.count).map { try row.decode(String?.self, at: $0) } } catch { return nil }
-            guard let text = texts.first, let text else { return .tooMany }
+            // The key, the values, the position.
+            guard let text = texts.first ?? nil, let last = texts.last ?? nil, let position = LSN(last) else { return .tableTooBig }
+            at = position
             // A text that is no key of the model's (the key's type changed since) says nothing.
-            if let key = entity.storedKey([text]).flatMap(ObjectKey.init) { found[key] = Array(texts.dropFirst()) }
+            if let key = entity.storedKey([text]).flatMap(ObjectKey.init) { found[key] = Array(texts.dropFirst().dropLast()) }
         }
-        return .rows(found)
+        return .rows(found, at: at)
     }
 
     /// One statement of a live round, and who runs it: its principal's settings statement

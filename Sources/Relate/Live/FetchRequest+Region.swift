@@ -305,20 +305,23 @@ struct MatchTests: @unchecked Sendable {
         self.table = table
     }
 
-    /// The key (text form) of every row of the table that the principal sees, then the
-    /// row's `values` (quoted columns) as text, when the planner's estimate of the table's
-    /// rows (`pg_class.reltuples`) is `most` or fewer, or unknown (`-1`: never analyzed, as
-    /// a table just made): else one row of `NULL`s. At most `most + 1` rows, whatever the
-    /// estimate (more: the table is too big). A live round asks it once of each principal
-    /// (``LiveDecision/sweepsSight``), and then knows for each row of the table whether it
-    /// sees it, where a row not tested before cost a test for each principal.
-    func sweep(most: Int, values: [String]) -> Statement {
+    /// The key (text form) of every row of the table that the principal sees, the row's
+    /// `values` (quoted columns) as text, and the log's insert position when the statement
+    /// ran (after its snapshot was taken), when the planner's estimate of the table's rows
+    /// (`pg_class.reltuples`) is at most `table`: else one row of `NULL`s, as for a table
+    /// never analyzed (`-1`), where each principal's statement could read the whole of a big
+    /// table. At most `most + 1` rows (more: too many for the principal). A live round asks
+    /// it once of each principal (``LiveDecision/sweepsSight``), and then knows for each
+    /// row of the table whether it sees it, where a row not tested before cost a test for
+    /// each principal.
+    func sweep(most: Int, table rows: Int, values: [String]) -> Statement {
         let columns = ([keyColumn] + values).map { "t0.\($0)::text" }.joined(separator: ", ")
-        let nulls = Array(repeating: "NULL", count: 1 + values.count).joined(separator: ", ")
+        let nulls = Array(repeating: "NULL", count: 2 + values.count).joined(separator: ", ")
         return Statement(
-            sql: "WITH e AS (SELECT c.reltuples <= $2::int8 AS small FROM pg_catalog.pg_class c WHERE c.oid = $1::regclass) "
-                + "SELECT \(columns) FROM \(table) t0, e WHERE e.small UNION ALL SELECT \(nulls) FROM e WHERE NOT e.small LIMIT $2::int8 + 1",
-            parameters: [table, most])
+            sql: "WITH e AS (SELECT c.reltuples BETWEEN 0 AND $3::int8 AS small, pg_catalog.pg_current_wal_insert_lsn()::text AS at "
+                + "FROM pg_catalog.pg_class c WHERE c.oid = $1::regclass) "
+                + "SELECT \(columns), e.at FROM \(table) t0, e WHERE e.small UNION ALL SELECT \(nulls) FROM e WHERE NOT e.small LIMIT $2::int8 + 1",
+            parameters: [table, most, rows])
     }
 
     /// The changed rows' keys as the one parameter ``statement(keys:sight:)`` binds. Made

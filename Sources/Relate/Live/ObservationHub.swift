@@ -230,7 +230,8 @@ final class ObservationHub: Sendable {
         /// ``groupsLetGo`` when the decisions in ``deciding`` were made.
         var letGoWhenDecided = 0
 
-        /// What decisions found of changed rows, by row, for the entities whose rows'
+        /// What decisions found of changed rows, and sweeps of every row (``swept``), by row,
+        /// for the entities whose rows'
         /// visibility follows their columns (``SecurityState/visibilityFollowsColumns``): a
         /// principal found not to see a row is not asked about it again (its groups' tests
         /// skip the round) until a column the policies read changes, the row's key changes,
@@ -258,8 +259,9 @@ final class ObservationHub: Sendable {
         /// ``sight`` was last emptied (``LiveDecision/sweepsSight``): each is asked once,
         /// in its first decision of the entity, where each row not yet tested cost a test
         /// of every principal (Benchmarks/README.md, "A principal asked once which rows it
-        /// sees"). One whose sweep failed is not asked again; its rows are asked of one by
-        /// one, as before.
+        /// sees"). One whose decision failed (or its round trip) is asked again at its next;
+        /// one whose sweep alone failed, or found more rows than it may hold, is not: its
+        /// rows are asked of one by one, as before.
         var swept: [Int: Set<Int>] = [:]
         /// The entities whose tables are too big to sweep (by the planner's estimate, or by
         /// what a sweep found), until the layout changes.
@@ -312,19 +314,18 @@ final class ObservationHub: Sendable {
             return (names, indexes.map { table.columns[$0] })
         }
 
+        /// How many rows ``sight`` holds at most: fewer as principals grow (a row's bits grow with them).
+        var sightCapacity: Int { ObservationHub.sightLimit / (1 + principalNumbers.count / 64) }
+
         /// How many rows a principal's sweep of a table may find: what ``sight`` may hold,
-        /// and a million rows for the sweeps of every principal together (by the planner's
-        /// estimate of the table, each principal may see every row).
-        var sweepMost: Int {
-            min(ObservationHub.sightLimit / (1 + principalNumbers.count / 64), 1_000_000 / max(1, principalNumbers.count))
-        }
+        /// and ``ObservationHub/sweptRowsLimit`` for the sweeps of every principal together.
+        var sweepMost: Int { min(sightCapacity, ObservationHub.sweptRowsLimit / max(1, principalNumbers.count)) }
 
         /// Notes which of the round's changed rows of `entity` principal `principal`'s
         /// decision found (`seen`: their positions in ``roundRows``), unless forgotten since.
         mutating func learnSight(_ seen: Set<Int>, of entity: Int, by principal: Int) {
             guard !everySightForgotten, let rows = roundRows[entity] else { return }
-            // A row's bits grow with the principals numbered: the rows held shrink with them.
-            if sight.count > ObservationHub.sightLimit / (1 + principalNumbers.count / 64) { emptySight() }
+            if sight.count > sightCapacity { emptySight() }
             // By row, not position: two texts of one key say the same of it.
             let found = Set(seen.compactMap { rows.indices.contains($0) ? rows[$0] : nil })
             for case let row? in rows where !sightForgotten.contains(row) {
@@ -334,38 +335,45 @@ final class ObservationHub: Sendable {
 
         /// Notes what the round's sweeps found (``sweepsFound``), unless every row was
         /// forgotten since its decisions were made: for each row of the entity that one of
-        /// them sees, or that a decision found before, whether each principal swept sees it.
-        /// A row not forgotten since is as it was when each sweep ran (a change since that
-        /// could change who sees it forgot it), so a row one principal saw and another did
-        /// not is hidden from the other, whatever the moment between their statements.
+        /// them sees, or that a decision found before, whether each principal swept sees it,
+        /// and the values of ``sightColumns`` that one sweep found. The sweeps ran at
+        /// snapshots of their own, maybe after commits the hub notes later: a row changed in
+        /// between is forgotten when that change is noted (and its values are not kept past
+        /// it, ``forgetSight(changedBy:of:layout:)``), or was forgotten already (left out).
         mutating func learnSweeps() {
             defer { sweepsFound = [] }
             guard !everySightForgotten else { return }
-            var found: [Int: [(principal: Int, rows: [ObjectKey: [String?]])]] = [:]
+            var found: [Int: [(principal: Int, rows: [ObjectKey: [String?]], at: LSN?)]] = [:]
             for (entity, principal, swept) in sweepsFound {
                 switch swept {
-                case .tooMany: unswept.insert(entity)
-                case .rows(let rows): found[entity, default: []].append((principal, rows))
+                case .tableTooBig: unswept.insert(entity)
+                // Not learnt of this principal: its rows are asked of one by one.
+                case .tooMany: continue
+                case .rows(let rows, let at): found[entity, default: []].append((principal, rows, at))
                 }
             }
             for (entity, sweeps) in found where !unswept.contains(entity) {
-                var values: [ObjectKey: [String?]] = [:]
-                for sweep in sweeps { values.merge(sweep.rows) { first, _ in first } }
-                var rows = Set(values.keys.lazy.map { HeldRow(entity: entity, key: $0) })
+                var rows = Set(sweeps.flatMap(\.rows.keys).lazy.map { HeldRow(entity: entity, key: $0) })
                 rows.formUnion(sight.keys.lazy.filter { $0.entity == entity })
                 rows.subtract(sightForgotten)
                 // Past what ``sight`` may hold: the table is swept no more.
                 let known = sight
-                guard known.count + rows.filter({ known[$0] == nil }).count <= ObservationHub.sightLimit / (1 + principalNumbers.count / 64) else {
+                guard known.count + rows.filter({ known[$0] == nil }).count <= sightCapacity else {
                     unswept.insert(entity)
                     continue
                 }
                 let columns = sightColumns[entity] ?? []
                 for row in rows {
-                    var known = sight[row] ?? RowSight()
-                    for (principal, seen) in sweeps { known.set(principal, sees: seen[row.key] != nil) }
-                    if !columns.isEmpty, let found = values[row.key], found.count == columns.count { known.values = found }
-                    sight[row] = known
+                    var entry = known[row] ?? RowSight()
+                    for sweep in sweeps { entry.set(sweep.principal, sees: sweep.rows[row.key] != nil) }
+                    // The values one sweep found, with where the log was when it ran; not
+                    // long ones (a text a policy compares), which would grow what is held.
+                    if !columns.isEmpty, let sweep = sweeps.first(where: { $0.rows[row.key] != nil }), let texts = sweep.rows[row.key],
+                        texts.count == columns.count, let at = sweep.at, texts.reduce(0, { $0 + ($1?.utf8.count ?? 0) }) <= 64
+                    {
+                        entry.values = (texts, at)
+                    }
+                    sight[row] = entry
                 }
             }
         }
@@ -497,13 +505,16 @@ final class ObservationHub: Sendable {
                 return
             }
             // An update whose changed columns the feed did not say, that left what the
-            // policies read as a sweep found it. Kept since, what was found is the row's
-            // version before this update: a change of those columns would have forgotten it.
+            // policies read as a sweep found it, where that sweep did not see this update
+            // (its commit ended after the log's insert position the sweep read): the values
+            // are the row's before it, as every change noted since kept them or forgot
+            // them. A sweep that saw it may have found the row after it, and what another
+            // sweep found of the row before.
             if change.kind == .update, change.keyTexts.count == 1, let row = change.newRow, let columns = sightColumns[entity], !columns.isEmpty,
                 let key = layout.entities[entity].storedKey(change.keyTexts[0]).flatMap(ObjectKey.init),
-                let before = sight[HeldRow(entity: entity, key: key)]?.values, before.count == columns.count,
-                zip(columns, before).allSatisfy({ column, value in
-                    guard let after = row[column] else { return false }
+                let before = sight[HeldRow(entity: entity, key: key)]?.values, before.texts.count == columns.count, row.committed > before.at,
+                zip(columns, before.texts).allSatisfy({ column, value in
+                    guard let after = row.values[column] else { return false }
                     return after == nil && value == nil || after.map { value?.hasSameBytes(as: $0) ?? false } ?? false
                 })
             {
@@ -711,11 +722,11 @@ final class ObservationHub: Sendable {
                 }
                 // A principal not yet asked which rows of the table it sees is asked now, in
                 // its first test (which then need not ask of the changed rows).
-                var sweeps: (most: Int, values: [String])?
+                var sweeps: (most: Int, table: Int, values: [String])?
                 if roundRows[entity] != nil, !unswept.contains(entity), swept[entity]?.contains(members.principal) != true {
                     let columns = sightColumns(of: entity, layout: layout)
                     sightColumns[entity] = columns.names
-                    sweeps = (sweepMost, columns.quoted)
+                    sweeps = (sweepMost, sightCapacity, columns.quoted)
                     asksSight = false
                     swept[entity, default: []].insert(members.principal)
                 }
@@ -752,8 +763,11 @@ final class ObservationHub: Sendable {
         /// run: a waiting group that a changed row meets now is stale.
         mutating func decided(_ range: Range<Int>, _ answers: [Result<Database.DecisionAnswer, RelateError>]?) {
             guard let answers else {
-                // Undecided: read them again, which reports its own error.
-                for (members, _, _, _) in deciding[range] { stale.formUnion(members.filter { !$0.isGone }.map(\.key)) }
+                // Undecided: read them again, which reports its own error; swept again next time.
+                for (members, _, entity, principal) in deciding[range] {
+                    stale.formUnion(members.filter { !$0.isGone }.map(\.key))
+                    swept[entity]?.remove(principal)
+                }
                 return
             }
             // Whether a group went meanwhile, asked of each only when the hub let go of one.
@@ -762,7 +776,11 @@ final class ObservationHub: Sendable {
                 // Which principals see a row does not hang on the groups. An answer says
                 // when its decision asked.
                 if case .success(let found) = answer, let seen = found.seen { learnSight(seen, of: entity, by: principal) }
-                if case .success(let found) = answer, let swept = found.swept { sweepsFound.append((entity, principal, swept)) }
+                switch answer {
+                case .success(let found): if let swept = found.swept { sweepsFound.append((entity, principal, swept)) }
+                // Swept again next time, if it was.
+                case .failure: swept[entity]?.remove(principal)
+                }
                 // A group went meanwhile: the indexes no longer match; read the rest again.
                 guard case .success(let found) = answer, !mayHaveGone || !members.contains(where: \.isGone) else {
                     stale.formUnion(members.filter { !$0.isGone }.map(\.key))
@@ -795,8 +813,14 @@ final class ObservationHub: Sendable {
 
     /// How many rows ``State/sight`` holds at most, under 64 principals or fewer (half as
     /// many under 128, …): past it, it starts again empty. About 120 bytes a row under 64
-    /// (its key, its words, the table's slot): some 12 MB at most, whatever the principals.
+    /// (its key, its words, the table's slot), and with what a sweep found of the columns
+    /// the policies read, their texts (a tenant's number, a UUID): some 12 to 20 MB.
     static let sightLimit = 100_000
+
+    /// How many rows the sweeps of every principal may find together, once what was found
+    /// is forgotten whole (``State/sweepMost``): each statement's result is held until the
+    /// round's answers are learnt.
+    static let sweptRowsLimit = 200_000
 
     func subscribe(
         to request: FetchRequest, as principal: Principal?, on database: Database

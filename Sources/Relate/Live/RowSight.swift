@@ -1,3 +1,5 @@
+import RelatePostgres
+
 /// Which principals see one row, as the decisions of live rounds found
 /// (``Database/requestsMet(_:changedKeys:)``): of the principals whose decision was asked,
 /// those that found the row. Principals go by the numbers ``ObservationHub`` gives them,
@@ -7,8 +9,9 @@ struct RowSight {
     /// Per 64 principals: the word of those asked, then the word of those that saw the row.
     private var words: [UInt64] = []
     /// The values of the columns the table's policies read (``ObservationHub``'s
-    /// `sightColumns`), as a sweep found them; `nil` when none did.
-    var values: [String?]?
+    /// `sightColumns`), as a sweep found them, and the log's insert position when that
+    /// sweep ran (after its snapshot was taken); `nil` when none did.
+    var values: (texts: [String?], at: LSN)?
 
     /// Whether principal `number` sees the row; `nil` when no decision of its was asked.
     func sees(_ number: Int) -> Bool? {

@@ -29,10 +29,11 @@ public struct Change: Sendable, CustomStringConvertible {
     /// (``ChangeNotice/changedColumns``): what a live query's answers read of them tells
     /// whether the row can have come or gone.
     var changedColumns: [String]? = nil
-    /// For an update of one row whose changed columns the feed does not know: the row's
-    /// values after it (``ChangeNotice/newRow``), which a live query compares with what it
-    /// found of the columns its policies read. Never row data a subscriber receives.
-    var newRow: [String: String?]? = nil
+    /// For an update of one row whose changed columns the feed does not know: the row
+    /// after it (``ChangeNotice/newRow``), which a live query compares with what it found
+    /// of the columns its policies read. Only the live queries' hub receives it:
+    /// ``Database/changes(using:)`` leaves it out (``CommittedChanges/withoutRows``).
+    var newRow: RowAfter? = nil
 
     /// The kind, the entity and the changed keys (`update person (surname)`); never row data.
     public var description: String {
