@@ -30,6 +30,9 @@ final class LogicalDecodingFeed: ChangeFeed {
     private var lastSeenCount = 0
     /// At most this many rows are kept; one more forgets one (its next update names no columns).
     static let maxRemembered = 100_000
+    /// How many updates of a transaction whose changed columns are not known carry the row
+    /// after them (``ChangeNotice/newRow``) at most.
+    static let rowsAfterKept = 1_000
     private var transaction: [ChangeNotice]?
     /// The id of the transaction being read (its `begin`).
     private var transactionID: UInt32 = 0
@@ -175,7 +178,10 @@ final class LogicalDecodingFeed: ChangeFeed {
             let (rowKey, keyBefore) = (key(of: new, in: id), old.flatMap { key(of: $0, in: id) })
             let before = comparable.contains(id) ? old?.map(KeptValue.init) : seen(keyBefore ?? rowKey, in: id)
             let changed = changedColumns(from: before, to: new, in: id)
-            note(id, .update, keys: rowKey, old: keyBefore, changed: changed, newRow: changed == nil ? row(new, in: id) : nil)
+            // The row after it, for the first rows of a transaction: a bulk update of rows not
+            // seen before would hold every row's text until its commit.
+            let after = changed == nil && (transaction?.count ?? 0) < Self.rowsAfterKept ? row(new, in: id) : nil
+            note(id, .update, keys: rowKey, old: keyBefore, changed: changed, newRow: after)
             remember(new, key: rowKey, replacing: keyBefore, in: id)
         case .delete(let id, let old):
             let rowKey = key(of: old, in: id)

@@ -208,7 +208,7 @@ extension Database {
     /// leaves what the hub knows as it was (its decision's answer stands: it ran before).
     private static func swept(_ result: Result<PostgresResult, PostgresError>, of entity: EntityLayout, most: Int) -> Swept? {
         guard case .success(let rows) = result else { return nil }
-        // More than the estimate let through: the table grew since it was analyzed.
+        // More than the principal's share of what the sweeps may find.
         guard rows.count <= most else { return .tooMany }
         var found: [ObjectKey: [String?]] = [:]
         var at: LSN?

@@ -272,7 +272,7 @@ struct MatchTests: @unchecked Sendable {
     /// answers `-n`, `n` its key's position in the list (`-1` for one key).
     private let oneKeySightSQL: String
     private let keyListSightSQL: String
-    /// The table's name (``sweep(most:values:)`` binds it, for the catalog's estimate).
+    /// The table's name (``sweep(most:table:values:)`` binds it, for the catalog's estimate).
     private let table: String
 
     /// The changed rows' keys, as ``statement(keys:sight:)`` binds them (``keys(_:)``).

@@ -64,9 +64,8 @@ extension Statements {
     }
 
     /// Read-only statements of several principals of one ``SettingsShape`` as one group of
-    /// a round (``Connection/pipeline(groups:)``): each statement after its principal's
-    /// ``readOnlySettings(as:)``, unless the statement before it is of the same principal
-    /// (whose settings are made already). In a pipeline, the statements before a sync are one
+    /// a round (``Connection/pipeline(groups:)``): each principal's statements together,
+    /// after its ``readOnlySettings(as:)`` once. In a pipeline, the statements before a sync are one
     /// transaction (PostgreSQL's implicit transaction, committed at the sync, or rolled back
     /// when one of them failed): no `BEGIN` or `COMMIT`, and every role and setting made
     /// (all local to the transaction) ends at the sync. A live round's reads and decisions
