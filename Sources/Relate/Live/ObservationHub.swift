@@ -505,18 +505,11 @@ final class ObservationHub: Sendable {
                 return
             }
             // An update whose changed columns the feed did not say, that left what the
-            // policies read as a sweep found it, where that sweep did not see this update
-            // (its commit ended after the log's insert position the sweep read): the values
-            // are the row's before it, as every change noted since kept them or forgot
-            // them. A sweep that saw it may have found the row after it, and what another
-            // sweep found of the row before.
-            if change.kind == .update, change.keyTexts.count == 1, let row = change.newRow, let columns = sightColumns[entity], !columns.isEmpty,
+            // policies read as a sweep before it found it: every change noted since kept
+            // those values or forgot them.
+            if change.kind == .update, change.keyTexts.count == 1, let after = change.newRow, let columns = sightColumns[entity],
                 let key = layout.entities[entity].storedKey(change.keyTexts[0]).flatMap(ObjectKey.init),
-                let before = sight[HeldRow(entity: entity, key: key)]?.values, before.texts.count == columns.count, row.committed > before.at,
-                zip(columns, before.texts).allSatisfy({ column, value in
-                    guard let after = row.values[column] else { return false }
-                    return after == nil && value == nil || after.map { value?.hasSameBytes(as: $0) ?? false } ?? false
-                })
+                sight[HeldRow(entity: entity, key: key)]?.keeps(after, columns: columns) == true
             {
                 return
             }

@@ -28,3 +28,23 @@ struct RowSight {
         if sees { words[2 * pair + 1] |= 1 << bit } else { words[2 * pair + 1] &= ~(1 << bit) }
     }
 }
+
+extension RowSight {
+    /// Whether an update whose changed columns the feed did not say (`after`: the row after
+    /// it) left what was found as it was: the policies' `columns` hold the ``values`` a sweep
+    /// found, and that sweep did not see the update (its commit ended after the log's insert
+    /// position the sweep read, so the values are the row's before it). A sweep that saw
+    /// it may have found the row after it, beside another principal's finding from before.
+    func keeps(_ after: RowAfter, columns: [String]) -> Bool {
+        guard !columns.isEmpty, let values, values.texts.count == columns.count, after.committed > values.at else { return false }
+        return zip(columns, values.texts).allSatisfy { column, value in
+            // A value the update left TOASTed, or sent in binary, is not known.
+            guard let new = after.values[column] else { return false }
+            switch (new, value) {
+            case (nil, nil): return true
+            case (let new?, let value?): return new.hasSameBytes(as: value)
+            default: return false
+            }
+        }
+    }
+}
