@@ -74,12 +74,16 @@ import Testing
     }
 
     /// Runs `body` with the tenant table of ``PrincipalTests/setUp(_:_:)`` (with what
-    /// `extraSQL` adds before), the triggers enabled and readable by the login role, a
-    /// database of `configuration` as the login role, and a connection of the table's owner.
+    /// `extraSQL` adds before), analyzed, `mechanism` enabled for the login role (the
+    /// triggers readable by it, or logical decoding with `REPLICATION`), a database of
+    /// `configuration` (traced by `tracer` when given) as the login role, and a connection
+    /// of the table's owner.
     private static func withTrackedTenants(
         extraSQL: String = "", configuration: Configuration = Configuration(maxConnections: 2), mechanism: ChangeTracking.Mechanism = .triggers,
-        _ body: (Database, PolicyRoles, Connection) async throws -> Void
+        tracer: InMemoryTracer? = nil, _ body: (Database, PolicyRoles, Connection) async throws -> Void
     ) async throws {
+        var configuration = configuration
+        if let tracer { configuration.tracer = tracer }
         try await PolicyRoles.with { roles in
             try await TestDatabase.withDatabase { url in
                 let setup = try Connection(url: url)
@@ -258,9 +262,7 @@ import Testing
     /// decided, and the tenant it moved to sees it; one of a column a request reads, too.
     @Test func anUpdateOfColumnsNothingReadsIsNotDecided() async throws {
         let tracer = InMemoryTracer()
-        var configuration = Configuration(maxConnections: 2)
-        configuration.tracer = tracer
-        try await Self.withTrackedTenants(extraSQL: "ALTER TABLE doc ADD COLUMN body text", configuration: configuration) { database, roles, setup in
+        try await Self.withTrackedTenants(extraSQL: "ALTER TABLE doc ADD COLUMN body text", tracer: tracer) { database, roles, setup in
             // Row n is tenant 1 + n % 3's: 3 and 6 are tenant 1's, 1 is tenant 2's.
             let wanted = DatabaseObserveTests.Collector(try await database.observe(
                 FetchRequest("doc", where: Key("title") == "wanted", orderBy: [.ascending("id")]),
@@ -336,9 +338,7 @@ import Testing
     /// the tenant it moved to sees it.
     @Test func aPrincipalFoundNotToSeeARowIsNotAskedAgain() async throws {
         let tracer = InMemoryTracer()
-        var configuration = Configuration(maxConnections: 2)
-        configuration.tracer = tracer
-        try await Self.withTrackedTenants(configuration: configuration) { database, roles, setup in
+        try await Self.withTrackedTenants(tracer: tracer) { database, roles, setup in
             let tenants = try await WantedByTenant(database, roles)
             func ids(_ tenant: Int) -> [Int?]? { tenants.ids(tenant) }
             // Row n is tenant 1 + n % 3's: 3 and 6 are tenant 1's. The first change is
@@ -464,9 +464,7 @@ import Testing
     /// of one by one.
     @Test func aPrincipalIsAskedOnceWhichRowsItSees() async throws {
         let tracer = InMemoryTracer()
-        var configuration = Configuration(maxConnections: 2)
-        configuration.tracer = tracer
-        try await Self.withTrackedTenants(configuration: configuration) { database, roles, setup in
+        try await Self.withTrackedTenants(tracer: tracer) { database, roles, setup in
             var tenants = try await WantedByTenant(database, roles)
             // The first change tests every tenant and sweeps each, without asking of the row;
             // then a row never changed is decided for its tenant alone.
@@ -501,11 +499,9 @@ import Testing
     /// tenant it moved to sees it.
     @Test func aFirstUpdateUnderTheDefaultIdentityKeepsWhatASweepFound() async throws {
         let tracer = InMemoryTracer()
-        var configuration = Configuration(maxConnections: 2)
-        configuration.tracer = tracer
         // Row 5 (tenant 3's) is wanted from the start: in tenant 3's first answer.
         let start = "UPDATE doc SET title = 'wanted' WHERE id = 5"
-        try await Self.withTrackedTenants(extraSQL: start, configuration: configuration, mechanism: .logicalDecoding) { database, roles, setup in
+        try await Self.withTrackedTenants(extraSQL: start, mechanism: .logicalDecoding, tracer: tracer) { database, roles, setup in
             let tenants = try await WantedByTenant(database, roles)
             func ids(_ tenant: Int) -> [Int?]? { tenants.ids(tenant) }
             #expect(ids(3) == [5])
