@@ -496,22 +496,21 @@ final class ObservationHub: Sendable {
 
         /// Forgets what decisions found of the rows `change` touched, unless it left each as
         /// visible to every principal as it was: an update of one row, its key kept, that
-        /// changed no column the entity's policies read.
+        /// changed no column the entity's policies read (named, or found as a sweep did).
         mutating func forgetSight(changedBy change: Change, of entity: Int, layout: ModelLayout) {
             guard let security, security.visibilityFollowsColumns.contains(entity) else { return }
-            if change.kind == .update, change.keyTexts.count == 1, let columns = change.changedColumns,
-                case .only(let read) = security.policyColumns[entity] ?? .only([]), read.isDisjoint(with: columns)
-            {
-                return
-            }
-            // An update whose changed columns the feed did not say, that left what the
-            // policies read as a sweep before it found it: every change noted since kept
-            // those values or forgot them.
-            if change.kind == .update, change.keyTexts.count == 1, let after = change.newRow, let columns = sightColumns[entity],
-                let key = layout.entities[entity].storedKey(change.keyTexts[0]).flatMap(ObjectKey.init),
-                sight[HeldRow(entity: entity, key: key)]?.keeps(after, columns: columns) == true
-            {
-                return
+            if change.kind == .update, change.keyTexts.count == 1 {
+                if let columns = change.changedColumns {
+                    // Its changed columns named: none the policies read.
+                    if case .only(let read) = security.policyColumns[entity] ?? .only([]), read.isDisjoint(with: columns) { return }
+                } else if let after = change.newRow, let columns = sightColumns[entity],
+                    let key = layout.entities[entity].storedKey(change.keyTexts[0]).flatMap(ObjectKey.init),
+                    sight[HeldRow(entity: entity, key: key)]?.keeps(after, columns: columns) == true
+                {
+                    // Not named, but what the policies read is as a sweep before it found it:
+                    // every change noted since kept those values or forgot them.
+                    return
+                }
             }
             // No key (a truncate, a payload cut short): any row may have changed.
             guard !change.keyTexts.isEmpty else { return forgetAllSight() }
@@ -767,10 +766,11 @@ final class ObservationHub: Sendable {
             let mayHaveGone = groupsLetGo != letGoWhenDecided
             for ((members, waiting, entity, principal), answer) in zip(deciding[range], answers) {
                 // Which principals see a row does not hang on the groups. An answer says
-                // when its decision asked.
-                if case .success(let found) = answer, let seen = found.seen { learnSight(seen, of: entity, by: principal) }
+                // when its decision asked, or swept.
                 switch answer {
-                case .success(let found): if let swept = found.swept { sweepsFound.append((entity, principal, swept)) }
+                case .success(let found):
+                    if let seen = found.seen { learnSight(seen, of: entity, by: principal) }
+                    if let swept = found.swept { sweepsFound.append((entity, principal, swept)) }
                 // Swept again next time, if it was.
                 case .failure: swept[entity]?.remove(principal)
                 }
