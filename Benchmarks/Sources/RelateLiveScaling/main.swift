@@ -16,7 +16,9 @@ import Synchronization
 /// read as the pool's role: the workload under one principal.
 ///
 /// Reports per rate: commits a second; Relate's CPU per commit (the whole process:
-/// the hub, its reads, 10,000 consumers); the CPU of PostgreSQL's backends that serve
+/// the hub, its reads, 10,000 consumers; not the probe writer, which stands for another
+/// client as pgbench's writers do: it runs on a thread of its own, whose CPU is measured
+/// and printed last, per commit); the CPU of PostgreSQL's backends that serve
 /// Relate (the pool's and the feed's, not the writers' — under triggers the trigger's own
 /// cost is in the writers') per commit; Relate's statements per commit
 /// (`pg_stat_statements`, every role but the writers'); deliveries (snapshots after the
@@ -73,6 +75,40 @@ func processCPU() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// CPU seconds the calling thread has used.
+@Sendable func threadCPU() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// One window's probes, from `first + 1` on, 20 a second from `started` for `seconds`, each
+/// a random row of `1...rows`: on a thread of their own (with a connection of their own),
+/// whose CPU is the writer's, not Relate's. Answers the probes sent and the CPU seconds used.
+func probeWindow(
+    url: String, tally: Tally, first: Int, rows: Int, started: ContinuousClock.Instant, seconds: Int
+) async throws -> (probes: Int, cpu: Double) {
+    try await withCheckedThrowingContinuation { done in
+        Thread {
+            let cpuBefore = threadCPU()
+            do {
+                let writer = try Connection(url: url)
+                var probes = 0
+                while ContinuousClock.now - started < .seconds(seconds) {
+                    probes += 1
+                    tally.send(first + probes, at: .now)
+                    try writer.execute("UPDATE document SET title = $1 WHERE id = $2", ["probe-\(first + probes)", Int.random(in: 1...rows)])
+                    let (wait, attoseconds) = (started + .milliseconds(50 * probes) - .now).components
+                    if wait >= 0, attoseconds >= 0 { Thread.sleep(forTimeInterval: Double(wait) + Double(attoseconds) / 1e18) }
+                }
+                done.resume(returning: (probes, threadCPU() - cpuBefore))
+            } catch {
+                done.resume(throwing: error)
+            }
+        }.start()
+    }
 }
 
 func residentMegabytes() -> Double {
@@ -215,9 +251,8 @@ print(String(
     mechanism.rawValue + (fullIdentity && mechanism == .logicalDecoding ? " (replica identity FULL)" : ""), underPrincipals ? "100 tenants (a principal each)" : "one principal", movesRank ? "rank" : "title", consumers.count,
     tenants * requestsPerTenant,
     Double(subscribed.components.seconds) + Double(subscribed.components.attoseconds) / 1e18, residentMegabytes()))
-print("rate | commits/s | Relate CPU per commit | PostgreSQL CPU for Relate per commit | statements per commit | deliveries/s | deliveries per CPU second | latency p50 / p95 / p99 | probes seen | resident / peak")
+print("rate | commits/s | Relate CPU per commit | PostgreSQL CPU for Relate per commit | statements per commit | deliveries/s | deliveries per CPU second | latency p50 / p95 / p99 | probes seen | resident / peak | probe writer CPU per commit")
 
-let probeWriter = try Connection(url: writerURL)
 var probe = 0
 for rate in rates {
     try await Task.sleep(for: .seconds(2))
@@ -235,22 +270,15 @@ for rate in rates {
         load.standardOutput = output
         load.standardError = FileHandle.nullDevice
         try load.run()
-        var probes = 0
-        while ContinuousClock.now - started < .seconds(seconds) {
-            probe += 1
-            probes += 1
-            let id = Int.random(in: 1...probedRows)
-            tally.send(probe, at: .now)
-            try probeWriter.execute("UPDATE document SET title = $1 WHERE id = $2", ["probe-\(probe)", id])
-            try await Task.sleep(until: started + .milliseconds(50 * probes))
-        }
+        let (probes, probeCPU) = try await probeWindow(url: writerURL, tally: tally, first: probe, rows: probedRows, started: started, seconds: seconds)
+        probe += probes
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         load.waitUntilExit()
         // What is still being read gets a moment; the window ends when the last answer could be in.
         try await Task.sleep(for: .seconds(1))
         let elapsed = ContinuousClock.now - started
         let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let cpu = processCPU() - cpuBefore
+        let cpu = processCPU() - cpuBefore - probeCPU
         let deliveries = tally.deliveries.load(ordering: .relaxed) - deliveriesBefore
         let statements = try relateStatements(admin) - statementsBefore
         var serverCPU = 0.0
@@ -261,11 +289,11 @@ for rate in rates {
         let delays = tally.take().sorted()
         let expected = probes * observersPerGroup
         print(String(
-            format: "%d | %.0f | %.3f ms | %.3f ms | %.2f | %.0f | %.0f | %.1f / %.1f / %.1f ms | %d of %d | %.0f / %.0f MB",
+            format: "%d | %.0f | %.3f ms | %.3f ms | %.2f | %.0f | %.0f | %.1f / %.1f / %.1f ms | %d of %d | %.0f / %.0f MB | %.3f ms",
             rate, Double(commits) / Double(seconds), cpu / Double(max(commits, 1)) * 1000, serverCPU / Double(max(commits, 1)) * 1000,
             Double(statements) / Double(max(commits, 1)), Double(deliveries) / elapsedSeconds, Double(deliveries) / max(cpu, 0.001),
             percentile(delays, 0.5), percentile(delays, 0.95), percentile(delays, 0.99), delays.count, expected, residentMegabytes(),
-            peakMegabytes()))
+            peakMegabytes(), probeCPU / Double(max(commits, 1)) * 1000))
     }
 }
 // Quiet: every stream's last answer must be what its principal reads now (a change lost on
