@@ -1,4 +1,5 @@
 import Foundation
+import InMemoryTracing
 import Testing
 
 @testable import Relate
@@ -266,7 +267,7 @@ import Testing
                     if !events.isEmpty { batches += 1 }
                     for event in events {
                         switch event {
-                        case .changes(let list): seen += list.count
+                        case .changes(let list, _): seen += list.count
                         case .schemaChanged(_, let table, _): altered.append(table)
                         case .gap, .editMarks: break
                         }
@@ -505,7 +506,55 @@ import Testing
         let url = servers.url(port: servers.ports[0])
         try await handsOverATransactionOnceItIsVisible(url)
         try await acknowledgesAtOnceForCommitsThatWaitOnIt(url)
+        try await liveQueriesReadACommitOnceItIsVisible(url)
         withExtendedLifetime(servers) {}
+    }
+
+    /// The live queries' feed hands a transaction over as its commit comes, visible or not;
+    /// the round that reads because of it asks first, in its round trip, whether a snapshot
+    /// sees it, and when none does yet, waits until one does and reads then. Read at once,
+    /// the group found the row as it was before, no change, and kept that answer for good
+    /// (no later commit tells it otherwise).
+    private func liveQueriesReadACommitOnceItIsVisible(_ url: String) async throws {
+        let setup = try Connection(url: url)
+        try setup.executeScript("DROP TABLE IF EXISTS item; CREATE TABLE item (id int PRIMARY KEY, title text); INSERT INTO item VALUES (1, 'before');")
+        try ChangeTracking.enable(logicalDecodingOn: setup)
+        let tracer = InMemoryTracer()
+        var configuration = Configuration(maxConnections: 2)
+        configuration.tracer = tracer
+        let database = try Database(url: url, configuration: configuration)
+        defer { database.close() }
+        let titles = DatabaseObserveTests.Collector(try await database.observe(FetchRequest("item")))
+        let first = try await titles.wait(for: 1)
+        #expect(first.first?.rows.map { $0.values["title"] as? String } == ["before"])
+        try setup.execute("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+        _ = try setup.query("SELECT pg_reload_conf()")
+        let committed = BackgroundTasks.Signal()
+        let writerThread = Thread {
+            if let writer = try? Connection(url: url) {
+                _ = try? writer.execute("SET synchronous_commit = on")
+                _ = try? writer.execute("UPDATE item SET title = 'after' WHERE id = 1")
+            }
+            committed.fire()
+        }
+        writerThread.start()
+        for _ in 0..<100 {
+            if try setup.query("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")[0].decode(Int.self, at: 0) == 1 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        // Decoded, handed over and asked about while the commit waits: no answer comes.
+        try await Task.sleep(for: .seconds(1))
+        #expect(titles.snapshots.withLock { $0.count } == 1)
+        let asked = tracer.finishedSpans.filter { span in
+            guard case .string(let text) = span.attributes.get("db.query.text") else { return false }
+            return text.contains("pg_visible_in_snapshot")
+        }.count
+        #expect(asked > 1, "a round found the commit not visible and asked again")
+        try setup.execute("ALTER SYSTEM RESET synchronous_standby_names")
+        _ = try setup.query("SELECT pg_reload_conf()")
+        await committed.wait()
+        let after = try await titles.wait(for: 2, timeout: .seconds(20))
+        #expect(after.last?.rows.map { $0.values["title"] as? String } == ["after"])
     }
 
     /// With synchronous replication, a commit waits for a standby after its record is

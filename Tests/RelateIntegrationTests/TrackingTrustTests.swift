@@ -141,7 +141,7 @@ final class TestRoles {
                 events += try feed.receive()
             }
             #expect(notified.count == 1 && notified.allSatisfy { $0.contains("\"id\"") && !$0.contains("keys") })
-            guard case .changes(let notices) = try #require(events.first), let notice = notices.first else {
+            guard case .changes(let notices, _) = try #require(events.first), let notice = notices.first else {
                 Issue.record("no notice: \(events)")
                 return
             }

@@ -3,7 +3,8 @@ import RelatePostgres
 /// Change tracking by logical decoding: a replication connection streaming Relate's
 /// publication from a temporary slot with `pgoutput`. Nothing is installed on the tables;
 /// a transaction is handed over when its commit arrives and a new snapshot sees it, never
-/// before.
+/// before — or, for a consumer that confirms that itself, when its commit arrives, with its
+/// id (`confirmingVisibility` false).
 final class LogicalDecodingFeed: ChangeFeed {
     let mechanism = ChangeTracking.Mechanism.logicalDecoding
     /// The connection for what is not the stream: the catalog, and whether a snapshot sees a
@@ -42,9 +43,13 @@ final class LogicalDecodingFeed: ChangeFeed {
     private var received = LSN.zero
     private var acknowledged = LSN.zero
     var position: LSN? { received == .zero ? nil : received }
+    /// Whether a transaction is held until a snapshot of the feed's sees it; if not, it is
+    /// handed over at once with its id, which the consumer confirms.
+    private let confirmsVisibility: Bool
 
-    init(main: Connection, layout: ModelLayout) throws {
+    init(main: Connection, layout: ModelLayout, confirmingVisibility: Bool = true) throws {
         self.main = main
+        confirmsVisibility = confirmingVisibility
         try ChangeTracking.checkLogicalDecoding(on: main)
         tables = try TrackedTables(layout: layout, pinningOn: main)
         stream = try Self.start(like: main)
@@ -92,6 +97,13 @@ final class LogicalDecodingFeed: ChangeFeed {
             // What was read before the gap is handed over with it: the gap reads everything again.
             defer { held = [] }
             return held.map(\.event) + [.gap]
+        }
+        guard confirmsVisibility else {
+            defer { held = [] }
+            return held.map { transaction, event in
+                guard let transaction, case .changes(let notices, _) = event else { return event }
+                return .changes(notices, unconfirmed: transaction)
+            }
         }
         let count = try visibleUpTo(held.compactMap(\.transaction))
         defer { held.removeFirst(count) }

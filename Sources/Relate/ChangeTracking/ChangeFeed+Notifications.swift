@@ -159,7 +159,7 @@ final class NotificationFeed: ChangeFeed {
                 continue
             }
             guard let notice = notice(payload) else { continue }
-            if let writer = payload.transaction, writer == transaction, case .changes(let earlier) = events.last {
+            if let writer = payload.transaction, writer == transaction, case .changes(let earlier, _) = events.last {
                 events[events.count - 1] = .changes(earlier + [notice])
             } else {
                 events.append(.changes([notice]))

@@ -17,7 +17,10 @@ protocol ChangeFeed: AnyObject {
 
 enum FeedEvent {
     /// One committed transaction's changes (triggers: a notification's statements).
-    case changes([ChangeNotice])
+    /// `unconfirmed`: the transaction's id (32 bits) when a logical feed handed it over
+    /// before a snapshot was seen to see it (``makeChangeFeed(on:layout:mechanism:confirmingVisibility:)``):
+    /// whoever reads because of it must first confirm that it is visible.
+    case changes([ChangeNotice], unconfirmed: UInt32? = nil)
     /// The feed lost its connection and opened a new one: whatever was committed in
     /// between is unknown, so everything in memory must be read again.
     case gap
@@ -61,7 +64,15 @@ struct RowAfter: Sendable {
 
 /// A feed of the mechanism asked for (`nil`: the triggers when installed, else logical
 /// decoding when its publication exists) for a model, beside `connection`.
-func makeChangeFeed(on connection: Connection, layout: ModelLayout, mechanism: ChangeTracking.Mechanism?) throws -> any ChangeFeed {
+///
+/// With `confirmingVisibility` false, a logical feed hands each transaction over as soon as
+/// its commit arrives, with its id (``FeedEvent/changes(_:unconfirmed:)``), for a consumer
+/// that confirms the visibility in its own next round trip (the live queries' hub); by
+/// default it holds it until a snapshot of its own sees it. Triggers notify once a
+/// transaction is visible either way.
+func makeChangeFeed(
+    on connection: Connection, layout: ModelLayout, mechanism: ChangeTracking.Mechanism?, confirmingVisibility: Bool = true
+) throws -> any ChangeFeed {
     let installed = (
         triggers: try ChangeTracking.isEnabled(on: connection),
         logical: try ChangeTracking.isEnabled(logicalDecodingOn: connection))
@@ -82,6 +93,6 @@ func makeChangeFeed(on connection: Connection, layout: ModelLayout, mechanism: C
                 message: "logical decoding is not enabled in this database: run `relate enable --logical <url> --schema <schema>` "
                     + "(or ChangeTracking.enable(logicalDecodingOn:schemas:)) once")
         }
-        return try LogicalDecodingFeed(main: connection, layout: layout)
+        return try LogicalDecodingFeed(main: connection, layout: layout, confirmingVisibility: confirmingVisibility)
     }
 }

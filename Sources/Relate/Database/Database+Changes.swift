@@ -13,6 +13,9 @@ public struct CommittedChanges: Sendable {
     /// The feed lost its connection and opened a new one: what was committed in between is
     /// unknown, and `changes` is empty. Read again whatever you keep.
     public var mayHaveMissedChanges: Bool
+    /// The transaction's id when the feed handed it over before confirming that new
+    /// snapshots see it (the live queries' mailbox, ``Database/changeMailbox(using:)``).
+    var unconfirmedTransaction: UInt32? = nil
 
     /// The same without the rows after updates (``Change/newRow``): what a consumer of
     /// ``Database/changes(using:)`` receives, which may not see those rows.
@@ -57,10 +60,14 @@ extension Database {
     /// The feed of ``changes(using:)`` for the live queries' hub: in a ``ChangeMailbox``,
     /// which hands over every transaction that committed since it was last asked at once.
     /// Cancelling the task that takes from it stops the feed.
+    ///
+    /// A logical feed's transaction comes as soon as its commit does, with its id
+    /// (``CommittedChanges/unconfirmedTransaction``): the hub confirms that it is visible in
+    /// the round trip that reads because of it, where the feed would ask in one of its own.
     func changeMailbox(using mechanism: ChangeTracking.Mechanism? = nil) async throws -> ChangeMailbox {
         let (id, entry) = try changeFeeds.register()
         let mailbox = ChangeMailbox(stopFeed: { entry.stop() })
-        try await startFeed(mechanism, id: id, entry: entry, into: FeedSink(yield: mailbox.post, finish: mailbox.finish))
+        try await startFeed(mechanism, confirmingVisibility: false, id: id, entry: entry, into: FeedSink(yield: mailbox.post, finish: mailbox.finish))
         return mailbox
     }
 
@@ -72,8 +79,10 @@ extension Database {
     }
 
     /// Starts feed `id`'s thread, which streams into `sink` until `entry` is stopped;
-    /// returns once it listens.
-    private func startFeed(_ mechanism: ChangeTracking.Mechanism?, id: Int, entry: ChangeFeedRegistry.Entry, into sink: FeedSink) async throws {
+    /// returns once it listens. `confirmingVisibility`: see ``makeChangeFeed(on:layout:mechanism:confirmingVisibility:)``.
+    private func startFeed(
+        _ mechanism: ChangeTracking.Mechanism?, confirmingVisibility: Bool = true, id: Int, entry: ChangeFeedRegistry.Entry, into sink: FeedSink
+    ) async throws {
         let (conninfo, layout, logger, feeds, tracer) = (self.conninfo, self.layout.withLock { $0 }, self.logger, self.changeFeeds, self.tracer)
         // The feed blocks in libpq, so it runs on a thread of its own; a background job of
         // the database waits for that thread to end (its connections closed), so that a
@@ -95,7 +104,9 @@ extension Database {
                     feeds.remove(id)
                     ended.fire()
                 }
-                Self.run(mechanism, conninfo: conninfo, layout: layout, logger: logger, tracer: tracer, entry: entry, started: started, into: sink)
+                Self.run(
+                    mechanism, confirmingVisibility: confirmingVisibility, conninfo: conninfo, layout: layout, logger: logger, tracer: tracer,
+                    entry: entry, started: started, into: sink)
             }
             thread.start()
         }
@@ -103,7 +114,7 @@ extension Database {
 
     /// Opens the feed (telling `started` how that went), then streams until stopped.
     private static func run(
-        _ mechanism: ChangeTracking.Mechanism?, conninfo: String, layout: ModelLayout, logger: Logger, tracer: (any Tracer)?,
+        _ mechanism: ChangeTracking.Mechanism?, confirmingVisibility: Bool, conninfo: String, layout: ModelLayout, logger: Logger, tracer: (any Tracer)?,
         entry: ChangeFeedRegistry.Entry, started: CheckedContinuation<Void, any Error>, into sink: FeedSink
     ) {
         let feed: any ChangeFeed
@@ -111,7 +122,7 @@ extension Database {
             let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: conninfo, logger: logger) }
             // The feed's own statements (catalog checks, stored changes) are spans too, roots of their own.
             if let tracer { connection.roundTripObserver = StatementSpans(tracer: tracer, connection: connection) }
-            feed = try DatabaseContext.wrappingErrors { try makeChangeFeed(on: connection, layout: layout, mechanism: mechanism) }
+            feed = try DatabaseContext.wrappingErrors { try makeChangeFeed(on: connection, layout: layout, mechanism: mechanism, confirmingVisibility: confirmingVisibility) }
         } catch {
             started.resume(throwing: error)
             return
@@ -147,8 +158,10 @@ extension Database {
                 }
                 for event in events {
                     switch event {
-                    case .changes(let notices):
-                        sink.yield(CommittedChanges(changes: notices.flatMap { Self.changes($0, layout: layout) }, mayHaveMissedChanges: false))
+                    case .changes(let notices, let unconfirmed):
+                        sink.yield(
+                            CommittedChanges(
+                                changes: notices.flatMap { Self.changes($0, layout: layout) }, mayHaveMissedChanges: false, unconfirmedTransaction: unconfirmed))
                     case .gap:
                         sink.yield(CommittedChanges(changes: [], mayHaveMissedChanges: true))
                     case .editMarks:

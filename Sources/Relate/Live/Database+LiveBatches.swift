@@ -44,7 +44,7 @@ struct LiveRead: Sendable {
     }
 }
 
-/// One test of changed rows among many (``Database/requestsMet(_:changedKeys:)``): the
+/// One test of changed rows among many (``Database/requestsMet(_:changedKeys:confirming:)``): the
 /// tests of requests on `entity`'s own columns of one principal.
 ///
 /// `@unchecked Sendable`: its settings statement binds strings alone (names and values),
@@ -84,7 +84,7 @@ struct LiveDecision: @unchecked Sendable {
 
 extension Database {
     /// The answers of `reads`, on one pooled connection of the primary in one round trip
-    /// (``liveRound(_:on:)``): each read as its principal (with one, after its `SELECT
+    /// (``liveRound(_:confirming:on:)``): each read as its principal (with one, after its `SELECT
     /// set_config…` in a read-only transaction it shares with the reads of principals whose
     /// settings set the same names), so a read that fails (a setting a policy cannot cast)
     /// fails alone, and the connection goes back as the login role with no setting. A
@@ -95,19 +95,24 @@ extension Database {
     ///   - reads: The reads.
     ///   - earlier: Per read, its answer before (empty for none): a row of it whose
     ///     identity and values come again is taken as it is (``LiveRow/rows(of:entity:reusing:)``).
+    ///   - transactions: Transactions a new snapshot must see before the reads answer
+    ///     (ids a logical feed handed over at once), asked first in the same round trip.
     /// - Returns: Per read, in order, its rows or the error reading them.
-    /// - Throws: A ``RelateError`` when no read could run: the connection was lost (its
+    /// - Throws: ``TransactionsNotVisible`` when it does not see one of `transactions` yet;
+    ///   a ``RelateError`` when no read could run: the connection was lost (its
     ///   ``RelateError/postgresError`` says so), or the database is shutting down.
-    func liveRows(of reads: [LiveRead], reusing earlier: [[LiveRow]] = []) async throws -> [Result<[LiveRow], RelateError>] {
+    func liveRows(
+        of reads: [LiveRead], reusing earlier: [[LiveRow]] = [], confirming transactions: [UInt32] = []
+    ) async throws -> [Result<[LiveRow], RelateError>] {
         try await unit("relate.read") {
             let layout = self.layout.withLock { $0 }
             return try await self.withConnection { connection, _ in
-                try Self.liveRows(of: reads, reusing: earlier, on: connection, layout: layout)
+                try Self.liveRows(of: reads, reusing: earlier, confirming: transactions, on: connection, layout: layout)
             }
         }
     }
 
-    /// A decision's answer (``requestsMet(_:changedKeys:)``).
+    /// A decision's answer (``requestsMet(_:changedKeys:confirming:)``).
     struct DecisionAnswer: Equatable {
         /// The indexes of its requests that a changed row meets now.
         var met: Set<Int>
@@ -135,12 +140,16 @@ extension Database {
     /// The indexes of each decision's requests that a row of its entity whose key is one of
     /// `changedKeys[entity]` (text forms) meets now (rows deleted meanwhile meet none), in
     /// one round trip on one
-    /// pooled connection of the primary (``liveRound(_:on:)``): each decision as its
-    /// principal (the rows it may see), failing alone.
+    /// pooled connection of the primary (``liveRound(_:confirming:on:)``): each decision as its
+    /// principal (the rows it may see), failing alone; first, whether a new snapshot sees
+    /// `transactions`.
     ///
     /// - Returns: Per decision, in order, its answer or the error deciding.
-    /// - Throws: A ``RelateError`` when no decision could run (the connection was lost, a shutdown).
-    func requestsMet(_ decisions: [LiveDecision], changedKeys: [Int: [[String?]]]) async throws -> [Result<DecisionAnswer, RelateError>] {
+    /// - Throws: ``TransactionsNotVisible`` when it does not see one of `transactions` yet;
+    ///   a ``RelateError`` when no decision could run (the connection was lost, a shutdown).
+    func requestsMet(
+        _ decisions: [LiveDecision], changedKeys: [Int: [[String?]]], confirming transactions: [UInt32] = []
+    ) async throws -> [Result<DecisionAnswer, RelateError>] {
         try await unit("relate.read") {
             let layout = self.layout.withLock { $0 }
             return try await self.withConnection { connection, _ in
@@ -177,7 +186,7 @@ extension Database {
                         round.append(LiveStatement(statement: sweep, principal: decision.principal, settings: decision.settings, shape: decision.shape))
                     }
                 }
-                let results = try Self.liveRound(round, on: connection)
+                let results = try Self.liveRound(round, confirming: transactions, on: connection)
                 for (index, at) in sent {
                     let decision = decisions[index]
                     let entity = layout.model.entities[decision.entity].name
@@ -224,6 +233,37 @@ extension Database {
         return .rows(found, at: at)
     }
 
+    /// A live round asked to confirm transactions found one that a new snapshot does not
+    /// see yet (``liveRound(_:confirming:on:)``): its commit was decoded before the
+    /// committing backend made it visible (with synchronous replication, until a standby
+    /// confirmed it). Nothing the round read is answered.
+    struct TransactionsNotVisible: Error {}
+
+    /// Which of `transactions` a new snapshot does not see yet (``LogicalDecodingFeed/notVisibleSQL``).
+    private static func unseen(among transactions: [UInt32]) -> PostgresStatement {
+        var statement = PostgresStatement(LogicalDecodingFeed.notVisibleSQL, [transactions.map(Int.init)])
+        statement.prepares = true
+        return statement
+    }
+
+    /// Returns once a new snapshot sees every one of `transactions`, asking every
+    /// millisecond on a pooled connection: after a live round found one that it did not
+    /// (``TransactionsNotVisible``), it waits so, and reads again once.
+    ///
+    /// - Throws: A ``RelateError`` when the question fails; a `CancellationError` when the
+    ///   task is cancelled.
+    func waitUntilVisible(_ transactions: [UInt32]) async throws {
+        while true {
+            let unseen = try await unit("relate.read") {
+                try await self.withConnection { connection, _ in
+                    try relateErrors(naming: nil) { try connection.pipeline(groups: [[Self.unseen(among: transactions)]])[0].get()[0].count }
+                }
+            }
+            if unseen == 0 { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
     /// One statement of a live round, and who runs it: its principal's settings statement
     /// (``Statements/readOnlySettings(as:)``; `nil`: a bare statement as the pool's role)
     /// and their shape.
@@ -241,12 +281,22 @@ extension Database {
     /// transaction are sent again in another round trip (each pass answers at least the one
     /// that failed).
     ///
+    /// First, in the same round trip, it asks whether a new snapshot sees each transaction
+    /// of `unconfirmed` (ids a logical feed handed over at once,
+    /// ``CommittedChanges/unconfirmedTransaction``): every statement after takes a newer
+    /// snapshot, which then sees them too.
+    ///
     /// - Returns: Per statement, in order, its result or its error.
-    /// - Throws: A ``RelateError`` when the connection is lost or libpq refuses the pipeline.
-    private static func liveRound(_ round: [LiveStatement], on connection: Connection) throws -> [Result<PostgresResult, PostgresError>] {
+    /// - Throws: ``TransactionsNotVisible`` when a snapshot did not see one of
+    ///   `unconfirmed` yet (what the round read is not answered); a ``RelateError`` when
+    ///   the connection is lost, libpq refuses the pipeline or the question fails.
+    private static func liveRound(
+        _ round: [LiveStatement], confirming unconfirmed: [UInt32] = [], on connection: Connection
+    ) throws -> [Result<PostgresResult, PostgresError>] {
         var answers = [Result<PostgresResult, PostgresError>?](repeating: nil, count: round.count)
         var waiting = Array(round.indices)
-        while !waiting.isEmpty {
+        var confirming = unconfirmed
+        while !waiting.isEmpty || !confirming.isEmpty {
             var shapes: [Statements.SettingsShape: Int] = [:]
             var transactions: [[Int]] = []
             for index in waiting {
@@ -261,9 +311,16 @@ extension Database {
             let groups = transactions.map { members in
                 Statements.sharedReadOnly(members.map { (round[$0].principal, round[$0].settings, round[$0].statement) })
             }
-            let results = try relateErrors(naming: nil) { try connection.pipeline(groups: groups.map(\.statements)) }
+            // The question in a transaction of its own, before every other.
+            let question = confirming.isEmpty ? [] : [[Self.unseen(among: confirming)]]
+            confirming = []
+            var results = try relateErrors(naming: nil) { try connection.pipeline(groups: question + groups.map(\.statements)) }
+            if !question.isEmpty {
+                let unseen = try relateErrors(naming: nil) { try results.removeFirst().get() }
+                guard (unseen.first?.count ?? 0) == 0 else { throw TransactionsNotVisible() }
+            }
             waiting = []
-            var first = 0
+            var first = question.count
             for (members, (group, result)) in zip(transactions, zip(groups, results)) {
                 defer { first += group.statements.count }
                 // Where each member's own statement is in the group: a principal's go
@@ -286,9 +343,9 @@ extension Database {
         return answers.map { $0! }
     }
 
-    /// ``liveRows(of:reusing:)`` on `connection`.
+    /// ``liveRows(of:reusing:confirming:)`` on `connection`.
     private static func liveRows(
-        of reads: [LiveRead], reusing earlier: [[LiveRow]], on connection: Connection, layout: ModelLayout
+        of reads: [LiveRead], reusing earlier: [[LiveRow]], confirming transactions: [UInt32], on connection: Connection, layout: ModelLayout
     ) throws -> [Result<[LiveRow], RelateError>] {
         var answers = [Result<[LiveRow], RelateError>?](repeating: nil, count: reads.count)
         var sent: [(read: Int, entity: Int)] = []
@@ -308,7 +365,7 @@ extension Database {
                 answers[index] = .failure(relateError(error))
             }
         }
-        let results = try liveRound(round, on: connection)
+        let results = try liveRound(round, confirming: transactions, on: connection)
         for ((index, entity), result) in zip(sent, results) {
             answers[index] = Result {
                 try LiveRow.rows(of: try result.get(), entity: layout.entities[entity], reusing: index < earlier.count ? earlier[index] : [])

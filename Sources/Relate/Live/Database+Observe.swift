@@ -177,7 +177,7 @@ extension Database {
     }
 
     /// The rows of `request`, read on the primary as `principal` (`nil`: the pool's role), as
-    /// values: the way every later read of its group reads them (``liveRows(of:reusing:)``).
+    /// values: the way every later read of its group reads them (``liveRows(of:reusing:confirming:)``).
     func liveRows(_ request: FetchRequest, as principal: Principal? = nil) async throws -> [LiveRow] {
         try await liveRows(of: [LiveRead(request: request, principal: principal)])[0].get()
     }

@@ -362,7 +362,7 @@ struct MatchTests: @unchecked Sendable {
     static let genericPlanFrom = 16
 
     /// Who runs the tests for `principal` (`nil`: the pool's own role) in a round's
-    /// decisions (``Database/requestsMet(_:changedKeys:)``): the same tests come back round after
+    /// decisions (``Database/requestsMet(_:changedKeys:confirming:)``): the same tests come back round after
     /// round with other keys, so the statement is prepared once a connection, and from
     /// ``genericPlanFrom`` tests in the `VALUES` list up planned once too, asking for a
     /// generic plan in the principal's settings (`plan_cache_mode`, a setting of the

@@ -204,6 +204,12 @@ final class ObservationHub: Sendable {
         /// undecided groups once per round of reads (``sortCommitted(_:)``), not once per commit:
         /// a commit costs the hub its changes, not its groups.
         var committedSinceSorted = Committed()
+        /// Transactions the logical feed handed over as their commits came, before a
+        /// snapshot was seen to see them (``CommittedChanges/unconfirmedTransaction``), in
+        /// order: the next round asks first, in its own round trip, whether one does
+        /// (``confirmingVisibility(on:_:)``). What they touched, for first reads.
+        var unconfirmed: [UInt32] = []
+        var unconfirmedTouched = Set<Int>()
         /// Requests whose first answer is being read, by region: a commit that touches one
         /// meanwhile may be missing from that answer, so the group starts stale.
         var firstReads: [LiveGroupKey: FirstRead] = [:]
@@ -489,6 +495,10 @@ final class ObservationHub: Sendable {
             }
             committedSinceSorted.touched.formUnion(touched)
             if committed.mayHaveMissedChanges { committedSinceSorted.mayHaveMissedChanges = true }
+            if let transaction = committed.unconfirmedTransaction {
+                unconfirmed.append(transaction)
+                unconfirmedTouched.formUnion(touched)
+            }
             for (key, read) in firstReads where committed.mayHaveMissedChanges || !read.region.isDisjoint(with: touched) {
                 touchedDuringFirstRead.insert(key)
             }
@@ -596,6 +606,12 @@ final class ObservationHub: Sendable {
             guard hasWork, !isEvaluating else { return false }
             isEvaluating = true
             return true
+        }
+
+        /// The first `count` of ``unconfirmed`` are seen by new snapshots.
+        mutating func confirmed(_ count: Int) {
+            unconfirmed.removeFirst(min(count, unconfirmed.count))
+            if unconfirmed.isEmpty { unconfirmedTouched = [] }
         }
 
         /// A subscriber's first read of group `key` ended (read, or failed).
@@ -790,6 +806,10 @@ final class ObservationHub: Sendable {
     /// How often policies, privileges and role memberships are checked.
     static let securityCheckInterval = Duration.seconds(1)
 
+    /// How many transactions handed over unconfirmed wait at most for a round that reads
+    /// before one asks of them alone.
+    static let unconfirmedLimit = 1_000
+
     /// How many groups' reads, or decisions of principals, one round trip carries at most.
     static let groupsPerRoundTrip = 100
 
@@ -834,7 +854,11 @@ final class ObservationHub: Sendable {
                 add(continuation, to: key, in: &state, on: database)
                 return false
             }
-            state.firstReads[key, default: FirstRead(region: region.union(state.security?.policyRegion(of: region) ?? []))].readers += 1
+            let read = FirstRead(region: region.union(state.security?.policyRegion(of: region) ?? []))
+            state.firstReads[key, default: read].readers += 1
+            // A transaction handed over before it was seen to be visible may be missing from
+            // the answer (its commit came before this read began): read again with it confirmed.
+            if !state.unconfirmedTouched.isDisjoint(with: read.region) { state.touchedDuringFirstRead.insert(key) }
             return true
         }
         guard isNew else { return stream }
@@ -960,12 +984,16 @@ final class ObservationHub: Sendable {
 
     private func evaluate(on database: Database) async {
         var unreachable = Set<LiveGroupKey>()
+        var confirmsAlone = true
         while true {
             let layout = database.layout.withLock { $0 }
             // Whether work is left, and the round's end when none is, under one lock: a
             // commit noted after it finds no round under way, and starts one.
             let decides = state.withLock { state -> Bool? in
                 guard state.hasWork else {
+                    // Commits no group reads are confirmed too, now and then (once a call):
+                    // what they touched would make every first read of their tables read twice.
+                    if confirmsAlone, state.unconfirmed.count >= Self.unconfirmedLimit { return false }
                     state.isEvaluating = false
                     return nil
                 }
@@ -983,6 +1011,10 @@ final class ObservationHub: Sendable {
             }
             guard let decides else { break }
             if decides { await decide(on: database) }
+            if confirmsAlone, state.withLock({ !$0.hasWork && $0.unconfirmed.count >= Self.unconfirmedLimit }) {
+                confirmsAlone = false
+                _ = try? await confirmingVisibility(on: database) { try await database.liveRows(of: [], confirming: $0) }
+            }
             // Every stale group, whatever its principal, in one round trip (a hundred at a time).
             while let keys = state.withLock({ state -> [LiveGroupKey]? in
                 guard !state.stale.isEmpty, !Task.isCancelled else { return nil }
@@ -1013,7 +1045,7 @@ final class ObservationHub: Sendable {
     /// Tests the rows changed since the undecided groups were last read against their
     /// conditions, one statement per entity and principal (and per ``groupsPerDecision`` requests), run as
     /// that principal, every principal's in one round trip (a hundred at a time), those whose
-    /// settings set the same names in one transaction (``Database/requestsMet(_:changedKeys:)``): a group
+    /// settings set the same names in one transaction (``Database/requestsMet(_:changedKeys:confirming:)``): a group
     /// whose answer holds a changed row, or whose condition a changed row the principal
     /// sees now meets, is stale; the rest kept their answer.
     private func decide(on database: Database) async {
@@ -1021,7 +1053,9 @@ final class ObservationHub: Sendable {
         let (decisions, changedKeys) = state.withLock { $0.decisions(layout) }
         for start in stride(from: 0, to: decisions.count, by: Self.groupsPerRoundTrip) {
             let end = min(start + Self.groupsPerRoundTrip, decisions.count)
-            let answers = try? await database.requestsMet(Array(decisions[start..<end]), changedKeys: changedKeys)
+            let answers = try? await confirmingVisibility(on: database) {
+                try await database.requestsMet(Array(decisions[start..<end]), changedKeys: changedKeys, confirming: $0)
+            }
             state.withLock { $0.decided(start..<end, answers) }
         }
         state.withLock { state in
@@ -1030,8 +1064,30 @@ final class ObservationHub: Sendable {
         }
     }
 
+    /// Runs `round`, given the transactions to confirm first in its round trip (those the feed
+    /// handed over unconfirmed so far); when a snapshot does not see one yet, waits until one
+    /// does (``Database/waitUntilVisible(_:)``) and runs it again. A round that answered
+    /// confirmed them.
+    ///
+    /// The logical feed asked that itself, in a round trip of its own for every batch it
+    /// read: asked here, it rides in the round trip that reads (Benchmarks/README.md, "The
+    /// visibility of a transaction asked where it is read").
+    private func confirmingVisibility<Answer>(on database: Database, _ round: ([UInt32]) async throws -> Answer) async throws -> Answer {
+        let transactions = state.withLock { $0.unconfirmed }
+        let answer: Answer
+        do {
+            answer = try await round(transactions)
+        } catch is Database.TransactionsNotVisible {
+            try await database.waitUntilVisible(transactions)
+            state.withLock { $0.confirmed(transactions.count) }
+            return try await round([])
+        }
+        state.withLock { $0.confirmed(transactions.count) }
+        return answer
+    }
+
     /// Reads the answers of groups `keys` again, each as its principal, in one round trip
-    /// (``Database/liveRows(of:reusing:)``); tells each group's subscribers when its answer
+    /// (``Database/liveRows(of:reusing:confirming:)``); tells each group's subscribers when its answer
     /// changed, and ends the streams of a group whose read failed (that group's only).
     /// Answers the groups whose server could not be reached: they stay, to be read again.
     private func read(_ keys: [LiveGroupKey], on database: Database) async -> Set<LiveGroupKey> {
@@ -1048,7 +1104,8 @@ final class ObservationHub: Sendable {
         guard !present.isEmpty else { return [] }
         let answers: [Result<[LiveRow], any Error>]
         do {
-            answers = try await database.liveRows(of: reads, reusing: earlier).map { $0.mapError { $0 as any Error } }
+            answers = try await confirmingVisibility(on: database) { try await database.liveRows(of: reads, reusing: earlier, confirming: $0) }
+                .map { $0.mapError { $0 as any Error } }
         } catch {
             answers = Array(repeating: .failure(error), count: present.count)
         }

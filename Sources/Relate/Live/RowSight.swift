@@ -1,7 +1,7 @@
 import RelatePostgres
 
 /// Which principals see one row, as the decisions of live rounds found
-/// (``Database/requestsMet(_:changedKeys:)``): of the principals whose decision was asked,
+/// (``Database/requestsMet(_:changedKeys:confirming:)``): of the principals whose decision was asked,
 /// those that found the row. Principals go by the numbers ``ObservationHub`` gives them,
 /// two bits each (asked, seen), 64 principals a pair of words, in one array: one
 /// allocation a row.

@@ -117,7 +117,7 @@ extension DatabaseContext {
             switch event {
             case .editMarks:
                 continue
-            case .changes(let more):
+            case .changes(let more, _):
                 notices += more
             case .gap:
                 // Whatever was committed meanwhile is unknown: every live answer is stale.
