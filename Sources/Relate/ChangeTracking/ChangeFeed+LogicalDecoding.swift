@@ -23,9 +23,11 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// and key: under the default replica identity pgoutput sends no row before an update,
     /// and this is it, so the update's changed columns are what differs from it (as `FULL`
     /// would say). The feed sees every committed change in commit order, so the version
-    /// kept is the one before; a row not changed since the feed started has none, and its
-    /// update names no columns. Without it, every principal's requests tested each updated
-    /// row (Benchmarks/README.md, "Changed columns under the default replica identity").
+    /// kept is the one before. It starts with the rows the tables held when the slot was
+    /// made, read in its snapshot (``seed(_:on:into:)``), up to ``maxRemembered``; a row past that has
+    /// none until it changes, and its first update names no columns. Without it, every
+    /// principal's requests tested each updated row (Benchmarks/README.md, "Changed columns
+    /// under the default replica identity", "Every row's version from the slot's snapshot").
     /// What is kept of a long value is its length and hash (``KeptValue``).
     private var lastSeen: [UInt32: [ExactTexts: [KeptValue]]] = [:]
     private var lastSeenCount = 0
@@ -52,15 +54,85 @@ final class LogicalDecodingFeed: ChangeFeed {
         confirmsVisibility = confirmingVisibility
         try ChangeTracking.checkLogicalDecoding(on: main)
         tables = try TrackedTables(layout: layout, pinningOn: main)
-        stream = try Self.start(like: main)
+        (stream, lastSeen, lastSeenCount) = try Self.start(like: main, tables: tables)
     }
 
-    private static func start(like main: Connection) throws -> Connection {
+    /// A replication connection streaming from a new temporary slot, and the rows its
+    /// snapshot held that ``lastSeen`` starts with (``seed(_:on:into:)``), read on a
+    /// connection of their own that took the snapshot before streaming began.
+    private static func start(
+        like main: Connection, tables: TrackedTables
+    ) throws -> (stream: Connection, seen: [UInt32: [ExactTexts: [KeptValue]]], count: Int) {
         let stream = try Connection(sameAs: main, adding: ["replication": "database"])
+        var seeder: Connection?
         // The walsender's own process ID names the slot: unique among live connections.
-        try stream.startLogicalReplication(slot: "relate_\(stream.backendProcessID)", publications: [ChangeTracking.publication])
-        return stream
+        try stream.startLogicalReplication(slot: "relate_\(stream.backendProcessID)", publications: [ChangeTracking.publication]) { snapshot in
+            do {
+                let connection = try Connection(sameAs: main)
+                // A lock another session waits for (an ALTER TABLE queued behind a long
+                // transaction) would hold the feed's start: after a second, no more rows.
+                try connection.executeScript(
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT \(try connection.quoteLiteral(snapshot)); SET LOCAL lock_timeout = '1s'")
+                seeder = connection
+            } catch {
+                main.logger.debug("change feed: the slot's snapshot could not be taken; first updates name no columns", metadata: ["relate.error": "\(error)"])
+            }
+        }
+        var (seen, count) = ([UInt32: [ExactTexts: [KeptValue]]](), 0)
+        guard let seeder else { return (stream, seen, count) }
+        defer { seeder.close() }
+        do {
+            try seed(tables, on: seeder) { oid, rows in
+                seen[oid] = rows
+                count += rows.count
+            }
+        } catch {
+            main.logger.debug("change feed: the rows of the slot's snapshot could not all be read", metadata: ["relate.error": "\(error)"])
+        }
+        return (stream, seen, count)
     }
+
+    /// Reads on `connection`, in the slot's snapshot, the rows of the publication's tables
+    /// of the model whose versions ``lastSeen`` keeps (their key known, their replica
+    /// identity not `FULL`), up to ``maxRemembered`` in all, and hands each table's over
+    /// (by oid). The stream's changes come after that snapshot, in order, so an update of a
+    /// row read names the columns it changed. Tables with row-level security, or that the
+    /// role may not read, are left out (a policy could fail for a role with no settings).
+    /// A failure ends the reading: what was handed over is the snapshot's still, and rows
+    /// not read name no columns at their first update.
+    private static func seed(
+        _ tables: TrackedTables, on connection: Connection, into found: (UInt32, [ExactTexts: [KeptValue]]) -> Void
+    ) throws {
+        let readable = Set(try connection.query(seededTablesSQL, [ChangeTracking.publication]).map { try $0.decode(Int.self, at: 0) })
+        var room = maxRemembered
+        for table in tables.tables where table.triggersSendKey && !table.primaryKey.isEmpty && room > 0 {
+            let keyPositions = table.primaryKey.compactMap { table.columns.firstIndex(of: $0) }
+            guard let oid = table.oid, readable.contains(oid), keyPositions.count == table.primaryKey.count else { continue }
+            let columns = try table.columns.map { try connection.quoteIdentifier($0) }.joined(separator: ", ")
+            // In text, as pgoutput sends values: each type's output function.
+            let result = try connection.query(
+                "SELECT \(columns) FROM ONLY \(try connection.quoteIdentifier(table.schema)).\(try connection.quoteIdentifier(table.name)) LIMIT $1", [room])
+            var rows: [ExactTexts: [KeptValue]] = [:]
+            rows.reserveCapacity(result.count)
+            for row in result {
+                let texts = try table.columns.indices.map { try row.decode(String?.self, at: $0) }
+                let key = keyPositions.map { texts[$0] }
+                guard !key.contains(nil) else { continue }
+                rows[ExactTexts(key)] = texts.map { $0.map { KeptValue(.text($0)) } ?? .null }
+            }
+            room -= rows.count
+            found(UInt32(oid), rows)
+        }
+    }
+
+    /// The oids of publication `$1`'s tables that ``seed(_:on:into:)`` reads: replica
+    /// identity not `FULL`, no row-level security, readable by the role.
+    static let seededTablesSQL = """
+        SELECT c.oid::int8 FROM pg_publication_tables p
+          JOIN pg_namespace n ON n.nspname = p.schemaname
+          JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = p.tablename
+         WHERE p.pubname = $1 AND c.relreplident <> 'f' AND NOT c.relrowsecurity AND has_table_privilege(c.oid, 'SELECT')
+        """
 
     func receive() throws -> [FeedEvent] {
         do {
@@ -87,12 +159,10 @@ final class LogicalDecodingFeed: ChangeFeed {
             }
         } catch let error as PostgresError where error.kind == .connectionClosed || !stream.isOpen {
             main.logger.warning("change feed lost its replication connection; streaming again", metadata: ["relate.error": "\(error.message)"])
-            stream = try Self.start(like: main)
+            (stream, lastSeen, lastSeenCount) = try Self.start(like: main, tables: tables)
             relations = [:]
             comparable = []
             remembering = []
-            lastSeen = [:]
-            lastSeenCount = 0
             transaction = nil
             // What was read before the gap is handed over with it: the gap reads everything again.
             defer { held = [] }
@@ -169,8 +239,8 @@ final class LogicalDecodingFeed: ChangeFeed {
         case .relation(let relation):
             // The walsender sends a relation again after an invalidation of its cache (a
             // policy made on the table, for one), most often unchanged: the rows seen stay
-            // valid then.
-            if relations[relation.id] != relation { forget(relation.id) }
+            // valid then. Sent first, it finds the rows of the slot's snapshot.
+            if let known = relations[relation.id], known != relation { forget(relation.id) }
             relations[relation.id] = relation
             let index = tables.index(schema: relation.schema, table: relation.name)
             let sameColumns = index.map { tables.tables[$0].columns.elementsEqual(relation.columns.lazy.map(\.name)) } ?? false
@@ -181,6 +251,8 @@ final class LogicalDecodingFeed: ChangeFeed {
             } else if sameColumns, let index, tables.tables[index].triggersSendKey {
                 remembering.insert(relation.id)
             }
+            // Rows of the snapshot read for a relation whose versions are not kept.
+            if !remembering.contains(relation.id) { forget(relation.id) }
             return try schemaChange(relation)
         case .insert(let id, let new):
             let rowKey = key(of: new, in: id)

@@ -28,12 +28,19 @@ extension Connection {
     /// - Parameters:
     ///   - slot: The temporary slot's name.
     ///   - publications: The publications whose tables' changes are streamed; at least one.
+    ///   - importer: Given, the slot exports its snapshot — the database as of its
+    ///     consistent point, whose later changes the stream brings — and `importer` is called
+    ///     with the snapshot's name before streaming starts, the only moment it can be taken:
+    ///     another connection of the database takes it then (`SET TRANSACTION SNAPSHOT`
+    ///     first in a `REPEATABLE READ` transaction) and reads, in that transaction, the
+    ///     rows the stream's changes apply to. (Read here instead, `USE_SNAPSHOT`, any error
+    ///     would drop the temporary slot.)
     /// - Returns: The position the stream starts from: the slot's consistent point.
     /// - Throws: A ``PostgresError``: ``PostgresError/Kind-swift.struct/invalidInput`` for a bad
     ///   slot name or no publication, the server's error (no `REPLICATION` attribute, a
     ///   `wal_level` below `logical`, a missing publication), or a lost connection.
     @discardableResult
-    public func startLogicalReplication(slot: String, publications: [String]) throws -> LSN {
+    public func startLogicalReplication(slot: String, publications: [String], exportingSnapshotTo importer: ((String) -> Void)? = nil) throws -> LSN {
         guard !slot.isEmpty, slot.utf8.count <= 63,
             slot.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" })
         else {
@@ -43,11 +50,12 @@ extension Connection {
             throw PostgresError(kind: .invalidInput, message: "logical replication needs at least one publication")
         }
         let handle = try openHandle()
-        let create = "CREATE_REPLICATION_SLOT \(slot) TEMPORARY LOGICAL pgoutput NOEXPORT_SNAPSHOT"
+        let create = "CREATE_REPLICATION_SLOT \(slot) TEMPORARY LOGICAL pgoutput \(importer == nil ? "NOEXPORT_SNAPSHOT" : "EXPORT_SNAPSHOT")"
         let created = try roundTrip(.replication, .one(create, nil)) { try checked(PQexec(handle, create), sql: create, parameters: nil) }
         guard let point = LSN((try? created[0].decode(String.self, at: 1)) ?? "") else {
             throw PostgresError(kind: .client, message: "the server answered CREATE_REPLICATION_SLOT without a consistent point", sql: create)
         }
+        if let importer, let snapshot = try? created[0].decode(String.self, at: 2) { importer(snapshot) }
         let names = try quoteLiteral(try publications.map { try quoteIdentifier($0) }.joined(separator: ","))
         let start = "START_REPLICATION SLOT \(slot) LOGICAL \(point) (proto_version '1', publication_names \(names))"
         try roundTrip(.replication, .one(start, nil)) {
