@@ -96,8 +96,10 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// of the model whose versions ``lastSeen`` keeps (their key known, their replica
     /// identity not `FULL`), up to ``maxRemembered`` in all, and hands each table's over
     /// (by oid). The stream's changes come after that snapshot, in order, so an update of a
-    /// row read names the columns it changed. Tables with row-level security, or that the
-    /// role may not read, are left out (a policy could fail for a role with no settings).
+    /// row read names the columns it changed. Tables the role may not read are left out,
+    /// and those whose row-level security applies to it (a policy could fail for a role
+    /// with no settings, or hide rows): what pgoutput sends the feed, every row whole, a
+    /// role that bypasses the policies reads.
     /// A failure ends the reading: what was handed over is the snapshot's still, and rows
     /// not read name no columns at their first update.
     private static func seed(
@@ -126,12 +128,16 @@ final class LogicalDecodingFeed: ChangeFeed {
     }
 
     /// The oids of publication `$1`'s tables that ``seed(_:on:into:)`` reads: replica
-    /// identity not `FULL`, no row-level security, readable by the role.
+    /// identity not `FULL`, readable by the role, and no row-level security that applies to
+    /// it (none on the table; or the role a superuser, or with `BYPASSRLS`, or the owner's
+    /// without `FORCE`).
     static let seededTablesSQL = """
         SELECT c.oid::int8 FROM pg_publication_tables p
           JOIN pg_namespace n ON n.nspname = p.schemaname
           JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = p.tablename
-         WHERE p.pubname = $1 AND c.relreplident <> 'f' AND NOT c.relrowsecurity AND has_table_privilege(c.oid, 'SELECT')
+          JOIN pg_roles r ON r.rolname = current_user
+         WHERE p.pubname = $1 AND c.relreplident <> 'f' AND has_table_privilege(c.oid, 'SELECT')
+           AND (NOT c.relrowsecurity OR r.rolsuper OR r.rolbypassrls OR (pg_has_role(c.relowner, 'USAGE') AND NOT c.relforcerowsecurity))
         """
 
     func receive() throws -> [FeedEvent] {
