@@ -31,6 +31,10 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// What is kept of a long value is its length and hash (``KeptValue``).
     private var lastSeen: [UInt32: [ExactTexts: [KeptValue]]] = [:]
     private var lastSeenCount = 0
+    /// The column types of each relation whose rows the slot's snapshot gave ``lastSeen``,
+    /// until its first relation message: one of other types (a column altered since the
+    /// snapshot) forgets them.
+    private var seededTypes: [UInt32: [UInt32]] = [:]
     /// At most this many rows are kept; one more forgets one (its next update names no columns).
     static let maxRemembered = 100_000
     /// How many updates of a transaction whose changed columns are not known carry the row
@@ -40,7 +44,8 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// The id of the transaction being read (its `begin`).
     private var transactionID: UInt32 = 0
     /// What was read and not yet handed over, in order: a transaction's changes with its
-    /// id, held until a new snapshot sees it (``visibleUpTo(_:)``).
+    /// id, held until a new snapshot sees it (``visibleUpTo(_:)``), or, for a consumer that
+    /// confirms that itself, until the end of ``receive()``.
     private var held: [(transaction: UInt32?, event: FeedEvent)] = []
     private var received = LSN.zero
     private var acknowledged = LSN.zero
@@ -54,78 +59,102 @@ final class LogicalDecodingFeed: ChangeFeed {
         confirmsVisibility = confirmingVisibility
         try ChangeTracking.checkLogicalDecoding(on: main)
         tables = try TrackedTables(layout: layout, pinningOn: main)
-        (stream, lastSeen, lastSeenCount) = try Self.start(like: main, tables: tables)
+        (stream, lastSeen, lastSeenCount, seededTypes) = try Self.start(like: main, tables: tables)
     }
 
     /// A replication connection streaming from a new temporary slot, and the rows its
-    /// snapshot held that ``lastSeen`` starts with (``seed(_:on:into:)``), read on a
-    /// connection of their own that took the snapshot before streaming began.
+    /// snapshot held that ``lastSeen`` starts with (``seed(_:on:into:)``), with their
+    /// columns' types (``seededTypes``): read on a connection of their own that took the
+    /// snapshot, before streaming starts. Until then the walsender sends nothing, so
+    /// nobody waits on it (not a commit whose synchronous standby it is, not its own
+    /// `wal_sender_timeout`), and the snapshot stays exported.
     private static func start(
         like main: Connection, tables: TrackedTables
-    ) throws -> (stream: Connection, seen: [UInt32: [ExactTexts: [KeptValue]]], count: Int) {
+    ) throws -> (stream: Connection, seen: [UInt32: [ExactTexts: [KeptValue]]], count: Int, types: [UInt32: [UInt32]]) {
         let stream = try Connection(sameAs: main, adding: ["replication": "database"])
-        var seeder: Connection?
+        var (seen, count, types) = ([UInt32: [ExactTexts: [KeptValue]]](), 0, [UInt32: [UInt32]]())
         // The walsender's own process ID names the slot: unique among live connections.
         try stream.startLogicalReplication(slot: "relate_\(stream.backendProcessID)", publications: [ChangeTracking.publication]) { snapshot in
             do {
-                let connection = try Connection(sameAs: main)
-                // A lock another session waits for (an ALTER TABLE queued behind a long
-                // transaction) would hold the feed's start: after a second, no more rows.
-                try connection.executeScript(
-                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT \(try connection.quoteLiteral(snapshot)); SET LOCAL lock_timeout = '1s'")
-                seeder = connection
+                let seeder = try Connection(sameAs: main)
+                defer { seeder.close() }
+                // Bounded: a lock another session waits for (an ALTER TABLE queued behind a
+                // long transaction), or a slow read, ends the reading, not the feed.
+                try seeder.executeScript("""
+                    BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT \(try seeder.quoteLiteral(snapshot));
+                    SET LOCAL lock_timeout = '1s'; SET LOCAL statement_timeout = '5s'
+                    """)
+                try seed(tables, on: seeder) { oid, rows, columnTypes in
+                    seen[oid] = rows
+                    count += rows.count
+                    types[oid] = columnTypes
+                }
             } catch {
-                main.logger.debug("change feed: the slot's snapshot could not be taken; first updates name no columns", metadata: ["relate.error": "\(error)"])
+                main.logger.debug("change feed: the rows of the slot's snapshot could not all be read", metadata: ["relate.error": "\(error)"])
             }
         }
-        var (seen, count) = ([UInt32: [ExactTexts: [KeptValue]]](), 0)
-        guard let seeder else { return (stream, seen, count) }
-        defer { seeder.close() }
-        do {
-            try seed(tables, on: seeder) { oid, rows in
-                seen[oid] = rows
-                count += rows.count
-            }
-        } catch {
-            main.logger.debug("change feed: the rows of the slot's snapshot could not all be read", metadata: ["relate.error": "\(error)"])
-        }
-        return (stream, seen, count)
+        return (stream, seen, count, types)
     }
+
+    /// How much text of the slot's snapshot ``seed(_:on:into:)`` reads at most, and for how long.
+    static let seedBytes = 64 << 20
+    static let seedTime = Duration.seconds(10)
 
     /// Reads on `connection`, in the slot's snapshot, the rows of the publication's tables
     /// of the model whose versions ``lastSeen`` keeps (their key known, their replica
-    /// identity not `FULL`), up to ``maxRemembered`` in all, and hands each table's over
-    /// (by oid). The stream's changes come after that snapshot, in order, so an update of a
-    /// row read names the columns it changed. Tables the role may not read are left out,
-    /// and those whose row-level security applies to it (a policy could fail for a role
-    /// with no settings, or hide rows): what pgoutput sends the feed, every row whole, a
-    /// role that bypasses the policies reads.
-    /// A failure ends the reading: what was handed over is the snapshot's still, and rows
-    /// not read name no columns at their first update.
+    /// identity not `FULL`), up to ``maxRemembered`` in all, ``seedBytes`` of text and
+    /// ``seedTime``, a thousand at a time; hands each table's over (by oid) with its
+    /// columns' types. The stream's changes come after that snapshot, in order, so an
+    /// update of a row read names the columns it changed. Tables the role may not read are
+    /// left out, and those whose row-level security applies to it (a policy could fail for
+    /// a role with no settings, or hide rows): what pgoutput sends the feed, every row
+    /// whole, a role that bypasses the policies reads. A failure ends the reading: what was
+    /// handed over is the snapshot's still, and rows not read name no columns at their
+    /// first update.
     private static func seed(
-        _ tables: TrackedTables, on connection: Connection, into found: (UInt32, [ExactTexts: [KeptValue]]) -> Void
+        _ tables: TrackedTables, on connection: Connection, into found: (UInt32, [ExactTexts: [KeptValue]], [UInt32]) -> Void
     ) throws {
         let readable = Set(try connection.query(seededTablesSQL, [ChangeTracking.publication]).map { try $0.decode(Int.self, at: 0) })
-        var room = maxRemembered
-        for table in tables.tables where table.triggersSendKey && !table.primaryKey.isEmpty && room > 0 {
+        let deadline = ContinuousClock.now + seedTime
+        var (room, bytes) = (maxRemembered, seedBytes)
+        for table in tables.tables where table.triggersSendKey && !table.primaryKey.isEmpty {
             let keyPositions = table.primaryKey.compactMap { table.columns.firstIndex(of: $0) }
             guard let oid = table.oid, readable.contains(oid), keyPositions.count == table.primaryKey.count else { continue }
+            // The types the rows were read with: a relation message of other types (a
+            // column altered since) forgets them.
+            let types = try connection.query(Self.columnTypesSQL, [oid, table.columns]).map { UInt32(try $0.decode(Int.self, at: 0)) }
+            guard types.count == table.columns.count else { continue }
             let columns = try table.columns.map { try connection.quoteIdentifier($0) }.joined(separator: ", ")
             // In text, as pgoutput sends values: each type's output function.
-            let result = try connection.query(
-                "SELECT \(columns) FROM ONLY \(try connection.quoteIdentifier(table.schema)).\(try connection.quoteIdentifier(table.name)) LIMIT $1", [room])
+            try connection.execute(
+                "DECLARE relate_seed NO SCROLL CURSOR FOR SELECT \(columns) FROM ONLY \(try connection.quoteIdentifier(table.schema)).\(try connection.quoteIdentifier(table.name))")
             var rows: [ExactTexts: [KeptValue]] = [:]
-            rows.reserveCapacity(result.count)
-            for row in result {
-                let texts = try table.columns.indices.map { try row.decode(String?.self, at: $0) }
-                let key = keyPositions.map { texts[$0] }
-                guard !key.contains(nil) else { continue }
-                rows[ExactTexts(key)] = texts.map { $0.map { KeptValue(.text($0)) } ?? .null }
+            var full = false
+            while !full {
+                let batch = try connection.query("FETCH 1000 FROM relate_seed")
+                if batch.count == 0 { break }
+                for row in batch {
+                    let texts = try table.columns.indices.map { try row.decode(String?.self, at: $0) }
+                    let key = keyPositions.map { texts[$0] }
+                    guard !key.contains(nil) else { continue }
+                    rows[ExactTexts(key)] = texts.map { $0.map { KeptValue(.text($0)) } ?? .null }
+                    bytes -= texts.reduce(0) { $0 + ($1?.utf8.count ?? 0) }
+                }
+                full = rows.count >= room || bytes <= 0 || ContinuousClock.now > deadline
             }
+            try connection.execute("CLOSE relate_seed")
             room -= rows.count
-            found(UInt32(oid), rows)
+            found(UInt32(oid), rows, types)
+            if full { return }
         }
     }
+
+    /// The type oids of table `$1`'s columns named `$2`, in that order.
+    static let columnTypesSQL = """
+        SELECT a.atttypid::int8 FROM unnest($2::text[]) WITH ORDINALITY AS c(name, position)
+          JOIN pg_attribute a ON a.attrelid = $1::int8::oid AND a.attname = c.name AND a.attnum > 0 AND NOT a.attisdropped
+         ORDER BY c.position
+        """
 
     /// The oids of publication `$1`'s tables that ``seed(_:on:into:)`` reads: replica
     /// identity not `FULL`, readable by the role, and no row-level security that applies to
@@ -165,7 +194,7 @@ final class LogicalDecodingFeed: ChangeFeed {
             }
         } catch let error as PostgresError where error.kind == .connectionClosed || !stream.isOpen {
             main.logger.warning("change feed lost its replication connection; streaming again", metadata: ["relate.error": "\(error.message)"])
-            (stream, lastSeen, lastSeenCount) = try Self.start(like: main, tables: tables)
+            (stream, lastSeen, lastSeenCount, seededTypes) = try Self.start(like: main, tables: tables)
             relations = [:]
             comparable = []
             remembering = []
@@ -245,8 +274,10 @@ final class LogicalDecodingFeed: ChangeFeed {
         case .relation(let relation):
             // The walsender sends a relation again after an invalidation of its cache (a
             // policy made on the table, for one), most often unchanged: the rows seen stay
-            // valid then. Sent first, it finds the rows of the slot's snapshot.
+            // valid then. Sent first, it finds the rows of the slot's snapshot, read with
+            // its columns' types.
             if let known = relations[relation.id], known != relation { forget(relation.id) }
+            if let types = seededTypes.removeValue(forKey: relation.id), types != relation.columns.map(\.type) { forget(relation.id) }
             relations[relation.id] = relation
             let index = tables.index(schema: relation.schema, table: relation.name)
             let sameColumns = index.map { tables.tables[$0].columns.elementsEqual(relation.columns.lazy.map(\.name)) } ?? false

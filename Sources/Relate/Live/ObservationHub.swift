@@ -208,8 +208,12 @@ final class ObservationHub: Sendable {
         /// snapshot was seen to see them (``CommittedChanges/unconfirmedTransaction``), in
         /// order: the next round asks first, in its own round trip, whether one does
         /// (``confirmingVisibility(on:_:)``). What they touched, for first reads.
-        var unconfirmed: [UInt32] = []
-        var unconfirmedTouched = Set<Int>()
+        var unconfirmed: [(transaction: UInt32, touched: Set<Int>)] = []
+        /// A round found one of ``unconfirmed`` not visible: until a question asked alone
+        /// finds them all visible at once, rounds ask it alone first (under synchronous
+        /// replication, where commits arrive a standby's answer early, most rounds would
+        /// otherwise be read twice).
+        var visibilityLags = false
         /// Requests whose first answer is being read, by region: a commit that touches one
         /// meanwhile may be missing from that answer, so the group starts stale.
         var firstReads: [LiveGroupKey: FirstRead] = [:]
@@ -256,8 +260,8 @@ final class ObservationHub: Sendable {
         /// does not ask about them: their change (an insert, an update of what the policies
         /// read or of columns the feed did not name) is not one the row's next changes keep
         /// what was found through, and under logical decoding's default replica identity a
-        /// row's first update names no column while its next ones (of the title, say) need
-        /// no test at all; asking cost each test a probe for nothing, a fifth more of the
+        /// row's first update names no column (in a table the feed could not read as it
+        /// started) while its next ones (of the title, say) need no test at all; asking cost each test a probe for nothing, a fifth more of the
         /// server's work (Benchmarks/README.md, "What a decision found").
         var sightForgotten = Set<HeldRow>()
         var everySightForgotten = false
@@ -495,10 +499,8 @@ final class ObservationHub: Sendable {
             }
             committedSinceSorted.touched.formUnion(touched)
             if committed.mayHaveMissedChanges { committedSinceSorted.mayHaveMissedChanges = true }
-            if let transaction = committed.unconfirmedTransaction {
-                unconfirmed.append(transaction)
-                unconfirmedTouched.formUnion(touched)
-            }
+            // One that touched none of the model's tables no read waits for.
+            if let transaction = committed.unconfirmedTransaction, !touched.isEmpty { unconfirmed.append((transaction, touched)) }
             for (key, read) in firstReads where committed.mayHaveMissedChanges || !read.region.isDisjoint(with: touched) {
                 touchedDuringFirstRead.insert(key)
             }
@@ -611,7 +613,6 @@ final class ObservationHub: Sendable {
         /// The first `count` of ``unconfirmed`` are seen by new snapshots.
         mutating func confirmed(_ count: Int) {
             unconfirmed.removeFirst(min(count, unconfirmed.count))
-            if unconfirmed.isEmpty { unconfirmedTouched = [] }
         }
 
         /// A subscriber's first read of group `key` ended (read, or failed).
@@ -806,8 +807,9 @@ final class ObservationHub: Sendable {
     /// How often policies, privileges and role memberships are checked.
     static let securityCheckInterval = Duration.seconds(1)
 
-    /// How many transactions handed over unconfirmed wait at most for a round that reads
-    /// before one asks of them alone.
+    /// How many transactions handed over unconfirmed (of the model's tables) a round that
+    /// finds no work asks about alone: what they touched would make first reads of those
+    /// tables read twice until a round that reads asks.
     static let unconfirmedLimit = 1_000
 
     /// How many groups' reads, or decisions of principals, one round trip carries at most.
@@ -858,7 +860,7 @@ final class ObservationHub: Sendable {
             state.firstReads[key, default: read].readers += 1
             // A transaction handed over before it was seen to be visible may be missing from
             // the answer (its commit came before this read began): read again with it confirmed.
-            if !state.unconfirmedTouched.isDisjoint(with: read.region) { state.touchedDuringFirstRead.insert(key) }
+            if state.unconfirmed.contains(where: { !$0.touched.isDisjoint(with: read.region) }) { state.touchedDuringFirstRead.insert(key) }
             return true
         }
         guard isNew else { return stream }
@@ -1073,11 +1075,20 @@ final class ObservationHub: Sendable {
     /// read: asked here, it rides in the round trip that reads (Benchmarks/README.md, "The
     /// visibility of a transaction asked where it is read").
     private func confirmingVisibility<Answer>(on database: Database, _ round: ([UInt32]) async throws -> Answer) async throws -> Answer {
-        let transactions = state.withLock { $0.unconfirmed }
+        let (transactions, lags) = state.withLock { state in (state.unconfirmed.map(\.transaction), state.visibilityLags) }
+        if lags, !transactions.isEmpty {
+            let waited = try await database.waitUntilVisible(transactions)
+            state.withLock { state in
+                state.confirmed(transactions.count)
+                if !waited { state.visibilityLags = false }
+            }
+            return try await round([])
+        }
         let answer: Answer
         do {
             answer = try await round(transactions)
         } catch is Database.TransactionsNotVisible {
+            state.withLock { $0.visibilityLags = true }
             try await database.waitUntilVisible(transactions)
             state.withLock { $0.confirmed(transactions.count) }
             return try await round([])
