@@ -535,15 +535,7 @@ import Testing
             _ = try? setup.execute("ALTER SYSTEM RESET synchronous_standby_names")
             _ = try? setup.query("SELECT pg_reload_conf()")
         }
-        let committed = BackgroundTasks.Signal()
-        let writerThread = Thread {
-            if let writer = try? Connection(url: url) {
-                _ = try? writer.execute("SET synchronous_commit = on")
-                _ = try? writer.execute("UPDATE item SET title = 'after' WHERE id = 1")
-            }
-            committed.fire()
-        }
-        writerThread.start()
+        let committed = Self.commitWaitingForAStandby(url)
         for _ in 0..<100 {
             if try setup.query("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")[0].decode(Int.self, at: 0) == 1 { break }
             try await Task.sleep(for: .milliseconds(20))
@@ -563,6 +555,20 @@ import Testing
         #expect(after.last?.rows.map { $0.values["title"] as? String } == ["after"])
     }
 
+    /// Sets item 1's title to `after` on a thread of its own, whose commit waits for the
+    /// synchronous standby; the signal fires once the commit returned.
+    private static func commitWaitingForAStandby(_ url: String) -> BackgroundTasks.Signal {
+        let committed = BackgroundTasks.Signal()
+        Thread {
+            if let writer = try? Connection(url: url) {
+                _ = try? writer.execute("SET synchronous_commit = on")
+                _ = try? writer.execute("UPDATE item SET title = 'after' WHERE id = 1")
+            }
+            committed.fire()
+        }.start()
+        return committed
+    }
+
     /// With synchronous replication, a commit waits for a standby after its record is
     /// flushed, and logical decoding sends it meanwhile: a read then still sees the row as it
     /// was. The feed hands the transaction over only once it is visible (the standby named
@@ -570,16 +576,7 @@ import Testing
     private func handsOverATransactionOnceItIsVisible(_ url: String) async throws {
         let (setup, database, changes) = try await Self.logicalFeedOfOneItem(url, waitingFor: "nobody")
         defer { database.close() }
-        // The commit waits for the standby, on a thread of its own.
-        let committed = BackgroundTasks.Signal()
-        let writerThread = Thread {
-            if let writer = try? Connection(url: url) {
-                _ = try? writer.execute("SET synchronous_commit = on")
-                _ = try? writer.execute("UPDATE item SET title = 'after' WHERE id = 1")
-            }
-            committed.fire()
-        }
-        writerThread.start()
+        let committed = Self.commitWaitingForAStandby(url)
         let started = ContinuousClock.now
         let delivered = Task { () -> (Duration, String?) in
             for try await transaction in changes where !transaction.changes.isEmpty {
