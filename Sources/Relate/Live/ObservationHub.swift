@@ -261,8 +261,9 @@ final class ObservationHub: Sendable {
         /// read or of columns the feed did not name) is not one the row's next changes keep
         /// what was found through, and under logical decoding's default replica identity a
         /// row's first update names no column (in a table the feed could not read as it
-        /// started) while its next ones (of the title, say) need no test at all; asking cost each test a probe for nothing, a fifth more of the
-        /// server's work (Benchmarks/README.md, "What a decision found").
+        /// started) while its next ones (of the title, say) need no test at all; asking
+        /// cost each test a probe for nothing, a fifth more of the server's work
+        /// (Benchmarks/README.md, "What a decision found").
         var sightForgotten = Set<HeldRow>()
         var everySightForgotten = false
         /// The principals (their numbers) asked which rows of each entity they see, since
