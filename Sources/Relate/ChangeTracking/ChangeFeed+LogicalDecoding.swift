@@ -24,8 +24,8 @@ final class LogicalDecodingFeed: ChangeFeed {
     /// and this is it, so the update's changed columns are what differs from it (as `FULL`
     /// would say). The feed sees every committed change in commit order, so the version
     /// kept is the one before. It starts with the rows the tables held when the slot was
-    /// made, read in its snapshot (``seed(_:on:into:)``), up to ``maxRemembered``; a row past that has
-    /// none until it changes, and its first update names no columns. Without it, every
+    /// made, read in its snapshot (``seed(_:on:into:)``), up to ``maxRemembered``; a row
+    /// past that has none until it changes, and its first update names no columns. Without it, every
     /// principal's requests tested each updated row (Benchmarks/README.md, "Changed columns
     /// under the default replica identity", "Every row's version from the slot's snapshot").
     /// What is kept of a long value is its length and hash (``KeptValue``).
@@ -114,15 +114,18 @@ final class LogicalDecodingFeed: ChangeFeed {
     private static func seed(
         _ tables: TrackedTables, on connection: Connection, into found: (UInt32, [ExactTexts: [KeptValue]], [UInt32]) -> Void
     ) throws {
-        let readable = Set(try connection.query(seededTablesSQL, [ChangeTracking.publication]).map { try $0.decode(Int.self, at: 0) })
+        // Each table's columns with their types, by name: the types the rows are read with.
+        var readable: [Int: [String: UInt32]] = [:]
+        for row in try connection.query(seededTablesSQL, [ChangeTracking.publication]) {
+            let (names, types) = (try row.decode([String].self, at: 1), try row.decode([Int].self, at: 2))
+            readable[try row.decode(Int.self, at: 0)] = Dictionary(zip(names, types.map { UInt32($0) }), uniquingKeysWith: { first, _ in first })
+        }
         let deadline = ContinuousClock.now + seedTime
         var (room, bytes) = (maxRemembered, seedBytes)
         for table in tables.tables where table.triggersSendKey && !table.primaryKey.isEmpty {
             let keyPositions = table.primaryKey.compactMap { table.columns.firstIndex(of: $0) }
-            guard let oid = table.oid, readable.contains(oid), keyPositions.count == table.primaryKey.count else { continue }
-            // The types the rows were read with: a relation message of other types (a
-            // column altered since) forgets them.
-            let types = try connection.query(Self.columnTypesSQL, [oid, table.columns]).map { UInt32(try $0.decode(Int.self, at: 0)) }
+            guard let oid = table.oid, let typesByName = readable[oid], keyPositions.count == table.primaryKey.count else { continue }
+            let types = table.columns.compactMap { typesByName[$0] }
             guard types.count == table.columns.count else { continue }
             let columns = try table.columns.map { try connection.quoteIdentifier($0) }.joined(separator: ", ")
             // In text, as pgoutput sends values: each type's output function.
@@ -149,19 +152,15 @@ final class LogicalDecodingFeed: ChangeFeed {
         }
     }
 
-    /// The type oids of table `$1`'s columns named `$2`, in that order.
-    static let columnTypesSQL = """
-        SELECT a.atttypid::int8 FROM unnest($2::text[]) WITH ORDINALITY AS c(name, position)
-          JOIN pg_attribute a ON a.attrelid = $1::int8::oid AND a.attname = c.name AND a.attnum > 0 AND NOT a.attisdropped
-         ORDER BY c.position
-        """
-
-    /// The oids of publication `$1`'s tables that ``seed(_:on:into:)`` reads: replica
-    /// identity not `FULL`, readable by the role, and no row-level security that applies to
-    /// it (none on the table; or the role a superuser, or with `BYPASSRLS`, or the owner's
-    /// without `FORCE`).
+    /// The oids of publication `$1`'s tables that ``seed(_:on:into:)`` reads, with their
+    /// columns' names and type oids: replica identity not `FULL`, readable by the role, and
+    /// no row-level security that applies to it (none on the table; or the role a
+    /// superuser, or with `BYPASSRLS`, or the owner's without `FORCE`).
     static let seededTablesSQL = """
-        SELECT c.oid::int8 FROM pg_publication_tables p
+        SELECT c.oid::int8,
+               array(SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum),
+               array(SELECT a.atttypid::int8 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum)
+          FROM pg_publication_tables p
           JOIN pg_namespace n ON n.nspname = p.schemaname
           JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = p.tablename
           JOIN pg_roles r ON r.rolname = current_user
