@@ -144,6 +144,35 @@ import Testing
         }
     }
 
+    /// A round asks whether a new snapshot sees the transactions it reads for at the head of
+    /// its first transaction. When a statement after the question fails there, the
+    /// question's answer is lost with the transaction's: the failure stands, and the others
+    /// are answered only once the question was asked again, so a transaction still open is
+    /// never taken for seen.
+    @Test func aQuestionLostWithAFailedTransactionIsAskedAgain() async throws {
+        try await Self.withTenants { database, roles, url in
+            let writer = try Connection(url: url)
+            func transaction() throws -> UInt32 {
+                UInt32(try writer.query("SELECT pg_current_xact_id()::text::int8 % 4294967296")[0].decode(Int.self, at: 0))
+            }
+            func reads() -> [LiveRead] {
+                // Of one shape, so one transaction: the first fails (the policy cannot cast "x").
+                ["x", "1"].map { LiveRead(request: FetchRequest("doc", orderBy: [.ascending("id")]), principal: Principal(role: roles.name("a"), settings: ["app.tenant": $0])) }
+            }
+            try writer.execute("BEGIN")
+            let committed = try transaction()
+            try writer.execute("COMMIT")
+            let answers = try await database.liveRows(of: reads(), confirming: [committed])
+            #expect((try? answers[0].get()) == nil)
+            #expect(try answers[1].get().count == 10)
+            try writer.execute("BEGIN")
+            let open = try transaction()
+            defer { try? writer.execute("ROLLBACK") }
+            await #expect(throws: Database.TransactionsNotVisible.self) { try await database.liveRows(of: reads(), confirming: [open]) }
+            await #expect(throws: Database.TransactionsNotVisible.self) { try await database.liveRows(of: Array(reads().suffix(1)), confirming: [open]) }
+        }
+    }
+
     /// A decision asked which changed rows its principal sees answers their positions in the
     /// keys sent, with the requests they meet: for one key, and for a list (a text that is
     /// no key and a row that is not there seen by none). One not asked says nothing.

@@ -287,10 +287,11 @@ extension Database {
     /// transaction are sent again in another round trip (each pass answers at least the one
     /// that failed).
     ///
-    /// First, in the same round trip, it asks whether a new snapshot sees each transaction
-    /// of `unconfirmed` (ids a logical feed handed over at once,
+    /// First, at the head of its first transaction, it asks whether a new snapshot sees each
+    /// transaction of `unconfirmed` (ids a logical feed handed over at once,
     /// ``CommittedChanges/unconfirmedTransaction``): every statement after takes a newer
-    /// snapshot, which then sees them too.
+    /// snapshot, which then sees them too. When a statement of that transaction fails, the
+    /// answer is lost with it, and what the others read is asked for again after the question.
     ///
     /// - Returns: Per statement, in order, its result or its error.
     /// - Throws: ``TransactionsNotVisible`` when a snapshot did not see one of
@@ -317,22 +318,44 @@ extension Database {
             let groups = transactions.map { members in
                 Statements.sharedReadOnly(members.map { (round[$0].principal, round[$0].settings, round[$0].statement) })
             }
-            // The question in a transaction of its own, before every other.
-            let question = confirming.isEmpty ? [] : [[Self.unseen(among: confirming)]]
+            // The question first, at the head of the first transaction: each later statement
+            // takes a newer snapshot (or, under a default isolation of repeatable read, the
+            // question's), so what it finds visible they see. In a transaction of its own it
+            // cost a sync more a round (Benchmarks/README.md, "The visibility question in the
+            // first transaction").
+            var sent = groups.map(\.statements)
+            let asked = confirming
+            if !asked.isEmpty {
+                if sent.isEmpty { sent = [[]] }
+                sent[0].insert(Self.unseen(among: asked), at: 0)
+            }
             confirming = []
-            var results = try relateErrors(naming: nil) { try connection.pipeline(groups: question + groups.map(\.statements)) }
-            if !question.isEmpty {
-                let unseen = try relateErrors(naming: nil) { try results.removeFirst().get() }
-                guard (unseen.first?.count ?? 0) == 0 else { throw TransactionsNotVisible() }
+            var results = try relateErrors(naming: nil) { try connection.pipeline(groups: sent) }
+            if !asked.isEmpty {
+                switch results[0] {
+                case .success(var answered):
+                    guard answered.removeFirst().count == 0 else { throw TransactionsNotVisible() }
+                    results[0] = .success(answered)
+                case .failure(let error) where error.statementIndex == 0:
+                    throw Self.relateError(error)
+                case .failure:
+                    // A member's statement failed after the question, whose answer went
+                    // with the transaction's: the failure stands, every other answer is
+                    // asked for again, after the question again.
+                    confirming = asked
+                }
+                if groups.isEmpty { results.removeFirst() }
             }
             waiting = []
-            var first = question.count
+            var first = asked.isEmpty ? 0 : 1
             for (members, (group, result)) in zip(transactions, zip(groups, results)) {
                 defer { first += group.statements.count }
                 // Where each member's own statement is in the group: a principal's go
                 // together, after its settings when it has them.
                 let positions = group.positions
                 switch result {
+                case .success where !confirming.isEmpty:
+                    waiting += members
                 case .success(let results):
                     for (position, index) in zip(positions, members) { answers[index] = .success(results[position]) }
                 case .failure(let error):
