@@ -31,4 +31,38 @@ import Testing
         let keyless = ObservationHub.difference(from: [Self.row(nil, "x"), Self.row(nil, "y")], to: [Self.row(nil, "x"), Self.row(nil, "z")])
         #expect(keyless.updated.map(\.index) == [1])
     }
+
+    /// Between random answers (rows left, joined, reordered; a seeded generator), the
+    /// difference applied as its documentation says gives the new answer, and it moves no
+    /// more rows than the two answers' longest common run in order leaves out.
+    @Test func anyTwoAnswersDifferByWhatTheDifferenceSays() {
+        var generator = SplitMix64(state: 37)
+        for _ in 0..<2_000 {
+            let old = Array((0..<Int.random(in: 0...12, using: &generator)).shuffled(using: &generator))
+            var new = old.filter { _ in Int.random(in: 0..<4, using: &generator) > 0 } + (100..<100 + Int.random(in: 0...4, using: &generator))
+            new.shuffle(using: &generator)
+            if Bool.random(using: &generator) { new.sort() }
+            let difference = ObservationHub.difference(from: old.map { Self.row($0, "v") }, to: new.map { Self.row($0, "v") })
+            // Removed, then put in by increasing index.
+            var rows = old
+            let out = Set(difference.removed.map(\.index) + difference.moved.map(\.from))
+            rows = rows.enumerated().filter { !out.contains($0.offset) }.map(\.element)
+            let into = (difference.inserted.map { ($0.index, $0.primaryKey) } + difference.moved.map { ($0.to, $0.primaryKey) }).sorted { $0.0 < $1.0 }
+            for (index, key) in into { rows.insert(key.first as! Int, at: index) }
+            #expect(rows == new, "\(old) to \(new)")
+            #expect(difference.removed.map { old[$0.index] } == old.filter { !new.contains($0) })
+            #expect(difference.inserted.map { new[$0.index] } == new.filter { !old.contains($0) })
+            let kept = new.filter(old.contains)
+            #expect(difference.moved.count == kept.count - Self.longestRun(old.filter(new.contains), kept), "\(old) to \(new)")
+        }
+    }
+
+    /// The length of the longest common subsequence of `a` and `b` (dynamic programming).
+    static func longestRun(_ a: [Int], _ b: [Int]) -> Int {
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in a.indices {
+            for j in b.indices { table[i + 1][j + 1] = a[i] == b[j] ? table[i][j] + 1 : max(table[i][j + 1], table[i + 1][j]) }
+        }
+        return table[a.count][b.count]
+    }
 }

@@ -1241,13 +1241,20 @@ final class ObservationHub: Sendable {
     /// Rows told apart by primary key (by position where there is none). The same rows in
     /// the same order, the common answer to a change of a value, take no diff at all; the
     /// rows whose values changed are told by their cells.
+    /// What tells a row of an answer from the others: its key, or without one its index.
+    private enum RowIdentity: Hashable {
+        case key(ObjectKey)
+        case position(Int)
+    }
+
     static func difference(from old: [LiveRow], to new: [LiveRow]) -> LiveResults.Difference {
         var difference = LiveResults.Difference()
         if old.count != new.count || !zip(old, new).allSatisfy({ $0.identity != nil && $0.identity == $1.identity }) {
-            func identities(_ rows: [LiveRow]) -> [(identity: AnyHashable, primaryKey: [(any Sendable)?])] {
-                rows.enumerated().map { offset, row in (row.identity.map(AnyHashable.init) ?? AnyHashable(offset), row.primaryKey) }
+            // A row without a key is told apart by where it is.
+            func identities(_ rows: [LiveRow]) -> [RowIdentity] {
+                rows.enumerated().map { offset, row in row.identity.map(RowIdentity.key) ?? .position(offset) }
             }
-            difference = LiveResults.Difference(from: identities(old), to: identities(new))
+            difference = LiveResults.Difference(from: identities(old), to: identities(new)) { old[$0].primaryKey } newKey: { new[$0].primaryKey }
         }
         var before = EarlierAnswer(old)
         for (index, row) in new.enumerated() {
