@@ -124,6 +124,17 @@ final class ObservationHub: Sendable {
         var principal: Int
     }
 
+    /// Every decision batch (``State/decisionOrder``), by entity: each batch's entity and
+    /// principal's number in arrays of their own, so that a round passes over the batches it
+    /// has nothing for (under a hundred tenants, all but one principal's for a changed row)
+    /// without copying, and retaining, their principals and groups.
+    private struct DecisionOrder {
+        var entities: [Int] = []
+        var principals: [Int] = []
+        var batches: [DecisionBatch] = []
+        var members: [BatchMembers] = []
+    }
+
     private struct MatchKey: Hashable {
         var entity: Int
         var groups: [Int]
@@ -172,7 +183,7 @@ final class ObservationHub: Sendable {
         /// their principal, in the order of their ids (the order their tests are made in): made
         /// when a round first needs it after groups came or went, where each round looked every
         /// waiting group up and sorted them anew (one round a commit, at 300 commits a second).
-        var decisionOrder: [DecisionBatch: BatchMembers]?
+        var decisionOrder: DecisionOrder?
 
         /// The decision of each set of groups decided together (by entity and the groups' ids,
         /// in order): their tests of the changed rows and their principal's settings, made once,
@@ -659,21 +670,28 @@ final class ObservationHub: Sendable {
                     principalNumbers = [:]
                     forgetAllSight()
                 }
-                var order: [DecisionBatch: BatchMembers] = [:]
+                var batches: [DecisionBatch: BatchMembers] = [:]
                 for group in allGroups() {
                     guard let entity = group.decidingEntity else { continue }
                     let batch = DecisionBatch(entity: entity, principal: group.key.principal)
-                    if order[batch] == nil {
+                    if batches[batch] == nil {
                         let number = principalNumbers[batch.principal] ?? principalNumbers.count
                         principalNumbers[batch.principal] = number
-                        order[batch] = BatchMembers(groups: [], ids: [], principal: number)
+                        batches[batch] = BatchMembers(groups: [], ids: [], principal: number)
                     }
-                    order[batch]?.groups.append(group)
-                    order[batch]?.ids.append(group.id)
+                    batches[batch]?.groups.append(group)
+                    batches[batch]?.ids.append(group.id)
+                }
+                var order = DecisionOrder()
+                for (batch, members) in batches.sorted(by: { $0.key.entity < $1.key.entity }) {
+                    order.entities.append(batch.entity)
+                    order.principals.append(members.principal)
+                    order.batches.append(batch)
+                    order.members.append(members)
                 }
                 decisionOrder = order
             }
-            let order = decisionOrder ?? [:]
+            let order = decisionOrder ?? DecisionOrder()
             // Each decision: its groups (at most `groupsPerDecision`, one statement) and their entity.
             var decisions: [LiveDecision] = []
             deciding = []
@@ -694,33 +712,37 @@ final class ObservationHub: Sendable {
             for (entity, texts) in keysByEntity where security?.visibilityFollowsColumns.contains(entity) == true {
                 roundRows[entity] = texts.map { text in layout.entities[entity].storedKey(text).flatMap(ObjectKey.init).map { HeldRow(entity: entity, key: $0) } }
             }
+            // What decisions found of each changed row, looked up once for every principal's batch.
+            var roundSight: [Int: [(row: HeldRow?, found: RowSight?)]] = [:]
+            for (entity, rows) in roundRows { roundSight[entity] = rows.map { row in (row, row.flatMap { sight[$0] }) } }
             // A batch with a group waiting is decided whole, its groups in the order they were
             // made: its tests are then the same round after round, made once and prepared. Only
             // the groups that waited read again when met (the others are stale already, or no
             // change concerned them); leaving them out made other tests each round — of 500
             // requests when one of them held the changed row.
-            for (batch, members) in order {
-                let entity = batch.entity
+            for index in order.entities.indices {
+                let entity = order.entities[index]
                 let everyOne = everyGroupUndecided.contains(entity)
-                let waiting: [Bool]
+                // Which of the batch's groups wait (`nil`: every one).
+                var waiting: [Bool]?
                 if undecidedByEntity[entity] != nil {
-                    waiting = members.groups.map { everyOne || $0.isUndecided }
-                    guard waiting.contains(true) else { continue }
+                    let groups = order.members[index].groups
+                    guard everyOne || groups.contains(where: \.isUndecided) else { continue }
+                    waiting = everyOne ? nil : groups.map(\.isUndecided)
                     // Decided from here on: a commit meanwhile marks them again, for the next round.
-                    for group in members.groups { setUndecided(group, false) }
-                } else if everyOne {
-                    waiting = Array(repeating: true, count: members.groups.count)
-                } else {
+                    for group in groups { setUndecided(group, false) }
+                } else if !everyOne {
                     continue
                 }
                 // A principal that an earlier decision found not to see any of the changed
                 // rows (and nothing since may have shown it one) meets no request with
                 // them; one not asked about a row is asked now.
+                let principal = order.principals[index]
                 var asksSight = false
-                if let rows = roundRows[entity] {
+                if let rows = roundSight[entity] {
                     var hidden = !rows.isEmpty
-                    for row in rows {
-                        switch row.flatMap({ sight[$0] })?.sees(members.principal) {
+                    for (row, found) in rows {
+                        switch found?.sees(principal) {
                         case false?: continue
                         case true?: hidden = false
                         case nil:
@@ -730,6 +752,7 @@ final class ObservationHub: Sendable {
                     }
                     if hidden { continue }
                 }
+                let (batch, members) = (order.batches[index], order.members[index])
                 // A principal not yet asked which rows of the table it sees is asked now, in
                 // its first test (which then need not ask of the changed rows).
                 var sweeps: (most: Int, table: Int, values: [String])?
@@ -762,7 +785,7 @@ final class ObservationHub: Sendable {
                     asked.asksSight = asksSight
                     asked.sweepsSight = start == 0 ? sweeps : nil
                     decisions.append(asked)
-                    deciding.append((chunk, Array(waiting[chunk.indices]), entity, members.principal))
+                    deciding.append((chunk, waiting.map { Array($0[chunk.indices]) } ?? Array(repeating: true, count: chunk.count), entity, members.principal))
                 }
             }
             everyGroupUndecided = []
