@@ -1261,15 +1261,15 @@ final class ObservationHub: Sendable {
         }
     }
 
-    /// Rows told apart by primary key (by position where there is none). The same rows in
-    /// the same order, the common answer to a change of a value, take no diff at all; the
-    /// rows whose values changed are told by their cells.
     /// What tells a row of an answer from the others: its key, or without one its index.
     private enum RowIdentity: Hashable {
         case key(ObjectKey)
         case position(Int)
     }
 
+    /// Rows told apart by primary key (by position where there is none). The same rows in
+    /// the same order, the common answer to a change of a value, take no diff at all; the
+    /// rows whose values changed are told by their cells.
     static func difference(from old: [LiveRow], to new: [LiveRow]) -> LiveResults.Difference {
         var difference = LiveResults.Difference()
         if old.count != new.count || !zip(old, new).allSatisfy({ $0.identity != nil && $0.identity == $1.identity }) {
