@@ -344,7 +344,6 @@ extension Database {
                     // asked for again, after the question again.
                     confirming = asked
                 }
-                if groups.isEmpty { results.removeFirst() }
             }
             waiting = []
             var first = asked.isEmpty ? 0 : 1
