@@ -5,8 +5,9 @@ struct Enable: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Turn on change tracking: triggers that notify every context of what others commit.",
         discussion: """
-            Installs the schema "relate_tracking" (a trigger function, a table for long payloads) and three
-            statement-level triggers on every table of the schemas given, in one transaction.
+            Installs the schema "relate_tracking" (a trigger function, a table for long payloads) and four
+            statement-level triggers (insert, update, delete, truncate) on every table of the schemas given,
+            in one transaction.
             Running it again changes nothing but the triggers of tables added since.
             The trigger functions run as the role that runs this (SECURITY DEFINER, search_path pinned):
             writers need nothing on relate_tracking; --grant-to ROLE lets ROLE read long payloads.

@@ -115,6 +115,25 @@ import Testing
         }
     }
 
+    /// A truncate names no row: every answer of its tables is read again (the triggers had
+    /// none for it, and a stream kept the rows that were gone).
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func aTruncateReadsItsTablesAnswersAgain(_ mechanism: ChangeTracking.Mechanism) async throws {
+        try await Self.withTrackedDatabase(mechanism, ChangeTrackingTests.schema) { url, setup, database in
+            let people = Collector(try await database.observe(FetchRequest("person", orderBy: [.ascending("id")])))
+            let emails = Collector(try await database.observe(FetchRequest("email", orderBy: [.ascending("id")])))
+            #expect(Self.ids(try await people.wait(for: 1).last) == [1, 2, 3])
+            #expect(Self.ids(try await emails.wait(for: 1).last) == [1, 2, 3])
+            try setup.execute("TRUNCATE email")
+            #expect(Self.ids(try await emails.wait(for: 2, timeout: .seconds(20)).last) == [])
+            try setup.execute("TRUNCATE person CASCADE")
+            #expect(Self.ids(try await people.wait(for: 2, timeout: .seconds(20)).last) == [])
+            // Tracking goes on after it.
+            try setup.execute("INSERT INTO person (firstname, surname) VALUES ('Ann', 'Hopper')")
+            #expect(try await people.wait(for: 3, timeout: .seconds(20)).last?.rows.count == 1)
+        }
+    }
+
     /// Two rows keyed by a composed and a decomposed `é` (one key to Swift's `==`, two to the
     /// server), changed in one transaction: each is tested against the conditions, and the
     /// one that came to match joins the answer (a set of the changed keys had kept one).

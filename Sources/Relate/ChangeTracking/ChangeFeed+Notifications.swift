@@ -191,7 +191,8 @@ final class NotificationFeed: ChangeFeed {
             main.logger.debug("change feed: a payload that names no table of the model; ignored")
             return nil
         }
-        let kind: Change.Kind = payload.kind == "I" ? .insert : payload.kind == "D" ? .delete : .update
+        // A truncate (`T`) is a delete of rows it does not name, as logical decoding reports it.
+        let kind: Change.Kind = payload.kind == "I" ? .insert : payload.kind == "D" || payload.kind == "T" ? .delete : .update
         var (keys, old) = (payload.keys, payload.oldKeys)
         if (keys?.count ?? 0) > Self.maxKeys || (old?.count ?? 0) > Self.maxKeys {
             main.logger.debug("change feed: a payload with more keys than \(Self.maxKeys); its table is read again whole")

@@ -56,7 +56,7 @@ extension ChangeTracking {
         REVOKE ALL ON TABLE relate_tracking.change FROM PUBLIC;
         REVOKE ALL ON SEQUENCE relate_tracking.change_id_seq FROM PUBLIC;
 
-        -- Installs (again) the three triggers of one table, and their function.
+        -- Installs (again) the four triggers of one table, and their function.
         CREATE OR REPLACE FUNCTION relate_tracking.track(target regclass) RETURNS void
         LANGUAGE plpgsql AS $function$
         DECLARE
@@ -74,7 +74,9 @@ extension ChangeTracking {
             payload text;
             stored bigint;
         BEGIN
-            IF %1$s THEN
+            -- A truncate names no row (it has no transition tables): its table is read again
+            -- whole, as logical decoding's truncate message has it.
+            IF %1$s AND TG_OP <> 'TRUNCATE' THEN
                 BEGIN
                     IF TG_OP = 'DELETE' THEN
                         SELECT jsonb_agg(%2$s) INTO keys FROM relate_old_rows r;
@@ -164,6 +166,8 @@ extension ChangeTracking {
                            'NEW TABLE AS relate_new_rows FOR EACH STATEMENT EXECUTE FUNCTION %s()', target, notifier);
             EXECUTE format('CREATE TRIGGER relate_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS relate_old_rows '
                            'FOR EACH STATEMENT EXECUTE FUNCTION %s()', target, notifier);
+            EXECUTE format('CREATE TRIGGER relate_truncate AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %s()',
+                           target, notifier);
         END
         $function$;
 
@@ -173,6 +177,7 @@ extension ChangeTracking {
             EXECUTE format('DROP TRIGGER IF EXISTS relate_insert ON %s', target);
             EXECUTE format('DROP TRIGGER IF EXISTS relate_update ON %s', target);
             EXECUTE format('DROP TRIGGER IF EXISTS relate_delete ON %s', target);
+            EXECUTE format('DROP TRIGGER IF EXISTS relate_truncate ON %s', target);
             EXECUTE format('DROP FUNCTION IF EXISTS relate_tracking.%I()', 'notify_' || target::oid);
         END
         $function$;
@@ -220,7 +225,7 @@ extension ChangeTracking {
     /// The tables that have Relate's triggers, in any schema.
     static let trackedTablesSQL = """
         SELECT DISTINCT t.tgrelid::regclass::text FROM pg_trigger t
-         WHERE t.tgname IN ('relate_insert', 'relate_update', 'relate_delete') AND NOT t.tgisinternal
+         WHERE t.tgname IN ('relate_insert', 'relate_update', 'relate_delete', 'relate_truncate') AND NOT t.tgisinternal
          ORDER BY 1
         """
 }

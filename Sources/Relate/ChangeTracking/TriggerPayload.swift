@@ -1,6 +1,6 @@
 /// A payload of Relate's triggers, `{"x": transaction, "r": table oid, "s": schema, "t":
-/// table, "k": "I"|"U"|"D", "keys": […], "old": […], "c": […], "n": count}`, or a stored
-/// one's notice (`"id"` in place of the keys), or `{"ddl": 1}`: every field a listener
+/// table, "k": "I"|"U"|"D"|"T", "keys": […], "old": […], "c": […], "n": count}` (a
+/// truncate, `T`, without keys), or a stored one's notice (`"id"` in place of the keys), or `{"ddl": 1}`: every field a listener
 /// uses, each `nil` when it is missing or of another type. Anyone who may connect may
 /// `NOTIFY`, so a field is a hint, read once (``init(json:)``) and never trusted further.
 struct TriggerPayload {
