@@ -122,6 +122,14 @@ extension Database {
                     }
                     reads[entity, default: PolicyRead()].formUnion(read)
                     let names = Dictionary(zip(try row.decode([Int].self, at: 3), try row.decode([String].self, at: 4))) { first, _ in first }
+                    // A generated column the policy reads is none the feeds name as changed
+                    // (the triggers compare none, pgoutput sends none): an update of the
+                    // columns it is made of must not read as one the policy does not read.
+                    guard reads[entity]!.columns.allSatisfy({ names[$0] != nil }) else {
+                        state.policyColumns[entity] = .unknown
+                        reads[entity] = nil
+                        continue
+                    }
                     state.policyColumns[entity] = .only(Set(reads[entity]!.columns.compactMap { names[$0] }))
                 }
                 // A protected entity without a `SELECT` policy shows no row to anyone but
@@ -262,12 +270,14 @@ extension Database {
     private static let objectFields: Set<String> = ["funcid", "opfuncid", "opno", "hashfuncid", "negfuncid", "aggfnoid", "winfnoid"]
 
     /// Per `SELECT` (or `ALL`) policy of a protected table of the schemas in `$1`: the
-    /// table (schema, name), its `USING` expression as the catalog keeps it, and the table's
-    /// column numbers and names.
+    /// table (schema, name), its `USING` expression as the catalog keeps it, and the
+    /// numbers and names of the table's columns that are not generated.
     private static let policyExpressionsSQL = """
         SELECT n.nspname::text, c.relname::text, p.polqual::text,
-               array(SELECT a.attnum::int8 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum),
-               array(SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum)
+               array(SELECT a.attnum::int8 FROM pg_attribute a
+                      WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum),
+               array(SELECT a.attname::text FROM pg_attribute a
+                      WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum)
           FROM pg_policy p
           JOIN pg_class c ON c.oid = p.polrelid
           JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -301,17 +311,32 @@ extension Database {
                false, false
         """
 
-    /// Per policy of a table of the schemas in `$1`, each other table its expressions read:
-    /// the policy's table (schema, name), then the table read.
+    /// Per policy of a table of the schemas in `$1`, each other relation its expressions
+    /// read: the policy's table (schema, name), then the relation read. A view read is
+    /// followed to the relations its query reads (its rule's dependencies), in turn: it has
+    /// no changes of its own, and a change of a table under it changes what it shows.
     private static let policyReadsSQL = """
+        WITH RECURSIVE reads(policy_table, read) AS (
+            SELECT p.polrelid, d.refobjid
+              FROM pg_policy p
+              JOIN pg_class pc ON pc.oid = p.polrelid
+              JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+              JOIN pg_depend d ON d.classid = 'pg_policy'::regclass AND d.objid = p.oid
+                              AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> p.polrelid
+             WHERE pn.nspname = ANY($1)
+          UNION
+            SELECT r.policy_table, d.refobjid
+              FROM reads r
+              JOIN pg_class v ON v.oid = r.read AND v.relkind = 'v'
+              JOIN pg_rewrite w ON w.ev_class = v.oid
+              JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
+                              AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> v.oid
+        )
         SELECT DISTINCT pn.nspname::text, pc.relname::text, dn.nspname::text, dc.relname::text
-          FROM pg_policy p
-          JOIN pg_class pc ON pc.oid = p.polrelid
+          FROM reads r
+          JOIN pg_class pc ON pc.oid = r.policy_table
           JOIN pg_namespace pn ON pn.oid = pc.relnamespace
-          JOIN pg_depend d ON d.classid = 'pg_policy'::regclass AND d.objid = p.oid
-                          AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> p.polrelid
-          JOIN pg_class dc ON dc.oid = d.refobjid
+          JOIN pg_class dc ON dc.oid = r.read
           JOIN pg_namespace dn ON dn.oid = dc.relnamespace
-         WHERE pn.nspname = ANY($1)
         """
 }
