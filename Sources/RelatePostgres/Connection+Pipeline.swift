@@ -62,6 +62,9 @@ extension Connection {
         guard learning || !opening.isEmpty else { return try send(statements, learning: false) }
         // The transaction's `BEGIN` and the question of its id ride along: no round trip more.
         deferredOpening = nil
+        let outerSending = sendingOpening
+        sendingOpening = outerSending || !opening.isEmpty
+        defer { sendingOpening = outerSending }
         var results: [PostgresResult]
         do {
             results = try send(opening + statements + (learning ? [Self.transactionIDStatement] : []), learning: learning, opening: opening.count)
@@ -176,6 +179,7 @@ extension Connection {
         defer { while let extra = PQgetResult(handle) { PQclear(extra) } }
         switch PQresultStatus(result) {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            noteSessionChange(tag: PQcmdStatus(result), sql: sql)
             return .success(PostgresResult(handle: result, sql: sql))
         case PGRES_PIPELINE_ABORTED:
             PQclear(result)

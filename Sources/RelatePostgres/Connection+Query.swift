@@ -80,6 +80,7 @@ extension Connection {
     public func executeScript(_ sql: String) throws {
         let handle = try openHandle()
         try Self.checkSQL(sql)
+        noteSessionChange(script: sql)
         try roundTrip(.script, .one(sql, nil)) {
             _ = try checked(PQexec(handle, sql), sql: sql, parameters: nil)
         }
@@ -140,6 +141,7 @@ extension Connection {
         }
         switch PQresultStatus(result) {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            noteSessionChange(tag: PQcmdStatus(result), sql: sql)
             return PostgresResult(handle: result, sql: sql)
         case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
             PQclear(result)
@@ -171,6 +173,11 @@ extension Connection {
             ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
         if message.isEmpty { message = libpqMessage() }
         if let parameters { message = parameters.redacting(message) }
+        // A data exception's message quotes the value it refused, which a statement's own
+        // parameters do not always hold: a setting made before (a policy's cast of
+        // `current_setting`), a row the statement read (another tenant's, under row-level
+        // security). `description` holds no row data.
+        if sqlState?.errorClass == "22" { message = Self.withoutQuotedValues(message) }
         let kind: PostgresError.Kind
         if connectionLost || sqlState?.errorClass == "08" || sqlState == .adminShutdown {
             kind = .connectionClosed
@@ -181,6 +188,26 @@ extension Connection {
             kind: kind, message: message, sqlState: sqlState, detail: field("D"), hint: field("H"),
             position: field("P").flatMap { Int($0) }, schema: field("s"), table: field("t"),
             column: field("c"), dataType: field("d"), constraint: field("n"), sql: sql)
+    }
+
+    /// `message` with each double-quoted text replaced by `"…"`, but for the name after a
+    /// word that names what it is (`parameter "TimeZone"`, `type "mood"`).
+    package static func withoutQuotedValues(_ message: String) -> String {
+        let names: Set<Substring> = ["parameter", "encoding", "type", "column", "function", "relation", "table", "constraint", "schema", "role"]
+        var result = ""
+        var rest = Substring(message)
+        while let open = rest.firstIndex(of: "\"") {
+            let before = rest[..<open]
+            result += before
+            guard let close = rest[rest.index(after: open)...].firstIndex(of: "\"") else {
+                result += "\"…"
+                return result
+            }
+            let word = before.hasSuffix(" ") ? before.dropLast().split(separator: " ").last ?? "" : ""
+            result += names.contains(word) ? rest[open...close] : "\"…\""
+            rest = rest[rest.index(after: close)...]
+        }
+        return result + rest
     }
 
     /// A statement that started a COPY leaves the connection in copy mode; end it so the

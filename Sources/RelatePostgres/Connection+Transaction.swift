@@ -35,7 +35,10 @@ extension Connection {
     ///   opening statement, `COMMIT` or a savepoint fails (an opening statement that fails
     ///   rolls the transaction back, and `body` never runs). When the connection is lost
     ///   during `COMMIT`, the outcome is unknown and ``unconfirmedCommit`` names the
-    ///   transaction (with ``TransactionOptions/learnsTransactionID`` on).
+    ///   transaction (with ``TransactionOptions/learnsTransactionID`` on). A body that ends
+    ///   the transaction itself (`COMMIT`, `ROLLBACK`) finds every later call on this
+    ///   connection refused, until it returns or throws, with a ``PostgresError`` of kind
+    ///   ``PostgresError/Kind-swift.struct/client``, which `transaction` then throws too.
     @discardableResult
     public func transaction<Result>(_ options: TransactionOptions = TransactionOptions(), _ body: () throws -> Result) throws -> Result {
         let depth = transactionDepth == 0 && isInTransaction ? 1 : transactionDepth
@@ -121,6 +124,8 @@ extension Connection {
             deferredOpening = nil
             return
         }
+        // The body ended the transaction itself: nothing is left to roll back.
+        guard let handle, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
         do {
             if depth == 0 {
                 try execute("ROLLBACK")

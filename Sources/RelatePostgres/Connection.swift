@@ -47,6 +47,14 @@ public final class Connection {
     }
     /// Nesting depth of `transaction` calls; above 1, savepoints are in use.
     var transactionDepth = 0
+    /// Whether a statement may have changed this session beyond its transaction since it
+    /// was opened and set up (``noteSessionChange(tag:sql:)``): a `SET` or `RESET` other than
+    /// `SET LOCAL`, a `set_config` not made local, a script that names one. A pool lends such
+    /// a connection to no one again: the next unit would inherit its role or settings.
+    package var sessionMayHaveChanged = false
+    /// Set while a transaction's deferred `BEGIN` is being sent: until it is, the
+    /// connection is idle with a transaction open by ``transaction(_:_:)``'s account.
+    var sendingOpening = false
     /// The options of the outermost transaction ``transaction(_:_:)`` has open (what it
     /// learns); the defaults between transactions.
     var transactionOptions = TransactionOptions()
@@ -352,10 +360,22 @@ public final class Connection {
                 kind: .connectionClosed,
                 message: "the connection to the server was lost (\(libpqMessage)); open a new Connection")
         }
+        // A body of `transaction(_:_:)` that ended the transaction itself (its own `COMMIT`,
+        // `ROLLBACK` or `END`): what it sends next would run outside it — committing on its
+        // own, without the role and settings it opened with — and its `COMMIT` would find
+        // nothing to commit. Refused, so that the unit fails instead.
+        if transactionDepth > 0, deferredOpening == nil, !sendingOpening, PQtransactionStatus(handle) == PQTRANS_IDLE {
+            throw PostgresError(
+                kind: .client,
+                message: "the transaction was ended inside its body (a COMMIT, ROLLBACK or END it ran): "
+                    + "nothing more runs in it; end it by returning or throwing")
+        }
         // What cannot carry a deferred `BEGIN` in its own pipeline (a copy, a script, a
         // statement sent ahead, the raw handle) finds the transaction begun.
         if let opening = deferredOpening {
             deferredOpening = nil
+            sendingOpening = true
+            defer { sendingOpening = false }
             try execute(opening.sql)
         }
         return handle
@@ -392,6 +412,8 @@ public final class Connection {
             // The simple protocol: a replication connection takes no other.
             try executeScript(settings.joined(separator: "; "))
         }
+        // The session as opened: what changes it from here on counts.
+        sessionMayHaveChanged = false
     }
 }
 

@@ -22,7 +22,9 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         public static let invalidInput = Kind("invalid input")
         /// A value in a result cannot be read as the Swift type asked for.
         public static let decoding = Kind("decoding error")
-        /// libpq reported a failure that is not a server error (out of memory, protocol).
+        /// libpq reported a failure that is not a server error (out of memory, protocol), or
+        /// this library refused a call that would run outside what it promised (a statement
+        /// after the body of ``Connection/transaction(_:_:)`` ended its transaction itself).
         public static let client = Kind("client error")
     }
 

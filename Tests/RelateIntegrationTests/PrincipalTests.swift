@@ -102,6 +102,11 @@ import Testing
                     (Principal(role: roles.name("a"), settings: ["nodot": "1"]), nil),
                     (Principal(role: "NONE"), nil),
                     (Principal(settings: ["role": roles.name("a")]), nil),
+                    // What Relate's values are sent and read by: a `Date` would be stored
+                    // hours off, text mangled (found by a review).
+                    (Principal(role: roles.name("a"), settings: ["TimeZone": "America/New_York"]), nil),
+                    (Principal(role: roles.name("a"), settings: ["client_encoding": "LATIN1"]), nil),
+                    (Principal(role: roles.name("a"), settings: ["DATESTYLE": "SQL, DMY"]), nil),
                 ]
                 for (principal, state) in cases {
                     for write in [false, true] {
@@ -118,10 +123,13 @@ import Testing
                     }
                 }
                 #expect(ran.withLock { $0 } == 0)
-                // The policy's cast fails under a setting it cannot read: the body's statement throws.
-                await #expect(throws: RelateError.self) {
-                    try await database.read(as: Principal(role: roles.name("a"), settings: ["app.tenant": "abc"])) { try $0.fetch("doc").count }
+                // The policy's cast fails under a setting it cannot read: the body's statement
+                // throws, and its description does not quote the setting's value.
+                let cast = await #expect(throws: RelateError.self) {
+                    try await database.read(as: Principal(role: roles.name("a"), settings: ["app.tenant": "abc-secret"])) { try $0.fetch("doc").count }
                 }
+                #expect(cast?.postgresError?.sqlState?.rawValue == "22P02")
+                #expect(!"\(String(describing: cast))".contains("abc-secret"), "\(String(describing: cast))")
                 // A read is READ ONLY.
                 let error = await #expect(throws: RelateError.self) {
                     try await database.read(as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])) {
@@ -199,6 +207,109 @@ import Testing
                 let gone = try Connection(url: url).query("SELECT count(*) FROM doc WHERE title = 'gone'")[0].decode(Int.self, at: 0)
                 #expect(gone == 0)
                 try await Self.expectEveryConnectionClean(database, login: login)
+            }
+        }
+    }
+
+    /// A body that changes the session for good — its role, a setting, by `SET`, `RESET`,
+    /// `set_config(…, false)` or a script — leaves it to no later unit: its connection is
+    /// replaced. One that sets only for its transaction (`SET LOCAL`) keeps its connection.
+    /// (Found by a review: the next plain unit ran as the role another tenant's body took.)
+    @Test func aBodyThatChangesTheSessionLeavesItToNoLaterUnit() async throws {
+        try await PolicyRoles.with { roles in
+            try await TestDatabase.withDatabase { url in
+                try Self.setUp(try Connection(url: url), roles)
+                let login = roles.name("login")
+                let database = try Database(url: roles.url(url, as: login), maxConnections: 1)
+                defer { database.close() }
+                let tenant = Principal(role: roles.name("a"), settings: ["app.tenant": "1"])
+                let b = roles.name("b")
+                let changes = [
+                    "SET ROLE \(b)", "set session role \(b)", "/* a comment */ SET app.tenant = '2'", "RESET search_path",
+                    "SELECT set_config('app.tenant', '2', false)", "SELECT SET_CONFIG('app.tenant', '2', 1 = 1)", "SET search_path = pg_catalog",
+                ]
+                for change in changes {
+                    for write in [true, false] {
+                        let body: @Sendable (DatabaseContext) throws -> Void = { _ = try $0.connection.execute(change) }
+                        if write { try await database.write(as: tenant, body) } else { try await database.read(body) }
+                        let state = try await database.read { try Self.state(of: $0.connection) }
+                        #expect(state.user == login && state.role == "none" && state.tenant == "", "after `\(change)`: \(state)")
+                        let path = try await database.read { try $0.connection.query("SHOW search_path")[0].decode(String.self, at: 0) }
+                        #expect(path == "\"$user\", public", "after `\(change)`: \(path)")
+                    }
+                }
+                // A script: the connection is replaced, whatever its last statement.
+                try await database.write(as: tenant) { try $0.connection.executeScript("SET ROLE \(b); SELECT 1") }
+                #expect(try await database.read { try Self.state(of: $0.connection) }.user == login)
+                // Made for the transaction only: the connection serves again.
+                let before = try await database.read { $0.connection.backendProcessID }
+                for local in ["SET LOCAL app.tenant = '2'", "SELECT set_config('app.tenant', '2', true)", "SET CONSTRAINTS ALL DEFERRED"] {
+                    try await database.write(as: tenant) { _ = try $0.connection.execute(local) }
+                }
+                try await database.write { try $0.connection.executeScript("SET LOCAL statement_timeout = 1000; SELECT 1") }
+                #expect(try await database.read { $0.connection.backendProcessID } == before)
+                try await Self.expectEveryConnectionClean(database, login: login)
+            }
+        }
+    }
+
+    /// A policy's cast that fails on another tenant's row: the error says what failed,
+    /// never the row's value (found by a review: the description quoted it).
+    @Test func aFailedCastQuotesNoRow() async throws {
+        try await PolicyRoles.with { roles in
+            try await TestDatabase.withDatabase { url in
+                let setup = try Connection(url: url)
+                try Self.setUp(setup, roles)
+                try setup.executeScript("""
+                    UPDATE doc SET title = (100 + id)::text;
+                    UPDATE doc SET title = 'salary: 91000 EUR' WHERE id = 2;
+                    ALTER POLICY tenant ON doc USING (tenant = current_setting('app.tenant')::int OR title::int < 0);
+                    """)
+                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 1)
+                defer { database.close() }
+                let error = await #expect(throws: RelateError.self) {
+                    try await database.read(as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])) { try $0.fetch("doc").count }
+                }
+                #expect(error?.postgresError?.sqlState?.rawValue == "22P02")
+                #expect(error?.postgresError?.message == "invalid input syntax for type integer: \"…\"", "\(String(describing: error))")
+                #expect(!"\(String(describing: error))".contains("salary"))
+                #expect(Connection.withoutQuotedValues(#"invalid value for parameter "TimeZone": "Mars/Base""#) == #"invalid value for parameter "TimeZone": "…""#)
+            }
+        }
+    }
+
+    /// A body that ends the unit's transaction itself (its own `COMMIT` or `ROLLBACK`) fails
+    /// the unit, and nothing it sends after runs outside the principal's transaction.
+    /// (Found by a review: an insert after a read's `COMMIT` ran as the login role and was
+    /// kept; a write whose body rolled back returned as if committed.)
+    @Test func aBodyThatEndsItsTransactionFailsItsUnit() async throws {
+        try await PolicyRoles.with { roles in
+            try await TestDatabase.withDatabase { url in
+                let setup = try Connection(url: url)
+                try Self.setUp(setup, roles)
+                try setup.executeScript("CREATE TABLE note (t text); GRANT ALL ON note TO \(roles.name("login")), \(roles.name("a"));")
+                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 1)
+                defer { database.close() }
+                let tenant = Principal(role: roles.name("a"), settings: ["app.tenant": "1"])
+                let error = await #expect(throws: RelateError.self) {
+                    try await database.read(as: tenant) { context in
+                        _ = try context.connection.execute("COMMIT")
+                        _ = try context.connection.execute("INSERT INTO note VALUES ('written by a read')")
+                    }
+                }
+                #expect(error?.postgresError?.kind == .client, "\(String(describing: error))")
+                await #expect(throws: RelateError.self) {
+                    try await database.write(as: tenant) { context in
+                        _ = try context.insert("doc", values: ["tenant": 1, "title": "rolled back"])
+                        _ = try context.connection.execute("ROLLBACK")
+                    }
+                }
+                await #expect(throws: RelateError.self) {
+                    try await database.write { _ = try $0.connection.execute("END") }
+                }
+                #expect(try setup.query("SELECT count(*) FROM note")[0].decode(Int.self, at: 0) == 0)
+                #expect(try setup.query("SELECT count(*) FROM doc WHERE title = 'rolled back'")[0].decode(Int.self, at: 0) == 0)
+                try await Self.expectEveryConnectionClean(database, login: roles.name("login"))
             }
         }
     }

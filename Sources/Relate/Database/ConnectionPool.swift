@@ -315,6 +315,8 @@ final class ConnectionPool: Sendable {
     private func openPooled() throws -> PooledConnection {
         let connection = try Connection(conninfo: conninfo, defaults: defaults, logger: logger)
         try setUp(connection)
+        // Its settings (a statement timeout) are every unit's: a change after them counts.
+        connection.sessionMayHaveChanged = false
         return PooledConnection(connection: connection, cancelRequest: try connection.makeCancelRequest())
     }
 

@@ -591,7 +591,10 @@ public final class Database: Sendable {
                     defer { spans?.context = nil }
                     // Cancelled before it started: the server would ignore the request.
                     let outcome = cancel.wasSent ? .failure(CancellationError()) : Swift.Result { try work(connection, cancel) }
-                    return (outcome, connection.isOpen && !connection.isInTransaction)
+                    // One whose unit changed the session for good (`SET ROLE`, a setting made
+                    // for the session) is replaced: the next unit would run with its role or
+                    // settings, another tenant's.
+                    return (outcome, connection.isOpen && !connection.isInTransaction && !connection.sessionMayHaveChanged)
                 })
             } catch {
                 return .failure(error)

@@ -57,7 +57,10 @@ public struct Principal: Hashable, Sendable {
 
     /// Refuses what would make a principal quietly run as another: a role of `none` (which
     /// `set_config` takes as "back to the login role") and a setting named `role` or
-    /// `session_authorization`, which would undo the role.
+    /// `session_authorization`, which would undo the role. Refuses too the settings Relate's
+    /// values are sent and read by (``sessionFormats``): under another time zone a `Date`
+    /// written to a `timestamp` column would be stored hours off, under another encoding
+    /// text would be stored mangled, and both would commit without an error.
     ///
     /// - Throws: ``RelateError`` of kind ``RelateError/Kind-swift.struct/invalidRequest``.
     func validate() throws {
@@ -66,9 +69,21 @@ public struct Principal: Hashable, Sendable {
                 kind: .invalidRequest, message: "a principal's role cannot be \"\(role)\": give nil for the pool's own role",
                 key: "role")
         }
-        for name in settings.keys where ["role", "session_authorization"].contains(name.lowercased()) {
-            throw RelateError(
-                kind: .invalidRequest, message: "a principal's settings cannot set \(name): give the role as Principal(role:)", key: name)
+        for name in settings.keys {
+            if ["role", "session_authorization"].contains(name.lowercased()) {
+                throw RelateError(
+                    kind: .invalidRequest, message: "a principal's settings cannot set \(name): give the role as Principal(role:)", key: name)
+            }
+            if Self.sessionFormats.contains(name.lowercased()) {
+                throw RelateError(
+                    kind: .invalidRequest,
+                    message: "a principal's settings cannot set \(name): Relate sends and reads values in the session's own (UTF8, UTC, ISO dates)",
+                    key: name)
+            }
         }
     }
+
+    /// The settings (lowercased: the server's names are not case-sensitive) by which the
+    /// server reads what Relate sends and writes what it reads.
+    static let sessionFormats: Set<String> = ["client_encoding", "timezone", "datestyle", "intervalstyle"]
 }
