@@ -232,13 +232,27 @@ extension Catalog {
     /// The tables `scopeQuery` chose.
     private static let included = "unnest(current_setting('relate.catalog_scope')::oid[]) AS i(oid)"
 
+    /// Each domain's type at the bottom of its chain (a domain over a domain over `int4`:
+    /// `int4`, as the results report it), the nearest type modifier along the chain, and
+    /// whether a domain on the way is `NOT NULL`. The start of the queries that ask for it.
+    static let domainBottoms = """
+        WITH RECURSIVE chain(oid, base, typmod, not_null) AS (
+            SELECT t.oid, t.typbasetype, t.typtypmod, t.typnotnull FROM pg_type t WHERE t.typtype = 'd'
+          UNION ALL
+            SELECT c.oid, b.typbasetype, CASE WHEN c.typmod = -1 THEN b.typtypmod ELSE c.typmod END, c.not_null OR b.typnotnull
+              FROM chain c JOIN pg_type b ON b.oid = c.base AND b.typtype = 'd'
+        ), bottom AS (
+            SELECT c.oid, c.base, c.typmod, c.not_null FROM chain c JOIN pg_type b ON b.oid = c.base WHERE b.typtype <> 'd'
+        )
+        """
+
     static let relationsQuery = """
+        \(domainBottoms)
         SELECT c.oid::int8, n.nspname::text, c.relname::text, c.relkind::text,
           coalesce(array_agg(a.attname::text ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN e.typname::text || '[]' ELSE t.typname::text END
                              ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
-          coalesce(array_agg((CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)::int8 ORDER BY a.attnum)
-                   FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          coalesce(array_agg(coalesce(db.base, t.oid)::int8 ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(a.attnotnull ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(pg_get_expr(d.adbin, d.adrelid) ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(a.attidentity <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
@@ -252,9 +266,9 @@ extension Catalog {
           -- What a view (its INSTEAD OF triggers and rules counted), a materialized view
           -- (nothing) or a foreign table takes; a table takes everything.
           (CASE WHEN c.relkind IN ('v', 'm', 'f') THEN pg_relation_is_updatable(c.oid, true) ELSE 28 END)::int8,
-          coalesce(array_agg((CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END)::int8 ORDER BY a.attnum)
+          coalesce(array_agg((CASE WHEN t.typtype = 'd' THEN db.typmod ELSE a.atttypmod END)::int8 ORDER BY a.attnum)
                    FILTER (WHERE a.attnum IS NOT NULL), '{}'),
-          coalesce(array_agg(t.typtype = 'd' AND t.typnotnull ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          coalesce(array_agg(coalesce(db.not_null, false) ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           -- Whether an UPDATE may store other than it sends: a BEFORE UPDATE row trigger
           -- (tgtype bits ROW 1, BEFORE 2, UPDATE 16) not disabled, a rule, tables below it
           -- (their own triggers run), or a relation that is not a plain table.
@@ -265,6 +279,7 @@ extension Catalog {
         JOIN pg_namespace n ON n.oid = c.relnamespace
         LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
         LEFT JOIN pg_type t ON t.oid = a.atttypid
+        LEFT JOIN bottom db ON db.oid = t.oid
         LEFT JOIN pg_type e ON e.oid = t.typelem
         LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
         GROUP BY c.oid, n.nspname, c.relname, c.relkind, c.relhasrules, c.relhassubclass
@@ -273,12 +288,14 @@ extension Catalog {
     /// The labels of every enum type a column in scope has, directly, through a domain or
     /// as an array's element (`mood[]`), by the OID the column's results report.
     static let enumLabelsQuery = """
+        \(domainBottoms)
         SELECT c.oid::int8, array_agg(e.enumlabel::text ORDER BY e.enumsortorder)
-        FROM (SELECT DISTINCT CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END AS oid,
-                CASE WHEN t.typtype = 'd' THEN t.typbasetype WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem ELSE t.oid END AS enum
+        FROM (SELECT DISTINCT coalesce(db.base, t.oid) AS oid,
+                CASE WHEN db.base IS NOT NULL THEN db.base WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem ELSE t.oid END AS enum
               FROM pg_attribute a
               JOIN \(included) ON i.oid = a.attrelid
               JOIN pg_type t ON t.oid = a.atttypid
+              LEFT JOIN bottom db ON db.oid = t.oid
               WHERE a.attnum > 0 AND NOT a.attisdropped) AS c
         JOIN pg_enum e ON e.enumtypid = c.enum
         GROUP BY 1
@@ -296,7 +313,9 @@ extension Catalog {
         JOIN \(included) ON i.oid = x.indrelid
         JOIN pg_class ic ON ic.oid = x.indexrelid
         LEFT JOIN pg_constraint con ON con.conindid = x.indexrelid AND con.conrelid = x.indrelid AND con.contype IN ('p', 'u')
-        WHERE x.indisunique AND x.indpred IS NULL AND x.indexprs IS NULL
+        -- Valid only: a unique index whose CREATE INDEX CONCURRENTLY failed stays, and
+        -- enforces nothing (rows may share its key).
+        WHERE x.indisunique AND x.indisvalid AND x.indpred IS NULL AND x.indexprs IS NULL
         ORDER BY x.indrelid, x.indisprimary DESC, 2
         """
 

@@ -135,7 +135,7 @@ extension ChangeTracking {
                       JOIN pg_class ic ON ic.oid = i.indexrelid
                       LEFT JOIN pg_constraint con
                         ON con.conindid = i.indexrelid AND con.conrelid = i.indrelid AND con.contype IN ('p', 'u')
-                     WHERE i.indrelid = target AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+                     WHERE i.indrelid = target AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indexprs IS NULL
                        AND (i.indisprimary OR NOT EXISTS (
                              SELECT FROM unnest(i.indkey) WITH ORDINALITY AS n(attnum, position)
                                JOIN pg_attribute na ON na.attrelid = i.indrelid AND na.attnum = n.attnum

@@ -152,16 +152,24 @@ extension PostgresInterval: PostgresArrayElement {
         else { return nil }
         let secondParts = fields[2].split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard let seconds = Int64(secondParts[0]), (0..<60).contains(seconds) else { return nil }
-        var micros = (hours * 60 + minutes) * 60 + seconds
-        guard case let (scaled, false) = micros.multipliedReportingOverflow(by: 1_000_000) else { return nil }
-        micros = scaled
+        // Checked at every step: hours come in any length, and the server's own least
+        // interval (-2562047788:00:54.775808) is Int64.min microseconds, whose magnitude
+        // does not fit: the sign goes on before the fraction.
+        guard case let (hourMinutes, false) = hours.multipliedReportingOverflow(by: 60),
+            case let (totalMinutes, false) = hourMinutes.addingReportingOverflow(minutes),
+            case let (minuteSeconds, false) = totalMinutes.multipliedReportingOverflow(by: 60),
+            case let (totalSeconds, false) = minuteSeconds.addingReportingOverflow(seconds),
+            case let (scaled, false) = totalSeconds.multipliedReportingOverflow(by: 1_000_000)
+        else { return nil }
+        var micros = negative ? -scaled : scaled
         if secondParts.count == 2 {
             let digits = secondParts[1]
             guard (1...6).contains(digits.count), let fraction = Int64(digits), fraction >= 0 else { return nil }
             var scale: Int64 = 1
             for _ in digits.count..<6 { scale *= 10 }
-            micros += fraction * scale
+            guard case let (sum, false) = micros.addingReportingOverflow(negative ? -(fraction * scale) : fraction * scale) else { return nil }
+            micros = sum
         }
-        return negative ? -micros : micros
+        return micros
     }
 }

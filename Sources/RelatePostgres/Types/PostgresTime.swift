@@ -114,7 +114,10 @@ extension PostgresTime: PostgresArrayElement {
         case (.binary, .time) where bytes.count == 8:
             return PostgresTime(microseconds: bytes.bigEndian(Int64.self))
         case (.binary, .timetz) where bytes.count == 12:
-            return PostgresTime(microseconds: bytes.bigEndian(Int64.self), utcOffset: -bytes.bigEndian(Int32.self, at: 8))
+            // Seconds west of UTC; Int32.min has no east (a server sends at most ±15:59:59).
+            let west = bytes.bigEndian(Int32.self, at: 8)
+            guard west != .min else { throw .malformed(type, format) }
+            return PostgresTime(microseconds: bytes.bigEndian(Int64.self), utcOffset: -west)
         case (.text, .time), (.text, .timetz):
             guard let value = parse(bytes.utf8String), (value.utcOffset != nil) == (type == .timetz) else {
                 throw .malformed(type, format)
@@ -130,7 +133,10 @@ extension PostgresTime: PostgresArrayElement {
         var offset: Int32?
         if let sign = clock.lastIndex(where: { $0 == "+" || $0 == "-" }) {
             let fields = clock[clock.index(after: sign)...].split(separator: ":", omittingEmptySubsequences: false).map { Int32($0) }
-            guard (1...3).contains(fields.count), fields.allSatisfy({ $0 != nil && $0! >= 0 }) else { return nil }
+            // Hours of two digits at most, minutes and seconds under 60: the sum fits.
+            guard (1...3).contains(fields.count), fields.allSatisfy({ $0 != nil && $0! >= 0 }),
+                fields[0]! < 100, fields.dropFirst().allSatisfy({ $0! < 60 })
+            else { return nil }
             let seconds = fields.enumerated().reduce(Int32(0)) { $0 + $1.element! * [3600, 60, 1][$1.offset] }
             offset = clock[sign] == "-" ? -seconds : seconds
             clock = clock[..<sign]

@@ -1,0 +1,82 @@
+import Foundation
+import RelatePostgres
+import Testing
+
+@testable import Relate
+
+/// Values and schemas at the edges, each found by a review: cells that trapped the process
+/// (an overflow in a time's or an interval's arithmetic), a unique index that enforces
+/// nothing taken for a key, and domains over domains read as text.
+@Suite struct TypeEdgeTests {
+    /// The server's own least interval, in its text form (`Connection.query`'s default):
+    /// Int64.min microseconds, whose magnitude does not fit.
+    @Test func theLeastIntervalReadsAsIsInTextForm() throws {
+        let connection = try TestDatabase.connect()
+        let result = try connection.query("SELECT interval '-2562047788:00:54.775807' - interval '1 microsecond'")
+        #expect(try result[0].decode(PostgresInterval.self, at: 0).microseconds == Int64.min)
+        let binary = try connection.query("SELECT interval '-2562047788:00:54.775807' - interval '1 microsecond'", format: .binary)
+        #expect(try binary[0].decode(PostgresInterval.self, at: 0).microseconds == Int64.min)
+    }
+
+    /// Cells a hostile server could send: refused, never a trap.
+    @Test func cellsBeyondTheirRangeAreRefused() throws {
+        let cases: [(PostgresType, PostgresFormat, [UInt8])] = [
+            (.timetz, .binary, [0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0, 0, 0]),
+            (.timetz, .text, Array("00:00:00+999999".utf8)),
+            (.timetz, .text, Array("00:00:00-99:99".utf8)),
+            (.interval, .text, Array("999999999999999999:00:00".utf8)),
+            (.interval, .text, Array("-9223372036854:00:00".utf8)),
+        ]
+        for (type, format, cell) in cases {
+            let result = try #require(PostgresResult.crafted(columns: [(name: "v", type: type, format: format)], rows: [[cell]]))
+            if type == .timetz {
+                #expect(throws: (any Error).self, "\(type) \(format) \(cell)") { try result[0].decode(PostgresTime.self, at: 0) }
+            } else {
+                #expect(throws: (any Error).self, "\(type) \(format) \(cell)") { try result[0].decode(PostgresInterval.self, at: 0) }
+            }
+        }
+    }
+
+    /// A unique index left invalid by a failed `CREATE UNIQUE INDEX CONCURRENTLY` enforces
+    /// nothing: no key (one `setValue` had written two rows), no one-to-one.
+    @Test func anInvalidUniqueIndexIsNoKey() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TABLE item (code text NOT NULL, name text);
+                INSERT INTO item VALUES ('a', 'x'), ('a', 'y');
+                CREATE TABLE parent (id int PRIMARY KEY);
+                CREATE TABLE child (id int PRIMARY KEY, parent_id int REFERENCES parent);
+                INSERT INTO parent VALUES (1); INSERT INTO child VALUES (1, 1), (2, 1);
+                """)
+            #expect(throws: (any Error).self) { try connection.execute("CREATE UNIQUE INDEX CONCURRENTLY item_code ON item (code)") }
+            #expect(throws: (any Error).self) { try connection.execute("CREATE UNIQUE INDEX CONCURRENTLY child_parent ON child (parent_id)") }
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            #expect(try context.model.entity("item").primaryKey.isEmpty)
+            #expect(try context.model.entity("parent").relationship(forKey: "child").isToMany)
+        }
+    }
+
+    /// A domain over a domain reads and writes as the type at the bottom of the chain, and
+    /// an enum behind two domains keeps its labels (the catalog's base type is only the
+    /// next one down).
+    @Test func aDomainOverADomainIsItsBottomType() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE DOMAIN d1 AS int4; CREATE DOMAIN d2 AS d1;
+                CREATE DOMAIN v1 AS varchar(3); CREATE DOMAIN v2 AS v1 NOT NULL;
+                CREATE TYPE mood AS ENUM ('happy', 'sad'); CREATE DOMAIN m1 AS mood; CREATE DOMAIN m2 AS m1;
+                CREATE TABLE dd (id int PRIMARY KEY, one d1, two d2, short v2 DEFAULT 'x', feeling m2);
+                INSERT INTO dd VALUES (1, 7, 7, 'abc', 'sad');
+                """)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            let entity = try context.model.entity("dd")
+            #expect(try entity.attribute(forKey: "feeling").enumLabels == ["happy", "sad"])
+            #expect(try entity.attribute(forKey: "short").isNullable == false)
+            let row = try #require(try context.object("dd", primaryKey: 1))
+            #expect(try row.value(forKey: "one") as? Int == 7)
+            #expect(try row.value(forKey: "two") as? Int == 7)
+            try row.setValue(8, forKey: "two")
+            #expect(try connection.query("SELECT two FROM \"\(schema)\".dd")[0].decode(Int.self, at: 0) == 8)
+        }
+    }
+}
