@@ -109,9 +109,12 @@ extension DatabaseContext {
         guard let modifier = attribute.typeModifier, modifier >= 4 else { return nil }
         switch PostgresType(attribute.typeOID) {
         case .varchar, .bpchar:
-            // The server counts characters as code points.
+            // The server counts characters as code points, and stores a longer value whose
+            // characters past the length are all spaces, cut to the length.
             let length = Int(modifier) - 4
-            if case .string(let text) = value, text.unicodeScalars.count > length {
+            if case .string(let text) = value, text.unicodeScalars.count > length,
+                text.unicodeScalars.dropFirst(length).contains(where: { $0 != " " })
+            {
                 return "is longer than \(attribute.type)(\(length)) allows"
             }
         case .numeric:

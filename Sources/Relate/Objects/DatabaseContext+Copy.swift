@@ -33,7 +33,9 @@ extension DatabaseContext {
         guard !rows.isEmpty else { return 0 }
         graph.membershipsMayChange()
         let groups = try rowsByKeys(rows, of: entity)
-        let copied = try inDatabaseTransaction {
+        // A transaction of the context's, not only the connection's: the rows that join a
+        // loaded set do so in memory, and a later group that fails takes them back out.
+        let copied = try transaction {
             var copied = 0
             for group in groups {
                 if joinsLoadedSets(group.columns, of: entity) {

@@ -1,0 +1,85 @@
+import Foundation
+import RelatePostgres
+import Testing
+
+@testable import Relate
+
+/// Writes whose failure memory must follow, and a value the server stores that validation
+/// refused, each found by a review.
+@Suite struct WriteEdgeTests {
+    static func with(_ sql: String, _ body: (ObjectFixture) throws -> Void) throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript(sql)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            try body(ObjectFixture(context: context, schema: schema))
+        }
+    }
+
+    static let mail = """
+        CREATE TABLE person (id serial PRIMARY KEY, name text);
+        CREATE TABLE email (id serial PRIMARY KEY, address text NOT NULL CHECK (address LIKE '%@%'),
+            person_id int CONSTRAINT person REFERENCES person);
+        INSERT INTO person (name) VALUES ('Ada'), ('Grace');
+        INSERT INTO email (address, person_id) VALUES ('ada@a', 1);
+        """
+
+    /// `copy(into:rows:)`: the rows that join a loaded set go first and join it in memory;
+    /// a later group's COPY fails and the transaction rolls back: so does memory.
+    @Test func aCopyWhoseLaterGroupFailsLeavesNoRowInMemory() throws {
+        try Self.with(Self.mail) { fixture in
+            let ada = try #require(try fixture.context.object("person", primaryKey: 1))
+            let emails = try ada.objects(forKey: "email")
+            #expect(throws: RelateError.self) {
+                try fixture.context.copy(into: "email", rows: [["address": "ada@b", "person_id": 1], ["address": "no at sign"]])
+            }
+            #expect(emails.count == 1)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// `copy(into:columns:rows:)` into a loaded set, refused at `COMMIT` by a deferred
+    /// constraint trigger: memory rolls back, and the error is a `RelateError`.
+    @Test func aCopyRefusedAtCommitLeavesNoRowInMemory() throws {
+        try Self.with(
+            Self.mail + """
+                CREATE FUNCTION refuse_b() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN IF NEW.address = 'ada@b' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$;
+                CREATE CONSTRAINT TRIGGER refuse_b AFTER INSERT ON email DEFERRABLE INITIALLY DEFERRED
+                    FOR EACH ROW EXECUTE FUNCTION refuse_b();
+                """
+        ) { fixture in
+            let ada = try #require(try fixture.context.object("person", primaryKey: 1))
+            let emails = try ada.objects(forKey: "email")
+            #expect(throws: RelateError.self) {
+                try fixture.context.copy(into: "email", columns: ["address", "person_id"]) { rows in try rows.append("ada@b", 1) }
+            }
+            #expect(emails.count == 1)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// The server stores a `varchar(n)` value whose characters past `n` are all spaces (cut
+    /// to `n`): a pending write of one is saved, as an autocommitting one is.
+    @Test func aVarcharValueLongOnlyBySpacesIsSaved() throws {
+        try Self.with(
+            """
+            CREATE TABLE code (id int PRIMARY KEY, tag varchar(3), fixed char(3));
+            INSERT INTO code VALUES (1, 'x', 'x'), (2, 'y', 'y');
+            """
+        ) { fixture in
+            let context = fixture.context
+            let one = try #require(try context.object("code", primaryKey: 1))
+            try one.setValue("abc   ", forKey: "tag")
+            #expect(try one.value(forKey: "tag") as? String == "abc")
+            context.autocommits = false
+            let two = try #require(try context.object("code", primaryKey: 2))
+            try two.setValue("abc   ", forKey: "tag")
+            try two.setValue("ab    ", forKey: "fixed")
+            try context.save()
+            #expect(try two.value(forKey: "tag") as? String == "abc")
+            #expect(try fixture.disagreements() == [])
+            try two.setValue("abcd  ", forKey: "tag")
+            #expect(throws: RelateError.self) { try context.save() }
+        }
+    }
+}
