@@ -79,4 +79,30 @@ import Testing
             #expect(try connection.query("SELECT two FROM \"\(schema)\".dd")[0].decode(Int.self, at: 0) == 8)
         }
     }
+
+    /// JSON that `Decimal` or a `String`-keyed dictionary cannot hold as it is is refused,
+    /// never rounded or merged (Foundation's decoder did both without a word, and a value
+    /// written back changed the document).
+    @Test func jsonThatCannotBeHeldExactlyIsRefused() throws {
+        let refused = [
+            #"{"n": 123456789012345678901234567890123456789012}"#, #"{"n": 0.1000000000000000000000000000000000000000001}"#,
+            #"[1e-200]"#, #"{"\u00e9": 1, "e\u0301": 2}"#, "{\"a\": {\"\u{e9}\": 1, \"e\u{301}\": 2}}",
+        ]
+        for text in refused {
+            #expect(throws: (any Error).self, "\(text)") { try JSONValue(json: Array(text.utf8)) }
+        }
+        let held: [(String, JSONValue)] = [
+            (#"{"n": 12345678901234567890123456789012345678}"#, ["n": .number(Decimal(string: "12345678901234567890123456789012345678")!)]),
+            (#"[1000000000000000000000000000000000000000000, -0.5e-3, 0]"#, [.number(Decimal(string: "1e42")!), .number(Decimal(string: "-0.0005")!), 0]),
+            (#"{"a": 1, "k\u00e9y": "\"x\""}"#, ["a": 1, "k\u{e9}y": "\"x\""]),
+        ]
+        for (text, value) in held {
+            let read = try JSONValue(json: Array(text.utf8))
+            #expect(read == value, "\(text): \(read)")
+        }
+        // As a column's value: a decoding error, not a rounded number.
+        let connection = try TestDatabase.connect()
+        let result = try connection.query(#"SELECT '{"id": 123456789012345678901234567890123456789012}'::jsonb"#)
+        #expect(throws: (any Error).self) { try result[0].decode(JSONValue.self, at: 0) }
+    }
 }

@@ -4,12 +4,15 @@ import Foundation
 /// one parses a string by hand.
 ///
 /// Numbers are `Decimal`, which keeps `0.1` as `0.1` and integers to 38 digits exactly
-/// (a `Double` would round a 64-bit identifier). An object is a dictionary: `jsonb` keeps
-/// neither key order nor duplicate keys, and a `json` document read here does not either.
-/// Its keys are `String`s, compared by Swift's `==`: two members whose names differ only in
-/// the form of a character (a composed `é` and a decomposed one), which `jsonb` keeps
-/// apart, become one member here. Relate compares documents by their bytes, keys and
-/// strings alike; `==` on `JSONValue` is Swift's.
+/// (a `Double` would round a 64-bit identifier); a document with a number past that
+/// (more than 38 significant digits, an exponent past ±127) is refused rather than rounded.
+/// An object is a dictionary: `jsonb` keeps neither key order nor duplicate keys, and a
+/// `json` document read here does not either (of a name given twice it keeps the first
+/// value, where PostgreSQL's functions take the last). Its keys are `String`s, compared by Swift's
+/// `==`: a document with two members whose names differ only in the form of a character
+/// (a composed `é` and a decomposed one), which `jsonb` keeps apart, is refused rather
+/// than read as one member. Relate compares documents by their bytes, keys and strings
+/// alike; `==` on `JSONValue` is Swift's.
 ///
 /// ```swift
 /// let settings: JSONValue = ["theme": "dark", "fontSize": 14, "beta": true, "tags": ["a", "b"]]
@@ -51,10 +54,13 @@ public enum JSONValue: Hashable, Sendable {
     /// Parses a JSON document (any value at the top, as PostgreSQL allows).
     ///
     /// - Parameter text: The document's UTF-8 bytes.
-    /// - Throws: A `DecodingError` when it is not JSON, or holds a number `Decimal` cannot
-    ///   hold.
+    /// - Throws: A `DecodingError` when it is not JSON; an error that says why when it holds
+    ///   a number `Decimal` cannot hold exactly, or two members whose names Swift's `==`
+    ///   takes for one: Foundation's decoder would round the one and merge the other.
     public init(json text: some Collection<UInt8>) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: Data(text))
+        let data = Data(text)
+        try data.withUnsafeBytes { try Self.checkHeldExactly($0) }
+        self = try JSONDecoder().decode(JSONValue.self, from: data)
     }
 
     /// The document as compact JSON text, members sorted by key.
@@ -200,8 +206,10 @@ extension JSONValue: PostgresArrayElement {
         }
         do {
             return try JSONValue(json: text)
+        } catch let error as NotHeldExactly {
+            throw PostgresDecodingError("a \(type) value that JSONValue cannot hold as it is: \(error)")
         } catch {
-            throw PostgresDecodingError("a \(type) value is not JSON that JSONValue holds (a number beyond Decimal's 38 digits?)")
+            throw PostgresDecodingError("a \(type) value is not JSON that JSONValue holds")
         }
     }
 }
