@@ -71,6 +71,23 @@ import Testing
             """)
     }
 
+    /// Runs `body` with the tenant table of ``setUp(_:_:)`` and a database of `connections`
+    /// as its login role (given its name), with the owner's connection.
+    static func withTenants(
+        connections: Int, _ body: (_ database: Database, _ roles: PolicyRoles, _ login: String, _ owner: Connection) async throws -> Void
+    ) async throws {
+        try await PolicyRoles.with { roles in
+            try await TestDatabase.withDatabase { url in
+                let owner = try Connection(url: url)
+                try Self.setUp(owner, roles)
+                let login = roles.name("login")
+                let database = try Database(url: roles.url(url, as: login), maxConnections: connections)
+                defer { database.close() }
+                try await body(database, roles, login, owner)
+            }
+        }
+    }
+
     /// The opening pipeline: `BEGIN READ ONLY` for a read, then one statement setting the
     /// role then the settings by name, every name and value bound.
     @Test func theOpeningStatementsBindEveryNameAndValue() {
@@ -90,55 +107,50 @@ import Testing
     /// A role the login role may not take, a setting that cannot be made, a role of
     /// `none`: the unit throws and its body never runs.
     @Test func aPrincipalThatCannotBeTakenFailsClosed() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                try Self.setUp(try Connection(url: url), roles)
-                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 2)
-                defer { database.close() }
-                let ran = Locked(0)
-                let cases: [(Principal, String?)] = [
-                    (Principal(role: roles.name("outsider")), "42501"),
-                    (Principal(role: roles.name("nobody")), "22023"),
-                    (Principal(role: roles.name("a"), settings: ["nodot": "1"]), nil),
-                    (Principal(role: "NONE"), nil),
-                    (Principal(settings: ["role": roles.name("a")]), nil),
-                    // What Relate's values are sent and read by: a `Date` would be stored
-                    // hours off, text mangled (found by a review).
-                    (Principal(role: roles.name("a"), settings: ["TimeZone": "America/New_York"]), nil),
-                    (Principal(role: roles.name("a"), settings: ["client_encoding": "LATIN1"]), nil),
-                    (Principal(role: roles.name("a"), settings: ["DATESTYLE": "SQL, DMY"]), nil),
-                ]
-                for (principal, state) in cases {
-                    for write in [false, true] {
-                        do {
-                            if write {
-                                try await database.write(as: principal) { _ in ran.withLock { $0 += 1 } }
-                            } else {
-                                try await database.read(as: principal) { _ in ran.withLock { $0 += 1 } }
-                            }
-                            Issue.record("\(principal) ran")
-                        } catch let error as RelateError {
-                            if let state { #expect(error.postgresError?.sqlState?.rawValue == state, "\(principal): \(error)") }
+        try await Self.withTenants(connections: 2) { database, roles, login, _ in
+            let ran = Locked(0)
+            let cases: [(Principal, String?)] = [
+                (Principal(role: roles.name("outsider")), "42501"),
+                (Principal(role: roles.name("nobody")), "22023"),
+                (Principal(role: roles.name("a"), settings: ["nodot": "1"]), nil),
+                (Principal(role: "NONE"), nil),
+                (Principal(settings: ["role": roles.name("a")]), nil),
+                // What Relate's values are sent and read by: a `Date` would be stored
+                // hours off, text mangled (found by a review).
+                (Principal(role: roles.name("a"), settings: ["TimeZone": "America/New_York"]), nil),
+                (Principal(role: roles.name("a"), settings: ["client_encoding": "LATIN1"]), nil),
+                (Principal(role: roles.name("a"), settings: ["DATESTYLE": "SQL, DMY"]), nil),
+            ]
+            for (principal, state) in cases {
+                for write in [false, true] {
+                    do {
+                        if write {
+                            try await database.write(as: principal) { _ in ran.withLock { $0 += 1 } }
+                        } else {
+                            try await database.read(as: principal) { _ in ran.withLock { $0 += 1 } }
                         }
+                        Issue.record("\(principal) ran")
+                    } catch let error as RelateError {
+                        if let state { #expect(error.postgresError?.sqlState?.rawValue == state, "\(principal): \(error)") }
                     }
                 }
-                #expect(ran.withLock { $0 } == 0)
-                // The policy's cast fails under a setting it cannot read: the body's statement
-                // throws, and its description does not quote the setting's value.
-                let cast = await #expect(throws: RelateError.self) {
-                    try await database.read(as: Principal(role: roles.name("a"), settings: ["app.tenant": "abc-secret"])) { try $0.fetch("doc").count }
-                }
-                #expect(cast?.postgresError?.sqlState?.rawValue == "22P02")
-                #expect(!"\(String(describing: cast))".contains("abc-secret"), "\(String(describing: cast))")
-                // A read is READ ONLY.
-                let error = await #expect(throws: RelateError.self) {
-                    try await database.read(as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])) {
-                        _ = try $0.insert("doc", values: ["tenant": 1, "title": "x"])
-                    }
-                }
-                #expect(error?.postgresError?.sqlState?.rawValue == "25006")
-                try await Self.expectEveryConnectionClean(database, login: roles.name("login"))
             }
+            #expect(ran.withLock { $0 } == 0)
+            // The policy's cast fails under a setting it cannot read: the body's statement
+            // throws, and its description does not quote the setting's value.
+            let cast = await #expect(throws: RelateError.self) {
+                try await database.read(as: Principal(role: roles.name("a"), settings: ["app.tenant": "abc-secret"])) { try $0.fetch("doc").count }
+            }
+            #expect(cast?.postgresError?.sqlState?.rawValue == "22P02")
+            #expect(!"\(String(describing: cast))".contains("abc-secret"), "\(String(describing: cast))")
+            // A read is READ ONLY.
+            let error = await #expect(throws: RelateError.self) {
+                try await database.read(as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])) {
+                    _ = try $0.insert("doc", values: ["tenant": 1, "title": "x"])
+                }
+            }
+            #expect(error?.postgresError?.sqlState?.rawValue == "25006")
+            try await Self.expectEveryConnectionClean(database, login: login)
         }
     }
 
@@ -146,68 +158,62 @@ import Testing
     /// thrown, cancelled, connection lost, refused at the opening), then every pooled
     /// connection is asked who it is and what it has set.
     @Test func everyConnectionGoesBackAsTheLoginRoleWithNoSetting() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                try Self.setUp(try Connection(url: url), roles)
-                let login = roles.name("login")
-                let database = try Database(url: roles.url(url, as: login), maxConnections: 4)
-                defer { database.close() }
-                var random = SeededRandom(seed: 37)
-                let leaks = Locked<[String]>([])
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 0..<320 {
-                        let tenant = 1 + random.next(3)
-                        let principal = Principal(role: roles.name(random.next(2) == 0 ? "a" : "b"), settings: ["app.tenant": "\(tenant)"])
-                        let kind = random.next(8)
-                        if index >= 8 { try await group.next() }
-                        group.addTask {
-                            switch kind {
-                            case 0, 1:
-                                // Reads see their tenant only, as the principal's role.
-                                let (rows, who) = try await database.read(as: principal) { context in
-                                    (try context.fetch("doc").map { try $0.value(forKey: "tenant", as: Int.self) },
-                                     try context.connection.query("SELECT current_user::text")[0].decode(String.self, at: 0))
-                                }
-                                if rows.contains(where: { $0 != tenant }) || who != principal.role { leaks.withLock { $0.append("read \(index)") } }
-                            case 2:
-                                try await database.write(as: principal) { _ = try $0.insert("doc", values: ["tenant": tenant, "title": "w \(index)"]) }
-                            case 3:
-                                // Thrown: rolled back.
-                                _ = try? await database.write(as: principal) { context in
-                                    try context.insert("doc", values: ["tenant": tenant, "title": "gone"])
-                                    throw CancellationError()
-                                }
-                            case 4:
-                                // Cancelled while its statement runs.
-                                let task = Task { try await database.read(as: principal) { try $0.connection.query("SELECT pg_sleep(30)") } }
-                                try await Task.sleep(for: .milliseconds(20))
-                                task.cancel()
-                                _ = try? await task.value
-                            case 5:
-                                // The connection lost under the unit.
-                                _ = try? await database.write(as: principal) {
-                                    try $0.connection.query("SELECT pg_terminate_backend(pg_backend_pid())")
-                                }
-                            case 6:
-                                // Refused at the opening.
-                                _ = try? await database.read(as: Principal(role: roles.name("outsider"))) { _ in 0 }
-                            default:
-                                // A plain unit between them finds the login role and no setting.
-                                let state = try await database.read { try Self.state(of: $0.connection) }
-                                if state.user != login || state.tenant != "" || state.role != "none" {
-                                    leaks.withLock { $0.append("plain \(index): \(state)") }
-                                }
+        try await Self.withTenants(connections: 4) { database, roles, login, owner in
+            var random = SeededRandom(seed: 37)
+            let leaks = Locked<[String]>([])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<320 {
+                    let tenant = 1 + random.next(3)
+                    let principal = Principal(role: roles.name(random.next(2) == 0 ? "a" : "b"), settings: ["app.tenant": "\(tenant)"])
+                    let kind = random.next(8)
+                    if index >= 8 { try await group.next() }
+                    group.addTask {
+                        switch kind {
+                        case 0, 1:
+                            // Reads see their tenant only, as the principal's role.
+                            let (rows, who) = try await database.read(as: principal) { context in
+                                (try context.fetch("doc").map { try $0.value(forKey: "tenant", as: Int.self) },
+                                 try context.connection.query("SELECT current_user::text")[0].decode(String.self, at: 0))
+                            }
+                            if rows.contains(where: { $0 != tenant }) || who != principal.role { leaks.withLock { $0.append("read \(index)") } }
+                        case 2:
+                            try await database.write(as: principal) { _ = try $0.insert("doc", values: ["tenant": tenant, "title": "w \(index)"]) }
+                        case 3:
+                            // Thrown: rolled back.
+                            _ = try? await database.write(as: principal) { context in
+                                try context.insert("doc", values: ["tenant": tenant, "title": "gone"])
+                                throw CancellationError()
+                            }
+                        case 4:
+                            // Cancelled while its statement runs.
+                            let task = Task { try await database.read(as: principal) { try $0.connection.query("SELECT pg_sleep(30)") } }
+                            try await Task.sleep(for: .milliseconds(20))
+                            task.cancel()
+                            _ = try? await task.value
+                        case 5:
+                            // The connection lost under the unit.
+                            _ = try? await database.write(as: principal) {
+                                try $0.connection.query("SELECT pg_terminate_backend(pg_backend_pid())")
+                            }
+                        case 6:
+                            // Refused at the opening.
+                            _ = try? await database.read(as: Principal(role: roles.name("outsider"))) { _ in 0 }
+                        default:
+                            // A plain unit between them finds the login role and no setting.
+                            let state = try await database.read { try Self.state(of: $0.connection) }
+                            if state.user != login || state.tenant != "" || state.role != "none" {
+                                leaks.withLock { $0.append("plain \(index): \(state)") }
                             }
                         }
                     }
-                    try await group.waitForAll()
                 }
-                #expect(leaks.withLock { $0 } == [])
-                // Rolled back and refused units left nothing.
-                let gone = try Connection(url: url).query("SELECT count(*) FROM doc WHERE title = 'gone'")[0].decode(Int.self, at: 0)
-                #expect(gone == 0)
-                try await Self.expectEveryConnectionClean(database, login: login)
+                try await group.waitForAll()
             }
+            #expect(leaks.withLock { $0 } == [])
+            // Rolled back and refused units left nothing.
+            let gone = try owner.query("SELECT count(*) FROM doc WHERE title = 'gone'")[0].decode(Int.self, at: 0)
+            #expect(gone == 0)
+            try await Self.expectEveryConnectionClean(database, login: login)
         }
     }
 
@@ -216,65 +222,53 @@ import Testing
     /// replaced. One that sets only for its transaction (`SET LOCAL`) keeps its connection.
     /// (Found by a review: the next plain unit ran as the role another tenant's body took.)
     @Test func aBodyThatChangesTheSessionLeavesItToNoLaterUnit() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                try Self.setUp(try Connection(url: url), roles)
-                let login = roles.name("login")
-                let database = try Database(url: roles.url(url, as: login), maxConnections: 1)
-                defer { database.close() }
-                let tenant = Principal(role: roles.name("a"), settings: ["app.tenant": "1"])
-                let b = roles.name("b")
-                let changes = [
-                    "SET ROLE \(b)", "set session role \(b)", "/* a comment */ SET app.tenant = '2'", "RESET search_path",
-                    "SELECT set_config('app.tenant', '2', false)", "SELECT SET_CONFIG('app.tenant', '2', 1 = 1)", "SET search_path = pg_catalog",
-                ]
-                for change in changes {
-                    for write in [true, false] {
-                        let body: @Sendable (DatabaseContext) throws -> Void = { _ = try $0.connection.execute(change) }
-                        if write { try await database.write(as: tenant, body) } else { try await database.read(body) }
-                        let state = try await database.read { try Self.state(of: $0.connection) }
-                        #expect(state.user == login && state.role == "none" && state.tenant == "", "after `\(change)`: \(state)")
-                        let path = try await database.read { try $0.connection.query("SHOW search_path")[0].decode(String.self, at: 0) }
-                        #expect(path == "\"$user\", public", "after `\(change)`: \(path)")
-                    }
+        try await Self.withTenants(connections: 1) { database, roles, login, owner in
+            let tenant = Principal(role: roles.name("a"), settings: ["app.tenant": "1"])
+            let b = roles.name("b")
+            let changes = [
+                "SET ROLE \(b)", "set session role \(b)", "/* a comment */ SET app.tenant = '2'", "RESET search_path",
+                "SELECT set_config('app.tenant', '2', false)", "SELECT SET_CONFIG('app.tenant', '2', 1 = 1)", "SET search_path = pg_catalog",
+            ]
+            for change in changes {
+                for write in [true, false] {
+                    let body: @Sendable (DatabaseContext) throws -> Void = { _ = try $0.connection.execute(change) }
+                    if write { try await database.write(as: tenant, body) } else { try await database.read(body) }
+                    let state = try await database.read { try Self.state(of: $0.connection) }
+                    #expect(state.user == login && state.role == "none" && state.tenant == "", "after `\(change)`: \(state)")
+                    let path = try await database.read { try $0.connection.query("SHOW search_path")[0].decode(String.self, at: 0) }
+                    #expect(path == "\"$user\", public", "after `\(change)`: \(path)")
                 }
-                // A script: the connection is replaced, whatever its last statement.
-                try await database.write(as: tenant) { try $0.connection.executeScript("SET ROLE \(b); SELECT 1") }
-                #expect(try await database.read { try Self.state(of: $0.connection) }.user == login)
-                // Made for the transaction only: the connection serves again.
-                let before = try await database.read { $0.connection.backendProcessID }
-                for local in ["SET LOCAL app.tenant = '2'", "SELECT set_config('app.tenant', '2', true)", "SET CONSTRAINTS ALL DEFERRED"] {
-                    try await database.write(as: tenant) { _ = try $0.connection.execute(local) }
-                }
-                try await database.write { try $0.connection.executeScript("SET LOCAL statement_timeout = 1000; SELECT 1") }
-                #expect(try await database.read { $0.connection.backendProcessID } == before)
-                try await Self.expectEveryConnectionClean(database, login: login)
             }
+            // A script: the connection is replaced, whatever its last statement.
+            try await database.write(as: tenant) { try $0.connection.executeScript("SET ROLE \(b); SELECT 1") }
+            #expect(try await database.read { try Self.state(of: $0.connection) }.user == login)
+            // Made for the transaction only: the connection serves again.
+            let before = try await database.read { $0.connection.backendProcessID }
+            for local in ["SET LOCAL app.tenant = '2'", "SELECT set_config('app.tenant', '2', true)", "SET CONSTRAINTS ALL DEFERRED"] {
+                try await database.write(as: tenant) { _ = try $0.connection.execute(local) }
+            }
+            try await database.write { try $0.connection.executeScript("SET LOCAL statement_timeout = 1000; SELECT 1") }
+            #expect(try await database.read { $0.connection.backendProcessID } == before)
+            try await Self.expectEveryConnectionClean(database, login: login)
         }
     }
 
     /// A policy's cast that fails on another tenant's row: the error says what failed,
     /// never the row's value (found by a review: the description quoted it).
     @Test func aFailedCastQuotesNoRow() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                let setup = try Connection(url: url)
-                try Self.setUp(setup, roles)
-                try setup.executeScript("""
-                    UPDATE doc SET title = (100 + id)::text;
-                    UPDATE doc SET title = 'salary: 91000 EUR' WHERE id = 2;
-                    ALTER POLICY tenant ON doc USING (tenant = current_setting('app.tenant')::int OR title::int < 0);
-                    """)
-                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 1)
-                defer { database.close() }
-                let error = await #expect(throws: RelateError.self) {
-                    try await database.read(as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])) { try $0.fetch("doc").count }
-                }
-                #expect(error?.postgresError?.sqlState?.rawValue == "22P02")
-                #expect(error?.postgresError?.message == "invalid input syntax for type integer: \"…\"", "\(String(describing: error))")
-                #expect(!"\(String(describing: error))".contains("salary"))
-                #expect(Connection.withoutQuotedValues(#"invalid value for parameter "TimeZone": "Mars/Base""#) == #"invalid value for parameter "TimeZone": "…""#)
+        try await Self.withTenants(connections: 1) { database, roles, login, owner in
+            try owner.executeScript("""
+                UPDATE doc SET title = (100 + id)::text;
+                UPDATE doc SET title = 'salary: 91000 EUR' WHERE id = 2;
+                ALTER POLICY tenant ON doc USING (tenant = current_setting('app.tenant')::int OR title::int < 0);
+                """)
+            let error = await #expect(throws: RelateError.self) {
+                try await database.read(as: Principal(role: roles.name("a"), settings: ["app.tenant": "1"])) { try $0.fetch("doc").count }
             }
+            #expect(error?.postgresError?.sqlState?.rawValue == "22P02")
+            #expect(error?.postgresError?.message == "invalid input syntax for type integer: \"…\"", "\(String(describing: error))")
+            #expect(!"\(String(describing: error))".contains("salary"))
+            #expect(Connection.withoutQuotedValues(#"invalid value for parameter "TimeZone": "Mars/Base""#) == #"invalid value for parameter "TimeZone": "…""#)
         }
     }
 
@@ -283,34 +277,28 @@ import Testing
     /// (Found by a review: an insert after a read's `COMMIT` ran as the login role and was
     /// kept; a write whose body rolled back returned as if committed.)
     @Test func aBodyThatEndsItsTransactionFailsItsUnit() async throws {
-        try await PolicyRoles.with { roles in
-            try await TestDatabase.withDatabase { url in
-                let setup = try Connection(url: url)
-                try Self.setUp(setup, roles)
-                try setup.executeScript("CREATE TABLE note (t text); GRANT ALL ON note TO \(roles.name("login")), \(roles.name("a"));")
-                let database = try Database(url: roles.url(url, as: roles.name("login")), maxConnections: 1)
-                defer { database.close() }
-                let tenant = Principal(role: roles.name("a"), settings: ["app.tenant": "1"])
-                let error = await #expect(throws: RelateError.self) {
-                    try await database.read(as: tenant) { context in
-                        _ = try context.connection.execute("COMMIT")
-                        _ = try context.connection.execute("INSERT INTO note VALUES ('written by a read')")
-                    }
+        try await Self.withTenants(connections: 1) { database, roles, login, owner in
+            try owner.executeScript("CREATE TABLE note (t text); GRANT ALL ON note TO \(login), \(roles.name("a"));")
+            let tenant = Principal(role: roles.name("a"), settings: ["app.tenant": "1"])
+            let error = await #expect(throws: RelateError.self) {
+                try await database.read(as: tenant) { context in
+                    _ = try context.connection.execute("COMMIT")
+                    _ = try context.connection.execute("INSERT INTO note VALUES ('written by a read')")
                 }
-                #expect(error?.postgresError?.kind == .client, "\(String(describing: error))")
-                await #expect(throws: RelateError.self) {
-                    try await database.write(as: tenant) { context in
-                        _ = try context.insert("doc", values: ["tenant": 1, "title": "rolled back"])
-                        _ = try context.connection.execute("ROLLBACK")
-                    }
-                }
-                await #expect(throws: RelateError.self) {
-                    try await database.write { _ = try $0.connection.execute("END") }
-                }
-                #expect(try setup.query("SELECT count(*) FROM note")[0].decode(Int.self, at: 0) == 0)
-                #expect(try setup.query("SELECT count(*) FROM doc WHERE title = 'rolled back'")[0].decode(Int.self, at: 0) == 0)
-                try await Self.expectEveryConnectionClean(database, login: roles.name("login"))
             }
+            #expect(error?.postgresError?.kind == .client, "\(String(describing: error))")
+            await #expect(throws: RelateError.self) {
+                try await database.write(as: tenant) { context in
+                    _ = try context.insert("doc", values: ["tenant": 1, "title": "rolled back"])
+                    _ = try context.connection.execute("ROLLBACK")
+                }
+            }
+            await #expect(throws: RelateError.self) {
+                try await database.write { _ = try $0.connection.execute("END") }
+            }
+            #expect(try owner.query("SELECT count(*) FROM note")[0].decode(Int.self, at: 0) == 0)
+            #expect(try owner.query("SELECT count(*) FROM doc WHERE title = 'rolled back'")[0].decode(Int.self, at: 0) == 0)
+            try await Self.expectEveryConnectionClean(database, login: login)
         }
     }
 
