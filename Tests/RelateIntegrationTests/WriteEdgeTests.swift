@@ -82,4 +82,35 @@ import Testing
             #expect(throws: RelateError.self) { try context.save() }
         }
     }
+
+    /// A `save()` refused at `COMMIT` (a deferred constraint trigger) after a helper table's
+    /// rows came back as objects: memory keeps no helper row the database never stored, and
+    /// the change stays pending.
+    @Test func aSaveRefusedAtCommitKeepsNoHelperRowInMemory() throws {
+        try Self.with(
+            """
+            CREATE TABLE person (id serial PRIMARY KEY, firstname text);
+            CREATE TABLE title (id serial PRIMARY KEY, name text);
+            CREATE TABLE person_title_rel (person_id int REFERENCES person, title_id int REFERENCES title, PRIMARY KEY (person_id, title_id));
+            CREATE FUNCTION refuse_doctor() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.title_id = 3 THEN RAISE EXCEPTION 'no more doctors'; END IF; RETURN NEW; END $$;
+            CREATE CONSTRAINT TRIGGER refuse_doctor AFTER INSERT ON person_title_rel DEFERRABLE INITIALLY DEFERRED
+                FOR EACH ROW EXECUTE FUNCTION refuse_doctor();
+            INSERT INTO person (firstname) VALUES ('Ada'), ('Grace');
+            INSERT INTO title (name) VALUES ('Countess'), ('Rear Admiral'), ('Doctor');
+            INSERT INTO person_title_rel VALUES (1, 1), (2, 2);
+            """
+        ) { fixture in
+            let context = fixture.context
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            #expect(try ada.objects(forKey: "person_title_rel").count == 1)
+            context.autocommits = false
+            try ada.objects(forKey: "title").insert(doctor)
+            #expect(throws: RelateError.self) { try context.save() }
+            #expect(context.hasChanges)
+            context.rollback()
+            #expect(try fixture.disagreements() == [])
+        }
+    }
 }

@@ -57,8 +57,15 @@ extension DatabaseContext {
                 try saveChanges(summary)
             }
         } catch {
-            _ = graph.rollBackTransaction()
+            let (registered, _) = graph.rollBackTransaction()
             graph.pendingObjects = pendingObjects
+            // What the save registered first (a helper table's rows, read back as objects)
+            // the database does not hold: read again and let go of, as a rolled-back
+            // transaction's are. The pending objects stay as they were, pending.
+            let touched = Set(pending.touched.map(ObjectIdentifier.init))
+            rereadAfterRollback(
+                registered: registered.filter { !pendingObjects.contains(ObjectIdentifier($0)) && !touched.contains(ObjectIdentifier($0)) },
+                learnt: [])
             throw Self.relateError(error)
         }
         graph.commitTransaction()

@@ -263,7 +263,7 @@ public final class DatabaseContext {
     /// in place). When they cannot be read (the connection is lost), an object is marked
     /// unusable rather than trusted, and a set first loaded there is let go of, to be loaded
     /// again when next asked for: never two live objects for one row, never one that may be wrong.
-    private func rereadAfterRollback(registered: [DatabaseObject], learnt: [AfterRollback]) {
+    func rereadAfterRollback(registered: [DatabaseObject], learnt: [AfterRollback]) {
         let live = registered.filter { !$0.isDeleted }
         var unusable: [DatabaseObject] = []
         do {
