@@ -113,4 +113,37 @@ import Testing
             #expect(try fixture.disagreements() == [])
         }
     }
+
+    static let teams = """
+        CREATE TABLE team (id serial PRIMARY KEY, name text NOT NULL UNIQUE);
+        CREATE TABLE player (id serial PRIMARY KEY, team_name text CONSTRAINT team REFERENCES team(name) ON UPDATE CASCADE);
+        INSERT INTO team (name) VALUES ('red'), ('blue');
+        INSERT INTO player (team_name) VALUES ('red'), ('red'), ('blue');
+        """
+
+    /// `ON UPDATE CASCADE` through a unique column that is not the primary key: the players
+    /// loaded follow in memory, whether the team's name is written through `setValue`, by
+    /// condition, or pending and saved.
+    @Test func aUniqueKeysCascadeIsFollowedInMemory() throws {
+        try Self.with(Self.teams) { fixture in
+            let context = fixture.context
+            let red = try #require(try context.object("team", primaryKey: 1))
+            let reds = try red.objects(forKey: "player")
+            try red.setValue("crimson", forKey: "name")
+            #expect(try reds.allObjects.map { try $0.value(forKey: "team_name") as? String } == ["crimson", "crimson"])
+            #expect(try fixture.disagreements() == [])
+
+            let blue = try #require(try context.object("team", primaryKey: 2))
+            let blues = try blue.objects(forKey: "player")
+            #expect(try context.update("team", where: Key("name") == "blue", values: ["name": "navy"]) == 1)
+            #expect(try blues.allObjects.map { try $0.value(forKey: "team_name") as? String } == ["navy"])
+            #expect(try fixture.disagreements() == [])
+
+            context.autocommits = false
+            try red.setValue("scarlet", forKey: "name")
+            try context.save()
+            #expect(try reds.allObjects.map { try $0.value(forKey: "team_name") as? String } == ["scarlet", "scarlet"])
+            #expect(try fixture.disagreements() == [])
+        }
+    }
 }

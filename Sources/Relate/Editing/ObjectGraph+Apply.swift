@@ -34,9 +34,11 @@ extension ObjectGraph {
         case .update(let object, let columns, let from, let to, _):
             touch(object)
             let joinsOn = object.table.layout.joinsOn
-            if columns.contains(where: object.table.primaryKey.contains) {
-                // Dependants in memory follow their ON UPDATE rules; what the database
-                // computes (SET DEFAULT) is read when the change is saved.
+            let layout = object.table.layout
+            if columns.contains(where: { layout.referenced[$0] || object.table.primaryKey.contains($0) }) {
+                // Dependants in memory follow their ON UPDATE rules (a unique column's as a
+                // primary key's); what the database computes (SET DEFAULT) is read when the
+                // change is saved.
                 var values = Array(object.values)
                 for (column, value) in zip(columns, to) { values[column] = value }
                 var stale: [DatabaseObject] = []

@@ -158,7 +158,9 @@ extension DatabaseContext {
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
         try require(.update, on: table)
         if try writesPending() { return try pendUpdate(object, columns: columns, to: values.smallMap(StoredValue.init(encoded:))) }
-        let writesKey = columns.contains(where: table.primaryKey.contains)
+        // A key, or a column another table's foreign key refers to (a unique one): what
+        // refers to it follows in memory as its `ON UPDATE` action did in the database.
+        let writesKey = columns.contains(where: { table.layout.referenced[$0] || table.primaryKey.contains($0) })
         let statement = updateStatement(
             table.layout, setting: Array(columns), to: Array(values), key: object.primaryKeyValues.map(\.parameter), expecting: expected)
         let result: PostgresResult

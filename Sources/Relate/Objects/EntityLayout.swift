@@ -60,6 +60,10 @@ final class EntityLayout: Sendable {
     /// this table's, or a key another table's refers to): only a change of such an
     /// attribute can move an object between sets or change a to-one.
     let joinsOn: [Bool]
+    /// By attribute index, whether another table's foreign key refers to the attribute (a
+    /// primary key's column, or a unique one's): a change of one moves what refers to it
+    /// as its `ON UPDATE` action says.
+    let referenced: [Bool]
     /// By attribute index, whether the column takes NULL, and whether a value needs the
     /// attribute to be validated (enum labels, a length, a precision): validating 1,000
     /// changed cells reads these instead of copying each one's attribute (its strings).
@@ -107,6 +111,11 @@ final class EntityLayout: Sendable {
         var joinsOn = [Bool](repeating: false, count: entity.attributes.count)
         for column in fromColumns.joined() { joinsOn[column] = true }
         self.joinsOn = joinsOn
+        var referenced = [Bool](repeating: false, count: entity.attributes.count)
+        for (relationship, columns) in zip(entity.relationships, fromColumns) where relationship.foreignKeyIn != .from {
+            for column in columns { referenced[column] = true }
+        }
+        self.referenced = referenced
         isNullable = entity.attributes.map(\.isNullable)
         checksValue = entity.attributes.map { $0.enumLabels != nil || ($0.typeModifier ?? 0) >= 4 }
         let rewrites = entity.rewritesUpdates || entity.attributes.contains(where: \.isGenerated)
