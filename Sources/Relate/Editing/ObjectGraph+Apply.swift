@@ -34,8 +34,7 @@ extension ObjectGraph {
         case .update(let object, let columns, let from, let to, _):
             touch(object)
             let joinsOn = object.table.layout.joinsOn
-            let layout = object.table.layout
-            if columns.contains(where: { layout.referenced[$0] || object.table.primaryKey.contains($0) }) {
+            if object.table.layout.movesReferences(writing: columns) {
                 // Dependants in memory follow their ON UPDATE rules (a unique column's as a
                 // primary key's); what the database computes (SET DEFAULT) is read when the
                 // change is saved.

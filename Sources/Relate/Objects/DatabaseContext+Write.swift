@@ -160,7 +160,7 @@ extension DatabaseContext {
         if try writesPending() { return try pendUpdate(object, columns: columns, to: values.smallMap(StoredValue.init(encoded:))) }
         // A key, or a column another table's foreign key refers to (a unique one): what
         // refers to it follows in memory as its `ON UPDATE` action did in the database.
-        let writesKey = columns.contains(where: { table.layout.referenced[$0] || table.primaryKey.contains($0) })
+        let writesKey = table.layout.movesReferences(writing: columns)
         let statement = updateStatement(
             table.layout, setting: Array(columns), to: Array(values), key: object.primaryKeyValues.map(\.parameter), expecting: expected)
         let result: PostgresResult

@@ -36,7 +36,7 @@ extension DatabaseContext {
         guard !columns.isEmpty else { return try object(entityName, primaryKey: primaryKey) }
         graph.membershipsMayChange()
         let registered = ObjectKey(parameters: key).flatMap { graph.registries[entity][$0] }
-        let writesKey = columns.contains(where: { table.layout.referenced[$0] || table.primaryKey.contains($0) })
+        let writesKey = table.layout.movesReferences(writing: columns)
         let result: PostgresResult
         do {
             result = try send(updateStatement(table.layout, setting: columns, to: parameters, key: key), entity: entity)

@@ -64,6 +64,13 @@ final class EntityLayout: Sendable {
     /// primary key's column, or a unique one's): a change of one moves what refers to it
     /// as its `ON UPDATE` action says.
     let referenced: [Bool]
+
+    /// Whether a write of `columns` changes the key or a column another table refers to:
+    /// the object is then moved (``ObjectGraph/move(_:to:stale:reloads:)``), and what refers
+    /// to it follows its `ON UPDATE` action.
+    func movesReferences(writing columns: some Sequence<Int>) -> Bool {
+        columns.contains { referenced[$0] || primaryKey.contains($0) }
+    }
     /// By attribute index, whether the column takes NULL, and whether a value needs the
     /// attribute to be validated (enum labels, a length, a precision): validating 1,000
     /// changed cells reads these instead of copying each one's attribute (its strings).
