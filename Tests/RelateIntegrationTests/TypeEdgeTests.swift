@@ -105,4 +105,13 @@ import Testing
         let result = try connection.query(#"SELECT '{"id": 123456789012345678901234567890123456789012}'::jsonb"#)
         #expect(throws: (any Error).self) { try result[0].decode(JSONValue.self, at: 0) }
     }
+
+    /// `box[]` separates its elements by `;` (a box's own text holds commas): read in the
+    /// text form, each element is one box.
+    @Test func boxesInTheTextFormAreSplitByTheirDelimiter() throws {
+        let connection = try TestDatabase.connect()
+        let result = try connection.query("SELECT ARRAY[box '((1,1),(0,0))', box '((2,2),(1,1))'], ARRAY['a,b', 'c']")
+        #expect(try result[0].decode([String].self, at: 0) == ["(1,1),(0,0)", "(2,2),(1,1)"])
+        #expect(try result[0].decode([String].self, at: 1) == ["a,b", "c"])
+    }
 }

@@ -354,11 +354,17 @@ extension Array: PostgresDecodable where Element: PostgresArrayMember {
         return result
     }
 
+    /// `box[]`'s OID: the one built-in array whose elements are separated by `;`.
+    static var boxArrayOID: UInt32 { 1020 }
+
     /// The text form `{a,"b c",NULL}`, with an optional `[1:3]=` bounds prefix.
     private static func decodeText(_ bytes: UnsafeRawBufferPointer, type: PostgresType) throws(PostgresDecodingError) -> [Element] {
         // An array of a type this library does not name (an enum's, say) still parses; its
         // elements then read as their text form.
         let elementType = type.arrayElement ?? .unknown
+        // Elements are separated by their type's `typdelim`: `;` for `box` (whose own text
+        // holds commas, `(1,1),(0,0)`), `,` for every other built-in type.
+        let delimiter = type.rawValue == Self.boxArrayOID ? UInt8(ascii: ";") : UInt8(ascii: ",")
         var index = 0
         if bytes.first == UInt8(ascii: "[") {
             while index < bytes.count, bytes[index] != UInt8(ascii: "=") { index += 1 }
@@ -392,7 +398,7 @@ extension Array: PostgresDecodable where Element: PostgresArrayMember {
                 guard index < end else { throw .malformed(type, .text) }
                 index += 1
             } else {
-                while index < end, bytes[index] != UInt8(ascii: ",") {
+                while index < end, bytes[index] != delimiter {
                     if bytes[index] == UInt8(ascii: "\\") { index += 1 }
                     guard index < end else { throw .malformed(type, .text) }
                     element.append(bytes[index])
@@ -400,7 +406,7 @@ extension Array: PostgresDecodable where Element: PostgresArrayMember {
                 }
                 while element.last == UInt8(ascii: " ") { element.removeLast() }
             }
-            guard index == end || bytes[index] == UInt8(ascii: ",") else { throw .malformed(type, .text) }
+            guard index == end || bytes[index] == delimiter else { throw .malformed(type, .text) }
             index += 1
             if !quoted, element.count == 4, String(decoding: element, as: UTF8.self).uppercased() == "NULL" {
                 result.append(try Element.decodeArrayElement(nil, type: elementType, format: .text))
