@@ -146,4 +146,54 @@ import Testing
             #expect(try fixture.disagreements() == [])
         }
     }
+
+    static let defaults = """
+        CREATE TABLE team (id int PRIMARY KEY, name text);
+        CREATE TABLE player (id int PRIMARY KEY,
+            team_id int DEFAULT 0 CONSTRAINT team REFERENCES team ON DELETE SET DEFAULT ON UPDATE SET DEFAULT);
+        INSERT INTO team VALUES (0, 'none'), (1, 'red'), (2, 'blue');
+        INSERT INTO player VALUES (1, 1), (2, 2);
+        """
+
+    /// A pending delete, and a pending key change, whose dependants the database gives
+    /// their defaults (`SET DEFAULT`): saved (validation had refused the delete), and the
+    /// dependants read back after the save (memory had kept the old key).
+    @Test func whatASaveSetsToDefaultsIsReadBack() throws {
+        try Self.with(Self.defaults) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let (one, two) = (try #require(try context.object("player", primaryKey: 1)), try #require(try context.object("player", primaryKey: 2)))
+            let red = try #require(try context.object("team", primaryKey: 1))
+            _ = try red.objects(forKey: "player")
+            try context.delete(red)
+            try context.save()
+            #expect(try one.value(forKey: "team_id") as? Int == 0)
+            let blue = try #require(try context.object("team", primaryKey: 2))
+            try blue.setValue(7, forKey: "id")
+            try context.save()
+            #expect(try two.value(forKey: "team_id") as? Int == 0)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// A unique column another table refers to `ON UPDATE SET DEFAULT`, changed by
+    /// condition, autocommitting: the dependant is read back (the team in memory too: one
+    /// that is not leaves memory no old value to find its dependants by).
+    @Test func aReferencedColumnChangedByConditionReadsWhatTheDatabaseSetToDefaults() throws {
+        try Self.with(
+            """
+            CREATE TABLE team (id int PRIMARY KEY, name text NOT NULL UNIQUE);
+            CREATE TABLE player (id int PRIMARY KEY,
+                team_name text DEFAULT 'none' CONSTRAINT team REFERENCES team (name) ON UPDATE SET DEFAULT);
+            INSERT INTO team VALUES (0, 'none'), (1, 'red');
+            INSERT INTO player VALUES (1, 'red');
+            """
+        ) { fixture in
+            let player = try #require(try fixture.context.object("player", primaryKey: 1))
+            _ = try #require(try fixture.context.object("team", primaryKey: 1))
+            #expect(try fixture.context.update("team", where: Key("id") == 1, values: ["name": "crimson"]) == 1)
+            #expect(try player.value(forKey: "team_name") as? String == "none")
+            #expect(try fixture.disagreements() == [])
+        }
+    }
 }

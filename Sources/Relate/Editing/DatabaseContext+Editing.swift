@@ -80,7 +80,7 @@ extension DatabaseContext {
         try requireEditing("redo()")
         guard let effects = pending.undone.popLast() else { return }
         graph.beginStep()
-        for effect in effects { graph.apply(effect) }
+        for effect in effects { pending.computedBySave += graph.apply(effect) }
         graph.endStep(journal: &pending.journal, touched: &pending.touched)
         pending.effects += effects
         recomputePendingObjects()
@@ -162,8 +162,11 @@ extension DatabaseContext {
 
     /// Applies `effect` to memory within the step under way, and keeps it for `save()`.
     func applyEffect(_ effect: Effect) {
-        graph.apply(effect)
-        if graph.isInStep { pending.effects.append(effect) }
+        let computed = graph.apply(effect)
+        if graph.isInStep {
+            pending.effects.append(effect)
+            pending.computedBySave += computed
+        }
     }
 
     /// An update of `object`'s `columns` to `values`, pending.

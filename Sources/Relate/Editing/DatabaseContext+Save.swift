@@ -71,6 +71,15 @@ extension DatabaseContext {
         graph.commitTransaction()
         // Deleted objects stayed in the identity map while pending; their rows are gone now.
         for object in pending.touched where object.isDeleted { graph.unregister(object) }
+        // What the database computed (a SET DEFAULT's dependants) is read now; an object
+        // that cannot be (the connection lost after COMMIT) is let go of, never trusted.
+        let computed = pending.computedBySave.filter { !$0.isDeleted }
+        do {
+            if !computed.isEmpty { try reread(computed, because: .stale) }
+        } catch {
+            var ignored: [DatabaseObject] = []
+            for object in computed where !object.isDeleted { graph.forget(object, applyingDeleteRules: false, settingDefaults: &ignored) }
+        }
         pending.clear()
         undoRegistrar?.removeAllActions(of: self)
         graph.noteChangeOfEverything()

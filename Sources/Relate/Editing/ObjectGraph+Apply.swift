@@ -36,13 +36,15 @@ extension ObjectGraph {
             let joinsOn = object.table.layout.joinsOn
             if object.table.layout.movesReferences(writing: columns) {
                 // Dependants in memory follow their ON UPDATE rules (a unique column's as a
-                // primary key's); what the database computes (SET DEFAULT) is read when the
-                // change is saved.
+                // primary key's).
                 var values = Array(object.values)
                 for (column, value) in zip(columns, to) { values[column] = value }
                 var stale: [DatabaseObject] = []
                 var reloads: [(owner: DatabaseObject, relationship: Int)] = []
                 move(object, to: values, stale: &stale, reloads: &reloads)
+                // The dependants whose values the database computes: the caller reads them
+                // (once the change is in the database).
+                defaults += stale
             } else if columns.contains(where: { joinsOn[$0] }) {
                 let old = Array(object.values)
                 object.write(to, at: columns, held: from)

@@ -29,6 +29,10 @@ final class PendingChanges {
     @exclusivity(unchecked) var steps: [Ends] = []
     /// The effects of the steps undone, the last undone last: what `redo()` applies again.
     @exclusivity(unchecked) var undone: [[Effect]] = []
+    /// Objects whose values the database computes when the pending writes are saved (the
+    /// dependants an `ON DELETE` or `ON UPDATE SET DEFAULT` gives their defaults): read
+    /// after `save()` commits. One listed by a write undone since is read all the same.
+    @exclusivity(unchecked) var computedBySave: [DatabaseObject] = []
     /// How deep ``DatabaseContext/undoGroup(_:)``s are nested: inside one, a write's
     /// entries join the group's step, which ends when the outermost group does.
     @exclusivity(unchecked) var groupDepth = 0
@@ -66,5 +70,6 @@ final class PendingChanges {
         touched = []
         steps = []
         undone = []
+        computedBySave = []
     }
 }

@@ -191,7 +191,9 @@ extension DatabaseContext {
         let changed = values.indices.filter { !object.values[$0].isSame(as: values[$0]) }
         guard !changed.isEmpty else { return }
         let columns = SmallArray(changed)
-        graph.apply(.update(object, columns: columns, from: columns.smallMap { object.values[$0] }, to: columns.smallMap { values[$0] }, releasing: false))
+        let computed = graph.apply(.update(object, columns: columns, from: columns.smallMap { object.values[$0] }, to: columns.smallMap { values[$0] }, releasing: false))
+        // Dependants the database gave their defaults (`ON UPDATE SET DEFAULT`).
+        if !computed.isEmpty { try reread(computed, because: .stale) }
     }
 
     /// ``Statements/update(_:setting:to:key:expecting:)``, its text made once for each
