@@ -561,6 +561,13 @@ import Testing
         let committed = BackgroundTasks.Signal()
         Thread {
             if let writer = try? Connection(url: url) {
+                // A reload reaches each backend in its own time (a loaded CI run took it for a
+                // commit that never waited): the writer waits until it sees the standby named.
+                for _ in 0..<250 {
+                    let named = try? writer.query("SELECT current_setting('synchronous_standby_names')")[0].decode(String.self, at: 0)
+                    if named == "nobody" { break }
+                    Thread.sleep(forTimeInterval: 0.02)
+                }
                 _ = try? writer.execute("SET synchronous_commit = on")
                 _ = try? writer.execute("UPDATE item SET title = 'after' WHERE id = 1")
             }
