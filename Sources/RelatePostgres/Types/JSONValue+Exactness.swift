@@ -36,9 +36,13 @@ extension JSONValue {
                 if let last = containers.last, last.isObject { containers[containers.count - 1].expectsKey = true }
                 index += 1
             case UInt8(ascii: "\""):
+                // A value's string is only passed over; a member's name is compared.
+                guard let last = containers.last, last.isObject, last.expectsKey else {
+                    index = endOfString(text, from: index + 1)
+                    continue
+                }
                 let (bytes, end) = unescapedString(text, from: index + 1)
                 index = end
-                guard let last = containers.last, last.isObject, last.expectsKey else { continue }
                 let name = String(decoding: bytes, as: UTF8.self)
                 if let earlier = last.names[name], earlier != bytes {
                     throw NotHeldExactly(description: "an object has two members whose names differ only in how a character is composed")
@@ -52,6 +56,20 @@ extension JSONValue {
         }
     }
 
+    /// The index past the closing quote of the string that starts at `start` (just after
+    /// its opening quote), or the end.
+    private static func endOfString(_ text: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var index = start
+        while index < text.count {
+            switch text[index] {
+            case UInt8(ascii: "\""): return index + 1
+            case UInt8(ascii: "\\"): index += 2
+            default: index += 1
+            }
+        }
+        return index
+    }
+
     /// The string's bytes, its escapes undone, from just after its opening quote; and the
     /// index past its closing quote (or the end).
     private static func unescapedString(_ text: UnsafeRawBufferPointer, from start: Int) -> ([UInt8], Int) {
@@ -59,7 +77,7 @@ extension JSONValue {
         var index = start
         var pendingHigh: UInt32?
         func append(_ scalar: UInt32) {
-            if let value = Unicode.Scalar(scalar) { bytes.append(contentsOf: Array(String(Character(value)).utf8)) }
+            if let value = Unicode.Scalar(scalar) { UTF8.encode(value) { bytes.append($0) } }
         }
         while index < text.count {
             let byte = text[index]
@@ -85,10 +103,14 @@ extension JSONValue {
                 }
                 continue
             }
-            let simple: [UInt8: UInt8] = [
-                UInt8(ascii: "n"): 0x0A, UInt8(ascii: "t"): 0x09, UInt8(ascii: "r"): 0x0D, UInt8(ascii: "b"): 0x08, UInt8(ascii: "f"): 0x0C,
-            ]
-            bytes.append(simple[escaped] ?? escaped)
+            switch escaped {
+            case UInt8(ascii: "n"): bytes.append(0x0A)
+            case UInt8(ascii: "t"): bytes.append(0x09)
+            case UInt8(ascii: "r"): bytes.append(0x0D)
+            case UInt8(ascii: "b"): bytes.append(0x08)
+            case UInt8(ascii: "f"): bytes.append(0x0C)
+            default: bytes.append(escaped)
+            }
         }
         return (bytes, index)
     }
