@@ -196,4 +196,40 @@ import Testing
             #expect(try fixture.disagreements() == [])
         }
     }
+
+    /// A unique column another table refers to `ON UPDATE CASCADE`, changed by condition
+    /// while memory holds a dependant but not the row changed: the dependant is read back
+    /// (memory has no old value to find it by).
+    @Test func aReferencedColumnChangedByConditionMovesDependantsOfRowsNotInMemory() throws {
+        try Self.with(Self.teams) { fixture in
+            let player = try #require(try fixture.context.object("player", primaryKey: 3))
+            #expect(try fixture.context.update("team", where: Key("name") == "blue", values: ["name": "navy"]) == 1)
+            #expect(try player.value(forKey: "team_name") as? String == "navy")
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// `ON DELETE SET NULL (team_id)` (PostgreSQL 15): the delete sets that column alone;
+    /// the dependant loaded keeps its tenant, in memory as in the database.
+    @Test func aSetNullWithAColumnListClearsThoseColumnsAlone() throws {
+        try Self.with(
+            """
+            CREATE TABLE team (tenant int, id int, PRIMARY KEY (tenant, id));
+            CREATE TABLE player (id int PRIMARY KEY, tenant int NOT NULL, team_id int,
+                CONSTRAINT team FOREIGN KEY (tenant, team_id) REFERENCES team ON DELETE SET NULL (team_id));
+            INSERT INTO team VALUES (1, 1);
+            INSERT INTO player VALUES (1, 1, 1);
+            """
+        ) { fixture in
+            let context = fixture.context
+            let relationship = try context.model.entity("player").relationship(forKey: "team")
+            #expect(relationship.onDeleteSetColumns == ["team_id"])
+            let player = try #require(try context.object("player", primaryKey: 1))
+            let team = try #require(try player.value(forKey: "team") as? DatabaseObject)
+            try context.delete(team)
+            #expect(try player.value(forKey: "tenant") as? Int == 1)
+            #expect(try player.value(forKey: "team_id") == nil)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
 }

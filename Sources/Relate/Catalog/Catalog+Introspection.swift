@@ -134,7 +134,8 @@ extension Catalog {
                 referencedSchema: try row.decode(String.self, at: 4), referencedTable: try row.decode(String.self, at: 5),
                 referencedColumns: try row.decode([String].self, at: 6),
                 onDelete: try action(row.decode(String.self, at: 7)), onUpdate: try action(row.decode(String.self, at: 8)),
-                isDeferrable: try row.decode(Bool.self, at: 9), isInitiallyDeferred: try row.decode(Bool.self, at: 10))
+                isDeferrable: try row.decode(Bool.self, at: 9), isInitiallyDeferred: try row.decode(Bool.self, at: 10),
+                onDeleteSetColumns: try row.decode([String]?.self, at: 12))
             let root = try row.decode(Int.self, at: 1)
             // A table read only because a foreign key points at it is an end, never a
             // source: its own foreign keys are not inferred (DESIGN, inference rule 4).
@@ -358,7 +359,12 @@ extension Catalog {
                 JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.attnum ORDER BY k.position),
           con.confdeltype::text, con.confupdtype::text, con.condeferrable, con.condeferred,
           CASE WHEN fk.on_partition THEN array(SELECT p.relid::int8 FROM pg_partition_tree(con.conrelid) p WHERE p.isleaf)
-               ELSE '{}'::int8[] END
+               ELSE '{}'::int8[] END,
+          -- `confdelsetcols` came with PostgreSQL 15: read through the row's JSON, so that a
+          -- server before it answers NULL (every column of the key) instead of an error.
+          (SELECT array_agg(a.attname::text ORDER BY k.position)
+           FROM jsonb_array_elements_text(nullif(to_jsonb(con) -> 'confdelsetcols', 'null')) WITH ORDINALITY AS k(attnum, position)
+           JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum::int2)
         FROM \(foreignKeys)
         JOIN \(included) ON i.oid = fk.source
         JOIN pg_constraint con ON con.oid = fk.oid

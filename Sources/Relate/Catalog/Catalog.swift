@@ -289,6 +289,10 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// actions: what deleting a referenced row does depends on the partition a
         /// referencing row is in (`onDelete` is the first declaration's).
         public var onDeleteVaries: Bool
+        /// The columns of ``columns`` that `ON DELETE SET NULL (…)` or `SET DEFAULT (…)`
+        /// names (PostgreSQL 15 and later): the action sets those alone, and the others keep
+        /// their values. `nil`: every column of the key, as before PostgreSQL 15.
+        public var onDeleteSetColumns: [String]?
 
         /// Creates a foreign key by hand.
         ///
@@ -303,12 +307,16 @@ public struct Catalog: Sendable, Codable, Hashable {
         ///   - isDeferrable: Whether the constraint is deferrable.
         ///   - isInitiallyDeferred: Whether it is initially deferred.
         ///   - onDeleteVaries: Whether a partitioned table's partitions declare differing `ON DELETE` actions.
+        ///   - onDeleteSetColumns: The columns `ON DELETE SET NULL (…)` or `SET DEFAULT (…)`
+        ///     names; `nil` (the default) for all of `columns`.
         public init(
             name: String, columns: [String], referencedSchema: String = "public", referencedTable: String,
             referencedColumns: [String], onDelete: Action = .noAction, onUpdate: Action = .noAction,
-            isDeferrable: Bool = false, isInitiallyDeferred: Bool = false, onDeleteVaries: Bool = false
+            isDeferrable: Bool = false, isInitiallyDeferred: Bool = false, onDeleteVaries: Bool = false,
+            onDeleteSetColumns: [String]? = nil
         ) {
             self.onDeleteVaries = onDeleteVaries
+            self.onDeleteSetColumns = onDeleteSetColumns
             self.name = name
             self.columns = columns
             self.referencedSchema = referencedSchema

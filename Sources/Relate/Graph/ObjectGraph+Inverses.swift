@@ -83,7 +83,10 @@ extension ObjectGraph {
                         forget(dependant, settingDefaults: &defaults)
                     case .setNull:
                         var cleared = Array(dependant.values)
-                        for column in targetIndexes { cleared[column] = .null }
+                        for (name, column) in zip(relationship.to.columns, targetIndexes)
+                        where relationship.onDeleteSetColumns?.contains(name) ?? true {
+                            cleared[column] = .null
+                        }
                         dependant.refresh(cleared)
                         noteChange(of: dependant.entityIndex)
                     case .setDefault:

@@ -34,6 +34,7 @@ extension Model {
                 line += "  [\(relationship.rule.rawValue), \(relationship.constraint)"
                 if relationship.foreignKeyIn != .via, relationship.isToMany || relationship.foreignKeyIn == .to {
                     line += ", on delete \(relationship.onDelete.rawValue)"
+                    if let columns = relationship.onDeleteSetColumns { line += " (\(columns.joined(separator: ", ")))" }
                 }
                 line += "]"
                 let others = ([relationship.name, relationship.qualifiedName] + relationship.aliases)

@@ -62,12 +62,12 @@ struct ModelBuilder {
                         + duplicateNames[QualifiedName(table.schema, table.name), default: [:]][key.name, default: []],
                     kind: unique ? .oneToOne : .manyToOne, from: holder, to: referenced, via: nil, foreignKeyIn: .from,
                     constraint: key.name, rule: rule, onDelete: key.onDelete, onDeleteVaries: key.onDeleteVaries,
-                    onUpdate: key.onUpdate, pairID: pairID)
+                    onDeleteSetColumns: key.onDeleteSetColumns, onUpdate: key.onUpdate, pairID: pairID)
                 let inverse = Relationship(
                     name: sourceName, qualifiedName: "\(sourceName)_by_\(key.columns.joined(separator: "_"))", aliases: [],
                     kind: unique ? .oneToOne : .oneToMany, from: referenced, to: holder, via: nil, foreignKeyIn: .to,
                     constraint: key.name, rule: rule, onDelete: key.onDelete, onDeleteVaries: key.onDeleteVaries,
-                    onUpdate: key.onUpdate, pairID: pairID)
+                    onDeleteSetColumns: key.onDeleteSetColumns, onUpdate: key.onUpdate, pairID: pairID)
                 add(toOne, on: source, inverse, on: target)
             }
         }

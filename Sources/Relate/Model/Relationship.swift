@@ -92,6 +92,9 @@ public struct Relationship: Sendable, Hashable {
     /// The key's partitions disagree on `ON DELETE` (see ``Catalog/ForeignKey/onDeleteVaries``):
     /// after a delete, the object layer reads the dependants again instead of guessing.
     public let onDeleteVaries: Bool
+    /// The columns of the key that `ON DELETE SET NULL (…)` or `SET DEFAULT (…)` names
+    /// (see ``Catalog/ForeignKey/onDeleteSetColumns``); `nil` for all of them.
+    public let onDeleteSetColumns: [String]?
     /// The foreign key's `ON UPDATE` action, mirrored in memory when a key it refers to is
     /// written: for many-to-many, of the helper's key that refers to `from`.
     public let onUpdate: Catalog.ForeignKey.Action
@@ -114,9 +117,10 @@ public struct Relationship: Sendable, Hashable {
     init(
         name: String, qualifiedName: String, aliases: [String], kind: Kind, from: End, to: End, via: Via?,
         foreignKeyIn: Side, constraint: String, rule: Rule, onDelete: Catalog.ForeignKey.Action, onDeleteVaries: Bool = false,
-        onUpdate: Catalog.ForeignKey.Action = .noAction, pairID: Int
+        onDeleteSetColumns: [String]? = nil, onUpdate: Catalog.ForeignKey.Action = .noAction, pairID: Int
     ) {
         self.onDeleteVaries = onDeleteVaries
+        self.onDeleteSetColumns = onDeleteSetColumns
         self.onUpdate = onUpdate
         self.key = name
         self.name = name

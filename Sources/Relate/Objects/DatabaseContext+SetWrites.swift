@@ -53,11 +53,35 @@ extension DatabaseContext {
         }
         let returning = memoryMayHold(entity, writing: written) || !heldDescendants.isEmpty
         let statement = try request.updateStatement(layout, setting: assignments, returning: returning, marking: descendants)
-        let result = try send(statement, entity: entity)
-        let changed = result.affectedRows ?? 0
-        if returning { try applyUpdated(result, of: entity, descendants: descendants, reading: heldDescendants) }
-        if changed > 0 { for written in [entity] + descendants { graph.noteChange(of: written) } }
+        let dependants = heldDependants(of: entity, writing: written)
+        let results = dependants.isEmpty
+            ? [try send(statement, entity: entity)]
+            : try send([statement] + dependants.map { rowsStatement(of: $0.entity, $0.members) }, entity: entity)
+        let changed = results[0].affectedRows ?? 0
+        if returning { try applyUpdated(results[0], of: entity, descendants: descendants, reading: heldDescendants) }
+        for ((dependant, members), rows) in zip(dependants, results.dropFirst()) {
+            try take(rows, as: members, of: dependant, applyingDeleteRules: true)
+        }
+        if changed > 0 { for written in [entity] + descendants + dependants.map(\.entity) { graph.noteChange(of: written) } }
         return changed
+    }
+
+    /// The objects memory holds that refer to `entity` through a foreign key on columns of
+    /// `written` whose `ON UPDATE` rule changes them (`CASCADE`, `SET NULL`, `SET DEFAULT`):
+    /// an update by condition may change rows memory does not hold, and so has no old value
+    /// to find their dependants by. They are read again in the update's round trip, after it.
+    private func heldDependants(of entity: Int, writing written: Set<Int>) -> [(entity: Int, members: [DatabaseObject])] {
+        let table = graph.tables[entity]
+        guard table.layout.movesReferences(writing: written) else { return [] }
+        var held: [DatabaseObject] = []
+        var seen: Set<Int> = []
+        for (index, relationship) in table.entity.relationships.enumerated()
+        where relationship.foreignKeyIn == .to && [.cascade, .setNull, .setDefault].contains(relationship.onUpdate)
+            && table.fromColumns[index].contains(where: written.contains) {
+            let target = graph.target(of: entity, index)
+            if seen.insert(target).inserted { held += graph.registries[target].all }
+        }
+        return Self.byEntity(held)
     }
 
     /// Deletes every row of `entity` where `condition` holds, in one `DELETE … WHERE`; the
