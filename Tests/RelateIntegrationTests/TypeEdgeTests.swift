@@ -80,6 +80,35 @@ import Testing
         }
     }
 
+    /// An array of a domain reads and writes as an array of the domain's base type (it read
+    /// as its text form, a `String`); an array of a domain over an enum keeps the labels. An
+    /// array column compares with an array of Swift values of the wider type (`integer[] =
+    /// bigint[]` has no operator: the value is cast to the column's type).
+    @Test func anArrayOfADomainIsAnArrayOfItsBaseType() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE DOMAIN posint AS int4 CHECK (VALUE > 0); CREATE DOMAIN pos2 AS posint;
+                CREATE TYPE mood AS ENUM ('happy', 'sad'); CREATE DOMAIN m1 AS mood;
+                CREATE TABLE da (id int PRIMARY KEY, counts posint[], deep pos2[], feelings m1[], plain int4[] DEFAULT '{4,5}', names varchar(5)[] DEFAULT '{a}');
+                INSERT INTO da VALUES (1, '{1,2}', '{3}', '{sad,happy}');
+                """)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            let entity = try context.model.entity("da")
+            #expect(try entity.attribute(forKey: "feelings").enumLabels == ["happy", "sad"])
+            let row = try #require(try context.object("da", primaryKey: 1))
+            #expect(try row.value(forKey: "counts") as? [Int] == [1, 2])
+            #expect(try row.value(forKey: "deep") as? [Int] == [3])
+            #expect(try row.value(forKey: "feelings") as? [String] == ["sad", "happy"])
+            try row.setValue([4, 5], forKey: "counts")
+            try row.setValue(["happy"], forKey: "feelings")
+            #expect(try connection.query("SELECT counts::text, feelings::text FROM \"\(schema)\".da")[0].decode(String.self, at: 0) == "{4,5}")
+            #expect(throws: RelateError.self) { try row.setValue([0], forKey: "deep") }
+            #expect(try row.value(forKey: "deep") as? [Int] == [3])
+            let fetched = try context.fetch(FetchRequest("da", where: Key("plain") == [4, 5] && Key("counts") == [4, 5] && Key("names") == ["a"]))
+            #expect(fetched.count == 1)
+        }
+    }
+
     /// JSON that `Decimal` or a `String`-keyed dictionary cannot hold as it is is refused,
     /// never rounded or merged (Foundation's decoder did both without a word, and a value
     /// written back changed the document).

@@ -84,6 +84,8 @@ extension Catalog {
             let generated = try row.decode([Bool].self, at: 10)
             let modifiers = try row.decode([Int].self, at: 14)
             let domainNotNull = try row.decode([Bool].self, at: 15)
+            let readsAs = try row.decode([String?].self, at: 17)
+            let arrayTypes = try row.decode([String?].self, at: 18)
             let columns = names.indices.map { index in
                 // A domain's NOT NULL refuses NULL as the column's own does.
                 var column = Column(
@@ -92,6 +94,8 @@ extension Catalog {
                     isGenerated: generated[index], enumLabels: enumLabels[oids[index]],
                     typeModifier: modifiers[index] < 0 ? nil : Int32(truncatingIfNeeded: modifiers[index]))
                 column.composite = composites[UInt32(truncatingIfNeeded: oids[index])]
+                column.readsAs = readsAs[index]
+                column.arrayType = arrayTypes[index]
                 return column
             }
             let kind: Table.Kind =
@@ -253,7 +257,7 @@ extension Catalog {
           coalesce(array_agg(a.attname::text ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN e.typname::text || '[]' ELSE t.typname::text END
                              ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
-          coalesce(array_agg(coalesce(db.base, t.oid)::int8 ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          coalesce(array_agg(coalesce(db.base, nullif(eb.typarray, 0), t.oid)::int8 ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(a.attnotnull ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(pg_get_expr(d.adbin, d.adrelid) ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           coalesce(array_agg(a.attidentity <> '' ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
@@ -274,7 +278,12 @@ extension Catalog {
           -- (tgtype bits ROW 1, BEFORE 2, UPDATE 16) not disabled, a rule, tables below it
           -- (their own triggers run), or a relation that is not a plain table.
           c.relkind <> 'r' OR c.relhasrules OR c.relhassubclass
-            OR EXISTS (SELECT FROM pg_trigger g WHERE g.tgrelid = c.oid AND g.tgenabled <> 'D' AND g.tgtype & 19 = 19)
+            OR EXISTS (SELECT FROM pg_trigger g WHERE g.tgrelid = c.oid AND g.tgenabled <> 'D' AND g.tgtype & 19 = 19),
+          -- An array of a domain reads as the array of the domain's base type.
+          coalesce(array_agg(format_type(nullif(eb.typarray, 0), NULL) ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          -- An array's type by its element's qualified name, which values compared with it are cast to.
+          coalesce(array_agg(CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN format('%I.%I[]', en.nspname, e.typname) END
+                             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}')
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -282,6 +291,9 @@ extension Catalog {
         LEFT JOIN pg_type t ON t.oid = a.atttypid
         LEFT JOIN bottom db ON db.oid = t.oid
         LEFT JOIN pg_type e ON e.oid = t.typelem
+        LEFT JOIN pg_namespace en ON en.oid = e.typnamespace
+        LEFT JOIN bottom de ON de.oid = e.oid AND t.typlen = -1
+        LEFT JOIN pg_type eb ON eb.oid = de.base
         LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
         GROUP BY c.oid, n.nspname, c.relname, c.relkind, c.relhasrules, c.relhassubclass
         """
@@ -291,12 +303,15 @@ extension Catalog {
     static let enumLabelsQuery = """
         \(domainBottoms)
         SELECT c.oid::int8, array_agg(e.enumlabel::text ORDER BY e.enumsortorder)
-        FROM (SELECT DISTINCT coalesce(db.base, t.oid) AS oid,
-                CASE WHEN db.base IS NOT NULL THEN db.base WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem ELSE t.oid END AS enum
+        FROM (SELECT DISTINCT coalesce(db.base, nullif(eb.typarray, 0), t.oid) AS oid,
+                CASE WHEN db.base IS NOT NULL THEN db.base WHEN de.base IS NOT NULL THEN de.base
+                     WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem ELSE t.oid END AS enum
               FROM pg_attribute a
               JOIN \(included) ON i.oid = a.attrelid
               JOIN pg_type t ON t.oid = a.atttypid
               LEFT JOIN bottom db ON db.oid = t.oid
+              LEFT JOIN bottom de ON de.oid = t.typelem AND t.typlen = -1
+              LEFT JOIN pg_type eb ON eb.oid = de.base
               WHERE a.attnum > 0 AND NOT a.attisdropped) AS c
         JOIN pg_enum e ON e.enumtypid = c.enum
         GROUP BY 1

@@ -172,7 +172,8 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var name: String
         /// The type's name: `int4`, `varchar`, `text[]`, or a user type's name.
         public var type: String
-        /// The OID results report for this column (a domain's base type).
+        /// The OID results report for this column (a domain's base type; for an array of a
+        /// domain, the array of its base type, as the column is read).
         public var typeOID: UInt32
         /// Whether the column accepts NULL (no `NOT NULL` constraint).
         public var isNullable: Bool
@@ -192,6 +193,14 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var typeModifier: Int32? = nil
         /// For a composite type (or an array of one): its fields, read and written in binary.
         public var composite: CompositeType? = nil
+        /// For an array of a domain: the array of the domain's base type (`integer[]`), which
+        /// a select list casts the column to. Results would report the domain's own array,
+        /// whose elements name the domain; ``typeOID`` is the base type's array.
+        var readsAs: String? = nil
+        /// For an array: its type by its element's qualified, quoted name (`"pg_catalog"."int4"[]`),
+        /// which a value compared with the column is cast to: the server has no `=` between
+        /// arrays of two types (`integer[] = bigint[]`), as it has between their elements.
+        var arrayType: String? = nil
 
         /// Creates a column by hand.
         ///

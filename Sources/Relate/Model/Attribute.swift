@@ -25,6 +25,10 @@ public struct Attribute: Sendable, Hashable {
     /// For a composite type (or an array of one): its fields. Such a column reads as a
     /// `PostgresRecord` (an array of them: `[PostgresRecord?]`), in binary.
     public let composite: Catalog.CompositeType?
+    /// For an array of a domain, the type a select list casts it to (``Catalog/Column``'s).
+    let readsAs: String?
+    /// For an array, the type a value compared with it is cast to (``Catalog/Column``'s).
+    let arrayType: String?
 
     init(_ column: Catalog.Column) {
         name = column.name
@@ -38,6 +42,8 @@ public struct Attribute: Sendable, Hashable {
         enumLabels = column.enumLabels
         typeModifier = column.typeModifier
         composite = column.composite
+        readsAs = column.readsAs
+        arrayType = column.arrayType
     }
 
     /// Whether the column is an array of an enum type (`mood[]`): it reads as `[String]`.

@@ -23,7 +23,8 @@ final class EntityLayout: Sendable {
     /// without a binary decoder, `numeric` for `money` (see `PostgresType.selectCast`).
     let selectCasts: [String?]
     /// The type a value compared with the column is cast to, where the server cannot infer
-    /// it: a composite's (`record = record` would take the parameter as an anonymous record).
+    /// it: a composite's (`record = record` would take the parameter as an anonymous record),
+    /// an array's (`integer[] = bigint[]` has no operator).
     let parameterCasts: [String?]
     /// Attribute indexes of the primary key, in key order.
     let primaryKey: [Int]
@@ -98,11 +99,12 @@ final class EntityLayout: Sendable {
         types = entity.attributes.map { PostgresType($0.typeOID) }
         // An array of enum labels reads as text[], so that it is [String] as a label is a String.
         // A composite reads in binary, as records (see StoredValue.Reader.readers(for:entity:)).
+        // An array of a domain reads as its base type's array (its elements name the domain).
         selectCasts = entity.attributes.map { attribute in
-            attribute.isEnumArray ? "text[]" : attribute.composite != nil ? nil : PostgresType(attribute.typeOID).selectCast
+            attribute.isEnumArray ? "text[]" : attribute.composite != nil ? nil : PostgresType(attribute.typeOID).selectCast ?? attribute.readsAs
         }
         parameterCasts = try entity.attributes.map { attribute in
-            guard let composite = attribute.composite else { return nil }
+            guard let composite = attribute.composite else { return attribute.arrayType }
             return try quote(composite.schema) + "." + quote(composite.name) + (attribute.type.hasSuffix("[]") ? "[]" : "")
         }
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
