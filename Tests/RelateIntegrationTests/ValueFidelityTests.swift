@@ -204,4 +204,40 @@ import Testing
             #expect(try conditions.map { try count($0.0) } == pending)
         }
     }
+
+    /// A fetch that sees pending changes orders and compares text by the column's collation
+    /// (an ICU collation, a case-insensitive one) and enum labels by their order, as the
+    /// server does: memory had compared code points, and put a renamed row in the wrong
+    /// place or the wrong answer.
+    @Test func pendingRowsAreJudgedByTheColumnsCollation() throws {
+        let fruit = """
+            CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+            CREATE TYPE size AS ENUM ('small', 'large');
+            CREATE TABLE fruit (id int PRIMARY KEY, name text COLLATE "en-x-icu" NOT NULL, tag text COLLATE nocase, size size);
+            INSERT INTO fruit VALUES (1, 'apple', 'x', 'large'), (2, 'Banana', 'y', 'large');
+            """
+        try ObjectFixture.with("seed_person_email", extraSQL: fruit) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let apple = try #require(try context.object("fruit", primaryKey: 1))
+            try apple.setValue("avocado", forKey: "name")
+            try apple.setValue("HELLO", forKey: "tag")
+            try apple.setValue("small", forKey: "size")
+            func names(_ request: FetchRequest) throws -> [String] {
+                try context.fetch(request).map { try #require($0.value(forKey: "name") as? String) }
+            }
+            let requests = [
+                FetchRequest("fruit", orderBy: [.ascending("name")]),
+                FetchRequest("fruit", where: Key("name") > "B"),
+                FetchRequest("fruit", where: Key("tag") == "hello"),
+                FetchRequest("fruit", where: Key("size") < "large"),
+                FetchRequest("fruit", orderBy: [.descending("size"), .ascending("id")]),
+            ]
+            let pending = try requests.map(names)
+            #expect(pending == [["avocado", "Banana"], ["Banana"], ["avocado"], ["avocado"], ["Banana", "avocado"]])
+            try context.save()
+            context.reset()
+            #expect(try requests.map(names) == pending)
+        }
+    }
 }

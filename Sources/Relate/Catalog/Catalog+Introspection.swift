@@ -86,6 +86,7 @@ extension Catalog {
             let domainNotNull = try row.decode([Bool].self, at: 15)
             let readsAs = try row.decode([String?].self, at: 17)
             let arrayTypes = try row.decode([String?].self, at: 18)
+            let collations = try row.decode([String?].self, at: 19)
             let columns = names.indices.map { index in
                 // A domain's NOT NULL refuses NULL as the column's own does.
                 var column = Column(
@@ -96,6 +97,7 @@ extension Catalog {
                 column.composite = composites[UInt32(truncatingIfNeeded: oids[index])]
                 column.readsAs = readsAs[index]
                 column.arrayType = arrayTypes[index]
+                column.collation = collations[index]
                 return column
             }
             let kind: Table.Kind =
@@ -283,6 +285,18 @@ extension Catalog {
           coalesce(array_agg(format_type(nullif(eb.typarray, 0), NULL) ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           -- An array's type by its element's qualified name, which values compared with it are cast to.
           coalesce(array_agg(CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN format('%I.%I[]', en.nspname, e.typname) END
+                             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          -- The collation text compares by, qualified and quoted; NULL where that is by code
+          -- points (C, POSIX; the database's default when it is one of them) or no collation.
+          coalesce(array_agg(CASE WHEN a.attcollation = 0 THEN NULL
+                                  WHEN a.attcollation = 100 THEN (SELECT CASE WHEN coalesce(to_jsonb(db) ->> 'datlocprovider', 'c') = 'c'
+                                                                               AND db.datcollate IN ('C', 'POSIX') THEN NULL
+                                                                          ELSE 'pg_catalog."default"' END
+                                                                   FROM pg_database db WHERE db.datname = current_database())
+                                  ELSE (SELECT CASE WHEN co.collprovider = 'c' AND co.collcollate IN ('C', 'POSIX') THEN NULL
+                                                    ELSE format('%I.%I', cn.nspname, co.collname) END
+                                          FROM pg_collation co JOIN pg_namespace cn ON cn.oid = co.collnamespace
+                                         WHERE co.oid = a.attcollation) END
                              ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}')
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid

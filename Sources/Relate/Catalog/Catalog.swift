@@ -201,6 +201,10 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// which a value compared with the column is cast to: the server has no `=` between
         /// arrays of two types (`integer[] = bigint[]`), as it has between their elements.
         var arrayType: String? = nil
+        /// The collation the column's text compares by, qualified and quoted (`"pg_catalog"."en-x-icu"`,
+        /// `pg_catalog."default"`); `nil` where that is by code points (`C`, `POSIX`) or the
+        /// type has none. Pending rows are judged in memory by it (see `CollatedText`).
+        var collation: String? = nil
 
         /// Creates a column by hand.
         ///

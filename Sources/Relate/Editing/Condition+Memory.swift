@@ -4,22 +4,25 @@ import RelatePostgres
 /// A ``Condition`` and a sort order judged in memory, for the objects a context holds
 /// pending changes for: the same language, the same semantics as its SQL (Swift's where
 /// the two differ: `== nil` is `IS NULL`, `!=` is `IS DISTINCT FROM`, a comparison with a
-/// missing value does not hold). Text compares by code points, as the `C` collation does.
+/// missing value does not hold). Text compares by the column's collation: by code points
+/// where that is `C` or `POSIX`, else as the server ranks it (`text`); an enum's labels by
+/// their order.
 extension DatabaseContext {
     /// Whether `object` meets `node`. Relationships it crosses are loaded where memory does
-    /// not hold them (reads), seeing the pending changes.
-    func meets(_ node: Condition.Node, _ object: DatabaseObject) throws -> Bool {
+    /// not hold them (reads), seeing the pending changes. `text` notes the strings a
+    /// collation compares that it has no rank for.
+    func meets(_ node: Condition.Node, _ object: DatabaseObject, text: CollatedText) throws -> Bool {
         switch node {
         case .constant(let value):
             return value
         case .and(let nodes):
-            for node in nodes where try !meets(node, object) { return false }
+            for node in nodes where try !meets(node, object, text: text) { return false }
             return true
         case .or(let nodes):
-            for node in nodes where try meets(node, object) { return true }
+            for node in nodes where try meets(node, object, text: text) { return true }
             return false
         case .not(let node):
-            return try !meets(node, object)
+            return try !meets(node, object, text: text)
         case .comparison(let keyPath, let comparison, let given):
             let (value, attribute) = try valueAt(keyPath, of: object)
             guard let attribute else {
@@ -28,20 +31,21 @@ extension DatabaseContext {
                 return comparison == .equal ? isNull == (given == nil) : isNull != (given == nil)
             }
             let wanted = try stored(given, for: attribute, of: object)
+            let order = Self.order(value, wanted, of: attribute, text)
             switch comparison {
-            case .equal: return value.isNull ? wanted.isNull : Self.order(value, wanted) == .orderedSame
-            case .notEqual: return value.isNull != wanted.isNull || (!value.isNull && Self.order(value, wanted) != .orderedSame)
-            case .less: return Self.order(value, wanted) == .orderedAscending
-            case .lessOrEqual: return [.orderedAscending, .orderedSame].contains(Self.order(value, wanted))
-            case .greater: return Self.order(value, wanted) == .orderedDescending
-            case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(Self.order(value, wanted))
+            case .equal: return value.isNull ? wanted.isNull : order == .orderedSame
+            case .notEqual: return value.isNull != wanted.isNull || (!value.isNull && order != .orderedSame)
+            case .less: return order == .orderedAscending
+            case .lessOrEqual: return [.orderedAscending, .orderedSame].contains(order)
+            case .greater: return order == .orderedDescending
+            case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(order)
             }
         case .isIn(let keyPath, let values):
             let (value, attribute) = try valueAt(keyPath, of: object)
             guard let attribute else { return false }
             for given in values {
                 let wanted = try stored(given, for: attribute, of: object)
-                if value.isNull ? wanted.isNull : Self.order(value, wanted) == .orderedSame { return true }
+                if value.isNull ? wanted.isNull : Self.order(value, wanted, of: attribute, text) == .orderedSame { return true }
             }
             return false
         case .pattern(let keyPath, let pattern, let text, let caseInsensitive):
@@ -74,9 +78,9 @@ extension DatabaseContext {
         case .quantified(let keyPath, let quantifier, let inner):
             let members = try membersAt(keyPath, of: object)
             switch quantifier {
-            case .any: return try inner.map { node in try members.contains { try meets(node, $0) } } ?? !members.isEmpty
-            case .none: return try inner.map { node in try !members.contains { try meets(node, $0) } } ?? members.isEmpty
-            case .all: return try inner.map { node in try members.allSatisfy { try meets(node, $0) } } ?? true
+            case .any: return try inner.map { node in try members.contains { try meets(node, $0, text: text) } } ?? !members.isEmpty
+            case .none: return try inner.map { node in try !members.contains { try meets(node, $0, text: text) } } ?? members.isEmpty
+            case .all: return try inner.map { node in try members.allSatisfy { try meets(node, $0, text: text) } } ?? true
             }
         }
     }
@@ -111,6 +115,18 @@ extension DatabaseContext {
     /// A value given in a condition as the attribute stores it.
     private func stored(_ value: (any Sendable)?, for attribute: Attribute, of object: DatabaseObject) throws -> StoredValue {
         StoredValue(encoded: try AttributeValue.encodable(value, for: attribute, entity: object.entity, use: .compared))
+    }
+
+    /// How two values of `attribute` compare: text by its collation (ranked by the server
+    /// where that is not by code points: `text`), an enum's labels by their order.
+    static func order(_ a: StoredValue, _ b: StoredValue, of attribute: Attribute, _ text: CollatedText) -> ComparisonResult? {
+        if case .string(let x) = a, case .string(let y) = b {
+            if let labels = attribute.enumLabels, let i = labels.firstIndex(of: x), let j = labels.firstIndex(of: y) {
+                return i < j ? .orderedAscending : i > j ? .orderedDescending : .orderedSame
+            }
+            if let collation = attribute.collation { return text.order(x, y, by: collation) }
+        }
+        return order(a, b)
     }
 
     /// How two values of one column compare; `nil` when either is NULL or they do not compare.
@@ -239,9 +255,9 @@ extension DatabaseContext {
     }
 
     /// Whether `a` goes before `b` in `orderBy` (`nil`: they tie).
-    func precedes(_ a: DatabaseObject, _ b: DatabaseObject, in orderBy: [Ordering]) throws -> Bool? {
+    func precedes(_ a: DatabaseObject, _ b: DatabaseObject, in orderBy: [Ordering], text: CollatedText) throws -> Bool? {
         for ordering in orderBy {
-            let (x, _) = try valueAt(ordering.keyPath, of: a)
+            let (x, attribute) = try valueAt(ordering.keyPath, of: a)
             let (y, _) = try valueAt(ordering.keyPath, of: b)
             // PostgreSQL puts NULLs last going up, first going down, unless told.
             let nullsFirst = ordering.nulls == .first || (ordering.nulls == .default && !ordering.isAscending)
@@ -250,7 +266,7 @@ extension DatabaseContext {
             case (true, false): return nullsFirst
             case (false, true): return !nullsFirst
             case (false, false):
-                switch Self.order(x, y) {
+                switch attribute.map({ Self.order(x, y, of: $0, text) }) ?? Self.order(x, y) {
                 case .orderedAscending?: return ordering.isAscending
                 case .orderedDescending?: return !ordering.isAscending
                 default: continue

@@ -82,17 +82,25 @@ extension DatabaseContext {
         }
         if let limit = request.limit { untouched.limit = limit + (request.offset ?? 0) }
         untouched.offset = nil
-        var objects = try fetchFromDatabase(untouched).filter { !$0.isDeleted }
-        for object in touched where !object.isDeleted {
-            guard try request.condition.map({ try meets($0.node, object) }) ?? true else { continue }
-            var position = objects.endIndex
-            if !request.orderBy.isEmpty {
-                for (index, other) in objects.enumerated() where try precedes(object, other, in: request.orderBy) == true {
-                    position = index
-                    break
+        let found = try fetchFromDatabase(untouched).filter { !$0.isDeleted }
+        // Judged again once the server has ranked the text a collation compares (CollatedText).
+        let text = CollatedText()
+        var objects: [DatabaseObject]
+        while true {
+            objects = found
+            for object in touched where !object.isDeleted {
+                guard try request.condition.map({ try meets($0.node, object, text: text) }) ?? true else { continue }
+                var position = objects.endIndex
+                if !request.orderBy.isEmpty {
+                    for (index, other) in objects.enumerated() where try precedes(object, other, in: request.orderBy, text: text) == true {
+                        position = index
+                        break
+                    }
                 }
+                objects.insert(object, at: position)
             }
-            objects.insert(object, at: position)
+            guard text.hasUnranked else { break }
+            try text.rank(in: self, entity: entity)
         }
         if let offset = request.offset, offset > 0 { objects.removeFirst(min(offset, objects.count)) }
         if let limit = request.limit, objects.count > limit { objects.removeLast(objects.count - limit) }

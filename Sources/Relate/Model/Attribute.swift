@@ -29,6 +29,8 @@ public struct Attribute: Sendable, Hashable {
     let readsAs: String?
     /// For an array, the type a value compared with it is cast to (``Catalog/Column``'s).
     let arrayType: String?
+    /// The collation its text compares by, where that is not by code points (``Catalog/Column``'s).
+    let collation: String?
 
     init(_ column: Catalog.Column) {
         name = column.name
@@ -44,6 +46,7 @@ public struct Attribute: Sendable, Hashable {
         composite = column.composite
         readsAs = column.readsAs
         arrayType = column.arrayType
+        collation = column.collation
     }
 
     /// Whether the column is an array of an enum type (`mood[]`): it reads as `[String]`.
