@@ -124,4 +124,37 @@ import Testing
             #expect(behind.isEmpty, "\(behind)")
         }
     }
+
+    /// The view a policy reads is redefined to read another table: the streams read again
+    /// (what the policy lets through changed), and a change of the new table reaches them.
+    @Test(arguments: [ChangeTracking.Mechanism.triggers, .logicalDecoding])
+    func aViewAPolicyReadsRedefined(_ mechanism: ChangeTracking.Mechanism) async throws {
+        try await Self.withSchema(mechanism, { a, login in
+            """
+            CREATE TABLE doc (id int PRIMARY KEY, tenant int NOT NULL);
+            CREATE TABLE moved (id int PRIMARY KEY, tenant int NOT NULL);
+            CREATE TABLE note (id int PRIMARY KEY, doc_id int NOT NULL, body text NOT NULL);
+            CREATE VIEW doc_tenant AS SELECT id, tenant FROM doc;
+            ALTER TABLE note ENABLE ROW LEVEL SECURITY;
+            ALTER TABLE note FORCE ROW LEVEL SECURITY;
+            CREATE POLICY note_tenant ON note TO \(a)
+                USING (doc_id IN (SELECT d.id FROM doc_tenant d WHERE d.tenant = current_setting('app.tenant')::int));
+            GRANT SELECT ON doc, moved, note, doc_tenant TO \(a), \(login);
+            INSERT INTO doc VALUES (1, 1), (2, 2);
+            INSERT INTO moved VALUES (1, 2), (2, 1);
+            INSERT INTO note VALUES (10, 1, 'a'), (20, 2, 'b');
+            ANALYZE doc, moved, note;
+            """
+        }) { database, roles, setup in
+            let request = FetchRequest("note", orderBy: [.ascending("id")])
+            let principals = ["1", "2"].map { Principal(role: roles.name("a"), settings: ["app.tenant": $0]) }
+            let redefined = try await Self.streamsBehind(
+                database, request, as: principals, after: "CREATE OR REPLACE VIEW doc_tenant AS SELECT id, tenant FROM moved", on: setup)
+            #expect(redefined.isEmpty, "\(redefined)")
+            let (note, movedTable) = try database.layout.withLock { (try $0.entityIndex(named: "note"), try $0.entityIndex(named: "moved")) }
+            #expect(try await database.securityState(after: nil).policyRegion(of: [note]).contains(movedTable))
+            let moved = try await Self.streamsBehind(database, request, as: principals, after: "UPDATE moved SET tenant = 1 WHERE id = 1", on: setup)
+            #expect(moved.isEmpty, "\(moved)")
+        }
+    }
 }

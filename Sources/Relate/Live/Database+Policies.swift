@@ -284,7 +284,8 @@ extension Database {
          WHERE n.nspname = ANY($1) AND c.relrowsecurity AND p.polcmd IN ('r', '*')
         """
 
-    /// Per relation of the schemas in `$1`: schema, name, fingerprint, whether row-level
+    /// Per relation of the schemas in `$1`: schema, name, fingerprint (its row-level
+    /// security, owner, privileges, inheritance, policies and the views they read), whether row-level
     /// security is on, whether it is a plain table in no inheritance (a parent's or a
     /// child's, a partition's); then one row with an empty schema whose fingerprint is the
     /// roles'.
@@ -297,7 +298,21 @@ extension Database {
                    (SELECT string_agg(concat_ws(':', p.polname, p.polcmd, p.polpermissive, p.polroles::text,
                                                 pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid)),
                                       ',' ORDER BY p.polname)
-                      FROM pg_policy p WHERE p.polrelid = c.oid)),
+                      FROM pg_policy p WHERE p.polrelid = c.oid),
+                   -- The views its policies read, and the views under them, as defined now:
+                   -- a view redefined to read another table changes what they let through.
+                   (WITH RECURSIVE under(oid) AS (
+                        SELECT d.refobjid FROM pg_policy p
+                          JOIN pg_depend d ON d.classid = 'pg_policy'::regclass AND d.objid = p.oid
+                                          AND d.refclassid = 'pg_class'::regclass
+                         WHERE p.polrelid = c.oid
+                      UNION
+                        SELECT d.refobjid FROM under u
+                          JOIN pg_rewrite w ON w.ev_class = u.oid
+                          JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
+                                          AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> u.oid)
+                    SELECT string_agg(pg_get_viewdef(v.oid), ',' ORDER BY v.oid)
+                      FROM under u JOIN pg_class v ON v.oid = u.oid AND v.relkind = 'v')),
                c.relrowsecurity,
                c.relkind = 'r' AND NOT c.relhassubclass AND NOT c.relispartition AND inherited.parents IS NULL
           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
