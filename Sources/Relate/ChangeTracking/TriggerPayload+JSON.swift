@@ -1,3 +1,5 @@
+import RelatePostgres
+
 extension TriggerPayload {
     /// A notification's payload; `nil` when it is not one JSON object (with nothing after it).
     ///
@@ -99,173 +101,49 @@ private struct PayloadJSON {
     /// Deeper than any payload of Relate's (three levels); a hostile one goes no further.
     static let maxDepth = 16
 
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var at = 0
+    private var scanner: JSONScanner
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
-        self.bytes = bytes
+        scanner = JSONScanner(UnsafeRawBufferPointer(bytes))
     }
 
     mutating func payload() -> TriggerPayload? {
         var payload = TriggerPayload()
-        guard skip("{") else { return nil }
-        if !skip("}") {
+        guard scanner.skip("{") else { return nil }
+        if !scanner.skip("}") {
             repeat {
-                guard let name = string(), skip(":"), let value = value(depth: 1) else { return nil }
+                guard let name = scanner.string(), scanner.skip(":"), let value = value(depth: 1) else { return nil }
                 payload.take(name, value)
-            } while skip(",")
-            guard skip("}") else { return nil }
+            } while scanner.skip(",")
+            guard scanner.skip("}") else { return nil }
         }
-        skipSpace()
-        return at == bytes.count ? payload : nil
+        return scanner.isAtEnd() ? payload : nil
     }
 
     private mutating func value(depth: Int) -> Value? {
-        guard depth <= Self.maxDepth else { return nil }
-        skipSpace()
-        guard at < bytes.count else { return nil }
-        switch bytes[at] {
-        case UInt8(ascii: "\""): return string().map(Value.string)
+        guard depth <= Self.maxDepth, let next = scanner.peek() else { return nil }
+        switch next {
+        case UInt8(ascii: "\""): return scanner.string().map(Value.string)
         case UInt8(ascii: "["):
-            at += 1
+            _ = scanner.skip("[")
             var values: [Value] = []
-            if skip("]") { return .array(values) }
+            if scanner.skip("]") { return .array(values) }
             repeat {
                 guard let value = value(depth: depth + 1) else { return nil }
                 values.append(value)
-            } while skip(",")
-            return skip("]") ? .array(values) : nil
+            } while scanner.skip(",")
+            return scanner.skip("]") ? .array(values) : nil
         case UInt8(ascii: "{"):
-            at += 1
-            if skip("}") { return .object }
+            _ = scanner.skip("{")
+            if scanner.skip("}") { return .object }
             repeat {
-                guard string() != nil, skip(":"), value(depth: depth + 1) != nil else { return nil }
-            } while skip(",")
-            return skip("}") ? .object : nil
-        case UInt8(ascii: "t"): return word("true") ? .bool(true) : nil
-        case UInt8(ascii: "f"): return word("false") ? .bool(false) : nil
-        case UInt8(ascii: "n"): return word("null") ? .null : nil
-        default: return number().map(Value.number)
-        }
-    }
-
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as written.
-    private mutating func number() -> String? {
-        let start = at
-        _ = skipByte("-")
-        if skipByte("0") {
-            // No digit may follow a leading zero.
-        } else if digits() == 0 {
-            return nil
-        }
-        if skipByte("."), digits() == 0 { return nil }
-        if skipByte("e") || skipByte("E") {
-            _ = skipByte("+") || skipByte("-")
-            if digits() == 0 { return nil }
-        }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self)
-    }
-
-    private mutating func digits() -> Int {
-        let start = at
-        while at < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[at]) { at += 1 }
-        return at - start
-    }
-
-    /// A string at the next non-space byte, its escapes undone.
-    private mutating func string() -> String? {
-        guard skip("\"") else { return nil }
-        let start = at
-        // Most strings have no escape: their bytes are the string's (a Swift string's UTF-8 is valid).
-        while at < bytes.count, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "\\") {
-            guard bytes[at] >= 0x20 else { return nil }
-            at += 1
-        }
-        guard at < bytes.count else { return nil }
-        if bytes[at] == UInt8(ascii: "\"") {
-            at += 1
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<at - 1]), as: UTF8.self)
-        }
-        var decoded = Array(bytes[start..<at])
-        while at < bytes.count {
-            let byte = bytes[at]
-            at += 1
-            switch byte {
-            case UInt8(ascii: "\""): return String(decoding: decoded, as: UTF8.self)
-            case UInt8(ascii: "\\"):
-                guard at < bytes.count else { return nil }
-                let escaped = bytes[at]
-                at += 1
-                switch escaped {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escaped)
-                case UInt8(ascii: "b"): decoded.append(0x08)
-                case UInt8(ascii: "f"): decoded.append(0x0C)
-                case UInt8(ascii: "n"): decoded.append(0x0A)
-                case UInt8(ascii: "r"): decoded.append(0x0D)
-                case UInt8(ascii: "t"): decoded.append(0x09)
-                case UInt8(ascii: "u"):
-                    guard let scalar = unicodeEscape() else { return nil }
-                    UTF8.encode(scalar) { decoded.append($0) }
-                default: return nil
-                }
-            case ..<0x20: return nil
-            default: decoded.append(byte)
-            }
-        }
-        return nil
-    }
-
-    /// The scalar of a `\u` escape (its `\u` read), a surrogate pair's as one.
-    private mutating func unicodeEscape() -> Unicode.Scalar? {
-        guard let high = hex4() else { return nil }
-        guard (0xD800...0xDBFF).contains(high) else { return Unicode.Scalar(high) }
-        guard skipByte("\\"), skipByte("u"), let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return nil }
-        return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
-    }
-
-    private mutating func hex4() -> UInt32? {
-        guard at + 4 <= bytes.count else { return nil }
-        var value: UInt32 = 0
-        for byte in bytes[at..<at + 4] {
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-            value = value << 4 | UInt32(digit)
-        }
-        at += 4
-        return value
-    }
-
-    /// Skips spaces, then `byte` if it is next.
-    private mutating func skip(_ byte: Unicode.Scalar) -> Bool {
-        skipSpace()
-        return skipByte(byte)
-    }
-
-    private mutating func skipByte(_ byte: Unicode.Scalar) -> Bool {
-        guard at < bytes.count, bytes[at] == UInt8(ascii: byte) else { return false }
-        at += 1
-        return true
-    }
-
-    private mutating func word(_ word: StaticString) -> Bool {
-        let count = word.utf8CodeUnitCount
-        guard at + count <= bytes.count, UnsafeBufferPointer(start: word.utf8Start, count: count).elementsEqual(bytes[at..<at + count])
-        else { return false }
-        at += count
-        return true
-    }
-
-    private mutating func skipSpace() {
-        while at < bytes.count {
-            switch bytes[at] {
-            case 0x20, 0x09, 0x0A, 0x0D: at += 1
-            default: return
-            }
+                guard scanner.string() != nil, scanner.skip(":"), value(depth: depth + 1) != nil else { return nil }
+            } while scanner.skip(",")
+            return scanner.skip("}") ? .object : nil
+        case UInt8(ascii: "t"): return scanner.word("true") ? .bool(true) : nil
+        case UInt8(ascii: "f"): return scanner.word("false") ? .bool(false) : nil
+        case UInt8(ascii: "n"): return scanner.word("null") ? .null : nil
+        default: return scanner.number().map { Value.number(String(decoding: $0, as: UTF8.self)) }
         }
     }
 }

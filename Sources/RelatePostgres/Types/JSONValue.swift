@@ -7,8 +7,8 @@ import Foundation
 /// (a `Double` would round a 64-bit identifier); a document with a number past that
 /// (more than 38 significant digits, an exponent past ±127) is refused rather than rounded.
 /// An object is a dictionary: `jsonb` keeps neither key order nor duplicate keys, and a
-/// `json` document read here does not either (of a name given twice it keeps the first
-/// value, where PostgreSQL's functions take the last). Its keys are `String`s, compared by Swift's
+/// `json` document read here does not either (of a name given twice it keeps the last
+/// value, as `jsonb` does). Its keys are `String`s, compared by Swift's
 /// `==`: a document with two members whose names differ only in the form of a character
 /// (a composed `é` and a decomposed one), which `jsonb` keeps apart, is refused rather
 /// than read as one member. Relate compares documents by their bytes, keys and strings
@@ -54,13 +54,13 @@ public enum JSONValue: Hashable, Sendable {
     /// Parses a JSON document (any value at the top, as PostgreSQL allows).
     ///
     /// - Parameter text: The document's UTF-8 bytes.
-    /// - Throws: A `DecodingError` when it is not JSON; an error that says why when it holds
-    ///   a number `Decimal` cannot hold exactly, or two members whose names Swift's `==`
-    ///   takes for one: Foundation's decoder would round the one and merge the other.
+    /// - Throws: A `DecodingError` when it is not strict JSON (RFC 8259: no control
+    ///   character in a string, no lone surrogate, nothing after the value); an error that
+    ///   says why when it holds a number `Decimal` cannot hold exactly, or two members whose
+    ///   names Swift's `==` takes for one.
     public init(json text: some Collection<UInt8>) throws {
-        let data = Data(text)
-        try data.withUnsafeBytes { try Self.checkHeldExactly($0) }
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        self = try text.withContiguousStorageIfAvailable { try Self.read(UnsafeRawBufferPointer($0)) }
+            ?? Array(text).withUnsafeBytes { try Self.read($0) }
     }
 
     /// The document as compact JSON text, members sorted by key.
