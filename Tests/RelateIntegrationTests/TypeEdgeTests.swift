@@ -116,6 +116,9 @@ import Testing
         let refused = [
             #"{"n": 123456789012345678901234567890123456789012}"#, #"{"n": 0.1000000000000000000000000000000000000000001}"#,
             #"[1e-200]"#, #"{"\u00e9": 1, "e\u0301": 2}"#, "{\"a\": {\"\u{e9}\": 1, \"e\u{301}\": 2}}",
+            // Not strict JSON: a leading zero, a lone surrogate, a control character, a
+            // trailing comma, something after the value, nesting past 512.
+            "[01]", #"["\ud800"]"#, "[\"a\u{1}\"]", "[1,]", "{} x", String(repeating: "[", count: 600) + String(repeating: "]", count: 600),
         ]
         for text in refused {
             #expect(throws: (any Error).self, "\(text)") { try JSONValue(json: Array(text.utf8)) }
@@ -124,6 +127,9 @@ import Testing
             (#"{"n": 12345678901234567890123456789012345678}"#, ["n": .number(Decimal(string: "12345678901234567890123456789012345678")!)]),
             (#"[1000000000000000000000000000000000000000000, -0.5e-3, 0]"#, [.number(Decimal(string: "1e42")!), .number(Decimal(string: "-0.0005")!), 0]),
             (#"{"a": 1, "k\u00e9y": "\"x\""}"#, ["a": 1, "k\u{e9}y": "\"x\""]),
+            // A name given twice keeps its last value, as jsonb does; any value at the top.
+            (#" {"a": 1, "a": [true, null, "\ud83d\ude00"]} "#, ["a": [true, nil, "\u{1F600}"]]),
+            ("-12.5e1", .number(Decimal(string: "-125")!)),
         ]
         for (text, value) in held {
             let read = try JSONValue(json: Array(text.utf8))
