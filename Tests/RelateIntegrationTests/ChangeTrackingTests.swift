@@ -561,14 +561,19 @@ import Testing
         let committed = BackgroundTasks.Signal()
         Thread {
             if let writer = try? Connection(url: url) {
-                // A reload reaches each backend in its own time (a loaded CI run took it for a
-                // commit that never waited): the writer waits until it sees the standby named.
-                for _ in 0..<250 {
-                    let named = try? writer.query("SELECT current_setting('synchronous_standby_names')")[0].decode(String.self, at: 0)
-                    if named == "nobody" { break }
+                // A reload reaches each backend, and the checkpointer that tells commits a
+                // standby is named, in its own time (loaded runs committed without waiting,
+                // twice): the writer first commits empty transactions, each given 100 ms,
+                // until one waits that long (a wait cancelled keeps the commit, with a warning).
+                _ = try? writer.execute("SET synchronous_commit = on")
+                _ = try? writer.execute("SET statement_timeout = 100")
+                for _ in 0..<100 {
+                    let started = ContinuousClock.now
+                    _ = try? writer.transaction { _ = try writer.query("SELECT txid_current()") }
+                    if ContinuousClock.now - started >= .milliseconds(90) { break }
                     Thread.sleep(forTimeInterval: 0.02)
                 }
-                _ = try? writer.execute("SET synchronous_commit = on")
+                _ = try? writer.execute("SET statement_timeout = 0")
                 _ = try? writer.execute("UPDATE item SET title = 'after' WHERE id = 1")
             }
             committed.fire()

@@ -31,7 +31,9 @@ extension DatabaseContext {
     /// that column changed here later, its save would be a conflict.
     ///
     /// In a `Database.write` unit, or inside ``transaction(_:)``, the changes go in that
-    /// transaction (as a savepoint).
+    /// transaction (as a savepoint); should it roll back, they are pending again, as they
+    /// were before the save (but for the undo manager's actions and the edit marks, which
+    /// the save let go of).
     ///
     /// - Throws: A ``RelateError``: ``RelateError/Kind-swift.struct/validationFailed`` before
     ///   anything is sent, ``RelateError/Kind-swift.struct/conflict`` naming the entity and
@@ -79,6 +81,16 @@ extension DatabaseContext {
         } catch {
             var ignored: [DatabaseObject] = []
             for object in computed where !object.isDeleted { graph.forget(object, applyingDeleteRules: false, settingDefaults: &ignored) }
+        }
+        // Inside an enclosing transaction (`transaction {}`, a unit) the save stands only
+        // if that commits: rolled back, memory goes back to the pending values (its journal
+        // holds what the save changed), and so do the pending writes, to be saved again.
+        if graph.isRecordingUndo {
+            let (kept, objects) = (pending.saveState, pendingObjects)
+            graph.recordUndo { [pending, graph] in
+                pending.saveState = kept
+                graph.pendingObjects = objects
+            }
         }
         pending.clear()
         undoRegistrar?.removeAllActions(of: self)

@@ -63,6 +63,13 @@ final class PendingChanges {
         touched.removeSubrange(ends.touched...)
     }
 
+    /// Every list at once: what a save clears, and puts back should the transaction it ran
+    /// in roll back.
+    var saveState: ([Effect], [JournalEntry], [DatabaseObject], [Ends], [[Effect]], [DatabaseObject]) {
+        get { (effects, journal, touched, steps, undone, computedBySave) }
+        set { (effects, journal, touched, steps, undone, computedBySave) = newValue }
+    }
+
     /// Forgets every step (after a save, or a roll-back that undid them).
     func clear() {
         effects = []

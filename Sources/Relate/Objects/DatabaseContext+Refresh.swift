@@ -80,6 +80,11 @@ extension DatabaseContext {
     /// did; an object whose row is gone is marked deleted and leaves every loaded set, its
     /// dependants following the delete rules when `applyingDeleteRules`.
     private func rereadRows(_ objects: [DatabaseObject], applyingDeleteRules: Bool) throws {
+        // An object with pending changes holds what the save will write, under the key it
+        // will have: its row is not read (under a changed key, or a new row's, it would
+        // read as gone, and the pending write be lost).
+        let pending = graph.pendingObjects
+        let objects = pending.isEmpty ? objects : objects.filter { !pending.contains(ObjectIdentifier($0)) }
         for (entity, members) in Self.byEntity(objects) {
             try take(try send(rowsStatement(of: entity, members), entity: entity), as: members, of: entity, applyingDeleteRules: applyingDeleteRules)
         }
@@ -99,12 +104,12 @@ extension DatabaseContext {
 
     /// `members`, objects of `entity`, take `result`, their rows read by key
     /// (``rowsStatement(of:_:)``): the values of those found; those not found (and not
-    /// deleted in memory meanwhile) are marked deleted, their dependants following the
-    /// delete rules when `applyingDeleteRules`.
+    /// deleted in memory meanwhile, nor holding pending changes) are marked deleted, their
+    /// dependants following the delete rules when `applyingDeleteRules`.
     func take(_ result: PostgresResult, as members: [DatabaseObject], of entity: Int, applyingDeleteRules: Bool) throws {
         let found = Set(try graph.materialize(entity: entity, result: result, rowsAreDistinct: false).map(ObjectIdentifier.init))
         var dependants: [DatabaseObject] = []
-        for member in members where !found.contains(ObjectIdentifier(member)) {
+        for member in members where !found.contains(ObjectIdentifier(member)) && !graph.pendingObjects.contains(ObjectIdentifier(member)) {
             graph.forget(member, applyingDeleteRules: applyingDeleteRules, settingDefaults: &dependants)
         }
         if !dependants.isEmpty { try rereadRows(dependants, applyingDeleteRules: true) }
