@@ -116,6 +116,9 @@ extension Catalog {
             }
             table.allowedWrites = WriteOperations(rawValue: try row.decode(Int.self, at: 13))
             table.rewritesUpdates = try row.decode(Bool.self, at: 16)
+            if let schemas = try row.decode([String]?.self, at: 20), let names = try row.decode([String]?.self, at: 21) {
+                table.children = zip(schemas, names).map { TableName(schema: $0, name: $1) }
+            }
             relations[try row.decode(Int.self, at: 0)] = Relation(table: table, leaves: Set(try row.decode([Int].self, at: 11)))
         }
 
@@ -297,7 +300,15 @@ extension Catalog {
                                                     ELSE format('%I.%I', cn.nspname, co.collname) END
                                           FROM pg_collation co JOIN pg_namespace cn ON cn.oid = co.collnamespace
                                          WHERE co.oid = a.attcollation) END
-                             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}')
+                             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          -- The tables that inherit from it (a partitioned table's partitions are its rows).
+          -- Their schemas and names, in the same order.
+          CASE WHEN c.relkind = 'r' AND c.relhassubclass THEN
+            array(SELECT kn.nspname::text FROM pg_inherits h JOIN pg_class k ON k.oid = h.inhrelid
+                    JOIN pg_namespace kn ON kn.oid = k.relnamespace WHERE h.inhparent = c.oid ORDER BY h.inhrelid) END,
+          CASE WHEN c.relkind = 'r' AND c.relhassubclass THEN
+            array(SELECT k.relname::text FROM pg_inherits h JOIN pg_class k ON k.oid = h.inhrelid
+                   WHERE h.inhparent = c.oid ORDER BY h.inhrelid) END
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -51,6 +51,9 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// For a table that `INHERITS` from others: the first one it names (a partition's
         /// partitioned table is not a parent); `nil` otherwise.
         public var parent: TableName? = nil
+        /// The tables that `INHERITS` from this one, directly, wherever they are (not a
+        /// partitioned table's partitions, which are its rows); `nil` when not read.
+        public var children: [TableName]? = nil
         /// What PostgreSQL lets a statement do to the relation (`pg_relation_is_updatable`,
         /// `INSTEAD OF` triggers and rules counted): all of it for a table, what the view
         /// allows for a view, nothing for a materialized view; `nil` when not known (a

@@ -27,6 +27,10 @@ public struct Entity: Sendable, Hashable {
     /// its `INHERITS` clause names, when the model has it); `nil` otherwise. The parent's
     /// foreign keys apply to the child where it carries their columns.
     public internal(set) var parent: String? = nil
+    /// The tables that inherit from this entity's, directly, whether the model has them or
+    /// not: their rows are in the table's, and a statement keeps to the rows of the entity
+    /// and of the descendants the model has (see `EntityLayout.ownRows`).
+    var children: [QualifiedName] = []
     /// For a view or materialized view: the entities its query reads (its `FROM`'s tables
     /// and views that the model has), by name, in the order the query names them; empty
     /// for a table. A live query over a view is read again when they change.
@@ -74,6 +78,7 @@ public struct Entity: Sendable, Hashable {
         rewritesUpdates = table.rewritesUpdates ?? true
         attributes = table.columns.map(Attribute.init)
         relationships = []
+        children = (table.children ?? []).map { QualifiedName($0.schema, $0.name) }
     }
 
     /// Every unambiguous name this entity answers to, sorted.

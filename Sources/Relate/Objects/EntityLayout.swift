@@ -15,6 +15,15 @@ final class EntityLayout: Sendable {
     /// a table others inherit from (their rows are objects of their own entities), else
     /// ``table``. A fetch reads ``table``, children's rows included.
     let source: String
+    /// Whether any table inherits from the entity's (whether the model has it or not).
+    let hasChildren: Bool
+    /// When a table under the entity's is none of the model's descendants of it (the model
+    /// leaves it out, it is in a schema not searched, or its `INHERITS` names another table
+    /// first): the quoted names of the entity's table and of those descendants, the tables
+    /// whose rows a fetch of it keeps to (`tableoid = ANY(…)`); `nil` when every table under
+    /// it is such a descendant. A row of another table is no object of this entity: one
+    /// under its key would be two objects' values in one.
+    let ownTables: [String]?
     /// Quoted column names, by attribute index.
     let columns: [String]
     /// Each attribute's type, by attribute index.
@@ -89,12 +98,14 @@ final class EntityLayout: Sendable {
     /// `entityIndex` finds an entity of the model by schema and table.
     init(
         entity: Entity, index: Int, model: Model, entityIndex: [QualifiedName: Int], hasDescendants: Bool = false,
-        quote: (String) throws -> String
+        ownTables: [String]? = nil, quote: (String) throws -> String
     ) throws {
         self.entity = entity
         self.index = index
         table = try quote(entity.schema) + "." + quote(entity.table)
-        source = hasDescendants ? "ONLY " + table : table
+        hasChildren = hasDescendants || !entity.children.isEmpty
+        source = hasChildren ? "ONLY " + table : table
+        self.ownTables = ownTables
         columns = try entity.attributes.map { try quote($0.name) }
         types = entity.attributes.map { PostgresType($0.typeOID) }
         // An array of enum labels reads as text[], so that it is [String] as a label is a String.

@@ -41,10 +41,19 @@ final class ModelLayout: Sendable {
             viewBases[index] = bases
         }
         self.viewBases = viewBases
+        // Entities with a table under them that is none of the model's descendants of them.
+        func hasOtherChildren(_ index: Int) -> Bool {
+            model.entities[index].children.contains { child in
+                entityIndex[child].map { model.entities[$0].parent.flatMap { try? model.position(of: $0) } != index } ?? true
+            }
+        }
         entities = try model.entities.enumerated().map { index, entity in
-            try EntityLayout(
+            let own = [index] + (descendants[index] ?? [])
+            let ownTables = try own.contains(where: hasOtherChildren)
+                ? own.map { try quote(model.entities[$0].schema) + "." + quote(model.entities[$0].table) } : nil
+            return try EntityLayout(
                 entity: entity, index: index, model: model, entityIndex: entityIndex, hasDescendants: descendants[index] != nil,
-                quote: quote)
+                ownTables: ownTables, quote: quote)
         }
     }
 

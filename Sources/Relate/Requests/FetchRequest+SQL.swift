@@ -64,10 +64,15 @@ extension FetchRequest {
         var builder = RequestSQL(layout: layout)
         let entity = try layout.entityIndex(named: self.entity)
         var scope = RequestSQL.Scope(entity: entity, alias: builder.newAlias())
-        if only || (descendants == .excluded && layout.descendants[entity] != nil) {
+        var own: String?
+        if only || (descendants == .excluded && layout.entities[entity].hasChildren) {
             scope.head = "ONLY \(layout.entities[entity].table) \(scope.alias)"
+        } else if let tables = layout.entities[entity].ownTables {
+            // Rows of tables under it that the model has no descendant for are no objects of it.
+            own = "\(scope.alias).tableoid = ANY(\(builder.bind(tables))::regclass[])"
         }
-        let condition = try self.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
+        var condition = try self.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
+        if let own { condition = condition.map { "(\($0)) AND \(own)" } ?? own }
         return (builder, entity, scope, condition)
     }
 }

@@ -61,7 +61,8 @@ enum Statements {
         var sql = SQLBuilder(parameters: arguments)
         let marker = descendants.isEmpty ? "" : ", " + descendantMarker("tableoid", of: descendants) { sql.bind($0) }
         sql += "SELECT \(table.selectList())\(marker) FROM \(table.table)"
-        if let condition { sql += " WHERE \(condition)" }
+        let filter = ownRowsWhere(table, condition, &sql)
+        sql += filter
         if let orderBy { sql += " ORDER BY \(orderBy)" }
         if let limit {
             let placeholder = sql.bind(limit)
@@ -81,8 +82,17 @@ enum Statements {
     /// `SELECT count(*) FROM <table> [WHERE <condition>]`, the condition a caller's SQL.
     static func count(of table: EntityLayout, where condition: String?, _ arguments: [(any PostgresEncodable)?]) -> Statement {
         var sql = SQLBuilder("SELECT count(*) FROM \(table.table)", parameters: arguments)
-        if let condition { sql += " WHERE \(condition)" }
+        let filter = ownRowsWhere(table, condition, &sql)
+        sql += filter
         return sql.statement
+    }
+
+    /// ` WHERE <condition>` (a caller's SQL), and for an entity with tables under it that
+    /// the model has no descendant for, the rows of its own tables alone (``EntityLayout/ownTables``).
+    private static func ownRowsWhere(_ table: EntityLayout, _ condition: String?, _ sql: inout SQLBuilder) -> String {
+        guard let tables = table.ownTables else { return condition.map { " WHERE \($0)" } ?? "" }
+        let own = "tableoid = ANY(\(sql.bind(tables))::regclass[])"
+        return " WHERE " + (condition.map { "(\($0)) AND \(own)" } ?? own)
     }
 
     // MARK: - Relationships
