@@ -88,4 +88,52 @@ import Testing
             #expect(try fixture.disagreements() == [])
         }
     }
+
+    /// A parent's `ON DELETE CASCADE` the model copies to a child table, which PostgreSQL
+    /// does not enforce there: the child's row stays, and so does its object (it was marked
+    /// deleted), written through or saved.
+    @Test(arguments: [true, false]) func aParentsCascadeIsNotAppliedToAChildsRows(autocommits: Bool) throws {
+        try Self.with(
+            """
+            CREATE TABLE country (id int PRIMARY KEY, name text);
+            CREATE TABLE place (id int PRIMARY KEY, name text, country_id int REFERENCES country ON DELETE CASCADE);
+            CREATE TABLE capital (since int, PRIMARY KEY (id)) INHERITS (place);
+            INSERT INTO country VALUES (1, 'France');
+            INSERT INTO place VALUES (1, 'Lyon', 1);
+            INSERT INTO capital VALUES (2, 'Paris', 1, 508);
+            """
+        ) { fixture, connection in
+            let context = fixture.context
+            context.autocommits = autocommits
+            let france = try #require(try context.object("country", primaryKey: 1))
+            let paris = try #require(try france.objects(forKey: "capital").allObjects.first)
+            try context.delete(france)
+            if !autocommits { try context.save() }
+            #expect(try Self.names(connection, "SELECT name FROM capital") == ["Paris"])
+            #expect(!paris.isDeleted)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// A key declared on a view by an override, on a column that allows NULL: a row whose key
+    /// is NULL cannot be written by key, and says so (it was a conflict, "another client
+    /// deleted it", and the object was marked deleted).
+    @Test func aWriteOfARowWhoseKeyIsNullIsRefusedClearly() throws {
+        try Self.with(
+            """
+            CREATE TABLE t (code text, name text);
+            INSERT INTO t VALUES ('a', 'A'), (NULL, 'nameless');
+            CREATE VIEW v AS SELECT code, name FROM t;
+            """, overrides: [.primaryKey(of: "v", columns: ["code"])]
+        ) { fixture, connection in
+            let rows = try fixture.context.fetch("v", orderBy: "name")
+            let nameless = try #require(rows.first { (try? $0.value(forKey: "name", as: String.self)) == "nameless" })
+            let error = try #require(throws: RelateError.self) { try nameless.setValue("x", forKey: "name") }
+            #expect(error.kind == .invalidWrite)
+            #expect(error.message.contains("code"))
+            #expect(!nameless.isDeleted)
+            #expect(throws: RelateError.self) { try fixture.context.delete(nameless) }
+            #expect(try Self.names(connection, "SELECT count(*)::text FROM t") == ["2"])
+        }
+    }
 }

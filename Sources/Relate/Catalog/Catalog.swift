@@ -303,7 +303,9 @@ public struct Catalog: Sendable, Codable, Hashable {
         public var isInitiallyDeferred: Bool
         /// A partitioned table's key declared on its partitions with differing `ON DELETE`
         /// actions: what deleting a referenced row does depends on the partition a
-        /// referencing row is in (`onDelete` is the first declaration's).
+        /// referencing row is in (`onDelete` is the first declaration's). Also set on the
+        /// model's copy of a parent's key on a child table (`INHERITS`), which the database
+        /// does not enforce there.
         public var onDeleteVaries: Bool
         /// The columns of ``columns`` that `ON DELETE SET NULL (…)` or `SET DEFAULT (…)`
         /// names (PostgreSQL 15 and later): the action sets those alone, and the others keep

@@ -69,8 +69,11 @@ extension DatabaseContext {
         for object in summary.inserted { checkToOnes(object) }
         for (object, _) in summary.updates where !object.isDeleted { checkToOnes(object) }
         for deleted in summary.deleted {
-            // Under SET DEFAULT the database gives them their defaults; they are read after the save.
-            for (index, relationship) in deleted.entity.relationships.enumerated() where relationship.foreignKeyIn == .to && relationship.onDelete != .setDefault {
+            // Under SET DEFAULT the database gives them their defaults, and where the action
+            // varies (or the key is a child table's copy, not enforced) it decides: they are
+            // read after the save.
+            for (index, relationship) in deleted.entity.relationships.enumerated()
+            where relationship.foreignKeyIn == .to && relationship.onDelete != .setDefault && !relationship.onDeleteVaries {
                 let inverse = graph.inverse(of: deleted.entityIndex, index)
                 let values = deleted.table.fromColumns[index].map { deleted.values[$0] }
                 for dependant in graph.registeredObjects(entity: inverse.entity, indexes: graph.targetColumns(of: deleted.entityIndex, index), values: values)

@@ -139,7 +139,9 @@ struct ModelBuilder {
     /// carries their columns: PostgreSQL does not copy foreign keys to children, but the
     /// columns mean what they mean in the parent. The copies keep the ancestor's constraint
     /// name; one with the same columns and target as another of the child's is the same key
-    /// (``normalizeForeignKeys(_:)``: both names answer).
+    /// (``normalizeForeignKeys(_:)``: both names answer). The database enforces no copy, nor
+    /// applies its actions: a copy has none (`NO ACTION`), and after a delete of a row it
+    /// refers to, its objects are read back (`onDeleteVaries`) rather than guessed.
     static func inheritForeignKeys(_ tables: inout [Catalog.Table], position: [QualifiedName: Int]) {
         let declared = tables.map(\.foreignKeys)
         for index in tables.indices where tables[index].parent != nil {
@@ -147,7 +149,11 @@ struct ModelBuilder {
             let columns = Set(tables[index].columns.map(\.name))
             var next = tables[index].parent.flatMap { position[QualifiedName($0.schema, $0.name)] }
             while let ancestor = next, seen.insert(ancestor).inserted {
-                tables[index].foreignKeys += declared[ancestor].filter { Set($0.columns).isSubset(of: columns) }
+                tables[index].foreignKeys += declared[ancestor].filter { Set($0.columns).isSubset(of: columns) }.map { key in
+                    var copy = key
+                    (copy.onDelete, copy.onUpdate, copy.onDeleteSetColumns, copy.onDeleteVaries) = (.noAction, .noAction, nil, true)
+                    return copy
+                }
                 next = tables[ancestor].parent.flatMap { position[QualifiedName($0.schema, $0.name)] }
             }
         }

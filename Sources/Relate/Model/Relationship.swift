@@ -89,8 +89,9 @@ public struct Relationship: Sendable, Hashable {
     /// The foreign key's `ON DELETE` action: for many-to-many, of the helper's key that
     /// refers to `from`.
     public let onDelete: Catalog.ForeignKey.Action
-    /// The key's partitions disagree on `ON DELETE` (see ``Catalog/ForeignKey/onDeleteVaries``):
-    /// after a delete, the object layer reads the dependants again instead of guessing.
+    /// The key's partitions disagree on `ON DELETE`, or it is a parent's key a child table
+    /// carries unenforced (see ``Catalog/ForeignKey/onDeleteVaries``): after a delete, the
+    /// object layer reads the dependants again instead of guessing.
     public let onDeleteVaries: Bool
     /// The columns of the key that `ON DELETE SET NULL (…)` or `SET DEFAULT (…)` names
     /// (see ``Catalog/ForeignKey/onDeleteSetColumns``); `nil` for all of them.

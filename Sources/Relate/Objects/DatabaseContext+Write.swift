@@ -56,6 +56,7 @@ extension DatabaseContext {
         try check(object)
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
         try require(.delete, on: table)
         if try writesPending() { return try pendingStep { applyEffect(.delete(object)) } }
         let deleted: Int
@@ -156,6 +157,7 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
+        guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
         try require(.update, on: table)
         if try writesPending() { return try pendUpdate(object, columns: columns, to: values.smallMap(StoredValue.init(encoded:))) }
         // A key, or a column another table's foreign key refers to (a unique one): what

@@ -17,6 +17,18 @@ extension RelateError {
             entity: table.entity.name)
     }
 
+    /// An object whose key holds NULL (a key declared by an override on a column that
+    /// allows it): no statement can find its row by key.
+    static func nullKey(_ object: DatabaseObject) -> RelateError {
+        let table = object.table
+        let columns = table.primaryKey.filter { object.values[$0].isNull }.map { table.entity.attributes[$0].name }
+        return RelateError(
+            kind: .invalidWrite,
+            message: "this \(table.entity.name) object's key (\(columns.joined(separator: ", "))) is NULL, so no statement can find its row "
+                + "to write it; write it by condition (update(_:where:values:)), or key the entity on columns that are NOT NULL",
+            entity: table.entity.name, key: columns.first)
+    }
+
     /// A write the relation does not take (``Entity/allowedWrites``), refused before it is sent.
     static func refused(_ operation: Catalog.WriteOperations, on table: EntityTable) -> RelateError {
         let verb = operation == .insert ? "an insert into" : operation == .update ? "an update of" : "a delete from"
