@@ -60,4 +60,56 @@ import Testing
             #expect(try context.connection.query("SELECT count(*)::int8 FROM \"\(fixture.schema)\".person")[0].decode(Int.self, at: 0) == 3)
         }
     }
+
+    /// Sessions other than the caller's holding an advisory lock: the edit marks taken.
+    static func marks(_ url: String) throws -> Int {
+        try Connection(url: url).query(
+            "SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()")[0].decode(Int.self, at: 0)
+    }
+
+    /// Edit marks follow the pending changes: an undo lets go of the row no write changes
+    /// any longer (a rival could not begin editing it), a redo marks it again, and a save
+    /// with nothing left lets go of the rest (they were held until the connection ended).
+    @Test func editMarksFollowUndoRedoAndAnEmptySave() throws {
+        try TestDatabase.withDatabase { url in
+            try Connection(url: url).executeScript(ChangeTrackingTests.schema)
+            let editor = try DatabaseContext(url: url)
+            editor.autocommits = false
+            editor.marksEdits = true
+            let ada = try #require(try editor.object("person", primaryKey: 1))
+            let grace = try #require(try editor.object("person", primaryKey: 2))
+            try ada.setValue("King", forKey: "surname")
+            try grace.setValue("Murray", forKey: "surname")
+            #expect(try Self.marks(url) == 2)
+            try editor.undo()
+            #expect(try Self.marks(url) == 1)
+            let rival = try DatabaseContext(url: url)
+            rival.autocommits = false
+            rival.marksEdits = true
+            try #require(try rival.object("person", primaryKey: 2)).beginEditing()
+            rival.rollback()
+            try editor.redo()
+            #expect(try Self.marks(url) == 2)
+            try editor.undo()
+            try editor.undo()
+            try editor.save()
+            #expect(try Self.marks(url) == 0)
+        }
+    }
+
+    /// A `Database.write` unit whose context marks edits and ends without saving: its
+    /// marks end with it (the pooled connection kept them).
+    @Test func aUnitLeavesNoEditMark() async throws {
+        try await TestDatabase.withDatabase { url in
+            try Connection(url: url).executeScript(ChangeTrackingTests.schema)
+            let database = try Database(url: url, maxConnections: 1)
+            defer { database.close() }
+            try await database.write { context in
+                context.autocommits = false
+                context.marksEdits = true
+                try #require(try context.object("person", primaryKey: 1)).setValue("King", forKey: "surname")
+            }
+            #expect(try Self.marks(url) == 0)
+        }
+    }
 }

@@ -245,7 +245,11 @@ public final class Database: Sendable {
         primary pool: ConnectionPool?, replicaSet: ReplicaSet?, _ body: @escaping @Sendable (DatabaseContext) throws -> Result
     ) throws -> Result {
         let context = DatabaseContext(connection: connection, layout: layout)
-        defer { context.reset(keepingSpares: false) }
+        defer {
+            // Marks are the session's advisory locks: they would outlive the unit on a pooled connection.
+            context.releaseEditMarks()
+            context.reset(keepingSpares: false)
+        }
         guard unit.isTransaction else {
             // A write without a transaction committed statement by statement, whether the
             // body then returned or threw: later reads on replicas wait for all of it.

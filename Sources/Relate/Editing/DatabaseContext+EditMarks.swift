@@ -56,11 +56,13 @@ extension DatabaseContext {
         }
     }
 
-    /// Lets go of every mark this context holds (after a save or a roll-back).
-    func releaseEditMarks() {
-        let keys = Array(pending.marks.values)
-        pending.marks = [:]
-        guard !keys.isEmpty else { return }
+    /// Lets go of every mark this context holds (after a save or a roll-back, at the end of
+    /// a unit of work) but those of `kept` (objects an undo left with pending changes).
+    func releaseEditMarks(except kept: Set<ObjectIdentifier> = []) {
+        let released = kept.isEmpty ? pending.marks : pending.marks.filter { !kept.contains($0.key) }
+        guard !released.isEmpty else { return }
+        for id in released.keys { pending.marks[id] = nil }
+        let keys = Array(released.values)
         do {
             try connection.pipeline([
                 PostgresStatement(

@@ -69,6 +69,8 @@ extension DatabaseContext {
         pending.undone.append(Array(pending.effects[start.effects..<ends.effects]))
         pending.truncate(to: start)
         recomputePendingObjects()
+        // A row no pending write changes any longer is no longer being edited here.
+        releaseEditMarks(except: graph.pendingObjects)
         undoRegistrar?.registerUndo(.redo, in: self)
     }
 
@@ -81,10 +83,12 @@ extension DatabaseContext {
         guard let effects = pending.undone.popLast() else { return }
         graph.beginStep()
         for effect in effects { pending.computedBySave += graph.apply(effect) }
+        let first = pending.touched.count
         graph.endStep(journal: &pending.journal, touched: &pending.touched)
         pending.effects += effects
         recomputePendingObjects()
         endStep()
+        markEdits(of: pending.touched[first...])
     }
 
     /// Makes the writes of `body` one undo step.

@@ -44,7 +44,8 @@ extension DatabaseContext {
         guard pending.groupDepth == 0 else {
             throw RelateError(kind: .invalidRequest, message: "save() cannot run inside undoGroup { }")
         }
-        guard pending.hasChanges else { return }
+        // Nothing left to save (undone, say): the marks go all the same.
+        guard pending.hasChanges else { return releaseEditMarks() }
         let summary = pendingSummary()
         try validate(summary)
         let levels = try insertLevels(summary)
