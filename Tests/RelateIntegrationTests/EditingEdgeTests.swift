@@ -112,4 +112,63 @@ import Testing
             #expect(try Self.marks(url) == 0)
         }
     }
+
+    /// What a save sends before its new rows: a delete, or an update, that frees the key or
+    /// unique value a new row takes, and a key change a new row refers to. Each failed
+    /// (23505, 23503): every insert went first.
+    @Test func aSaveFreesWhatItsNewRowsTakeFirst() throws {
+        try Self.with(
+            """
+            CREATE TABLE shelf (code text PRIMARY KEY, label text);
+            CREATE TABLE team (id serial PRIMARY KEY, name text UNIQUE);
+            CREATE TABLE person (id int PRIMARY KEY, name text);
+            CREATE TABLE badge (id serial PRIMARY KEY, person_id int CONSTRAINT person REFERENCES person ON UPDATE CASCADE);
+            INSERT INTO shelf VALUES ('A1', 'old');
+            INSERT INTO team (name) VALUES ('red');
+            INSERT INTO person VALUES (1, 'Ada');
+            """
+        ) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            try context.delete(try #require(try context.object("shelf", primaryKey: "A1")))
+            _ = try context.insert("shelf", values: ["code": "A1", "label": "new"])
+            try #require(try context.object("team", primaryKey: 1)).setValue("crimson", forKey: "name")
+            _ = try context.insert("team", values: ["name": "red"])
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            try ada.setValue(10, forKey: "id")
+            _ = try context.insert("badge", values: ["person": ada])
+            try context.save()
+            let d1 = try fixture.disagreements()
+            #expect(d1 == [], "\(d1)")
+            let labels = try context.connection.query("SELECT label FROM \"\(fixture.schema)\".shelf")
+            #expect(try labels.map { try $0.decode(String.self, at: 0) } == ["new"])
+        }
+    }
+
+    /// A pending insert under a key a live object holds is refused (it took the identity
+    /// map's place, and the row had two objects after a roll-back); under the key of one
+    /// deleted pending it is taken, and an undo gives the key back to the deleted one.
+    @Test func aPendingInsertNeverShadowsTheObjectOfItsKey() throws {
+        try Self.with("CREATE TABLE shelf (code text PRIMARY KEY, label text); INSERT INTO shelf VALUES ('A1', 'old'), ('B2', 'b');") { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let old = try #require(try context.object("shelf", primaryKey: "A1"))
+            let error = try #require(throws: RelateError.self) { try context.insert("shelf", values: ["code": "A1", "label": "dup"]) }
+            #expect(error.kind == .invalidWrite)
+            #expect(try context.object("shelf", primaryKey: "A1") === old)
+            try context.delete(old)
+            let new = try context.insert("shelf", values: ["code": "A1", "label": "new"])
+            try context.undo()
+            #expect(new.isDeleted)
+            #expect(try context.object("shelf", primaryKey: "A1") == nil)
+            try context.undo()
+            #expect(try context.object("shelf", primaryKey: "A1") === old)
+            try context.delete(old)
+            _ = try context.insert("shelf", values: ["code": "A1", "label": "new"])
+            try context.undo()
+            try context.save()
+            let d2 = try fixture.disagreements()
+            #expect(d2 == [], "\(d2)")
+        }
+    }
 }

@@ -26,6 +26,14 @@ extension DatabaseContext {
         for column in table.primaryKey where !given.contains(column) && table.entity.attributes[column].hasDefault {
             cells[column] = StoredValue(pending.nextPendingKey())
         }
+        // A key memory holds for a live object the database holds too (or will): the save
+        // would fail, and the identity map cannot answer one key with two objects.
+        if let key = ObjectKey(table.primaryKey.map { cells[$0] }), let holder = graph.registries[entity][key], !holder.isDeleted {
+            throw RelateError(
+                kind: .invalidWrite,
+                message: "a \(table.entity.name) with this key is in memory already: delete it first, or change its key, "
+                    + "then insert", entity: table.entity.name, detail: "\(holder)")
+        }
         let storage = ValueStorage(table: table, capacity: cells.count)
         storage.cells.append(contentsOf: cells)
         let object = DatabaseObject(storage: storage, base: 0)

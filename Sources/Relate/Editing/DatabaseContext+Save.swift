@@ -54,10 +54,12 @@ extension DatabaseContext {
         let pendingObjects = graph.pendingObjects
         graph.pendingObjects = []
         graph.beginTransaction()
+        let first = changesBeforeInserts(summary)
         do {
             try inDatabaseTransaction {
+                if !first.isEmpty { try saveChanges(summary, only: first) }
                 for level in levels { try saveInserts(level, summary) }
-                try saveChanges(summary)
+                try saveChanges(summary, except: first)
             }
         } catch {
             let (registered, _) = graph.rollBackTransaction()
@@ -164,8 +166,76 @@ extension DatabaseContext {
         case delete(DatabaseObject)
     }
 
+    /// The updates and deletes that must reach the database before the new rows: each
+    /// frees a key value (primary or unique) a new row takes — a row deleted, or changed
+    /// away from it, then the same value inserted — or gives a row the key a new row
+    /// refers to. Not one whose new values wait for a new row's key itself (that order
+    /// cannot be kept both ways: it stays after the inserts).
+    private func changesBeforeInserts(_ summary: PendingSummary) -> Set<ObjectIdentifier> {
+        guard !summary.inserted.isEmpty, !summary.updates.isEmpty || !summary.deletedExplicitly.isEmpty else { return [] }
+        // Each new row's key values (by entity and key columns), and the keys its foreign keys name.
+        var taken = Set<KeyValues>()
+        var referenced = Set<KeyValues>()
+        for object in summary.inserted {
+            for columns in object.table.layout.uniqueColumns {
+                if let values = KeyValues(object, columns) { taken.insert(values) }
+            }
+            for (index, columns) in object.table.foreignKeys {
+                let values = columns.map { object.values[$0] }
+                guard !values.contains(where: { $0.isNull || $0.isPendingKey }) else { continue }
+                referenced.insert(KeyValues(
+                    entity: graph.target(of: object.entityIndex, index), columns: graph.targetColumns(of: object.entityIndex, index),
+                    values: ObjectKey(values)))
+            }
+        }
+        var first = Set<ObjectIdentifier>()
+        for (object, originals) in summary.updates where !object.isDeleted && !object.values.contains(where: \.isPendingKey) {
+            let held = Dictionary(originals.map { ($0.column, $0.value) }) { first, _ in first }
+            for columns in object.table.layout.uniqueColumns where columns.contains(where: { held[$0] != nil }) {
+                let before = KeyValues(object, columns, values: columns.map { held[$0] ?? object.values[$0] })
+                if let before, taken.contains(before) { first.insert(ObjectIdentifier(object)) }
+                if let after = KeyValues(object, columns), referenced.contains(after) { first.insert(ObjectIdentifier(object)) }
+            }
+        }
+        for object in summary.deletedExplicitly {
+            let originals = summary.originals(of: object)
+            let held = Dictionary(originals.map { ($0.column, $0.value) }) { first, _ in first }
+            for columns in object.table.layout.uniqueColumns {
+                if let before = KeyValues(object, columns, values: columns.map { held[$0] ?? object.values[$0] }), taken.contains(before) {
+                    first.insert(ObjectIdentifier(object))
+                }
+            }
+        }
+        return first
+    }
+
+    /// A key's values in a row of an entity: what a new row may take that another held.
+    private struct KeyValues: Hashable {
+        let entity: Int
+        let columns: [Int]
+        let values: ObjectKey?
+
+        init(entity: Int, columns: [Int], values: ObjectKey?) {
+            (self.entity, self.columns, self.values) = (entity, columns, values)
+        }
+
+        /// `object`'s values at `columns` (or `values` given for them); `nil` with a NULL or a
+        /// pending key among them (a key with NULL takes nothing another row holds).
+        init?(_ object: DatabaseObject, _ columns: [Int], values: [StoredValue]? = nil) {
+            let values = values ?? columns.map { object.values[$0] }
+            guard !values.contains(where: { $0.isNull || $0.isPendingKey }), let key = ObjectKey(values) else { return nil }
+            self.init(entity: object.entityIndex, columns: columns, values: key)
+        }
+    }
+
     /// Updates, pairs that leave and join, deletes: one pipeline, then each answer checked.
-    private func saveChanges(_ summary: PendingSummary) throws {
+    /// `only`: the updates and deletes of those objects alone (``changesBeforeInserts(_:)``);
+    /// `except`: all but those.
+    private func saveChanges(_ summary: PendingSummary, only: Set<ObjectIdentifier>? = nil, except: Set<ObjectIdentifier> = []) throws {
+        func isSaved(_ object: DatabaseObject) -> Bool {
+            let id = ObjectIdentifier(object)
+            return only.map { $0.contains(id) } ?? !except.contains(id)
+        }
         var statements: [Statement] = []
         var saved: [Saved] = []
         var objects: [DatabaseObject] = []
@@ -197,7 +267,7 @@ extension DatabaseContext {
             }
             run = nil
         }
-        for (object, originals) in updated where !object.isDeleted {
+        for (object, originals) in updated where !object.isDeleted && isSaved(object) {
             let id = ObjectIdentifier(object)
             let layout = object.table.layout
             var changed = originals.smallFilter { !object.values[$0.column].isSame(as: $0.value) }
@@ -243,7 +313,7 @@ extension DatabaseContext {
         }
 
         // Pairs: those that leave first (a delete below may need them gone), then those that join.
-        let pairs = summary.pairOrder.compactMap { summary.pairs[$0] }
+        let pairs = only == nil ? summary.pairOrder.compactMap { summary.pairs[$0] } : []
         for joining in [false, true] {
             for (owner, index, member, times) in pairs where joining ? times > 0 : times < 0 {
                 if joining, owner.isDeleted || member.isDeleted { continue }
@@ -271,7 +341,7 @@ extension DatabaseContext {
             if case .insert(let object, _) = effect { return ObjectIdentifier(object) }
             return nil
         })
-        for object in deletionOrder(summary.deletedExplicitly.filter { !inserted.contains(ObjectIdentifier($0)) }) {
+        for object in deletionOrder(summary.deletedExplicitly.filter { !inserted.contains(ObjectIdentifier($0)) && isSaved($0) }) {
             let originals = summary.originals(of: object)
             let key = object.table.primaryKey.map { column in originals.first { $0.column == column }?.value ?? object.values[column] }
             add(Statements.delete(from: object.table.layout, key: key.map(\.parameter)), .delete(object), for: object)

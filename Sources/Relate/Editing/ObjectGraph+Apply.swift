@@ -24,8 +24,14 @@ extension ObjectGraph {
             // was read back (no lookup: a copy of 100,000 rows applies 100,000 inserts).
             if isInStep, let key = object.objectKey {
                 let registry = registries[object.entityIndex]
+                // An object deleted pending that held the key holds it again once this is undone.
+                let displaced = registry[key]
+                if let displaced { registry.remove(displaced, key: key) }
                 registry.register(object, key: key)
-                recordUndo { registry.remove(object, key: key) }
+                recordUndo {
+                    registry.remove(object, key: key)
+                    if let displaced { registry.register(displaced, key: key) }
+                }
             }
             touch(object)
             noteChange(of: object.entityIndex)

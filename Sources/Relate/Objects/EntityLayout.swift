@@ -37,6 +37,9 @@ final class EntityLayout: Sendable {
     let parameterCasts: [String?]
     /// Attribute indexes of the primary key, in key order.
     let primaryKey: [Int]
+    /// The primary key's columns and each other unique key's, as attribute indexes: the
+    /// values no two rows hold at once.
+    let uniqueColumns: [[Int]]
     /// Each attribute's key, by attribute index.
     let attributeKeys: [String]
     /// `entity.keys`, kept here so that resolving a key does not copy the `Entity`.
@@ -119,6 +122,9 @@ final class EntityLayout: Sendable {
             return try quote(composite.schema) + "." + quote(composite.name) + (attribute.type.hasSuffix("[]") ? "[]" : "")
         }
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
+        uniqueColumns = ([entity.primaryKey] + entity.uniqueKeys).filter { !$0.isEmpty }.map { names in
+            names.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
+        }
         attributeKeys = entity.attributes.map(\.key)
         keys = entity.keys
         isToMany = entity.relationships.map(\.isToMany)
