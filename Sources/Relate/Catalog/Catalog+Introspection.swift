@@ -87,6 +87,7 @@ extension Catalog {
             let readsAs = try row.decode([String?].self, at: 17)
             let arrayTypes = try row.decode([String?].self, at: 18)
             let collations = try row.decode([String?].self, at: 19)
+            let comparedAsText = try row.decode([Bool].self, at: 22)
             let columns = names.indices.map { index in
                 // A domain's NOT NULL refuses NULL as the column's own does.
                 var column = Column(
@@ -98,6 +99,7 @@ extension Catalog {
                 column.readsAs = readsAs[index]
                 column.arrayType = arrayTypes[index]
                 column.collation = collations[index]
+                column.comparesAsText = comparedAsText[index]
                 return column
             }
             let kind: Table.Kind =
@@ -308,7 +310,18 @@ extension Catalog {
                     JOIN pg_namespace kn ON kn.oid = k.relnamespace WHERE h.inhparent = c.oid ORDER BY h.inhrelid) END,
           CASE WHEN c.relkind = 'r' AND c.relhassubclass THEN
             array(SELECT k.relname::text FROM pg_inherits h JOIN pg_class k ON k.oid = h.inhrelid
-                   WHERE h.inhparent = c.oid ORDER BY h.inhrelid) END
+                   WHERE h.inhparent = c.oid ORDER BY h.inhrelid) END,
+          -- Whether its type (an array's element; a domain's bottom) has no B-tree equality of
+          -- its own (xml, point, box: none, or one by area): a value is compared by its text.
+          -- A type binary-coercible to one that has, implicitly (varchar to text), has its equality.
+          coalesce(array_agg(NOT EXISTS (
+              SELECT FROM pg_opclass o JOIN pg_am m ON m.oid = o.opcmethod
+               CROSS JOIN LATERAL (SELECT coalesce(de.base, CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem END, db.base, t.oid)) AS x(type)
+               WHERE m.amname = 'btree' AND o.opcdefault
+                 AND (o.opcintype = x.type
+                      OR EXISTS (SELECT FROM pg_cast k WHERE k.castsource = x.type AND k.casttarget = o.opcintype
+                                                  AND k.castmethod = 'b' AND k.castcontext = 'i')))
+            ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}')
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -208,6 +208,10 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// `pg_catalog."default"`); `nil` where that is by code points (`C`, `POSIX`) or the
         /// type has none. Pending rows are judged in memory by it (see `CollatedText`).
         var collation: String? = nil
+        /// Whether the type (an array's element, a domain's bottom type) has no B-tree
+        /// equality of its own (`xml`, `point`; `box`, whose `=` compares areas): a save's
+        /// check that a row still holds what memory read compares text forms.
+        var comparesAsText = false
 
         /// Creates a column by hand.
         ///

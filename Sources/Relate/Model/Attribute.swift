@@ -31,6 +31,8 @@ public struct Attribute: Sendable, Hashable {
     let arrayType: String?
     /// The collation its text compares by, where that is not by code points (``Catalog/Column``'s).
     let collation: String?
+    /// Whether values are compared by their text (``Catalog/Column``'s).
+    let comparesAsText: Bool
 
     init(_ column: Catalog.Column) {
         name = column.name
@@ -47,6 +49,7 @@ public struct Attribute: Sendable, Hashable {
         readsAs = column.readsAs
         arrayType = column.arrayType
         collation = column.collation
+        comparesAsText = column.comparesAsText
     }
 
     /// Whether the column is an array of an enum type (`mood[]`): it reads as `[String]`.

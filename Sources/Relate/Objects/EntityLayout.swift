@@ -35,6 +35,9 @@ final class EntityLayout: Sendable {
     /// it: a composite's (`record = record` would take the parameter as an anonymous record),
     /// an array's (`integer[] = bigint[]` has no operator).
     let parameterCasts: [String?]
+    /// Whether a check that the row still holds a value compares text forms, by attribute
+    /// index: a type without a B-tree equality of its own (`Catalog.Column.comparesAsText`).
+    let comparedAsText: [Bool]
     /// Attribute indexes of the primary key, in key order.
     let primaryKey: [Int]
     /// The primary key's columns and each other unique key's, as attribute indexes: the
@@ -121,6 +124,8 @@ final class EntityLayout: Sendable {
             guard let composite = attribute.composite else { return attribute.arrayType }
             return try quote(composite.schema) + "." + quote(composite.name) + (attribute.type.hasSuffix("[]") ? "[]" : "")
         }
+        // A composite's parameter is untyped (its cast names the type): it compares as itself.
+        comparedAsText = entity.attributes.map { $0.comparesAsText && $0.composite == nil }
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
         uniqueColumns = ([entity.primaryKey] + entity.uniqueKeys).filter { !$0.isEmpty }.map { names in
             names.compactMap { column in entity.attributes.firstIndex { $0.name == column } }

@@ -25,7 +25,10 @@ extension Statements {
         let arrays = sql.bind(keys + values + held)
         let assignments = zip(columns, newNames).map { "\(table.columns[$0]) = v.\($1)" }.joined(separator: ", ")
         let row = zip(table.primaryKey, keyNames).map { "t.\(table.columns[$0]) = v.\($1)" }
-        let unchanged = zip(columns, heldNames).map { "t.\(table.columns[$0]) IS NOT DISTINCT FROM v.\($1)" }
+        let unchanged = zip(columns, heldNames).map { column, held in
+            table.comparedAsText[column]
+                ? "t.\(table.columns[column])::text IS NOT DISTINCT FROM v.\(held)::text" : "t.\(table.columns[column]) IS NOT DISTINCT FROM v.\(held)"
+        }
         sql += "UPDATE \(table.source) AS t SET \(assignments) FROM \(arrayRows(arrays, as: keyNames + newNames + heldNames, numbered: returning)) WHERE "
             + (row + unchanged).joined(separator: " AND ")
         if returning { sql += " RETURNING \(table.selectList(alias: "t")), v.i" }
@@ -45,7 +48,10 @@ extension Statements {
         let newNames = columns.indices.map { "n\($0)" }
         let arrays = sql.bind(keys + values)
         let row = zip(table.primaryKey, keyNames).map { "t.\(table.columns[$0]) = v.\($1)" }
-        let differs = zip(columns, newNames).map { "t.\(table.columns[$0]) IS DISTINCT FROM v.\($1)" }
+        let differs = zip(columns, newNames).map { column, new in
+            table.comparedAsText[column]
+                ? "t.\(table.columns[column])::text IS DISTINCT FROM v.\(new)::text" : "t.\(table.columns[column]) IS DISTINCT FROM v.\(new)"
+        }
         sql += "SELECT v.i FROM \(arrayRows(arrays, as: keyNames + newNames, numbered: true)) "
             + "LEFT JOIN \(table.source) AS t ON \(row.joined(separator: " AND ")) "
             + "WHERE t.\(table.columns[table.primaryKey[0]]) IS NULL OR \(differs.joined(separator: " OR ")) ORDER BY v.i LIMIT 1"

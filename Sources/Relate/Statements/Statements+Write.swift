@@ -42,10 +42,12 @@ extension Statements {
                 parameter = PostgresRecordArray(records, elementType: PostgresType(composite.oid))
             }
             let placeholder = sql.bind(parameter)
-            // json has no `=` (compared as jsonb); a composite's parameter names its type.
+            // json has no `=` (compared as jsonb), xml, point or box none of their own (compared
+            // as text); a composite's parameter names its type.
             let isJSON = table.types[column] == .json
-            let compared = isJSON ? "(\(table.columns[column]))::jsonb" : table.columns[column]
-            let cast = isJSON ? "::jsonb" : table.parameterCasts[column].map { "::" + $0 } ?? ""
+            let asText = !isJSON && table.comparedAsText[column]
+            let compared = isJSON ? "(\(table.columns[column]))::jsonb" : asText ? "(\(table.columns[column]))::text" : table.columns[column]
+            let cast = isJSON ? "::jsonb" : asText ? "::text" : table.parameterCasts[column].map { "::" + $0 } ?? ""
             sql += " AND \(compared) \(nullSafe ? "IS NOT DISTINCT FROM" : "=") \(placeholder)\(cast)"
         }
         if returning { sql += " RETURNING \(table.selectList())" }
