@@ -3,20 +3,59 @@ import Foundation
 
 /// What may outlive a transaction in the session: told from each statement's command tag
 /// and text, so that a pool never lends on a connection whose role or settings a unit
-/// changed for good (`SET ROLE`, `SET app.tenant = …`, `set_config(…, false)`). Asking the
-/// server instead would cost a statement a unit, and no catalog view lists the custom
-/// settings a session made. What a function or a `DO` block changes inside the server is
-/// not seen: code that does so undoes it itself.
+/// changed for good (`SET ROLE`, `SET app.tenant = …`, `set_config(…, false)`, `DISCARD`),
+/// or that holds what a unit made for the next to read (a cursor, a temporary table, a
+/// session's advisory lock, a `LISTEN`). Asking the server instead would cost a statement a
+/// unit, and no catalog view lists the custom settings a session made. What a function or
+/// a `DO` block changes inside the server is not seen: code that does so undoes it itself.
 extension Connection {
     /// Notes a statement that completed with command tag `tag` (`SET`, `SELECT 1`).
     func noteSessionChange(tag: UnsafePointer<CChar>, sql: String) {
         guard !sessionMayHaveChanged else { return }
         if strcmp(tag, "SET") == 0 {
             sessionMayHaveChanged = !Self.setsOnlyTheTransaction(sql)
-        } else if strcmp(tag, "RESET") == 0 {
+        } else if strcmp(tag, "RESET") == 0 || strncmp(tag, "DISCARD", 7) == 0 || strcmp(tag, "DECLARE CURSOR") == 0
+            || strcmp(tag, "LISTEN") == 0
+        {
+            // A cursor `WITH HOLD` outlives the transaction (one without does not, but the
+            // tag does not tell them apart); `DISCARD ALL` resets the settings the pool made.
+            sessionMayHaveChanged = true
+        } else if strncmp(tag, "CREATE ", 7) == 0 || strncmp(tag, "SELECT ", 7) == 0, Self.createsTemporary(sql) {
             sessionMayHaveChanged = true
         } else {
-            sessionMayHaveChanged = Self.callsSessionSetConfig(sql)
+            sessionMayHaveChanged = Self.callsSessionSetConfig(sql) || Self.takesSessionAdvisoryLock(sql)
+        }
+    }
+
+    /// Whether `sql`, a `CREATE` (or `CREATE TABLE … AS`, whose tag is `SELECT n`), makes a
+    /// temporary relation: its first word is `create`, and `temp`, `temporary` or
+    /// `pg_temp` is among its words.
+    static func createsTemporary(_ sql: String) -> Bool {
+        // Most statements are a SELECT's: told by their first bytes, without the words.
+        guard let first = sql.utf8.first(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }),
+            first | 0x20 == UInt8(ascii: "c") || first == UInt8(ascii: "-") || first == UInt8(ascii: "/")
+        else { return false }
+        let words = words(sql)
+        return words.first == "create" && words.contains { $0 == "temp" || $0 == "temporary" || $0 == "pg_temp" }
+    }
+
+    /// Whether `sql` calls `pg_advisory_lock`, `pg_try_advisory_lock` or their `_shared`
+    /// forms: a session's lock, which outlives the transaction (`pg_advisory_xact_lock`
+    /// does not). Jumps from underscore to underscore, as ``callsSessionSetConfig(_:)``.
+    static func takesSessionAdvisoryLock(_ sql: String) -> Bool {
+        var sql = sql
+        return sql.withUTF8 { text in
+            guard let base = text.baseAddress, text.count >= 13 else { return false }
+            func spells(_ word: StaticString, at start: Int) -> Bool {
+                (0..<word.utf8CodeUnitCount).allSatisfy { text[start + $0] | 0x20 == word.utf8Start[$0] }
+            }
+            var offset = 8
+            while offset + 5 <= text.count, let found = memchr(base + offset, Int32(UInt8(ascii: "_")), text.count - offset) {
+                let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                offset = at + 1
+                if at >= 8, at + 5 <= text.count, spells("advisory", at: at - 8), spells("lock", at: at + 1) { return true }
+            }
+            return false
         }
     }
 
@@ -26,13 +65,17 @@ extension Connection {
     func noteSessionChange(script sql: String) {
         guard !sessionMayHaveChanged else { return }
         let words = Self.words(sql)
-        for (index, word) in words.enumerated() where word == "set" || word == "reset" {
+        for (index, word) in words.enumerated() where word == "set" || word == "reset" || Self.keepsSessionState.contains(word) {
             if word == "set", index + 1 < words.count, Self.transactionScoped.contains(words[index + 1]) { continue }
             sessionMayHaveChanged = true
             return
         }
-        sessionMayHaveChanged = Self.callsSessionSetConfig(sql)
+        sessionMayHaveChanged = Self.callsSessionSetConfig(sql) || Self.takesSessionAdvisoryLock(sql)
     }
+
+    /// Words of a script's statement that leave something in the session (a temporary
+    /// relation, a cursor, a `DISCARD`, a `LISTEN`).
+    private static let keepsSessionState: Set<String> = ["temp", "temporary", "pg_temp", "declare", "discard", "listen"]
 
     /// What may follow `SET` in a statement whose effect ends with the transaction.
     private static let transactionScoped: Set<String> = ["local", "transaction", "constraints"]
