@@ -192,3 +192,32 @@ public struct Configuration: Sendable {
         }
     }
 }
+
+/// A configuration printed, logged or dumped names no secret: the password is "set" or not,
+/// and the replicas are counted (their URLs may hold passwords).
+extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The settings but the secrets, on one line.
+    public var description: String {
+        "Configuration(" + customMirror.children.map { "\($0.label ?? ""): \($0.value)" }.joined(separator: ", ") + ")"
+    }
+
+    /// ``description``.
+    public var debugDescription: String { description }
+
+    /// The settings `dump(_:)` and `Mirror` show: the password as whether one is set, the
+    /// replicas as how many.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                ("schemas", schemas as Any), ("manyToMany", manyToMany), ("overrides", overrides.count),
+                ("maxConnections", maxConnections), ("minIdleConnections", minIdleConnections),
+                ("connectTimeout", connectTimeout as Any), ("statementTimeout", statementTimeout as Any),
+                ("idleTimeout", idleTimeout as Any), ("checkoutTimeout", checkoutTimeout as Any), ("replicas", replicas.count),
+                ("replicaWait", replicaWait), ("replicaRetry", replicaRetry), ("preparesStatements", preparesStatements),
+                ("shutdownGracePeriod", shutdownGracePeriod), ("queryLogLevel", queryLogLevel),
+                ("logsValuesForDebugging", logsValuesForDebugging), ("password", password == nil ? "not set" : "set"),
+            ],
+            displayStyle: .struct)
+    }
+}

@@ -37,9 +37,12 @@ enum ConnectionString {
         guard let options = PQconninfoParse(conninfo, &message) else {
             defer { if let message { PQfreemem(message) } }
             let text = message.map { String(cString: $0) } ?? "invalid connection string"
-            return "invalid connection string: "
-                + text.replacingOccurrences(of: #""[^"]*""#, with: "\"…\"", options: .regularExpression)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+            // libpq quotes the text it stumbled on, and may quote the whole URL after it,
+            // password and all; its quotes need not pair (an unexpected `"` is quoted too).
+            // So its words up to the first quote, and where it stumbled, are all that is kept.
+            let words = text.prefix { $0 != "\"" }.trimmingCharacters(in: .whitespacesAndNewlines)
+            let position = text.range(of: #"at position [0-9]+"#, options: .regularExpression).map { " (\(text[$0]))" } ?? ""
+            return "invalid connection string: \(words.isEmpty ? "cannot be read" : words)\(position)"
         }
         PQconninfoFree(options)
         return nil

@@ -46,6 +46,22 @@ import Testing
         #expect(reads["db.maxConnections"] == false)
     }
 
+    /// A configuration printed, debug-printed or dumped shows neither the password nor a
+    /// replica's URL (which may hold one): a log line of it showed both.
+    @Test func aConfigurationPrintsNoSecret() throws {
+        let provider = InMemoryProvider(values: [
+            "db.password": .init(.string("hunter2-secret"), isSecret: true),
+            "db.replicas": .init(.stringArray(["postgresql://u:replica-secret@r1/app"]), isSecret: true),
+        ])
+        let configuration = try Relate.Configuration(config: ConfigReader(provider: provider).scoped(to: "db"))
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in ["\(configuration)", String(reflecting: configuration), dumped] {
+            #expect(!text.contains("secret"), "\(text)")
+            #expect(text.contains("maxConnections"))
+        }
+    }
+
     @Test func absentKeysKeepTheirDefaults() throws {
         let configuration = try Relate.Configuration(config: ConfigReader(provider: InMemoryProvider(values: [:])))
         let defaults = Relate.Configuration()

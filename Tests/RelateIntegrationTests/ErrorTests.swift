@@ -78,6 +78,13 @@ import Testing
         #expect(!"\(viaConninfo!)".contains(wrong))
         let malformed = #expect(throws: PostgresError.self) { try Connection(conninfo: "host=x password \(wrong)") }
         #expect(!"\(malformed!)".contains(wrong))
+        // URLs libpq cannot read, whose message quotes them (a lone `"` left the quotes
+        // unpaired, and the URL with the password in the error).
+        for url in ["postgresql://user:\(wrong)@[::1]\"/db", "postgresql://user:\(wrong)@[::1]x/db", "postgresql://user:\(wrong)@[::1",
+                    "postgresql://user:\(wrong)@h/db?%zz=1", "postgresql://user:\(wrong)\"@h/db"] {
+            let error = #expect(throws: PostgresError.self, "\(url)") { try Connection(url: url) }
+            #expect(!"\(error!)".contains(wrong.prefix(8)), "\(error!)")
+        }
     }
 
     @Test func unreachableHostGivesAClearErrorWithoutPassword() throws {
