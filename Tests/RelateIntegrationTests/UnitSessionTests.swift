@@ -63,4 +63,27 @@ import Testing
             #expect(stored == "2023-11-14 22:13:20")
         }
     }
+
+    /// A notification forged on Relate's channel by a role that may only connect, naming a
+    /// key of the wrong arity and type: `changes()` hands it over keyless (the table's
+    /// change), never as a key of texts where the key is a number.
+    @Test func aForgedKeyOfTheWrongTypeComesKeyless() async throws {
+        let roles = try TestRoles()
+        let intruder = try roles.make("intruder")
+        try await DatabaseObserveTests.withTrackedDatabase(.triggers, ChangeTrackingTests.schema) { url, setup, database in
+            let changes = try await database.changes(using: .triggers)
+            let forger = try Connection(url: TestRoles.url(url, as: intruder))
+            _ = try forger.query(
+                "SELECT pg_notify('relate_changes', $1)", [#"{"x":78,"s":"public","t":"person","k":"U","keys":[["abc", "def"]]}"#])
+            try setup.execute("UPDATE title SET name = 'Dr' WHERE id = 3")
+            var received: [Change] = []
+            for try await committed in changes {
+                received += committed.changes
+                if committed.changes.contains(where: { $0.entity == "title" }) { break }
+            }
+            let people = received.filter { $0.entity == "person" }
+            #expect(!people.isEmpty)
+            #expect(people.allSatisfy { $0.primaryKey.isEmpty || ($0.primaryKey.count == 1 && $0.primaryKey.first is Int) }, "\(people.map(\.primaryKey))")
+        }
+    }
 }

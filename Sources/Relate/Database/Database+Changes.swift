@@ -39,6 +39,13 @@ extension Database {
     /// }
     /// ```
     ///
+    /// With the triggers, a change is what a notification on Relate's channel says, and any
+    /// role allowed to connect may send one (`NOTIFY`): a change may name a row that did not
+    /// change, or a delete that did not happen. One whose keys are not the table's (their
+    /// number, their type) comes keyless, the table's. Read a row before acting on it; the
+    /// contexts and live queries do. Logical decoding's changes come from the server's log
+    /// alone.
+    ///
     /// - Parameter mechanism: ``ChangeTracking/Mechanism/triggers`` or
     ///   ``ChangeTracking/Mechanism/logicalDecoding``; `nil` (the default) to take what the
     ///   database has enabled.
@@ -184,9 +191,13 @@ extension Database {
     private static func changes(_ notice: ChangeNotice, layout: ModelLayout) -> [Change] {
         guard let entity = layout.entityIndex(schema: notice.schema, table: notice.table) else { return [] }
         let name = layout.model.entities[entity].name
-        guard let keys = notice.keys else { return [Change(entity: name, kind: notice.kind, primaryKey: [], changedKeys: [])] }
+        // A key that is not one of the table's (the wrong number of parts, a text where the
+        // key is a number) is no row's: a forged notification's, as anyone may NOTIFY. The
+        // change is then the table's, keys unknown.
+        guard let keys = notice.keys, case let stored = keys.map({ layout.entities[entity].storedKey($0) }), !stored.contains(where: { $0 == nil })
+        else { return [Change(entity: name, kind: notice.kind, primaryKey: [], changedKeys: [])] }
         return keys.enumerated().map { offset, key in
-            let values = layout.entities[entity].storedKey(key)?.map(\.value) ?? key.map { $0 as (any Sendable)? }
+            let values = stored[offset]!.map(\.value)
             // The keys before, of rows whose key changed: by position when the notice pairs
             // them with the keys after, else all of them with each row.
             var texts = [key]
