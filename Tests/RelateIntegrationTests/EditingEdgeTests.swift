@@ -198,4 +198,35 @@ import Testing
             #expect(error.kind == .conflict)
         }
     }
+
+    /// A set loaded after a pending write shows it; after an undo it does not, and after a
+    /// redo it does again (the undo had left the member in), to-many and many-to-many.
+    @Test func aSetLoadedAfterAPendingWriteFollowsItsUndo() throws {
+        try Self.with(WriteEdgeTests.mail) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let email = try #require(try context.object("email", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            try email.setValue(grace, forKey: "person")
+            let graces = try grace.objects(forKey: "email")
+            #expect(graces.contains(email))
+            try context.undo()
+            #expect(!graces.contains(email))
+            #expect(try fixture.disagreements() == [])
+            try context.redo()
+            #expect(graces.contains(email))
+        }
+        try ObjectFixture.with("seed_person_title", extraSQL: ObjectFixture.peopleWithTitles) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            let doctor = try #require(try context.object("title", primaryKey: 3))
+            try ada.objects(forKey: "title").insert(doctor)
+            let doctors = try doctor.objects(forKey: "person")
+            #expect(doctors.contains(ada))
+            try context.undo()
+            #expect(!doctors.contains(ada))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
 }

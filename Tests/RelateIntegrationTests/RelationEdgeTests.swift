@@ -136,4 +136,46 @@ import Testing
             #expect(try Self.names(connection, "SELECT count(*)::text FROM t") == ["2"])
         }
     }
+
+    /// An update through a view that takes the row out of the view's `WHERE`: the object
+    /// leaves the view in memory too (it stayed, the database no longer showing it).
+    @Test func aRowWrittenOutOfAViewLeavesIt() throws {
+        try Self.with(
+            """
+            CREATE TABLE task (id int PRIMARY KEY, title text, done boolean NOT NULL DEFAULT false);
+            CREATE VIEW open_task AS SELECT id, title, done FROM task WHERE NOT done;
+            INSERT INTO task VALUES (1, 'write', false), (2, 'read', false);
+            """
+        ) { fixture, _ in
+            let open = try fixture.context.fetch("open_task", orderBy: "id")
+            try open[0].setValue(true, forKey: "done")
+            #expect(open[0].isDeleted)
+            try open[1].setValue("read again", forKey: "title")
+            #expect(!open[1].isDeleted)
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
+    /// A view over a table others inherit from, read without `ONLY`, shows their rows too,
+    /// one key twice: it takes no key from the table (a write through it renamed a child's
+    /// row as well). Read with `ONLY`, it does.
+    @Test func aViewOverAParentWithItsChildrenTakesNoKeyFromIt() throws {
+        try Self.with(
+            """
+            CREATE TABLE place (id int PRIMARY KEY, name text);
+            CREATE TABLE capital (since int, PRIMARY KEY (id)) INHERITS (place);
+            CREATE VIEW place_names AS SELECT id, name FROM place;
+            CREATE VIEW own_place_names AS SELECT id, name FROM ONLY place;
+            INSERT INTO place VALUES (1, 'Lyon');
+            INSERT INTO capital VALUES (1, 'Paris', 508);
+            """
+        ) { fixture, connection in
+            let context = fixture.context
+            #expect(try context.model.entity("place_names").primaryKey.isEmpty)
+            #expect(try context.model.entity("own_place_names").primaryKey == ["id"])
+            let lyon = try #require(try context.object("own_place_names", primaryKey: 1))
+            try lyon.setValue("Lyon (69)", forKey: "name")
+            #expect(try Self.names(connection, "SELECT name FROM capital") == ["Paris"])
+        }
+    }
 }

@@ -40,6 +40,9 @@ extension Catalog {
             /// Whether it is on the nullable side of an outer join (`LEFT JOIN` it): its
             /// columns may be NULL in the view's rows.
             public var isNullable: Bool
+            /// Whether the view reads the rows of the tables that inherit from it too (no
+            /// `ONLY` in its `FROM`); `nil` when not known.
+            public var readsDescendants: Bool?
 
             /// Names a relation a view reads.
             ///
@@ -148,7 +151,7 @@ extension Catalog.ViewSource {
     /// are skipped unbuilt.
     static let fieldsRead: Set<String> = [
         "hasAggs", "groupClause", "groupingSets", "havingQual", "distinctClause", "hasDistinctOn", "setOperations",
-        "hasTargetSRFs", "hasWindowFuncs", "rtable", "rtekind", "relid", "joinaliasvars", "jointree", "fromlist", "quals",
+        "hasTargetSRFs", "hasWindowFuncs", "rtable", "rtekind", "relid", "inh", "joinaliasvars", "jointree", "fromlist", "quals",
         "larg", "rarg", "jointype", "rtindex", "boolop", "args", "opno", "constisnull", "arg", "varlevelsup", "varno",
         "varattno", "targetList", "resjunk", "resno", "expr", "resorigtbl", "resorigcol",
     ]
@@ -242,7 +245,9 @@ extension Catalog.ViewSource {
                     return []
                 }
                 relationAt[index] = relations.count
-                relations.append(Relation(table: relation.table, isNullable: nullable))
+                var read = Relation(table: relation.table, isNullable: nullable)
+                read.readsDescendants = rte["inh"]?.bool
+                relations.append(read)
                 oids.append(oid)
                 return [relations.count - 1]
             case "FROMEXPR":

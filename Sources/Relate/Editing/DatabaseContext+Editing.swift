@@ -71,7 +71,20 @@ extension DatabaseContext {
         recomputePendingObjects()
         // A row no pending write changes any longer is no longer being edited here.
         releaseEditMarks(except: graph.pendingObjects)
+        try reloadSetsSeeingPending()
         undoRegistrar?.registerUndo(.redo, in: self)
+    }
+
+    /// Loads again the sets loaded while writes were pending (``PendingChanges/loadsSeeingPending``),
+    /// which still are: they show the pending writes as they are now, after an undo or a redo.
+    private func reloadSetsSeeingPending() throws {
+        let loads = pending.loadsSeeingPending
+        guard !loads.isEmpty else { return }
+        pending.loadsSeeingPending = []
+        for (owners, relationship) in loads {
+            let loaded = owners.filter { !$0.isDeleted && $0.sets[relationship] != nil }
+            if !loaded.isEmpty { try load(relationship: relationship, for: loaded) }
+        }
     }
 
     /// Applies again the write ``undo()`` undid last. A new write empties what can be redone.
@@ -89,6 +102,7 @@ extension DatabaseContext {
         recomputePendingObjects()
         endStep()
         markEdits(of: pending.touched[first...])
+        try reloadSetsSeeingPending()
     }
 
     /// Makes the writes of `body` one undo step.

@@ -33,6 +33,10 @@ final class PendingChanges {
     /// dependants an `ON DELETE` or `ON UPDATE SET DEFAULT` gives their defaults): read
     /// after `save()` commits. One listed by a write undone since is read all the same.
     @exclusivity(unchecked) var computedBySave: [DatabaseObject] = []
+    /// Relationships loaded while writes were pending, with the owners they were loaded
+    /// for: their sets took the pending members then, which no step's journal holds, so an
+    /// undo or a redo loads them again.
+    @exclusivity(unchecked) var loadsSeeingPending: [(owners: [DatabaseObject], relationship: Int)] = []
     /// How deep ``DatabaseContext/undoGroup(_:)``s are nested: inside one, a write's
     /// entries join the group's step, which ends when the outermost group does.
     @exclusivity(unchecked) var groupDepth = 0
@@ -78,5 +82,6 @@ final class PendingChanges {
         steps = []
         undone = []
         computedBySave = []
+        loadsSeeingPending = []
     }
 }

@@ -54,7 +54,10 @@ extension ModelBuilder {
             let indices = source.relations.map { position[QualifiedName($0.table.schema, $0.table.name)] }
             guard !indices.contains(nil) else { return nil }
             let relations = indices.map { $0! }
-            for (keyed, relation) in source.relations.enumerated() where !relation.isNullable {
+            // A table read with the tables under it (no `ONLY`) may show one key twice: its
+            // own row and a child's.
+            for (keyed, relation) in source.relations.enumerated()
+            where !relation.isNullable && !(relation.readsDescendants != false && !(tables[relations[keyed]].children ?? []).isEmpty) {
                 guard joinsToOne(from: keyed, source: source, uniqueKeys: relations.map(uniqueKeys(of:))) else { continue }
                 for candidate in identifyingKeys(of: relations[keyed]) where !candidate.isEmpty {
                     let carried = candidate.map { column in

@@ -183,6 +183,9 @@ extension DatabaseContext {
         } else {
             try applyStored(row, to: object)
         }
+        // A view's UPDATE … RETURNING answers the row written, even one its WHERE no longer
+        // shows: read through the view again, a row gone from it leaves memory too.
+        if table.entity.kind == .view { try reread([object], because: .stale) }
     }
 
     /// The row the database answered for `object` (a write's `RETURNING`) as memory takes
