@@ -178,4 +178,29 @@ import Testing
             #expect(try Self.names(connection, "SELECT name FROM capital") == ["Paris"])
         }
     }
+
+    /// A view written through `DO INSTEAD` rules: one without `RETURNING` refuses Relate's
+    /// update (which reads its row back) before anything is sent, saying what to add (the
+    /// server's `cannot perform UPDATE RETURNING` came out); one with `RETURNING` is written.
+    @Test func aRuleWithoutReturningIsNamedBeforeAnythingIsSent() throws {
+        try Self.with(
+            """
+            CREATE TABLE task (id int PRIMARY KEY, title text);
+            CREATE VIEW plain_titles AS SELECT id, title FROM task;
+            CREATE RULE plain_update AS ON UPDATE TO plain_titles DO INSTEAD UPDATE task SET title = NEW.title WHERE id = OLD.id;
+            CREATE VIEW returned_titles AS SELECT id, title FROM task;
+            CREATE RULE returned_update AS ON UPDATE TO returned_titles DO INSTEAD
+                UPDATE task SET title = NEW.title WHERE id = OLD.id RETURNING task.id, task.title;
+            INSERT INTO task VALUES (1, 'write');
+            """
+        ) { fixture, connection in
+            let plain = try #require(try fixture.context.object("plain_titles", primaryKey: 1))
+            let error = try #require(throws: RelateError.self) { try plain.setValue("read", forKey: "title") }
+            #expect(error.kind == .invalidWrite)
+            #expect(error.message.contains("RETURNING"))
+            let returned = try #require(try fixture.context.object("returned_titles", primaryKey: 1))
+            try returned.setValue("read", forKey: "title")
+            #expect(try Self.names(connection, "SELECT title FROM task") == ["read"])
+        }
+    }
 }

@@ -118,6 +118,7 @@ extension Catalog {
             }
             table.allowedWrites = WriteOperations(rawValue: try row.decode(Int.self, at: 13))
             table.rewritesUpdates = try row.decode(Bool.self, at: 16)
+            table.writesWithoutReturning = WriteOperations(rawValue: try row.decode(Int.self, at: 23))
             if let schemas = try row.decode([String]?.self, at: 20), let names = try row.decode([String]?.self, at: 21) {
                 table.children = zip(schemas, names).map { TableName(schema: $0, name: $1) }
             }
@@ -321,7 +322,13 @@ extension Catalog {
                  AND (o.opcintype = x.type
                       OR EXISTS (SELECT FROM pg_cast k WHERE k.castsource = x.type AND k.casttarget = o.opcintype
                                                   AND k.castmethod = 'b' AND k.castcontext = 'i')))
-            ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}')
+            ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          -- The writes an INSTEAD rule takes with no RETURNING in any of its actions
+          -- (ev_type 3 insert, 2 update, 4 delete; bits as pg_relation_is_updatable's).
+          (SELECT coalesce(sum(DISTINCT CASE r.ev_type WHEN '3' THEN 8 WHEN '2' THEN 4 ELSE 16 END), 0)::int8
+             FROM pg_rewrite r
+            WHERE r.ev_class = c.oid AND r.is_instead AND r.ev_type IN ('2', '3', '4')
+              AND r.ev_action::text NOT LIKE '%:returningList ({%')
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -59,6 +59,10 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// allows for a view, nothing for a materialized view; `nil` when not known (a
         /// catalog made by hand, or read before this was), taken as all.
         public var allowedWrites: WriteOperations? = nil
+        /// For a view: the writes a `DO INSTEAD` rule takes without a `RETURNING` clause,
+        /// which the server refuses with one (`cannot perform UPDATE RETURNING`), as every
+        /// insert and update of Relate's reads its row back; `nil` when not read.
+        public var writesWithoutReturning: WriteOperations? = nil
         /// For a view or materialized view: where its rows and columns come from, as the
         /// server parsed its query; `nil` for a table, or when it could not be read.
         public var viewSource: ViewSource? = nil

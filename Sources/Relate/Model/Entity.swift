@@ -39,6 +39,9 @@ public struct Entity: Sendable, Hashable {
     /// for a view, what it can update (a simple view, or `INSTEAD OF` triggers or rules); nothing
     /// for a materialized view. A write it does not allow throws before any statement is sent.
     public let allowedWrites: Catalog.WriteOperations
+    /// The writes a view's `DO INSTEAD` rule takes without `RETURNING` (see
+    /// ``Catalog/Table/writesWithoutReturning``): an insert or update is refused before it is sent.
+    let writesWithoutReturning: Catalog.WriteOperations
     /// Whether the database may store other than what an `UPDATE` sends
     /// (``Catalog/Table/rewritesUpdates``; not known counts as yes).
     let rewritesUpdates: Bool
@@ -75,6 +78,7 @@ public struct Entity: Sendable, Hashable {
         keyName = key?.name
         uniqueKeys = table.uniqueKeys.map(\.columns).filter { $0 != columns }
         allowedWrites = table.allowedWrites ?? (table.kind == .materializedView ? [] : .all)
+        writesWithoutReturning = table.writesWithoutReturning ?? []
         rewritesUpdates = table.rewritesUpdates ?? true
         attributes = table.columns.map(Attribute.init)
         relationships = []

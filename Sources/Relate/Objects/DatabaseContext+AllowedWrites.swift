@@ -4,5 +4,14 @@ extension DatabaseContext {
     /// that the error names the view and not whatever the server would have said.
     func require(_ operation: Catalog.WriteOperations, on table: EntityTable) throws {
         guard table.entity.allowedWrites.contains(operation) else { throw RelateError.refused(operation, on: table) }
+        // Every insert and update reads its row back (`RETURNING`), which such a rule refuses.
+        if operation != .delete, table.entity.writesWithoutReturning.contains(operation) {
+            let verb = operation == .insert ? "INSERT" : "UPDATE"
+            throw RelateError(
+                kind: .invalidWrite,
+                message: "\"\(table.entity.name)\" is a view whose ON \(verb) rule has no RETURNING clause, and Relate reads back every row it "
+                    + "inserts or updates: add RETURNING and the view's columns to the rule's action (CREATE OR REPLACE RULE)",
+                entity: table.entity.name)
+        }
     }
 }
