@@ -229,4 +229,19 @@ import Testing
             #expect(try fixture.disagreements() == [])
         }
     }
+
+    /// A `timestamptz` of the year 4000 with microseconds: a `Date` cannot hold it exactly,
+    /// so the value held before, sent back, is not the row's, and the save is a conflict
+    /// (a limit of `Date`). Its message says so, where it named no column ("changed  of").
+    @Test func aValueADateCannotHoldNamesWhyTheSaveConflicts() throws {
+        try Self.with("CREATE TABLE event (id int PRIMARY KEY, at timestamptz); INSERT INTO event VALUES (1, '4000-01-01 00:00:00.123457+00');") { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            try #require(try context.object("event", primaryKey: 1)).setValue(Date(timeIntervalSince1970: 0), forKey: "at")
+            let error = try #require(throws: RelateError.self) { try context.save() }
+            #expect(error.kind == .conflict)
+            #expect(error.message.contains("cannot hold exactly"), "\(error.message)")
+            #expect(context.hasChanges)
+        }
+    }
 }

@@ -527,10 +527,17 @@ extension DatabaseContext {
         let stored = try graph.storedValues(of: row, entity: object.entityIndex)
         let columns = changed.filter { !stored[$0.column].isSame(as: $0.value) }.map { object.entity.attributes[$0.column] }
         let names = columns.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        // None differs as memory reads it: a value a Swift type cannot hold exactly (a `Date`
+        // of a far year, past microseconds) was sent back other than the row holds it.
+        let what = columns.isEmpty
+            ? "this \(object.entity.name) object's row no longer holds what was read, as the database compares it, though memory reads "
+                + "no change (a value its Swift type cannot hold exactly, such as a Date past microsecond precision); "
+                + "nothing was saved, and the changes stay pending"
+            : "another client changed \(names) of this \(object.entity.name) object since this context read it; "
+                + "nothing was saved, and the changes stay pending"
         return RelateError(
             kind: .conflict,
-            message: "another client changed \(names) of this \(object.entity.name) object since this context read it; "
-                + "nothing was saved, and the changes stay pending",
+            message: what,
             entity: object.entity.name, key: columns.first?.key, candidates: columns.map(\.key), detail: "\(object)")
     }
 }
