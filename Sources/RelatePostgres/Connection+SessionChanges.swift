@@ -14,12 +14,12 @@ extension Connection {
         guard !sessionMayHaveChanged else { return }
         if strcmp(tag, "SET") == 0 {
             sessionMayHaveChanged = !Self.setsOnlyTheTransaction(sql)
-        } else if strcmp(tag, "RESET") == 0 || strncmp(tag, "DISCARD", 7) == 0 || strcmp(tag, "DECLARE CURSOR") == 0
-            || strcmp(tag, "LISTEN") == 0
-        {
-            // A cursor `WITH HOLD` outlives the transaction (one without does not, but the
-            // tag does not tell them apart); `DISCARD ALL` resets the settings the pool made.
+        } else if strcmp(tag, "RESET") == 0 || strncmp(tag, "DISCARD", 7) == 0 || strcmp(tag, "LISTEN") == 0 {
+            // `DISCARD ALL` resets the settings the pool made.
             sessionMayHaveChanged = true
+        } else if strcmp(tag, "DECLARE CURSOR") == 0 {
+            // A cursor `WITH HOLD` outlives the transaction; one without (a walk's) does not.
+            sessionMayHaveChanged = Self.words(sql).contains("hold")
         } else if strncmp(tag, "CREATE ", 7) == 0 || strncmp(tag, "SELECT ", 7) == 0, Self.createsTemporary(sql) {
             sessionMayHaveChanged = true
         } else {

@@ -86,4 +86,22 @@ import Testing
             #expect(people.allSatisfy { $0.primaryKey.isEmpty || ($0.primaryKey.count == 1 && $0.primaryKey.first is Int) }, "\(people.map(\.primaryKey))")
         }
     }
+
+    /// A walk in batches declares a cursor without `HOLD`, which ends with the unit's
+    /// transaction: the unit keeps its connection (the same backend serves the next).
+    @Test func aWalkInBatchesKeepsItsConnection() async throws {
+        try await TestDatabase.withDatabase { url in
+            try Connection(url: url).executeScript("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 10);")
+            let database = try Database(url: url, maxConnections: 1)
+            defer { database.close() }
+            let (before, seen) = try await database.write { context in
+                var seen = 0
+                try context.fetch(FetchRequest("t"), batchSize: 3) { seen += $0.count }
+                return (try context.connection.query("SELECT pg_backend_pid()")[0].decode(Int.self, at: 0), seen)
+            }
+            #expect(seen == 10)
+            let after = try await database.read { try $0.connection.query("SELECT pg_backend_pid()")[0].decode(Int.self, at: 0) }
+            #expect(after == before)
+        }
+    }
 }
