@@ -23,40 +23,26 @@ extension Connection {
         } else if strncmp(tag, "CREATE ", 7) == 0 || strncmp(tag, "SELECT ", 7) == 0, Self.createsTemporary(sql) {
             sessionMayHaveChanged = true
         } else {
-            sessionMayHaveChanged = Self.callsSessionSetConfig(sql) || Self.takesSessionAdvisoryLock(sql)
+            sessionMayHaveChanged = Self.callsSessionSetConfig(sql)
         }
     }
 
-    /// Whether `sql`, a `CREATE` (or `CREATE TABLE … AS`, whose tag is `SELECT n`), makes a
-    /// temporary relation: its first word is `create`, and `temp`, `temporary` or
-    /// `pg_temp` is among its words.
+    /// Whether `sql`, a `CREATE` or a `SELECT` (`CREATE TABLE … AS` and `SELECT … INTO`
+    /// report `SELECT n`), makes a temporary relation: `create` first and `temp`,
+    /// `temporary` or `pg_temp` among its words, or one of those right after `into`. Most
+    /// statements are plain `SELECT`s, told apart by their bytes: no `temp` in any case, no words.
     static func createsTemporary(_ sql: String) -> Bool {
-        // Most statements are a SELECT's: told by their first bytes, without the words.
-        guard let first = sql.utf8.first(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }),
-            first | 0x20 == UInt8(ascii: "c") || first == UInt8(ascii: "-") || first == UInt8(ascii: "/")
-        else { return false }
-        let words = words(sql)
-        return words.first == "create" && words.contains { $0 == "temp" || $0 == "temporary" || $0 == "pg_temp" }
-    }
-
-    /// Whether `sql` calls `pg_advisory_lock`, `pg_try_advisory_lock` or their `_shared`
-    /// forms: a session's lock, which outlives the transaction (`pg_advisory_xact_lock`
-    /// does not). Jumps from underscore to underscore, as ``callsSessionSetConfig(_:)``.
-    static func takesSessionAdvisoryLock(_ sql: String) -> Bool {
-        var sql = sql
-        return sql.withUTF8 { text in
-            guard let base = text.baseAddress, text.count >= 13 else { return false }
-            func spells(_ word: StaticString, at start: Int) -> Bool {
-                (0..<word.utf8CodeUnitCount).allSatisfy { text[start + $0] | 0x20 == word.utf8Start[$0] }
-            }
-            var offset = 8
-            while offset + 5 <= text.count, let found = memchr(base + offset, Int32(UInt8(ascii: "_")), text.count - offset) {
-                let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                offset = at + 1
-                if at >= 8, at + 5 <= text.count, spells("advisory", at: at - 8), spells("lock", at: at + 1) { return true }
-            }
-            return false
+        var matched = 0
+        let temp: [UInt8] = Array("temp".utf8)
+        let mentionsTemp = sql.utf8.contains { byte in
+            matched = byte | 0x20 == temp[matched] ? matched + 1 : (byte | 0x20 == temp[0] ? 1 : 0)
+            return matched == temp.count
         }
+        guard mentionsTemp else { return false }
+        let words = words(sql)
+        func isTemporary(_ word: String) -> Bool { word == "temp" || word == "temporary" || word == "pg_temp" }
+        if words.first == "create", words.contains(where: isTemporary) { return true }
+        return zip(words, words.dropFirst()).contains { $0 == "into" && isTemporary($1) }
     }
 
     /// Notes a script (its results give only the last statement's tag): any `SET` or `RESET`
@@ -70,7 +56,7 @@ extension Connection {
             sessionMayHaveChanged = true
             return
         }
-        sessionMayHaveChanged = Self.callsSessionSetConfig(sql) || Self.takesSessionAdvisoryLock(sql)
+        sessionMayHaveChanged = Self.callsSessionSetConfig(sql)
     }
 
     /// Words of a script's statement that leave something in the session (a temporary
@@ -127,8 +113,10 @@ extension Connection {
     }
 
     /// Whether `sql` calls `set_config` other than with a literal `true` last (local to the
-    /// transaction), as Relate's own opening statements do: a call it cannot read counts.
-    /// Runs for every statement, so it jumps from underscore to underscore (`memchr`).
+    /// transaction), as Relate's own opening statements do (a call it cannot read counts),
+    /// or takes a session's advisory lock (`pg_advisory_lock`, `pg_try_advisory_lock`, their
+    /// `_shared` forms; `pg_advisory_xact_lock` ends with the transaction). Runs for every
+    /// statement, so it jumps from underscore to underscore (`memchr`), once for both.
     static func callsSessionSetConfig(_ sql: String) -> Bool {
         var sql = sql
         return sql.withUTF8 { text in
@@ -143,6 +131,7 @@ extension Connection {
             {
                 let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 offset = at + 1
+                if at >= 8, at + 5 <= text.count, spells("advisory", at: at - 8), spells("lock", at: at + 1) { return true }
                 guard at >= 3, at + 7 <= text.count, spells("set", at: at - 3), spells("config", at: at + 1) else { continue }
                 // The call's arguments: the last one at depth 1, outside quotes.
                 var cursor = at + 7

@@ -30,8 +30,8 @@ enum ConnectionString {
     }
 
     /// libpq's complaint about a malformed string, or `nil` when it parses. libpq quotes
-    /// fragments of the string in its message; since those can be a password, every quoted
-    /// fragment is replaced.
+    /// fragments of the string in its message, which can be a password: only its words
+    /// before the first quote are kept, and the position it names.
     static func syntaxProblem(in conninfo: String) -> String? {
         var message: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(conninfo, &message) else {

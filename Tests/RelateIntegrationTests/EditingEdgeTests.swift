@@ -244,4 +244,28 @@ import Testing
             #expect(context.hasChanges)
         }
     }
+
+    /// Re-read mends: a new object whose key is given after its insert, pending, takes it
+    /// (the write by key refused a NULL key before seeing it was pending); a `numrange`
+    /// changed and saved is no conflict (its text is not the same as the parameter's).
+    @Test func aPendingInsertTakesItsKeyLaterAndARangeSavesWithoutConflict() throws {
+        try Self.with(
+            """
+            CREATE TABLE country (code text PRIMARY KEY, name text);
+            CREATE TABLE price (id int PRIMARY KEY, band numrange);
+            INSERT INTO price VALUES (1, '[1.50,2.00)');
+            """
+        ) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let france = try context.insert("country", values: ["name": "France"])
+            try france.setValue("FR", forKey: "code")
+            let gone = try context.insert("country", values: ["name": "Nowhere"])
+            try context.delete(gone)
+            let price = try #require(try context.object("price", primaryKey: 1))
+            try price.setValue(PostgresRange<Decimal>(Decimal(string: "2.5")!..<Decimal(3)), forKey: "band")
+            try context.save()
+            #expect(try fixture.disagreements() == [])
+        }
+    }
 }

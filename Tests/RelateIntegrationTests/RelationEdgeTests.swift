@@ -203,4 +203,32 @@ import Testing
             #expect(try Self.names(connection, "SELECT title FROM task") == ["read"])
         }
     }
+
+    /// Re-read mends: a child table that declares the parent's key again keeps its own
+    /// actions (the model's unenforced copy had taken its place), and a write by condition
+    /// through a join keeps to the parent's row where a table the model leaves out holds one
+    /// under the same key.
+    @Test func aChildsOwnKeyAndAJoinedWriteByConditionKeepToTheirRows() throws {
+        try Self.with(
+            """
+            CREATE SCHEMA $SCHEMA_archive;
+            CREATE TABLE people (id int PRIMARY KEY, name text);
+            CREATE TABLE items (id int PRIMARY KEY, label text, owner_id int CONSTRAINT items_owner_fkey REFERENCES people ON UPDATE CASCADE);
+            CREATE TABLE special_items (PRIMARY KEY (id),
+                CONSTRAINT special_items_owner_fkey FOREIGN KEY (owner_id) REFERENCES people ON UPDATE CASCADE) INHERITS (items);
+            CREATE TABLE $SCHEMA_archive.old_items (PRIMARY KEY (id)) INHERITS (items);
+            INSERT INTO people VALUES (1, 'x');
+            INSERT INTO items VALUES (5, 'mine', 1);
+            INSERT INTO special_items VALUES (6, 'special', 1);
+            INSERT INTO $SCHEMA_archive.old_items VALUES (5, 'archived', 1);
+            """
+        ) { fixture, connection in
+            defer { _ = try? connection.execute("DROP SCHEMA \"\(fixture.schema)_archive\" CASCADE") }
+            let context = fixture.context
+            let owner = try context.model.entity("special_items").relationship(forKey: "owner")
+            #expect(owner.onUpdate == .cascade)
+            #expect(try context.update("items", where: Key("owner.name") == "x" && Key("id") == 5, values: ["label": "renamed"]) == 1)
+            #expect(try Self.names(connection, "SELECT label FROM \"\(fixture.schema)_archive\".old_items") == ["archived"])
+        }
+    }
 }

@@ -104,4 +104,27 @@ import Testing
             #expect(after == before)
         }
     }
+
+    /// Re-read mends: a unit whose context marks edits keeps its connection (its marks are
+    /// let go of as it ends; the lock they take no longer counts as a change of the session),
+    /// and `SELECT … INTO TEMP` in a body costs it, as `CREATE TEMP` does.
+    @Test func editMarksKeepAndSelectIntoTempCostsTheConnection() async throws {
+        try await TestDatabase.withDatabase { url in
+            try Connection(url: url).executeScript(ChangeTrackingTests.schema)
+            let database = try Database(url: url, maxConnections: 1)
+            defer { database.close() }
+            func backend() async throws -> Int {
+                try await database.read { try $0.connection.query("SELECT pg_backend_pid()")[0].decode(Int.self, at: 0) }
+            }
+            let first = try await backend()
+            try await database.write { context in
+                context.autocommits = false
+                context.marksEdits = true
+                try #require(try context.object("person", primaryKey: 1)).setValue("King", forKey: "surname")
+            }
+            #expect(try await backend() == first)
+            try await database.write { _ = try $0.connection.execute("SELECT 1 AS n INTO TEMP scratch") }
+            #expect(try await backend() != first)
+        }
+    }
 }

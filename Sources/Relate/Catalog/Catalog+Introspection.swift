@@ -88,6 +88,7 @@ extension Catalog {
             let arrayTypes = try row.decode([String?].self, at: 18)
             let collations = try row.decode([String?].self, at: 19)
             let comparedAsText = try row.decode([Bool].self, at: 22)
+            let deterministic = try row.decode([Bool].self, at: 24)
             let columns = names.indices.map { index in
                 // A domain's NOT NULL refuses NULL as the column's own does.
                 var column = Column(
@@ -100,6 +101,7 @@ extension Catalog {
                 column.arrayType = arrayTypes[index]
                 column.collation = collations[index]
                 column.comparesAsText = comparedAsText[index]
+                column.collationIsDeterministic = deterministic[index]
                 return column
             }
             let kind: Table.Kind =
@@ -314,8 +316,9 @@ extension Catalog {
                    WHERE h.inhparent = c.oid ORDER BY h.inhrelid) END,
           -- Whether its type (an array's element; a domain's bottom) has no B-tree equality of
           -- its own (xml, point, box: none, or one by area): a value is compared by its text.
-          -- A type binary-coercible to one that has, implicitly (varchar to text), has its equality.
-          coalesce(array_agg(NOT EXISTS (
+          -- A type binary-coercible to one that has, implicitly (varchar to text), has its
+          -- equality; so do enums, ranges and multiranges (their opclasses are polymorphic).
+          coalesce(array_agg(coalesce(et.typtype, bt.typtype, t.typtype) NOT IN ('e', 'r', 'm') AND NOT EXISTS (
               SELECT FROM pg_opclass o JOIN pg_am m ON m.oid = o.opcmethod
                CROSS JOIN LATERAL (SELECT coalesce(de.base, CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem END, db.base, t.oid)) AS x(type)
                WHERE m.amname = 'btree' AND o.opcdefault
@@ -328,7 +331,10 @@ extension Catalog {
           (SELECT coalesce(sum(DISTINCT CASE r.ev_type WHEN '3' THEN 8 WHEN '2' THEN 4 ELSE 16 END), 0)::int8
              FROM pg_rewrite r
             WHERE r.ev_class = c.oid AND r.is_instead AND r.ev_type IN ('2', '3', '4')
-              AND r.ev_action::text NOT LIKE '%:returningList ({%')
+              AND r.ev_action::text NOT LIKE '%:returningList ({%'),
+          -- Whether its collation tells text apart by its bytes alone (deterministic).
+          coalesce(array_agg(coalesce((SELECT co.collisdeterministic FROM pg_collation co WHERE co.oid = a.attcollation), true)
+                             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}')
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -339,6 +345,8 @@ extension Catalog {
         LEFT JOIN pg_namespace en ON en.oid = e.typnamespace
         LEFT JOIN bottom de ON de.oid = e.oid AND t.typlen = -1
         LEFT JOIN pg_type eb ON eb.oid = de.base
+        LEFT JOIN pg_type et ON et.oid = coalesce(de.base, CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem END)
+        LEFT JOIN pg_type bt ON bt.oid = db.base
         LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
         GROUP BY c.oid, n.nspname, c.relname, c.relkind, c.relhasrules, c.relhassubclass
         """

@@ -59,7 +59,7 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// allows for a view, nothing for a materialized view; `nil` when not known (a
         /// catalog made by hand, or read before this was), taken as all.
         public var allowedWrites: WriteOperations? = nil
-        /// For a view: the writes a `DO INSTEAD` rule takes without a `RETURNING` clause,
+        /// The writes a `DO INSTEAD` rule (a view's, most often) takes without a `RETURNING` clause,
         /// which the server refuses with one (`cannot perform UPDATE RETURNING`), as every
         /// insert and update of Relate's reads its row back; `nil` when not read.
         public var writesWithoutReturning: WriteOperations? = nil
@@ -213,9 +213,13 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// type has none. Pending rows are judged in memory by it (see `CollatedText`).
         var collation: String? = nil
         /// Whether the type (an array's element, a domain's bottom type) has no B-tree
-        /// equality of its own (`xml`, `point`; `box`, whose `=` compares areas): a save's
-        /// check that a row still holds what memory read compares text forms.
-        var comparesAsText = false
+        /// equality of its own (`xml`, `point`, the geometric types; `box`, whose `=`
+        /// compares areas): a save's check that a row still holds what memory read compares
+        /// text forms. Optional, so that a catalog encoded before it decodes (`nil`: no).
+        var comparesAsText: Bool? = nil
+        /// Whether ``collation`` tells texts apart by their bytes alone (`collisdeterministic`):
+        /// then equal text is equal bytes, and only an order needs the server. `nil`: yes.
+        var collationIsDeterministic: Bool? = nil
 
         /// Creates a column by hand.
         ///

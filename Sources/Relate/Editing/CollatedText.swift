@@ -22,7 +22,7 @@ final class CollatedText {
     /// How `x` and `y` compare under `collation`: by their ranks, or `.orderedSame` while
     /// one has none (noted, for the next ``rank(in:entity:)``).
     func order(_ x: String, _ y: String, by collation: String) -> ComparisonResult {
-        if x == y { return .orderedSame }
+        if x.utf8.elementsEqual(y.utf8) { return .orderedSame }
         if let table = ranks[collation], let a = table[x], let b = table[y] {
             return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
         }

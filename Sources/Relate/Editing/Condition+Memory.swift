@@ -31,10 +31,14 @@ extension DatabaseContext {
                 return comparison == .equal ? isNull == (given == nil) : isNull != (given == nil)
             }
             let wanted = try stored(given, for: attribute, of: object)
+            switch comparison {
+            case .equal: return value.isNull ? wanted.isNull : Self.same(value, wanted, of: attribute, text)
+            case .notEqual: return value.isNull != wanted.isNull || (!value.isNull && !Self.same(value, wanted, of: attribute, text))
+            default: break
+            }
             let order = Self.order(value, wanted, of: attribute, text)
             switch comparison {
-            case .equal: return value.isNull ? wanted.isNull : order == .orderedSame
-            case .notEqual: return value.isNull != wanted.isNull || (!value.isNull && order != .orderedSame)
+            case .equal, .notEqual: return false
             case .less: return order == .orderedAscending
             case .lessOrEqual: return [.orderedAscending, .orderedSame].contains(order)
             case .greater: return order == .orderedDescending
@@ -45,7 +49,7 @@ extension DatabaseContext {
             guard let attribute else { return false }
             for given in values {
                 let wanted = try stored(given, for: attribute, of: object)
-                if value.isNull ? wanted.isNull : Self.order(value, wanted, of: attribute, text) == .orderedSame { return true }
+                if value.isNull ? wanted.isNull : Self.same(value, wanted, of: attribute, text) { return true }
             }
             return false
         case .pattern(let keyPath, let pattern, let text, let caseInsensitive):
@@ -115,6 +119,15 @@ extension DatabaseContext {
     /// A value given in a condition as the attribute stores it.
     private func stored(_ value: (any Sendable)?, for attribute: Attribute, of object: DatabaseObject) throws -> StoredValue {
         StoredValue(encoded: try AttributeValue.encodable(value, for: attribute, entity: object.entity, use: .compared))
+    }
+
+    /// Whether two values of `attribute` are equal: text under a deterministic collation by
+    /// its bytes (no round trip), else as ``order(_:_:of:_:)`` says.
+    static func same(_ a: StoredValue, _ b: StoredValue, of attribute: Attribute, _ text: CollatedText) -> Bool {
+        if attribute.collationIsDeterministic, attribute.enumLabels == nil, case .string(let x) = a, case .string(let y) = b {
+            return x.utf8.elementsEqual(y.utf8)
+        }
+        return order(a, b, of: attribute, text) == .orderedSame
     }
 
     /// How two values of `attribute` compare: text by its collation (ranked by the server

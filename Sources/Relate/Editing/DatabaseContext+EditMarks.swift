@@ -43,12 +43,12 @@ extension DatabaseContext {
         }
         guard !keys.isEmpty else { return }
         do {
-            let results = try connection.pipeline([
+            let results = try ownLocks { try connection.pipeline([
                 PostgresStatement(
                     "SELECT pg_try_advisory_lock(k.t, k.r) FROM unnest($1::int4[], $2::int4[]) WITH ORDINALITY AS k(t, r, n) ORDER BY k.n",
                     [keys.map(\.1.table), keys.map(\.1.row)]),
                 PostgresStatement("SELECT pg_notify($1, '')", [Self.editMarksChannel]),
-            ])
+            ]) }
             for (row, (id, key)) in zip(results[0], keys) where try row.decode(Bool.self, at: 0) { pending.marks[id] = key }
         } catch {
             // A mark is a courtesy to other clients: the edit stands without it.
@@ -71,9 +71,20 @@ extension DatabaseContext {
                 PostgresStatement("SELECT pg_notify($1, '')", [Self.editMarksChannel]),
             ])
         } catch {
-            // Locks die with their session: a connection that is gone holds none.
+            // Locks die with their session: a connection that is gone holds none, and one
+            // still open must not be lent to another unit with them.
+            connection.sessionMayHaveChanged = true
             connection.logger.debug("edit marks could not be let go of", metadata: ["relate.error": "\(error)"])
         }
+    }
+
+    /// Runs `body`, which takes marks (advisory locks of the session): they are the
+    /// context's own, let go of at a save, a roll-back, an undo and a unit's end, so they do
+    /// not count as a change of the session that would cost a pooled connection.
+    func ownLocks<Result>(_ body: () throws -> Result) rethrows -> Result {
+        let changed = connection.sessionMayHaveChanged
+        defer { connection.sessionMayHaveChanged = changed }
+        return try body()
     }
 
     /// Reads which rows other sessions mark as being edited, and sets
@@ -163,10 +174,12 @@ extension DatabaseObject {
         guard context.pending.marks[ObjectIdentifier(self)] == nil, !primaryKeyValues.contains(where: \.isPendingKey) else { return }
         let key = DatabaseContext.editMarkKey(of: self)
         let results = try context.read(entity: entityIndex) {
-            try context.connection.pipeline([
-                PostgresStatement("SELECT pg_try_advisory_lock($1, $2)", [key.table, key.row]),
-                PostgresStatement("SELECT pg_notify($1, '')", [DatabaseContext.editMarksChannel]),
-            ])
+            try context.ownLocks {
+                try context.connection.pipeline([
+                    PostgresStatement("SELECT pg_try_advisory_lock($1, $2)", [key.table, key.row]),
+                    PostgresStatement("SELECT pg_notify($1, '')", [DatabaseContext.editMarksChannel]),
+                ])
+            }
         }
         guard try results[0][0].decode(Bool.self, at: 0) else {
             throw RelateError.conflict(self, "is being edited by another client")

@@ -71,8 +71,8 @@ extension DatabaseContext {
         recomputePendingObjects()
         // A row no pending write changes any longer is no longer being edited here.
         releaseEditMarks(except: graph.pendingObjects)
-        try reloadSetsSeeingPending()
         undoRegistrar?.registerUndo(.redo, in: self)
+        try reloadSetsSeeingPending()
     }
 
     /// Loads again the sets loaded while writes were pending (``PendingChanges/loadsSeeingPending``),
@@ -80,10 +80,11 @@ extension DatabaseContext {
     private func reloadSetsSeeingPending() throws {
         let loads = pending.loadsSeeingPending
         guard !loads.isEmpty else { return }
-        pending.loadsSeeingPending = []
-        for (owners, relationship) in loads {
-            let loaded = owners.filter { !$0.isDeleted && $0.sets[relationship] != nil }
-            if !loaded.isEmpty { try load(relationship: relationship, for: loaded) }
+        pending.loadsSeeingPending = [:]
+        // One query a relationship.
+        for (address, owners) in loads.sorted(by: { ($0.key.entity, $0.key.relationship) < ($1.key.entity, $1.key.relationship) }) {
+            let loaded = owners.values.filter { !$0.isDeleted && $0.sets[address.relationship] != nil }
+            if !loaded.isEmpty { try load(relationship: address.relationship, for: loaded) }
         }
     }
 

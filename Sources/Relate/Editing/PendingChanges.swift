@@ -36,7 +36,14 @@ final class PendingChanges {
     /// Relationships loaded while writes were pending, with the owners they were loaded
     /// for: their sets took the pending members then, which no step's journal holds, so an
     /// undo or a redo loads them again.
-    @exclusivity(unchecked) var loadsSeeingPending: [(owners: [DatabaseObject], relationship: Int)] = []
+    @exclusivity(unchecked) var loadsSeeingPending: [RelationshipAddress: [ObjectIdentifier: DatabaseObject]] = [:]
+
+    /// Notes `owners`' sets of `relationship` loaded while writes are pending (each owner once).
+    func noteLoadSeeingPending(_ owners: [DatabaseObject], relationship: Int) {
+        guard let first = owners.first else { return }
+        let address = RelationshipAddress(entity: first.entityIndex, relationship: relationship)
+        for owner in owners { loadsSeeingPending[address, default: [:]][ObjectIdentifier(owner)] = owner }
+    }
     /// How deep ``DatabaseContext/undoGroup(_:)``s are nested: inside one, a write's
     /// entries join the group's step, which ends when the outermost group does.
     @exclusivity(unchecked) var groupDepth = 0
@@ -82,6 +89,6 @@ final class PendingChanges {
         steps = []
         undone = []
         computedBySave = []
-        loadsSeeingPending = []
+        loadsSeeingPending = [:]
     }
 }

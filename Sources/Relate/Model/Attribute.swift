@@ -31,6 +31,8 @@ public struct Attribute: Sendable, Hashable {
     let arrayType: String?
     /// The collation its text compares by, where that is not by code points (``Catalog/Column``'s).
     let collation: String?
+    /// Whether that collation's equal texts are equal bytes (``Catalog/Column``'s).
+    let collationIsDeterministic: Bool
     /// Whether values are compared by their text (``Catalog/Column``'s).
     let comparesAsText: Bool
 
@@ -49,7 +51,8 @@ public struct Attribute: Sendable, Hashable {
         readsAs = column.readsAs
         arrayType = column.arrayType
         collation = column.collation
-        comparesAsText = column.comparesAsText
+        collationIsDeterministic = column.collationIsDeterministic ?? true
+        comparesAsText = column.comparesAsText ?? false
     }
 
     /// Whether the column is an array of an enum type (`mood[]`): it reads as `[String]`.

@@ -29,7 +29,7 @@ public struct Entity: Sendable, Hashable {
     public internal(set) var parent: String? = nil
     /// The tables that inherit from this entity's, directly, whether the model has them or
     /// not: their rows are in the table's, and a statement keeps to the rows of the entity
-    /// and of the descendants the model has (see `EntityLayout.ownRows`).
+    /// and of the descendants the model has (see `EntityLayout.ownTables`).
     var children: [QualifiedName] = []
     /// For a view or materialized view: the entities its query reads (its `FROM`'s tables
     /// and views that the model has), by name, in the order the query names them; empty

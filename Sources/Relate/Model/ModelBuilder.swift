@@ -18,9 +18,12 @@ struct ModelBuilder {
         var (tables, keys) = try applyTableOverrides(catalog.tables.sorted { ($0.schema, $0.name) < ($1.schema, $1.name) })
         var position: [QualifiedName: Int] = [:]
         for (index, table) in tables.enumerated() { position[QualifiedName(table.schema, table.name)] = index }
-        Self.inheritForeignKeys(&tables, position: position)
+        let ownedCopies = Self.inheritForeignKeys(&tables, position: position)
         Self.inferViewForeignKeys(&tables)
-        let duplicateNames = normalizeForeignKeys(&tables)
+        // A parent's key a child declares again answers to the parent's name too.
+        let duplicateNames = normalizeForeignKeys(&tables).merging(ownedCopies) { found, owned in
+            found.merging(owned) { $0 + $1 }
+        }
         var entities = tables.indices.map { index in
             var entity = Entity(
                 table: tables[index], name: displayName(schema: tables[index].schema, table: tables[index].name), key: keys[index])
@@ -142,14 +145,24 @@ struct ModelBuilder {
     /// (``normalizeForeignKeys(_:)``: both names answer). The database enforces no copy, nor
     /// applies its actions: a copy has none (`NO ACTION`), and after a delete of a row it
     /// refers to, its objects are read back (`onDeleteVaries`) rather than guessed.
-    static func inheritForeignKeys(_ tables: inout [Catalog.Table], position: [QualifiedName: Int]) {
+    /// Answers, per child, the names of the ancestors' keys it declares again itself (by its
+    /// own key's name): not copied, they are that key's other names.
+    @discardableResult
+    static func inheritForeignKeys(_ tables: inout [Catalog.Table], position: [QualifiedName: Int]) -> [QualifiedName: [String: [String]]] {
         let declared = tables.map(\.foreignKeys)
+        var owned: [QualifiedName: [String: [String]]] = [:]
         for index in tables.indices where tables[index].parent != nil {
             var seen = Set([index])
             let columns = Set(tables[index].columns.map(\.name))
+            // A key the child declares itself, enforced with its own actions, is not copied over.
+            let own = Dictionary(declared[index].map { (signature($0), $0.name) }) { first, _ in first }
+            let table = QualifiedName(tables[index].schema, tables[index].name)
             var next = tables[index].parent.flatMap { position[QualifiedName($0.schema, $0.name)] }
             while let ancestor = next, seen.insert(ancestor).inserted {
-                tables[index].foreignKeys += declared[ancestor].filter { Set($0.columns).isSubset(of: columns) }.map { key in
+                for key in declared[ancestor] {
+                    if let name = own[signature(key)] { owned[table, default: [:]][name, default: []].append(key.name) }
+                }
+                tables[index].foreignKeys += declared[ancestor].filter { Set($0.columns).isSubset(of: columns) && own[signature($0)] == nil }.map { key in
                     var copy = key
                     (copy.onDelete, copy.onUpdate, copy.onDeleteSetColumns, copy.onDeleteVaries) = (.noAction, .noAction, nil, true)
                     return copy
@@ -157,6 +170,13 @@ struct ModelBuilder {
                 next = tables[ancestor].parent.flatMap { position[QualifiedName($0.schema, $0.name)] }
             }
         }
+        return owned
+    }
+
+    /// What makes two foreign keys one: the same columns referring to the same columns of
+    /// the same table, whatever their names and actions.
+    static func signature(_ key: Catalog.ForeignKey) -> [String] {
+        key.columns + ["\u{0}", key.referencedSchema, key.referencedTable] + key.referencedColumns
     }
 
     /// `person_id` → `person`, `authorId` → `author`; otherwise the target's name.
@@ -184,7 +204,7 @@ struct ModelBuilder {
                 .sorted { $0.name < $1.name }
                 .filter { key in
                     guard present.contains(QualifiedName(key.referencedSchema, key.referencedTable)) else { return false }
-                    let signature = key.columns + ["\u{0}", key.referencedSchema, key.referencedTable] + key.referencedColumns
+                    let signature = Self.signature(key)
                     if let first = kept[signature] {
                         duplicates[table, default: [:]][first, default: []].append(key.name)
                         return false

@@ -9,7 +9,7 @@ extension DatabaseContext {
             let verb = operation == .insert ? "INSERT" : "UPDATE"
             throw RelateError(
                 kind: .invalidWrite,
-                message: "\"\(table.entity.name)\" is a view whose ON \(verb) rule has no RETURNING clause, and Relate reads back every row it "
+                message: "\"\(table.entity.name)\" has an ON \(verb) DO INSTEAD rule with no RETURNING clause, and Relate reads back every row it "
                     + "inserts or updates: add RETURNING and the view's columns to the rule's action (CREATE OR REPLACE RULE)",
                 entity: table.entity.name)
         }

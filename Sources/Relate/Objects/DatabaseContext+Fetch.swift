@@ -258,7 +258,7 @@ extension DatabaseContext {
 
         if !graph.pendingObjects.isEmpty {
             correctLoadForPending(&groups, slots: slots, relationship: index, ownerEntity: ownerEntity)
-            pending.loadsSeeingPending.append((owners, index))
+            pending.noteLoadSeeingPending(owners, relationship: index)
         }
         graph.storeLoaded(
             relationship: index, of: owners, related: ownerSlots.map { $0 < 0 ? [] : groups[$0] },

@@ -56,9 +56,10 @@ extension DatabaseContext {
         try check(object)
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
-        guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
         try require(.delete, on: table)
         if try writesPending() { return try pendingStep { applyEffect(.delete(object)) } }
+        // Pending, a new object's key may still be NULL (validation refuses it at save()).
+        guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
         let deleted: Int
         do {
             deleted = try send(Statements.delete(from: table.layout, key: object.primaryKeyValues.map(\.parameter)), entity: object.entityIndex).affectedRows ?? 0
@@ -157,9 +158,9 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
-        guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
         try require(.update, on: table)
         if try writesPending() { return try pendUpdate(object, columns: columns, to: values.smallMap(StoredValue.init(encoded:))) }
+        guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
         // A key, or a column another table's foreign key refers to (a unique one): what
         // refers to it follows in memory as its `ON UPDATE` action did in the database.
         let writesKey = table.layout.movesReferences(writing: columns)

@@ -57,7 +57,9 @@ extension FetchRequest {
     }
 
     /// What both statements start from: the entity, its scope (alias `t0`; `FROM ONLY` for
-    /// ``only`` or descendants `.excluded`) and the condition as SQL, its values bound in `builder`.
+    /// ``only`` or descendants `.excluded`) and the condition as SQL, its values bound in
+    /// `builder`; for an entity with tables under it the model does not have, the condition
+    /// keeps to the rows of its own tables (`t0.tableoid = ANY(…)`, see `EntityLayout.ownTables`).
     func filtered(
         _ layout: ModelLayout, descendants: DescendantRows
     ) throws(RelateError) -> (builder: RequestSQL, entity: Int, scope: RequestSQL.Scope, condition: String?) {

@@ -64,9 +64,12 @@ extension FetchRequest {
             let picked = builder.newAlias()
             let (verb, set, using) = try clause(&builder, table, written)
             let keys = table.primaryKey.map { table.columns[$0] }
-            let select = keys.map { "\(scope.alias).\($0)" }.joined(separator: ", ")
+            // Tables under the entity's may hold a row under the same key: each row picked is
+            // written in its own table alone.
+            let select = keys.map { "\(scope.alias).\($0)" }.joined(separator: ", ") + (table.hasChildren ? ", \(scope.alias).tableoid AS relate_table" : "")
             let filter = condition.map { " WHERE \($0)" } ?? ""
             let match = keys.map { "\(written).\($0) = \(picked).\($0)" }.joined(separator: " AND ")
+                + (table.hasChildren ? " AND \(written).tableoid = \(picked).relate_table" : "")
             sql = "\(verb) \(only)\(table.table) \(written)\(set)\(using)(SELECT \(select) FROM \(builder.from(scope))\(filter)) \(picked) WHERE \(match)"
             if returning { sql += returningList(written) }
         }

@@ -14,6 +14,9 @@ extension JSONValue {
     /// (as deep as Foundation's decoder goes).
     static let maxDepth = 512
 
+    /// JSON's numbers: `.` before the fraction, whatever the process's locale.
+    private static let numberLocale = Locale(identifier: "en_US_POSIX")
+
     /// The document `text` holds, any value at its top, read in one pass with
     /// ``JSONScanner``.
     ///
@@ -61,7 +64,7 @@ extension JSONValue {
         default:
             guard let text = scanner.number() else { return nil }
             try checkHeldExactly(number: text)
-            return Decimal(string: String(decoding: text, as: UTF8.self), locale: Locale(identifier: "en_US_POSIX")).map(JSONValue.number)
+            return Decimal(string: String(decoding: text, as: UTF8.self), locale: numberLocale).map(JSONValue.number)
         }
     }
 
