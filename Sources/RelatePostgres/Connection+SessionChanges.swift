@@ -32,8 +32,9 @@ extension Connection {
     /// `temporary` or `pg_temp` among its words, or one of those right after `into`. Most
     /// statements are plain `SELECT`s, told apart by their bytes: no `temp` in any case, no words.
     static func createsTemporary(_ sql: String) -> Bool {
+        // (`temp` made once: this runs for every SELECT's result.)
         var matched = 0
-        let temp: [UInt8] = Array("temp".utf8)
+        let temp = Self.temp
         let mentionsTemp = sql.utf8.contains { byte in
             matched = byte | 0x20 == temp[matched] ? matched + 1 : (byte | 0x20 == temp[0] ? 1 : 0)
             return matched == temp.count
@@ -62,6 +63,9 @@ extension Connection {
     /// Words of a script's statement that leave something in the session (a temporary
     /// relation, a cursor, a `DISCARD`, a `LISTEN`).
     private static let keepsSessionState: Set<String> = ["temp", "temporary", "pg_temp", "declare", "discard", "listen"]
+
+    /// The bytes `createsTemporary(_:)` looks for, lowercase.
+    private static let temp: [UInt8] = Array("temp".utf8)
 
     /// What may follow `SET` in a statement whose effect ends with the transaction.
     private static let transactionScoped: Set<String> = ["local", "transaction", "constraints"]

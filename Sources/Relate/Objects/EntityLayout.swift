@@ -24,6 +24,12 @@ final class EntityLayout: Sendable {
     /// it is such a descendant. A row of another table is no object of this entity: one
     /// under its key would be two objects' values in one.
     let ownTables: [String]?
+
+    /// The condition that keeps a statement to the rows of ``ownTables`` (`alias.tableoid`,
+    /// or the bare column), their names bound by `bind`; `nil` when it needs none.
+    func ownRows(alias: String?, bind: ([String]) -> String) -> String? {
+        ownTables.map { "\(alias.map { $0 + "." } ?? "")tableoid = ANY(\(bind($0))::regclass[])" }
+    }
     /// Quoted column names, by attribute index.
     let columns: [String]
     /// Each attribute's type, by attribute index.

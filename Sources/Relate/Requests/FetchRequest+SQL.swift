@@ -69,9 +69,9 @@ extension FetchRequest {
         var own: String?
         if only || (descendants == .excluded && layout.entities[entity].hasChildren) {
             scope.head = "ONLY \(layout.entities[entity].table) \(scope.alias)"
-        } else if let tables = layout.entities[entity].ownTables {
+        } else {
             // Rows of tables under it that the model has no descendant for are no objects of it.
-            own = "\(scope.alias).tableoid = ANY(\(builder.bind(tables))::regclass[])"
+            own = layout.entities[entity].ownRows(alias: scope.alias) { builder.bind($0) }
         }
         var condition = try self.condition.map { condition throws(RelateError) in try builder.sql(condition.node, in: &scope) }
         if let own { condition = condition.map { "(\($0)) AND \(own)" } ?? own }

@@ -90,8 +90,7 @@ enum Statements {
     /// ` WHERE <condition>` (a caller's SQL), and for an entity with tables under it that
     /// the model has no descendant for, the rows of its own tables alone (``EntityLayout/ownTables``).
     private static func ownRowsWhere(_ table: EntityLayout, _ condition: String?, _ sql: inout SQLBuilder) -> String {
-        guard let tables = table.ownTables else { return condition.map { " WHERE \($0)" } ?? "" }
-        let own = "tableoid = ANY(\(sql.bind(tables))::regclass[])"
+        guard let own = table.ownRows(alias: nil, bind: { sql.bind($0) }) else { return condition.map { " WHERE \($0)" } ?? "" }
         return " WHERE " + (condition.map { "(\($0)) AND \(own)" } ?? own)
     }
 
