@@ -268,4 +268,137 @@ import Testing
             #expect(try fixture.disagreements() == [])
         }
     }
+
+    /// A delete that frees a key a new row takes goes first, and so does everything the
+    /// delete itself needs first: its dependants moved away or deleted, its pairs left.
+    @Test func aSaveSendsWhatADeleteNeedsBeforeTheDelete() throws {
+        try Self.with(
+            """
+            CREATE TABLE shelf (code text PRIMARY KEY, label text);
+            CREATE TABLE book (id int PRIMARY KEY, shelf_code text CONSTRAINT shelf REFERENCES shelf, title text);
+            CREATE TABLE tag (id int PRIMARY KEY, name text);
+            CREATE TABLE book_tag (book_id int NOT NULL REFERENCES book, tag_id int NOT NULL REFERENCES tag,
+                PRIMARY KEY (book_id, tag_id));
+            INSERT INTO shelf VALUES ('A1', 'old'), ('B2', 'other');
+            INSERT INTO book VALUES (1, 'A1', 'moved'), (2, 'A1', 'gone'), (3, 'B2', 'tagged');
+            INSERT INTO tag VALUES (1, 't');
+            INSERT INTO book_tag VALUES (3, 1);
+            """
+        ) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let a1 = try #require(try context.object("shelf", primaryKey: "A1"))
+            let b2 = try #require(try context.object("shelf", primaryKey: "B2"))
+            let gone = try #require(try context.object("book", primaryKey: 2))
+            try #require(try context.object("book", primaryKey: 1)).setValue(b2, forKey: "shelf")
+            try context.delete(a1)
+            _ = try context.insert("shelf", values: ["code": "A1", "label": "new"])
+            // Deleted after the shelf, and after a new shelf took its key in memory.
+            try context.delete(gone)
+            let tagged = try #require(try context.object("book", primaryKey: 3))
+            try tagged.objects(forKey: "tag").remove(try #require(try context.object("tag", primaryKey: 1)))
+            try context.delete(tagged)
+            _ = try context.insert("book", values: ["id": 3, "shelf": b2, "title": "again"])
+            try context.save()
+            let d1 = try fixture.disagreements()
+            #expect(d1 == [], "\(d1)")
+            let rows = try context.connection.query(
+                "SELECT s.label, count(b.id) FROM \"\(fixture.schema)\".shelf s LEFT JOIN \"\(fixture.schema)\".book b ON b.shelf_code = s.code GROUP BY s.label ORDER BY 1")
+            #expect(try rows.map { "\(try $0.decode(String.self, at: 0)) \(try $0.decode(Int.self, at: 1))" } == ["new 0", "other 2"])
+        }
+    }
+
+    /// A row a cascade deletes frees its unique value for a new row: the delete that
+    /// cascades goes first.
+    @Test func aSaveFreesWhatACascadeDeletesFirst() throws {
+        try Self.with(
+            """
+            CREATE TABLE owner (id int PRIMARY KEY, name text);
+            CREATE TABLE card (id serial PRIMARY KEY, owner_id int CONSTRAINT owner REFERENCES owner ON DELETE CASCADE, code text UNIQUE);
+            INSERT INTO owner VALUES (1, 'Ada'), (2, 'Grace');
+            INSERT INTO card (owner_id, code) VALUES (1, 'X-1');
+            """
+        ) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let ada = try #require(try context.object("owner", primaryKey: 1))
+            _ = try ada.objects(forKey: "card").count
+            try context.delete(ada)
+            let grace = try #require(try context.object("owner", primaryKey: 2))
+            _ = try context.insert("card", values: ["owner": grace, "code": "X-1"])
+            try context.save()
+            let d1 = try fixture.disagreements()
+            #expect(d1 == [], "\(d1)")
+        }
+    }
+
+    /// An update that must go before a new row (it frees the name the row takes) but
+    /// points at another new row whose key was given goes between the two inserts; a new
+    /// row inserted before the row it refers to by a given key goes after it; a delete
+    /// that frees a unique value an update takes goes before the update.
+    @Test func aSaveOrdersInsertsAndUpdatesByTheKeysTheyGiveAndTake() throws {
+        try Self.with(
+            """
+            CREATE TABLE person (id int PRIMARY KEY, name text UNIQUE, mentor_id int CONSTRAINT mentor REFERENCES person);
+            CREATE TABLE team (code text PRIMARY KEY);
+            CREATE TABLE player (id int PRIMARY KEY, team_code text CONSTRAINT team REFERENCES team, nick text UNIQUE);
+            INSERT INTO person VALUES (1, 'Ada', NULL);
+            INSERT INTO team VALUES ('red');
+            INSERT INTO player VALUES (1, 'red', 'ace'), (2, 'red', 'deuce');
+            """
+        ) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let bob = try context.insert("person", values: ["id": 5, "name": "Bob"])
+            let ada = try #require(try context.object("person", primaryKey: 1))
+            try ada.setValue("Ada K", forKey: "name")
+            try ada.setValue(bob, forKey: "mentor")
+            _ = try context.insert("person", values: ["id": 6, "name": "Ada"])
+            _ = try context.insert("player", values: ["id": 3, "team_code": "blue", "nick": "trey"])
+            _ = try context.insert("team", values: ["code": "blue"])
+            try context.delete(try #require(try context.object("player", primaryKey: 1)))
+            try #require(try context.object("player", primaryKey: 2)).setValue("ace", forKey: "nick")
+            try context.save()
+            let d1 = try fixture.disagreements()
+            #expect(d1 == [], "\(d1)")
+            let names = try context.connection.query("SELECT name FROM \"\(fixture.schema)\".person ORDER BY id")
+            #expect(try names.map { try $0.decode(String.self, at: 0) } == ["Ada K", "Bob", "Ada"])
+        }
+    }
+
+    /// Writes that need each other in a cycle: two rows swapping a unique value are left to
+    /// the database, which refuses them, memory and the pending changes kept; new rows that
+    /// refer to each other by pending keys are refused before anything is sent.
+    @Test func writesThatNeedEachOtherInACycleAreRefused() throws {
+        try Self.with(
+            """
+            CREATE TABLE player (id int PRIMARY KEY, nick text UNIQUE);
+            CREATE TABLE node (id serial PRIMARY KEY, next_id int CONSTRAINT next REFERENCES node);
+            INSERT INTO player VALUES (1, 'ace'), (2, 'deuce');
+            """
+        ) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let ace = try #require(try context.object("player", primaryKey: 1))
+            let deuce = try #require(try context.object("player", primaryKey: 2))
+            try ace.setValue("deuce", forKey: "nick")
+            try deuce.setValue("ace", forKey: "nick")
+            let swap = try #require(throws: RelateError.self) { try context.save() }
+            #expect(swap.postgresError?.sqlState?.rawValue == "23505", "\(swap)")
+            #expect(context.hasChanges)
+            #expect(try ace.value(forKey: "nick") as? String == "deuce")
+            context.rollback()
+            #expect(try fixture.disagreements() == [])
+
+            let first = try context.insert("node", values: [:])
+            let second = try context.insert("node", values: ["next": first])
+            try first.setValue(second, forKey: "next")
+            let loop = try #require(throws: RelateError.self) { try context.save() }
+            #expect(loop.kind == .invalidWrite, "\(loop)")
+            #expect(loop.message.contains("cycle"), "\(loop.message)")
+            #expect(context.hasChanges)
+            context.rollback()
+            #expect(try fixture.disagreements() == [])
+        }
+    }
 }

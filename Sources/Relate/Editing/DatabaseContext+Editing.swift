@@ -243,6 +243,13 @@ extension DatabaseContext {
         func originals(of object: DatabaseObject) -> SmallArray<(column: Int, value: StoredValue)> {
             updateIndex[ObjectIdentifier(object)].map { updates[$0].originals } ?? []
         }
+
+        /// What the database holds at `columns` of `object`'s row: memory's values, but for the
+        /// columns changed pending, what they held before.
+        func held(_ object: DatabaseObject, at columns: [Int]) -> [StoredValue] {
+            let originals = originals(of: object)
+            return columns.map { column in originals.first { $0.column == column }?.value ?? object.values[column] }
+        }
     }
 
     /// A many-to-many pair, by owner, relationship and member.

@@ -18,7 +18,10 @@ extension DatabaseContext {
     /// refer to it (one pipeline a level: their keys come back and take the place of their
     /// ``PendingKey``s, each object keeping its instance); then, in one pipeline, the updates,
     /// the many-to-many pairs that leave and join, and the deletes, a row's dependants before
-    /// the row. Each `UPDATE` writes only the columns changed and only where the row still
+    /// the row. A write another needs sooner goes sooner, with what it needs in turn: a
+    /// delete, or an update, that frees a key a new row takes goes before that row, after
+    /// the updates that move the deleted row's dependants away and the deletes of its
+    /// dependants. Each `UPDATE` writes only the columns changed and only where the row still
     /// holds what memory held before the change (`IS NOT DISTINCT FROM`), each `DELETE` only
     /// where the row is still there: another client's change to the same column throws
     /// ``RelateError/Kind-swift.struct/conflict`` and nothing is written; a change of another
@@ -48,18 +51,20 @@ extension DatabaseContext {
         guard pending.hasChanges else { return releaseEditMarks() }
         let summary = pendingSummary()
         try validate(summary)
-        let levels = try insertLevels(summary)
+        let steps = try saveSteps(summary)
         // Rows read back during the save refresh their objects; a failed save puts memory
         // back as it was, pending changes and all.
         let pendingObjects = graph.pendingObjects
         graph.pendingObjects = []
         graph.beginTransaction()
-        let first = changesBeforeInserts(summary)
         do {
             try inDatabaseTransaction {
-                if !first.isEmpty { try saveChanges(summary, only: first) }
-                for level in levels { try saveInserts(level, summary) }
-                try saveChanges(summary, except: first)
+                for step in steps {
+                    switch step {
+                    case .inserts(let objects): try saveInserts(objects, summary)
+                    case .changes(let objects, let pairs, let deletes): try saveChanges(summary, objects: objects, pairs: pairs, deletes: deletes)
+                    }
+                }
             }
         } catch {
             let (registered, _) = graph.rollBackTransaction()
@@ -101,44 +106,7 @@ extension DatabaseContext {
         releaseEditMarks()
     }
 
-    /// The new rows by level: each after the rows it refers to by a pending key.
-    private func insertLevels(_ summary: PendingSummary) throws -> [[DatabaseObject]] {
-        var levels: [ObjectIdentifier: Int] = [:]
-        var visiting = Set<ObjectIdentifier>()
-        func level(of object: DatabaseObject) throws -> Int {
-            let id = ObjectIdentifier(object)
-            if let known = levels[id] { return known }
-            guard visiting.insert(id).inserted else {
-                throw RelateError(
-                    kind: .invalidWrite,
-                    message: "new \(object.entity.name) objects refer to each other in a cycle: save one of them first, then set its foreign key",
-                    entity: object.entity.name, detail: "\(object)")
-            }
-            var deepest = 0
-            for (index, columns) in object.table.foreignKeys {
-                let values = columns.map { object.values[$0] }
-                guard values.contains(where: \.isPendingKey),
-                    let parent = graph.registered(
-                        entity: graph.target(of: object.entityIndex, index), indexes: graph.targetColumns(of: object.entityIndex, index),
-                        values: values),
-                    parent !== object
-                else { continue }
-                deepest = max(deepest, try level(of: parent) + 1)
-            }
-            visiting.remove(id)
-            levels[id] = deepest
-            return deepest
-        }
-        var ordered: [[DatabaseObject]] = []
-        for object in summary.inserted {
-            let depth = try level(of: object)
-            while ordered.count <= depth { ordered.append([]) }
-            ordered[depth].append(object)
-        }
-        return ordered
-    }
-
-    /// One level of new rows, in one pipeline; each object takes its row and key.
+    /// New rows in one pipeline (a level of ``saveSteps(_:)``); each object takes its row and key.
     private func saveInserts(_ objects: [DatabaseObject], _ summary: PendingSummary) throws {
         let statements = objects.map { object in
             var columns: [Int] = []
@@ -166,76 +134,13 @@ extension DatabaseContext {
         case delete(DatabaseObject)
     }
 
-    /// The updates and deletes that must reach the database before the new rows: each
-    /// frees a key value (primary or unique) a new row takes — a row deleted, or changed
-    /// away from it, then the same value inserted — or gives a row the key a new row
-    /// refers to. Not one whose new values wait for a new row's key itself (that order
-    /// cannot be kept both ways: it stays after the inserts).
-    private func changesBeforeInserts(_ summary: PendingSummary) -> Set<ObjectIdentifier> {
-        guard !summary.inserted.isEmpty, !summary.updates.isEmpty || !summary.deletedExplicitly.isEmpty else { return [] }
-        // Each new row's key values (by entity and key columns), and the keys its foreign keys name.
-        var taken = Set<KeyValues>()
-        var referenced = Set<KeyValues>()
-        for object in summary.inserted {
-            for columns in object.table.layout.uniqueColumns {
-                if let values = KeyValues(object, columns) { taken.insert(values) }
-            }
-            for (index, columns) in object.table.foreignKeys {
-                let values = columns.map { object.values[$0] }
-                guard !values.contains(where: { $0.isNull || $0.isPendingKey }) else { continue }
-                referenced.insert(KeyValues(
-                    entity: graph.target(of: object.entityIndex, index), columns: graph.targetColumns(of: object.entityIndex, index),
-                    values: ObjectKey(values)))
-            }
-        }
-        var first = Set<ObjectIdentifier>()
-        for (object, originals) in summary.updates where !object.isDeleted && !object.values.contains(where: \.isPendingKey) {
-            let held = Dictionary(originals.map { ($0.column, $0.value) }) { first, _ in first }
-            for columns in object.table.layout.uniqueColumns where columns.contains(where: { held[$0] != nil }) {
-                let before = KeyValues(object, columns, values: columns.map { held[$0] ?? object.values[$0] })
-                if let before, taken.contains(before) { first.insert(ObjectIdentifier(object)) }
-                if let after = KeyValues(object, columns), referenced.contains(after) { first.insert(ObjectIdentifier(object)) }
-            }
-        }
-        for object in summary.deletedExplicitly {
-            let originals = summary.originals(of: object)
-            let held = Dictionary(originals.map { ($0.column, $0.value) }) { first, _ in first }
-            for columns in object.table.layout.uniqueColumns {
-                if let before = KeyValues(object, columns, values: columns.map { held[$0] ?? object.values[$0] }), taken.contains(before) {
-                    first.insert(ObjectIdentifier(object))
-                }
-            }
-        }
-        return first
-    }
-
-    /// A key's values in a row of an entity: what a new row may take that another held.
-    private struct KeyValues: Hashable {
-        let entity: Int
-        let columns: [Int]
-        let values: ObjectKey?
-
-        init(entity: Int, columns: [Int], values: ObjectKey?) {
-            (self.entity, self.columns, self.values) = (entity, columns, values)
-        }
-
-        /// `object`'s values at `columns` (or `values` given for them); `nil` with a NULL or a
-        /// pending key among them (a key with NULL takes nothing another row holds).
-        init?(_ object: DatabaseObject, _ columns: [Int], values: [StoredValue]? = nil) {
-            let values = values ?? columns.map { object.values[$0] }
-            guard !values.contains(where: { $0.isNull || $0.isPendingKey }), let key = ObjectKey(values) else { return nil }
-            self.init(entity: object.entityIndex, columns: columns, values: key)
-        }
-    }
-
     /// Updates, pairs that leave and join, deletes: one pipeline, then each answer checked.
-    /// `only`: the updates and deletes of those objects alone (``changesBeforeInserts(_:)``);
-    /// `except`: all but those.
-    private func saveChanges(_ summary: PendingSummary, only: Set<ObjectIdentifier>? = nil, except: Set<ObjectIdentifier> = []) throws {
-        func isSaved(_ object: DatabaseObject) -> Bool {
-            let id = ObjectIdentifier(object)
-            return only.map { $0.contains(id) } ?? !except.contains(id)
-        }
+    /// `objects` and `pairs`: the updates and pairs of this round trip alone (`nil`: all);
+    /// `deletes` in the order they go (``saveSteps(_:)``).
+    func saveChanges(
+        _ summary: PendingSummary, objects: Set<ObjectIdentifier>?, pairs savedPairs: Set<PairKey>?, deletes: [DatabaseObject]
+    ) throws {
+        func isSaved(_ object: DatabaseObject) -> Bool { objects?.contains(ObjectIdentifier(object)) ?? true }
         var statements: [Statement] = []
         var saved: [Saved] = []
         var objects: [DatabaseObject] = []
@@ -313,7 +218,7 @@ extension DatabaseContext {
         }
 
         // Pairs: those that leave first (a delete below may need them gone), then those that join.
-        let pairs = only == nil ? summary.pairOrder.compactMap { summary.pairs[$0] } : []
+        let pairs = summary.pairOrder.compactMap { key in savedPairs?.contains(key) ?? true ? summary.pairs[key] : nil }
         for joining in [false, true] {
             for (owner, index, member, times) in pairs where joining ? times > 0 : times < 0 {
                 if joining, owner.isDeleted || member.isDeleted { continue }
@@ -337,13 +242,8 @@ extension DatabaseContext {
         }
 
         // Deletes: a row's dependants before the row.
-        let inserted = Set(pending.effects.compactMap { effect -> ObjectIdentifier? in
-            if case .insert(let object, _) = effect { return ObjectIdentifier(object) }
-            return nil
-        })
-        for object in deletionOrder(summary.deletedExplicitly.filter { !inserted.contains(ObjectIdentifier($0)) && isSaved($0) }) {
-            let originals = summary.originals(of: object)
-            let key = object.table.primaryKey.map { column in originals.first { $0.column == column }?.value ?? object.values[column] }
+        for object in deletes {
+            let key = summary.held(object, at: object.table.primaryKey)
             add(Statements.delete(from: object.table.layout, key: key.map(\.parameter)), .delete(object), for: object)
         }
 
@@ -442,39 +342,6 @@ extension DatabaseContext {
             }
             return (keys, values, held)
         }
-    }
-
-    /// `objects`, each before every one of them it refers to (a row's dependants are
-    /// deleted before it), otherwise in the order given.
-    private func deletionOrder(_ objects: [DatabaseObject]) -> [DatabaseObject] {
-        let ids = Set(objects.map(ObjectIdentifier.init))
-        var refersTo: [ObjectIdentifier: [DatabaseObject]] = [:]
-        var referredBy: [ObjectIdentifier: Int] = [:]
-        for object in objects {
-            for (index, columns) in object.table.foreignKeys {
-                guard let target = graph.registered(
-                    entity: graph.target(of: object.entityIndex, index), indexes: graph.targetColumns(of: object.entityIndex, index),
-                    values: columns.map { object.values[$0] }),
-                    target !== object, ids.contains(ObjectIdentifier(target))
-                else { continue }
-                refersTo[ObjectIdentifier(object), default: []].append(target)
-                referredBy[ObjectIdentifier(target), default: 0] += 1
-            }
-        }
-        var ordered: [DatabaseObject] = []
-        var ready = objects.filter { referredBy[ObjectIdentifier($0), default: 0] == 0 }
-        var emitted = Set<ObjectIdentifier>()
-        while let object = ready.first {
-            ready.removeFirst()
-            guard emitted.insert(ObjectIdentifier(object)).inserted else { continue }
-            ordered.append(object)
-            for target in refersTo[ObjectIdentifier(object)] ?? [] {
-                referredBy[ObjectIdentifier(target)]! -= 1
-                if referredBy[ObjectIdentifier(target)] == 0 { ready.append(target) }
-            }
-        }
-        // Rows that refer to each other in a cycle: the database's rules decide.
-        return ordered + objects.filter { !emitted.contains(ObjectIdentifier($0)) }
     }
 
     /// Sends a pipeline of `save()`; an error the database raised names the object whose

@@ -1,0 +1,366 @@
+/// The order of `save()`'s writes: each placed after the writes it needs and before those
+/// that need it, in as few round trips as the keys allow.
+///
+/// A save's writes are new rows, updates, pairs that leave and join a many-to-many, and
+/// deletes. What one needs of another:
+///
+/// - a new row, or an update, that refers to a new row: that row first; when it refers by
+///   a pending key, in an earlier round trip (the key comes back with the row);
+/// - a new row, or an update, that takes a key value (primary or unique) another row held:
+///   the update that changed it away, or the delete (an explicit one, or the one a cascade
+///   followed) that took the row, first;
+/// - a new row that refers to a key an update gives: that update first;
+/// - a delete: the updates that move its dependants away, the deletes of its dependants,
+///   and the pairs that leave it, first.
+///
+/// New rows go as early as they may, each round trip of them ("a level") after the one
+/// whose keys it needs; updates, pairs and deletes as late as they may, after the last
+/// level unless something needs them sooner, which is where they always went. Within a
+/// round trip of changes, updates go before pairs that leave, then pairs that join, then
+/// deletes (a row's dependants before the row); a need that order does not keep puts the
+/// write a round trip earlier. Writes that need each other in a cycle are left in that
+/// order for the database to judge, but for new rows that refer to each other by pending
+/// keys, which no order can save.
+extension DatabaseContext {
+    /// One round trip of a save: new rows; or changes, the updates and pairs of `objects`
+    /// and `pairs` (`nil`: all of them) and `deletes`, in the order they go.
+    enum SaveStep {
+        case inserts([DatabaseObject])
+        case changes(objects: Set<ObjectIdentifier>?, pairs: Set<PairKey>?, deletes: [DatabaseObject])
+    }
+
+    /// A write the order places.
+    private enum Write {
+        case insert(DatabaseObject)
+        case update(DatabaseObject)
+        case delete(DatabaseObject)
+        case pair(PairKey, owner: DatabaseObject, joining: Bool)
+
+        /// The object it writes (a pair's owner).
+        var object: DatabaseObject {
+            switch self {
+            case .insert(let object), .update(let object), .delete(let object), .pair(_, let object, _): object
+            }
+        }
+
+        /// The order of changes within one round trip (``DatabaseContext/saveChanges(_:objects:pairs:)``).
+        var rank: Int {
+            switch self {
+            case .insert: -1
+            case .update: 0
+            case .pair(_, _, let joining): joining ? 2 : 1
+            case .delete: 3
+            }
+        }
+    }
+
+    /// The round trips of a save, in order.
+    func saveSteps(_ summary: PendingSummary) throws -> [SaveStep] {
+        var writes: [Write] = []
+        var insertOf: [ObjectIdentifier: Int] = [:]
+        var changeOf: [ObjectIdentifier: Int] = [:]
+        for object in summary.inserted {
+            insertOf[ObjectIdentifier(object)] = writes.count
+            writes.append(.insert(object))
+        }
+        for (object, _) in summary.updates where !object.isDeleted {
+            changeOf[ObjectIdentifier(object)] = writes.count
+            writes.append(.update(object))
+        }
+        let insertedOnce = Set(pending.effects.compactMap { effect -> ObjectIdentifier? in
+            if case .insert(let object, _) = effect { return ObjectIdentifier(object) }
+            return nil
+        })
+        for object in summary.deletedExplicitly where !insertedOnce.contains(ObjectIdentifier(object)) && changeOf[ObjectIdentifier(object)] == nil {
+            changeOf[ObjectIdentifier(object)] = writes.count
+            writes.append(.delete(object))
+        }
+        for key in summary.pairOrder {
+            guard let pair = summary.pairs[key], pair.times != 0 else { continue }
+            writes.append(.pair(key, owner: pair.owner, joining: pair.times > 0))
+        }
+
+        // What each write needs first: `hard` when it needs the other's key back.
+        var needed: [[(write: Int, hard: Bool)]] = Array(repeating: [], count: writes.count)
+        var needs = 0
+        func need(_ first: Int, before then: Int, hard: Bool = false) {
+            guard first != then else { return }
+            needed[first].append((then, hard))
+            needs += 1
+        }
+        /// The registered object `object`'s foreign key `index` names with `values`.
+        func target(_ object: DatabaseObject, _ index: Int, _ values: [StoredValue]) -> DatabaseObject? {
+            guard !values.contains(where: \.isNull) else { return nil }
+            return graph.registered(
+                entity: graph.target(of: object.entityIndex, index), indexes: graph.targetColumns(of: object.entityIndex, index), values: values)
+        }
+
+        // The key values the changes free (a row's before an update, or deleted) and give,
+        // and the deletes by the key values their rows held (a new row may hold them now,
+        // in memory: a row that referred to one is found by these).
+        var freed: [KeyValues: Int] = [:]
+        var given: [KeyValues: Int] = [:]
+        var deleted: [KeyValues: Int] = [:]
+        /// The delete of the row `object`'s foreign key `index` named with `values`.
+        func deleteOf(_ object: DatabaseObject, _ index: Int, _ values: [StoredValue]) -> Int? {
+            guard !deleted.isEmpty else { return nil }
+            return KeyValues(entity: graph.target(of: object.entityIndex, index), columns: graph.targetColumns(of: object.entityIndex, index), values: values)
+                .flatMap { deleted[$0] }
+        }
+        for (write, kind) in writes.enumerated() {
+            switch kind {
+            case .update(let object):
+                let originals = summary.originals(of: object)
+                guard !originals.isEmpty else { continue }
+                for columns in object.table.layout.uniqueColumns where columns.contains(where: { column in originals.contains { $0.column == column } }) {
+                    let before = KeyValues(object, columns, values: summary.held(object, at: columns))
+                    let after = KeyValues(object, columns)
+                    guard before != after else { continue }
+                    if let before { freed[before] = write }
+                    if let after { given[after] = write }
+                }
+            case .delete(let object):
+                for columns in object.table.layout.uniqueColumns {
+                    if let before = KeyValues(object, columns, values: summary.held(object, at: columns)) {
+                        freed[before] = write
+                        deleted[before] = write
+                    }
+                }
+            default:
+                continue
+            }
+        }
+        // A row a cascade deletes frees its values by the explicit delete the cascade follows.
+        func cascadeRoot(_ object: DatabaseObject, _ seen: inout Set<ObjectIdentifier>) -> Int? {
+            guard seen.insert(ObjectIdentifier(object)).inserted else { return nil }
+            for (index, columns) in object.table.foreignKeys {
+                let values = summary.held(object, at: columns)
+                if let write = deleteOf(object, index, values) { return write }
+                if let parent = target(object, index, values), parent.isDeleted, let write = cascadeRoot(parent, &seen) { return write }
+            }
+            return nil
+        }
+        if !summary.inserted.isEmpty {
+            for object in summary.deleted where changeOf[ObjectIdentifier(object)] == nil && !insertedOnce.contains(ObjectIdentifier(object)) {
+                var seen = Set<ObjectIdentifier>()
+                guard let root = cascadeRoot(object, &seen) else { continue }
+                for columns in object.table.layout.uniqueColumns {
+                    if let before = KeyValues(object, columns, values: summary.held(object, at: columns)), freed[before] == nil { freed[before] = root }
+                }
+            }
+        }
+
+        for (write, kind) in writes.enumerated() {
+            switch kind {
+            case .insert(let object):
+                for (index, columns) in object.table.foreignKeys {
+                    let values = columns.map { object.values[$0] }
+                    guard let parent = target(object, index, values) else { continue }
+                    if let insert = insertOf[ObjectIdentifier(parent)] {
+                        need(insert, before: write, hard: values.contains(where: \.isPendingKey))
+                    } else if !given.isEmpty, let key = KeyValues(parent, graph.targetColumns(of: object.entityIndex, index)), let update = given[key] {
+                        need(update, before: write)
+                    }
+                }
+                guard !freed.isEmpty else { continue }
+                for columns in object.table.layout.uniqueColumns {
+                    if let key = KeyValues(object, columns), let freer = freed[key] { need(freer, before: write) }
+                }
+            case .update(let object):
+                let originals = summary.originals(of: object)
+                guard !originals.isEmpty else { continue }
+                func isChanged(_ column: Int) -> Bool {
+                    originals.contains { $0.column == column && !object.values[column].isSame(as: $0.value) }
+                }
+                for (index, columns) in object.table.foreignKeys where columns.contains(where: isChanged) {
+                    let values = columns.map { object.values[$0] }
+                    if let parent = target(object, index, values) {
+                        if let insert = insertOf[ObjectIdentifier(parent)] {
+                            need(insert, before: write, hard: values.contains(where: \.isPendingKey))
+                        } else if !given.isEmpty, let key = KeyValues(parent, graph.targetColumns(of: object.entityIndex, index)),
+                            let update = given[key]
+                        {
+                            need(update, before: write)
+                        }
+                    }
+                    // Moved away from a row deleted: before that delete.
+                    if let delete = deleteOf(object, index, summary.held(object, at: columns)) {
+                        need(write, before: delete)
+                    }
+                }
+                // Taking a value another change frees; a one-to-one's taking is ordered within
+                // its round trip (`PendingSummary.releasing`).
+                guard !freed.isEmpty, summary.releasing[ObjectIdentifier(object)] == nil else { continue }
+                for columns in object.table.layout.uniqueColumns where columns.contains(where: isChanged) {
+                    if let key = KeyValues(object, columns), let freer = freed[key] { need(freer, before: write) }
+                }
+            case .delete(let object):
+                for (index, columns) in object.table.foreignKeys {
+                    if let delete = deleteOf(object, index, summary.held(object, at: columns)) {
+                        need(write, before: delete)
+                    }
+                }
+            case .pair(let key, _, let joining):
+                guard let pair = summary.pairs[key] else { continue }
+                for end in [pair.owner, pair.member] {
+                    if joining, let insert = insertOf[ObjectIdentifier(end)] {
+                        need(insert, before: write, hard: end.primaryKeyValues.contains(where: \.isPendingKey))
+                    } else if !joining, end.isDeleted, let delete = changeOf[ObjectIdentifier(end)], case .delete = writes[delete] {
+                        need(write, before: delete)
+                    }
+                }
+            }
+        }
+
+        // Nothing needs anything: every new row in one round trip, then every change.
+        guard needs > 0 else {
+            var steps: [SaveStep] = []
+            if !summary.inserted.isEmpty { steps.append(.inserts(summary.inserted)) }
+            if writes.count > summary.inserted.count {
+                let deletes = writes.compactMap { write -> DatabaseObject? in
+                    if case .delete(let object) = write { return object }
+                    return nil
+                }
+                steps.append(.changes(objects: nil, pairs: nil, deletes: deletes))
+            }
+            return steps
+        }
+        return try place(writes, needed)
+    }
+
+    /// Places `writes` in round trips by what each needs (`needed[i]`: the writes that need
+    /// write `i` first). Slots alternate: changes at even ones, new rows at odd ones.
+    private func place(_ writes: [Write], _ needed: [[(write: Int, hard: Bool)]]) throws -> [SaveStep] {
+        func isInsert(_ write: Int) -> Bool { writes[write].rank < 0 }
+        /// The slots between `first` and the write that needs it, `then`.
+        func gap(_ first: Int, _ then: Int, hard: Bool) -> Int {
+            switch (isInsert(first), isInsert(then)) {
+            case (true, true): return hard ? 2 : 0
+            case (true, false), (false, true): return 1
+            case (false, false):
+                // Within a round trip the order of kinds keeps it (and the deletes' own order).
+                let (a, b) = (writes[first].rank, writes[then].rank)
+                return a < b || (a == 3 && b == 3) ? 0 : 2
+            }
+        }
+        func slot(_ write: Int, atLeast least: Int) -> Int {
+            isInsert(write) ? (least % 2 == 0 ? least + 1 : least) : (least % 2 == 0 ? least : least + 1)
+        }
+
+        // A topological order (Kahn's), each write as early as what it needs allows.
+        var waiting = Array(repeating: 0, count: writes.count)
+        var waitingHard = Array(repeating: 0, count: writes.count)
+        for list in needed {
+            for (then, hard) in list {
+                waiting[then] += 1
+                if hard { waitingHard[then] += 1 }
+            }
+        }
+        var earliest = Array(repeating: 0, count: writes.count)
+        var order: [Int] = []
+        order.reserveCapacity(writes.count)
+        var position = Array(repeating: -1, count: writes.count)
+        var ready = (0..<writes.count).filter { waiting[$0] == 0 }
+        var next = 0
+        while order.count < writes.count {
+            if next == ready.count {
+                // A cycle: the first write left that waits for no key goes, the rest of what
+                // it waits for after it; writes that wait for each other's keys cannot be saved.
+                guard let write = (0..<writes.count).first(where: { position[$0] < 0 && waitingHard[$0] == 0 }) else {
+                    throw cycle(writes[(0..<writes.count).first { position[$0] < 0 }!])
+                }
+                ready.append(write)
+            }
+            let write = ready[next]
+            next += 1
+            guard position[write] < 0 else { continue }
+            position[write] = order.count
+            order.append(write)
+            earliest[write] = slot(write, atLeast: earliest[write])
+            for (then, hard) in needed[write] where position[then] < 0 {
+                earliest[then] = max(earliest[then], earliest[write] + gap(write, then, hard: hard))
+                waiting[then] -= 1
+                if hard { waitingHard[then] -= 1 }
+                if waiting[then] == 0 { ready.append(then) }
+            }
+        }
+
+        // Changes as late as what needs them allows: after the last new rows, where nothing does.
+        let last = earliest.max() ?? 0
+        let end = last % 2 == 0 ? last : last + 1
+        var placed = earliest
+        for write in order.reversed() where !isInsert(write) {
+            var latest = end
+            for (then, hard) in needed[write] where position[then] > position[write] {
+                latest = min(latest, placed[then] - gap(write, then, hard: hard))
+            }
+            if latest % 2 != 0 { latest -= 1 }
+            placed[write] = max(earliest[write], latest)
+        }
+
+        var slots: [Int: [Int]] = [:]
+        for write in order { slots[placed[write], default: []].append(write) }
+        let changeSlots = slots.keys.filter { $0 % 2 == 0 }.count
+        return slots.keys.sorted().map { slot in
+            let members = slots[slot]!
+            if slot % 2 != 0 {
+                return .inserts(members.map { write in
+                    guard case .insert(let object) = writes[write] else { preconditionFailure("an odd slot holds new rows") }
+                    return object
+                })
+            }
+            var objects = Set<ObjectIdentifier>()
+            var pairs = Set<PairKey>()
+            var deletes: [DatabaseObject] = []
+            for write in members {
+                switch writes[write] {
+                case .update(let object): objects.insert(ObjectIdentifier(object))
+                case .delete(let object): deletes.append(object)
+                case .pair(let key, _, _): pairs.insert(key)
+                case .insert: break
+                }
+            }
+            guard changeSlots > 1 else { return .changes(objects: nil, pairs: nil, deletes: deletes) }
+            return .changes(objects: objects, pairs: pairs, deletes: deletes)
+        }
+    }
+
+    /// The error of writes that wait for each other's keys: new rows that refer to each
+    /// other by pending keys, or a change and the new rows it needs and that need it.
+    private func cycle(_ write: Write) -> RelateError {
+        let object = write.object
+        return RelateError(
+            kind: .invalidWrite,
+            message: "new \(object.entity.name) objects, or the changes they need, refer to each other in a cycle: "
+                + "save one of them first, then set its foreign key",
+            entity: object.entity.name, detail: "\(object)")
+    }
+
+    /// A key's values in a row of an entity: what a new row may take that another held.
+    /// Its columns in ascending order, so that a foreign key naming them in another order
+    /// finds the same key.
+    struct KeyValues: Hashable {
+        let entity: Int
+        let columns: [Int]
+        let values: ObjectKey
+
+        /// `values` at `columns` of a row of `entity`; `nil` with a NULL or a pending key
+        /// among them (a key with NULL takes nothing another row holds).
+        init?(entity: Int, columns: [Int], values: [StoredValue]) {
+            guard !values.contains(where: { $0.isNull || $0.isPendingKey }) else { return nil }
+            var columns = columns
+            var values = values
+            if columns.count > 1, columns != columns.sorted() {
+                let order = columns.indices.sorted { columns[$0] < columns[$1] }
+                (columns, values) = (order.map { columns[$0] }, order.map { values[$0] })
+            }
+            guard let key = ObjectKey(values) else { return nil }
+            (self.entity, self.columns, self.values) = (entity, columns, key)
+        }
+
+        /// `object`'s values at `columns` (or `values` given for them).
+        init?(_ object: DatabaseObject, _ columns: [Int], values: [StoredValue]? = nil) {
+            self.init(entity: object.entityIndex, columns: columns, values: values ?? columns.map { object.values[$0] })
+        }
+    }
+}
