@@ -56,6 +56,16 @@ extension DatabaseContext {
 
     /// The round trips of a save, in order.
     func saveSteps(_ summary: PendingSummary) throws -> [SaveStep] {
+        /// Whether an update changed a column of a key or a foreign key: only such an update
+        /// needs, or is needed by, another write.
+        func ordersSave(_ update: (object: DatabaseObject, originals: SmallArray<(column: Int, value: StoredValue)>)) -> Bool {
+            let layout = update.object.table.layout
+            return !update.object.isDeleted && update.originals.contains { layout.ordersSave[$0.column] }
+        }
+        // Most saves: changed values, no new or deleted row.
+        if summary.inserted.isEmpty, summary.deletedExplicitly.isEmpty, summary.pairOrder.isEmpty, !summary.updates.contains(where: ordersSave) {
+            return [.changes(objects: nil, pairs: nil, deletes: [])]
+        }
         var writes: [Write] = []
         var insertOf: [ObjectIdentifier: Int] = [:]
         var changeOf: [ObjectIdentifier: Int] = [:]
@@ -111,7 +121,7 @@ extension DatabaseContext {
             switch kind {
             case .update(let object):
                 let originals = summary.originals(of: object)
-                guard !originals.isEmpty else { continue }
+                guard originals.contains(where: { object.table.layout.ordersSave[$0.column] }) else { continue }
                 for columns in object.table.layout.uniqueColumns where columns.contains(where: { column in originals.contains { $0.column == column } }) {
                     let before = KeyValues(object, columns, values: summary.held(object, at: columns))
                     let after = KeyValues(object, columns)
@@ -168,7 +178,7 @@ extension DatabaseContext {
                 }
             case .update(let object):
                 let originals = summary.originals(of: object)
-                guard !originals.isEmpty else { continue }
+                guard originals.contains(where: { object.table.layout.ordersSave[$0.column] }) else { continue }
                 func isChanged(_ column: Int) -> Bool {
                     originals.contains { $0.column == column && !object.values[column].isSame(as: $0.value) }
                 }

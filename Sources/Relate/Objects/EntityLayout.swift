@@ -106,6 +106,9 @@ final class EntityLayout: Sendable {
     /// sets, nor a timestamp, which the server rounds to microseconds). See
     /// ``storesAsSent(_:_:)``.
     let storesAsSent: [Bool]
+    /// By attribute index, whether a change of the column may order a save's writes: it is
+    /// in a unique key, or in a foreign key (``DatabaseContext/saveSteps(_:)``).
+    let ordersSave: [Bool]
 
     /// `entityIndex` finds an entity of the model by schema and table.
     init(
@@ -162,6 +165,10 @@ final class EntityLayout: Sendable {
         foreignKeys = entity.relationships.indices.compactMap { index in
             entity.relationships[index].foreignKeyIn == .from ? (index, fromColumns[index]) : nil
         }
+        var ordersSave = [Bool](repeating: false, count: entity.attributes.count)
+        for column in uniqueColumns.joined() { ordersSave[column] = true }
+        for (_, columns) in foreignKeys { for column in columns { ordersSave[column] = true } }
+        self.ordersSave = ordersSave
         var targets: [Int] = []
         var targetColumns: [[Int]] = []
         var inverses: [RelationshipAddress] = []
