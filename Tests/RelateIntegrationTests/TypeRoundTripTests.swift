@@ -59,6 +59,32 @@ import Testing
         #expect(try row.decode(Decimal.self, at: 1).isNaN)
     }
 
+    /// `numeric` read from its digits (`Decimal.exact`) is what Foundation's parse of its
+    /// text gives, in both forms: the same value and the same description, for every scale,
+    /// trailing zeros, and the 64-bit and exponent limits where the full path takes over.
+    @Test(arguments: formats)
+    func numericReadFromItsDigits(format: PostgresFormat) throws {
+        let connection = try TestDatabase.connect()
+        let result = try connection.query(
+            """
+            SELECT v, v::text FROM (
+                SELECT (CASE WHEN g % 3 = 0 THEN -1 ELSE 1 END) * ((g::int8 * 2654435761) % (10::int8 ^ (g % 18 + 1))::int8)::numeric
+                    * 10::numeric ^ (g % 23 - 12) AS v
+                FROM generate_series(1, 3000) g
+                UNION ALL
+                SELECT unnest('{0, 0.000, -0.5, 1500, 1.500, 18446744073709551615, 18446744073709551616, -9999999999999999999,
+                    99999999999999999999, 0.0000000000000000001, 123456789012345678901234567890.5, 1e100, 1e-100, 1e127, 1e-128}'::numeric[])
+            ) s
+            """, format: format)
+        #expect(result.count == 3015)
+        for row in result {
+            let text = try row.decode(String.self, at: 1)
+            let parsed = try #require(Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")))
+            let value = try row.decode(Decimal.self, at: 0)
+            #expect(value == parsed && value.description == parsed.description, "\(text): \(value)")
+        }
+    }
+
     @Test(arguments: formats)
     func textTypes(format: PostgresFormat) throws {
         for type in ["text", "varchar", "varchar(40)", "name"] {

@@ -128,7 +128,12 @@ enum StoredValue: Sendable {
     /// column's type, so that each cell is one switch and one typed decode.
     struct Reader {
         enum Kind {
-            case integer, double, float, bool, string, date, uuid, data, decimal, dynamic
+            case integer, double, float, bool, string, date, uuid, data, decimal
+            /// A type without a mapping, read in its text form (a `String`) or binary (`Data`).
+            case dynamic
+            /// A value of none of the cases above (an array, JSON, a time, an interval, an
+            /// address, a range): boxed as read, without asking whether it is one of them.
+            case boxed
             /// A composite column's record (`array`: an array of them), in binary.
             case record(array: Bool)
         }
@@ -157,7 +162,8 @@ enum StoredValue: Sendable {
             case .uuid: kind = .uuid
             case .data: kind = .data
             case .decimal: kind = .decimal
-            case .array, .textForm, .json, .time, .interval, .inet, .macAddress, .range, .multirange: kind = .dynamic
+            case .textForm: kind = .dynamic
+            case .array, .json, .time, .interval, .inet, .macAddress, .range, .multirange: kind = .boxed
             }
             switch (kind, column.format, column.type) {
             case (.integer, .binary, .int2): direct = .int2
@@ -243,8 +249,11 @@ enum StoredValue: Sendable {
                 case .data: return .data(try Data.decode(from: bytes, type: type, format: format))
                 case .decimal: return .decimal(try Decimal.decode(from: bytes, type: type, format: format))
                 case .dynamic: return StoredValue(try PostgresValue.decode(from: bytes, type: type, format: format))
-                case .record(array: false): return StoredValue(try PostgresRecord.decodeRecord(bytes, type: type))
-                case .record(array: true): return StoredValue(try PostgresRecord.decodeArray(bytes, type: type))
+                // Each of these decodes to a type of its own, never a case of its own: a cast
+                // to each case first cost a failed dynamic cast apiece, 8 % of a fetch of such columns.
+                case .boxed: return .other(Boxed(try PostgresValue.decode(from: bytes, type: type, format: format)))
+                case .record(array: false): return .other(Boxed(try PostgresRecord.decodeRecord(bytes, type: type)))
+                case .record(array: true): return .other(Boxed(try PostgresRecord.decodeArray(bytes, type: type)))
                 }
             } catch {
                 // The row's own reading of the cell fails the same way, with an error that

