@@ -12,6 +12,29 @@ import Testing
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// A JSON number read from its digits is what Foundation's parse of its text gives: the
+    /// same value and description, with and without an exponent, past 64 bits and at zero.
+    @Test func jsonNumbersReadAsTheirText() throws {
+        var texts = ["0", "-0", "0.0", "-0.000", "1e3", "1.5E-2", "12.500", "-7", "18446744073709551615", "18446744073709551616",
+                     "123456789012345678901234567890.5", "0.0000000000000000000000001", "100", "-100.00100"]
+        var seed: UInt64 = 42
+        for _ in 0..<2000 {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            let digits = String(seed >> 20)
+            let scale = Int(seed % 12)
+            let text = scale == 0 ? digits : scale < digits.count ? digits.prefix(digits.count - scale) + "." + digits.suffix(scale) : "0." + digits
+            texts.append((seed % 3 == 0 ? "-" : "") + text)
+        }
+        let array = try JSONValue(json: Array("[\(texts.joined(separator: ","))]".utf8))
+        guard case .array(let numbers) = array else { Issue.record("not an array: \(array)"); return }
+        #expect(numbers.count == texts.count)
+        for (text, number) in zip(texts, numbers) {
+            let parsed = try #require(Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")))
+            guard case .number(let value) = number else { Issue.record("\(text) read as \(number)"); continue }
+            #expect(value == parsed && value.description == parsed.description, "\(text): \(value)")
+        }
+    }
+
     /// A text array's literal, for statements that take one as text: quoted, escaped.
     @Test func textArrayLiteralsAreQuoted() throws {
         func literal<Element>(_ array: [Element]) throws -> String where Element: PostgresArrayMember {

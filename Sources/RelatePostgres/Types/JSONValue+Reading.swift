@@ -64,6 +64,8 @@ extension JSONValue {
         default:
             guard let text = scanner.number() else { return nil }
             try checkHeldExactly(number: text)
+            // Most numbers are plain (no exponent) and short: built from their digits.
+            if let plain = Decimal.exact(text: text) { return .number(plain) }
             return Decimal(string: String(decoding: text, as: UTF8.self), locale: numberLocale).map(JSONValue.number)
         }
     }
