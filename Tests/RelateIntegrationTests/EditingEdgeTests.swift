@@ -230,6 +230,25 @@ import Testing
         }
     }
 
+    /// A save inside a transaction that rolls back gives back the sets loaded while the
+    /// writes were pending, with the writes: an undo after it loads them again.
+    @Test func aSetLoadedWhilePendingFollowsAnUndoAfterASaveRolledBack() throws {
+        try Self.with(WriteEdgeTests.mail) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let email = try #require(try context.object("email", primaryKey: 1))
+            let grace = try #require(try context.object("person", primaryKey: 2))
+            try email.setValue(grace, forKey: "person")
+            let graces = try grace.objects(forKey: "email")
+            #expect(graces.contains(email))
+            struct Boom: Error {}
+            #expect(throws: Boom.self) { try context.transaction { try context.save(); throw Boom() } }
+            try context.undo()
+            #expect(!graces.contains(email))
+            #expect(try fixture.disagreements() == [])
+        }
+    }
+
     /// A `timestamptz` of the year 4000 with microseconds: a `Date` cannot hold it exactly,
     /// so the value held before, sent back, is not the row's, and the save is a conflict
     /// (a limit of `Date`). Its message says so, where it named no column ("changed  of").

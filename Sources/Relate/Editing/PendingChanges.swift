@@ -76,9 +76,11 @@ final class PendingChanges {
 
     /// Every list at once: what a save clears, and puts back should the transaction it ran
     /// in roll back.
-    var saveState: ([Effect], [JournalEntry], [DatabaseObject], [Ends], [[Effect]], [DatabaseObject]) {
-        get { (effects, journal, touched, steps, undone, computedBySave) }
-        set { (effects, journal, touched, steps, undone, computedBySave) = newValue }
+    var saveState: (
+        [Effect], [JournalEntry], [DatabaseObject], [Ends], [[Effect]], [DatabaseObject], [RelationshipAddress: [ObjectIdentifier: DatabaseObject]]
+    ) {
+        get { (effects, journal, touched, steps, undone, computedBySave, loadsSeeingPending) }
+        set { (effects, journal, touched, steps, undone, computedBySave, loadsSeeingPending) = newValue }
     }
 
     /// Forgets every step (after a save, or a roll-back that undid them).
