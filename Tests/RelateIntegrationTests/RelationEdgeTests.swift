@@ -231,4 +231,37 @@ import Testing
             #expect(try Self.names(connection, "SELECT label FROM \"\(fixture.schema)_archive\".old_items") == ["archived"])
         }
     }
+
+    /// An insert through a view whose `INSTEAD OF` trigger returns the row without its key
+    /// (`RETURN NEW` before the table gave one) is refused, naming the view and what to
+    /// change, and nothing is written: the object could never be found again by its key.
+    @Test func anInsertThroughATriggerThatReturnsNoKeyIsRefused() throws {
+        try Self.with(
+            """
+            CREATE TABLE note (id serial PRIMARY KEY, body text);
+            CREATE VIEW note_v AS SELECT id, body FROM note;
+            CREATE FUNCTION note_v_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN INSERT INTO note (body) VALUES (NEW.body); RETURN NEW; END $$;
+            CREATE TRIGGER note_v_insert INSTEAD OF INSERT ON note_v FOR EACH ROW EXECUTE FUNCTION note_v_insert();
+            """,
+            overrides: [.primaryKey(of: "note_v", columns: ["id"])]
+        ) { fixture, connection in
+            let context = fixture.context
+            let refused = try #require(throws: RelateError.self) { try context.insert("note_v", values: ["body": "lost"]) }
+            #expect(refused.kind == .invalidWrite && refused.entity == "note_v", "\(refused)")
+            #expect(refused.message.contains("without its key"), "\(refused.message)")
+            #expect(try Self.names(connection, "SELECT body FROM \"\(fixture.schema)\".note") == [])
+            #expect(try context.fetch("note_v").isEmpty)
+            let many = try #require(throws: RelateError.self) { try context.insert("note_v", rows: [["body": "a"], ["body": "b"]]) }
+            #expect(many.kind == .invalidWrite && many.message.contains("without its key"), "\(many)")
+            #expect(try Self.names(connection, "SELECT body FROM \"\(fixture.schema)\".note") == [])
+
+            context.autocommits = false
+            _ = try context.insert("note_v", values: ["body": "pending"])
+            let pending = try #require(throws: RelateError.self) { try context.save() }
+            #expect(pending.kind == .invalidWrite && pending.entity == "note_v", "\(pending)")
+            #expect(context.hasChanges)
+            #expect(try Self.names(connection, "SELECT body FROM \"\(fixture.schema)\".note") == [])
+        }
+    }
 }

@@ -117,6 +117,11 @@ public struct Catalog: Sendable, Codable, Hashable {
             case table, partitionedTable = "partitioned-table", view, materializedView = "materialized-view"
             /// A foreign table (a foreign data wrapper's table).
             case foreignTable = "foreign-table"
+
+            /// Whether every row the relation returns holds its primary key: a table's
+            /// (partitioned or not) does, where a view's key is an override or inferred, and a
+            /// row an `INSTEAD OF` trigger returns may lack it.
+            var keysEveryRow: Bool { self == .table || self == .partitionedTable }
         }
 
         /// Every unique key: the primary key first, then the others.

@@ -115,6 +115,7 @@ extension DatabaseContext {
         }
         let results = try sendSaving(statements, for: objects)
         for (object, result) in zip(objects, results) {
+            if !object.entity.kind.keysEveryRow { _ = try requireKeys([result], count: 1, of: object.table) }
             guard let row = result.first else { throw RelateError.noRowReturned(object.table) }
             graph.saved(object, as: try graph.storedValues(of: row, entity: object.entityIndex))
         }

@@ -31,13 +31,34 @@ extension DatabaseContext {
         try require(.insert, on: table)
         if try writesPending() { return try pendInsert(entity, values: values) }
         let (columns, parameters) = try columnValues(values, of: entity, for: "insert first, then set it")
-        let result = try send(Statements.insert(into: table.layout, columns: columns, values: parameters), entity: entity)
+        let statement = Statements.insert(into: table.layout, columns: columns, values: parameters)
+        // A table's key is never NULL; a view's or a foreign table's may come back so, and
+        // then the insert is rolled back.
+        let result = try table.entity.kind.keysEveryRow
+            ? send(statement, entity: entity)
+            : inDatabaseTransaction { try requireKeys([try send(statement, entity: entity)], count: 1, of: table)[0] }
         guard let row = result.first else { throw RelateError.noRowReturned(table) }
         // The row as stored, registered as it was read; then the insert's effect, as a
         // pending insert's: inverses, watchers.
         let object = try graph.materialize(entity: entity, row: row)
         graph.apply(.insert(object, columns: columns))
         return object
+    }
+
+    /// `results`, an insert's of `count` rows, when they returned that many rows and each
+    /// holds its key; otherwise throws (``RelateError/noRowReturned(_:)``,
+    /// ``RelateError/insertedWithoutKey(_:)``). For a relation that may return a row without
+    /// its key (``Catalog/Table/Kind/keysEveryRow``), in the insert's transaction.
+    func requireKeys(_ results: [PostgresResult], count: Int, of table: EntityTable) throws -> [PostgresResult] {
+        guard results.reduce(0, { $0 + $1.count }) == count else { throw RelateError.noRowReturned(table) }
+        for result in results {
+            for row in 0..<result.count {
+                for column in table.primaryKey where try read(entity: table.layout.index, { try result.cell(row: row, column: column) }) == nil {
+                    throw RelateError.insertedWithoutKey(table)
+                }
+            }
+        }
+        return results
     }
 
     /// Deletes the object's row; the foreign keys' `ON DELETE` rules apply in memory as

@@ -51,6 +51,18 @@ extension RelateError {
             entity: table.entity.name)
     }
 
+    /// An insert whose row came back without its key: an `INSTEAD OF` trigger (or a rule)
+    /// returned the row as given, before the table gave it one. Its object could never be
+    /// found again by its key, so the insert is refused and rolled back.
+    static func insertedWithoutKey(_ table: EntityTable) -> RelateError {
+        RelateError(
+            kind: .invalidWrite,
+            message: "the insert into \"\(table.entity.name)\" came back without its key (an INSTEAD OF trigger or a rule returned "
+                + "the row before the table gave it one), so it was rolled back: have the trigger return the row as stored "
+                + "(INSERT … RETURNING * INTO NEW)",
+            entity: table.entity.name)
+    }
+
     /// A delete that a `RESTRICT` / `NO ACTION` foreign key refused, naming the constraint and
     /// the table that still refers to the row; `nil` for any other error.
     static func deleteDenied(_ error: RelateError, entity: String, detail: String) -> RelateError? {
