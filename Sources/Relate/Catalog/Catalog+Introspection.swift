@@ -130,11 +130,16 @@ extension Catalog {
         for row in results[2] {
             let oid = try row.decode(Int.self, at: 0)
             let columns = try row.decode([String].self, at: 3)
-            if try row.decode(Bool.self, at: 2) {
+            var key = UniqueKey(name: try row.decode(String.self, at: 1), columns: columns, isConstraint: try row.decode(Bool.self, at: 4))
+            if try row.decode(Bool.self, at: 6) { key.nullsNotDistinct = true }
+            if try row.decode(Bool.self, at: 5) {
+                // A partial index is no key: only the order of a save's writes heeds it.
+                relations[oid]?.table.partialUniqueKeys?.append(key)
+                if relations[oid]?.table.partialUniqueKeys == nil { relations[oid]?.table.partialUniqueKeys = [key] }
+            } else if try row.decode(Bool.self, at: 2) {
                 relations[oid]?.table.primaryKey = columns
             } else {
-                relations[oid]?.table.uniqueKeys.append(
-                    UniqueKey(name: try row.decode(String.self, at: 1), columns: columns, isConstraint: try row.decode(Bool.self, at: 4)))
+                relations[oid]?.table.uniqueKeys.append(key)
             }
         }
 
@@ -377,14 +382,16 @@ extension Catalog {
                 JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
                 WHERE k.position <= x.indnkeyatts
                 ORDER BY k.position),
-          con.oid IS NOT NULL
+          con.oid IS NOT NULL, x.indpred IS NOT NULL,
+          -- NULLS NOT DISTINCT is PostgreSQL 15's: an older server's pg_index has no such column.
+          coalesce((to_jsonb(x) ->> 'indnullsnotdistinct')::bool, false)
         FROM pg_index x
         JOIN \(included) ON i.oid = x.indrelid
         JOIN pg_class ic ON ic.oid = x.indexrelid
         LEFT JOIN pg_constraint con ON con.conindid = x.indexrelid AND con.conrelid = x.indrelid AND con.contype IN ('p', 'u')
         -- Valid only: a unique index whose CREATE INDEX CONCURRENTLY failed stays, and
         -- enforces nothing (rows may share its key).
-        WHERE x.indisunique AND x.indisvalid AND x.indpred IS NULL AND x.indexprs IS NULL
+        WHERE x.indisunique AND x.indisvalid AND x.indexprs IS NULL
         ORDER BY x.indrelid, x.indisprimary DESC, 2
         """
 

@@ -63,6 +63,10 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// which the server refuses with one (`cannot perform UPDATE RETURNING`), as every
         /// insert and update of Relate's reads its row back; `nil` when not read.
         public var writesWithoutReturning: WriteOperations? = nil
+        /// Its partial unique indexes (`CREATE UNIQUE INDEX … WHERE …`), on columns: no key,
+        /// as a row outside the predicate may share their values, but `save()` orders a
+        /// delete that frees their values before the insert that takes them; `nil` when not read.
+        public var partialUniqueKeys: [UniqueKey]? = nil
         /// For a view or materialized view: where its rows and columns come from, as the
         /// server parsed its query; `nil` for a table, or when it could not be read.
         public var viewSource: ViewSource? = nil
@@ -268,6 +272,9 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// with `CREATE UNIQUE INDEX`. A table without a primary key takes a constraint
         /// before an index as its key (see <doc:Relationships>).
         public var isConstraint: Bool
+        /// Whether the key counts NULLs as equal (`UNIQUE NULLS NOT DISTINCT`, PostgreSQL 15):
+        /// two rows may not both hold NULL in it; `nil` when not read (a NULL taken by no other).
+        public var nullsNotDistinct: Bool? = nil
 
         /// Creates a unique key by hand.
         ///

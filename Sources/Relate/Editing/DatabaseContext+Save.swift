@@ -173,6 +173,28 @@ extension DatabaseContext {
             }
             run = nil
         }
+        /// The batches so far, each one statement (or one a row where a column's values
+        /// cannot go as an array).
+        func addBatches() {
+            endRun()
+            for shape in batchOrder {
+                let updates = batches[shape]!
+                let layout = graph.tables[shape.entity].layout
+                if updates.count > 1, let arrays = Update.arrays(updates, of: layout) {
+                    // columnArray took only values of each column type's own kind.
+                    let returning = !shape.columns.allSatisfy { layout.storesAsSent[$0] }
+                    let statement = Statements.savedUpdates(
+                        layout, setting: shape.columns, keys: arrays.keys, values: arrays.values, held: arrays.held, returning: returning)
+                    add(statement, .updates(entity: shape.entity, updates, counted: returning ? nil : arrays), for: updates[0].object)
+                } else {
+                    for update in updates {
+                        let returning = update.returns
+                        add(update.statement(returning: returning), .update(entity: shape.entity, update, returning: returning), for: update.object)
+                    }
+                }
+            }
+            (batches, batchOrder) = ([:], [])
+        }
         for (object, originals) in updated where !object.isDeleted && isSaved(object) {
             let id = ObjectIdentifier(object)
             let layout = object.table.layout
@@ -182,6 +204,8 @@ extension DatabaseContext {
             let key = Update.heldKey(of: object, changed: changed)
             let update = Update(object: object, changed: changed, key: key)
             if !summary.releasing.isEmpty, let columns = summary.releasing[id] {
+                // After the holders memory knows let go (batched so far: they come first).
+                addBatches()
                 let statement = Statements.nullify(
                     layout, columns: columns, matching: columns.map { object.values[$0].parameter }, exceptKey: Array(key))
                 add(statement, .rowsOf(object.entityIndex), for: object)
@@ -200,23 +224,7 @@ extension DatabaseContext {
             let returning = update.returns
             add(update.statement(returning: returning), .update(entity: object.entityIndex, update, returning: returning), for: object)
         }
-        endRun()
-        for shape in batchOrder {
-            let updates = batches[shape]!
-            let layout = graph.tables[shape.entity].layout
-            if updates.count > 1, let arrays = Update.arrays(updates, of: layout) {
-                // columnArray took only values of each column type's own kind.
-                let returning = !shape.columns.allSatisfy { layout.storesAsSent[$0] }
-                let statement = Statements.savedUpdates(
-                    layout, setting: shape.columns, keys: arrays.keys, values: arrays.values, held: arrays.held, returning: returning)
-                add(statement, .updates(entity: shape.entity, updates, counted: returning ? nil : arrays), for: updates[0].object)
-            } else {
-                for update in updates {
-                    let returning = update.returns
-                    add(update.statement(returning: returning), .update(entity: shape.entity, update, returning: returning), for: update.object)
-                }
-            }
-        }
+        addBatches()
 
         // Pairs: those that leave first (a delete below may need them gone), then those that join.
         let pairs = summary.pairOrder.compactMap { key in savedPairs?.contains(key) ?? true ? summary.pairs[key] : nil }

@@ -81,9 +81,65 @@ extension DatabaseContext {
             if case .insert(let object, _) = effect { return ObjectIdentifier(object) }
             return nil
         })
-        for object in summary.deletedExplicitly where !insertedOnce.contains(ObjectIdentifier(object)) && changeOf[ObjectIdentifier(object)] == nil {
-            changeOf[ObjectIdentifier(object)] = writes.count
+        /// The registered object `object`'s foreign key `index` names with `values`.
+        func target(_ object: DatabaseObject, _ index: Int, _ values: [StoredValue]) -> DatabaseObject? {
+            guard !values.contains(where: \.isNull) else { return nil }
+            return graph.registered(
+                entity: graph.target(of: object.entityIndex, index), indexes: graph.targetColumns(of: object.entityIndex, index), values: values)
+        }
+        /// The key of the row `object`'s foreign key `index` names with `values`.
+        func referenced(_ object: DatabaseObject, _ index: Int, _ values: [StoredValue]) -> KeyValues? {
+            KeyValues(entity: graph.target(of: object.entityIndex, index), columns: graph.targetColumns(of: object.entityIndex, index), values: values)
+        }
+
+        // The deletes: by the key values their rows held, and hold in memory (a row that
+        // referred to one is found by either: a new row may hold the first now, and a key
+        // change that cascaded in memory is not sent when its row is deleted), and by object.
+        // A row a cascade deletes counts as deleted by the delete the cascade follows.
+        var deleted: [KeyValues: Int] = [:]
+        var deleteWriteOf: [ObjectIdentifier: Int] = [:]
+        func noteDeleted(_ object: DatabaseObject, by write: Int) {
+            deleteWriteOf[ObjectIdentifier(object)] = write
+            for columns in object.table.layout.uniqueColumns {
+                for key in [KeyValues(object, columns, values: summary.held(object, at: columns)), KeyValues(object, columns)] {
+                    if let key { deleted[key] = write }
+                }
+            }
+        }
+        func addDelete(_ object: DatabaseObject) -> Int {
+            let write = writes.count
+            changeOf[ObjectIdentifier(object)] = write
             writes.append(.delete(object))
+            noteDeleted(object, by: write)
+            return write
+        }
+        for object in summary.deletedExplicitly where !insertedOnce.contains(ObjectIdentifier(object)) && changeOf[ObjectIdentifier(object)] == nil {
+            _ = addDelete(object)
+        }
+        /// The delete the database's cascade follows to `object`'s row, which memory deleted
+        /// by a rule: by the keys its row refers to. One that reaches no delete sent (the
+        /// row moved, in memory, to a new row deleted since) is deleted by a write of its own.
+        var cascading = Set<ObjectIdentifier>()
+        func cascadeRoot(_ object: DatabaseObject) -> Int {
+            if let write = deleteWriteOf[ObjectIdentifier(object)] { return write }
+            cascading.insert(ObjectIdentifier(object))
+            var root: Int?
+            for (index, columns) in object.table.foreignKeys where root == nil {
+                let values = summary.held(object, at: columns)
+                if let key = referenced(object, index, values), let write = deleted[key] {
+                    root = write
+                } else if let parent = target(object, index, values), parent.isDeleted, !insertedOnce.contains(ObjectIdentifier(parent)),
+                    !cascading.contains(ObjectIdentifier(parent))
+                {
+                    root = cascadeRoot(parent)
+                }
+            }
+            guard let root else { return addDelete(object) }
+            noteDeleted(object, by: root)
+            return root
+        }
+        for object in summary.deleted where changeOf[ObjectIdentifier(object)] == nil && !insertedOnce.contains(ObjectIdentifier(object)) {
+            _ = cascadeRoot(object)
         }
         for key in summary.pairOrder {
             guard let pair = summary.pairs[key], pair.times != 0 else { continue }
@@ -98,66 +154,42 @@ extension DatabaseContext {
             needed[first].append((then, hard))
             needs += 1
         }
-        /// The registered object `object`'s foreign key `index` names with `values`.
-        func target(_ object: DatabaseObject, _ index: Int, _ values: [StoredValue]) -> DatabaseObject? {
-            guard !values.contains(where: \.isNull) else { return nil }
-            return graph.registered(
-                entity: graph.target(of: object.entityIndex, index), indexes: graph.targetColumns(of: object.entityIndex, index), values: values)
-        }
 
-        // The key values the changes free (a row's before an update, or deleted) and give,
-        // and the deletes by the key values their rows held (a new row may hold them now,
-        // in memory: a row that referred to one is found by these).
+        // The key values the changes free (a row's before an update, or deleted, by a
+        // cascade too) and give.
         var freed: [KeyValues: Int] = [:]
         var given: [KeyValues: Int] = [:]
-        var deleted: [KeyValues: Int] = [:]
+        for (write, kind) in writes.enumerated() {
+            guard case .update(let object) = kind else { continue }
+            let originals = summary.originals(of: object)
+            guard originals.contains(where: { object.table.layout.ordersSave[$0.column] }) else { continue }
+            func isChanged(_ column: Int) -> Bool { originals.contains { $0.column == column } }
+            for (columns, nulls) in object.table.layout.heldOnce where columns.contains(where: isChanged) {
+                let before = KeyValues(object, columns, values: summary.held(object, at: columns), nullsNotDistinct: nulls)
+                if let before, before != KeyValues(object, columns, nullsNotDistinct: nulls) { freed[before] = write }
+            }
+            for columns in object.table.layout.uniqueColumns where columns.contains(where: isChanged) {
+                let after = KeyValues(object, columns)
+                if let after, after != KeyValues(object, columns, values: summary.held(object, at: columns)) { given[after] = write }
+            }
+        }
+        for object in summary.deleted {
+            guard let write = deleteWriteOf[ObjectIdentifier(object)] else { continue }
+            for (columns, nulls) in object.table.layout.heldOnce {
+                if let before = KeyValues(object, columns, values: summary.held(object, at: columns), nullsNotDistinct: nulls), freed[before] == nil {
+                    freed[before] = write
+                }
+            }
+        }
         /// The delete of the row `object`'s foreign key `index` named with `values`.
         func deleteOf(_ object: DatabaseObject, _ index: Int, _ values: [StoredValue]) -> Int? {
             guard !deleted.isEmpty else { return nil }
-            return KeyValues(entity: graph.target(of: object.entityIndex, index), columns: graph.targetColumns(of: object.entityIndex, index), values: values)
-                .flatMap { deleted[$0] }
+            return referenced(object, index, values).flatMap { deleted[$0] }
         }
-        for (write, kind) in writes.enumerated() {
-            switch kind {
-            case .update(let object):
-                let originals = summary.originals(of: object)
-                guard originals.contains(where: { object.table.layout.ordersSave[$0.column] }) else { continue }
-                for columns in object.table.layout.uniqueColumns where columns.contains(where: { column in originals.contains { $0.column == column } }) {
-                    let before = KeyValues(object, columns, values: summary.held(object, at: columns))
-                    let after = KeyValues(object, columns)
-                    guard before != after else { continue }
-                    if let before { freed[before] = write }
-                    if let after { given[after] = write }
-                }
-            case .delete(let object):
-                for columns in object.table.layout.uniqueColumns {
-                    if let before = KeyValues(object, columns, values: summary.held(object, at: columns)) {
-                        freed[before] = write
-                        deleted[before] = write
-                    }
-                }
-            default:
-                continue
-            }
-        }
-        // A row a cascade deletes frees its values by the explicit delete the cascade follows.
-        func cascadeRoot(_ object: DatabaseObject, _ seen: inout Set<ObjectIdentifier>) -> Int? {
-            guard seen.insert(ObjectIdentifier(object)).inserted else { return nil }
-            for (index, columns) in object.table.foreignKeys {
-                let values = summary.held(object, at: columns)
-                if let write = deleteOf(object, index, values) { return write }
-                if let parent = target(object, index, values), parent.isDeleted, let write = cascadeRoot(parent, &seen) { return write }
-            }
-            return nil
-        }
-        if !summary.inserted.isEmpty {
-            for object in summary.deleted where changeOf[ObjectIdentifier(object)] == nil && !insertedOnce.contains(ObjectIdentifier(object)) {
-                var seen = Set<ObjectIdentifier>()
-                guard let root = cascadeRoot(object, &seen) else { continue }
-                for columns in object.table.layout.uniqueColumns {
-                    if let before = KeyValues(object, columns, values: summary.held(object, at: columns)), freed[before] == nil { freed[before] = root }
-                }
-            }
+        /// The update that changes the key `object`'s foreign key `index` names with `values`.
+        func keyChangeOf(_ object: DatabaseObject, _ index: Int, _ values: [StoredValue]) -> Int? {
+            guard !freed.isEmpty, let write = referenced(object, index, values).flatMap({ freed[$0] }), case .update = writes[write] else { return nil }
+            return write
         }
 
         for (write, kind) in writes.enumerated() {
@@ -173,8 +205,8 @@ extension DatabaseContext {
                     }
                 }
                 guard !freed.isEmpty else { continue }
-                for columns in object.table.layout.uniqueColumns {
-                    if let key = KeyValues(object, columns), let freer = freed[key] { need(freer, before: write) }
+                for (columns, nulls) in object.table.layout.heldOnce {
+                    if let key = KeyValues(object, columns, nullsNotDistinct: nulls), let freer = freed[key] { need(freer, before: write) }
                 }
             case .update(let object):
                 let originals = summary.originals(of: object)
@@ -193,29 +225,30 @@ extension DatabaseContext {
                             need(update, before: write)
                         }
                     }
-                    // Moved away from a row deleted: before that delete.
-                    if let delete = deleteOf(object, index, summary.held(object, at: columns)) {
-                        need(write, before: delete)
-                    }
+                    // Moved away from a row deleted, or whose key changes: before that.
+                    let held = summary.held(object, at: columns)
+                    if let delete = deleteOf(object, index, held) { need(write, before: delete) }
+                    if let keyChange = keyChangeOf(object, index, held) { need(write, before: keyChange) }
                 }
                 // Taking a value another change frees; a one-to-one's taking is ordered within
                 // its round trip (`PendingSummary.releasing`).
                 guard !freed.isEmpty, summary.releasing[ObjectIdentifier(object)] == nil else { continue }
-                for columns in object.table.layout.uniqueColumns where columns.contains(where: isChanged) {
-                    if let key = KeyValues(object, columns), let freer = freed[key] { need(freer, before: write) }
+                for (columns, nulls) in object.table.layout.heldOnce where columns.contains(where: isChanged) {
+                    if let key = KeyValues(object, columns, nullsNotDistinct: nulls), let freer = freed[key] { need(freer, before: write) }
                 }
             case .delete(let object):
+                // Before the row it refers to is deleted, or its key changes.
                 for (index, columns) in object.table.foreignKeys {
-                    if let delete = deleteOf(object, index, summary.held(object, at: columns)) {
-                        need(write, before: delete)
-                    }
+                    let held = summary.held(object, at: columns)
+                    if let delete = deleteOf(object, index, held) { need(write, before: delete) }
+                    if let keyChange = keyChangeOf(object, index, held) { need(write, before: keyChange) }
                 }
             case .pair(let key, _, let joining):
                 guard let pair = summary.pairs[key] else { continue }
                 for end in [pair.owner, pair.member] {
                     if joining, let insert = insertOf[ObjectIdentifier(end)] {
                         need(insert, before: write, hard: end.primaryKeyValues.contains(where: \.isPendingKey))
-                    } else if !joining, end.isDeleted, let delete = changeOf[ObjectIdentifier(end)], case .delete = writes[delete] {
+                    } else if !joining, end.isDeleted, let delete = deleteWriteOf[ObjectIdentifier(end)] {
                         need(write, before: delete)
                     }
                 }
@@ -260,9 +293,11 @@ extension DatabaseContext {
         // A topological order (Kahn's), each write as early as what it needs allows.
         var waiting = Array(repeating: 0, count: writes.count)
         var waitingHard = Array(repeating: 0, count: writes.count)
-        for list in needed {
+        var waitsFor: [[Int]] = Array(repeating: [], count: writes.count)
+        for (first, list) in needed.enumerated() {
             for (then, hard) in list {
                 waiting[then] += 1
+                waitsFor[then].append(first)
                 if hard { waitingHard[then] += 1 }
             }
         }
@@ -274,11 +309,12 @@ extension DatabaseContext {
         var next = 0
         while order.count < writes.count {
             if next == ready.count {
-                // A cycle: the first write left that waits for no key goes, the rest of what
-                // it waits for after it; writes that wait for each other's keys cannot be saved.
-                guard let write = (0..<writes.count).first(where: { position[$0] < 0 && waitingHard[$0] == 0 }) else {
-                    throw cycle(writes[(0..<writes.count).first { position[$0] < 0 }!])
-                }
+                // Writes that wait for each other in a cycle: one of the cycle goes first (a
+                // change rather than a new row), the rest of what it waits for after it.
+                // Writes that wait for each other's keys cannot be saved.
+                let cycle = try self.cycle(among: waitsFor, from: (0..<writes.count).first { position[$0] < 0 }!) { position[$0] < 0 }
+                guard let write = cycle.first(where: { !isInsert($0) && waitingHard[$0] == 0 }) ?? cycle.first(where: { waitingHard[$0] == 0 })
+                else { throw self.cycle(writes[cycle[0]]) }
                 ready.append(write)
             }
             let write = ready[next]
@@ -335,6 +371,23 @@ extension DatabaseContext {
         }
     }
 
+    /// A cycle of writes that wait for each other, reached from `start` by what each waits
+    /// for (`waitsFor`, those `isLeft` only): every write left waits for one left.
+    private func cycle(among waitsFor: [[Int]], from start: Int, isLeft: (Int) -> Bool) throws -> [Int] {
+        var path: [Int] = []
+        var onPath: [Int: Int] = [:]
+        var current = start
+        while onPath[current] == nil {
+            onPath[current] = path.count
+            path.append(current)
+            guard let earlier = waitsFor[current].first(where: isLeft) else {
+                throw RelateError(kind: .invalidWrite, message: "save() could not order its writes")
+            }
+            current = earlier
+        }
+        return Array(path[onPath[current]!...])
+    }
+
     /// The error of writes that wait for each other's keys: new rows that refer to each
     /// other by pending keys, or a change and the new rows it needs and that need it.
     private func cycle(_ write: Write) -> RelateError {
@@ -354,12 +407,14 @@ extension DatabaseContext {
         let columns: [Int]
         let values: ObjectKey
 
-        /// `values` at `columns` of a row of `entity`; `nil` with a NULL or a pending key
-        /// among them (a key with NULL takes nothing another row holds).
-        init?(entity: Int, columns: [Int], values: [StoredValue]) {
-            guard !values.contains(where: { $0.isNull || $0.isPendingKey }) else { return nil }
+        /// `values` at `columns` of a row of `entity`; `nil` with a pending key among them, or
+        /// a NULL (a key with NULL takes nothing another row holds), but where the key counts
+        /// NULLs as equal (`nullsNotDistinct`).
+        init?(entity: Int, columns: [Int], values: [StoredValue], nullsNotDistinct: Bool = false) {
+            guard !values.contains(where: { $0.isPendingKey || (!nullsNotDistinct && $0.isNull) }) else { return nil }
             var columns = columns
-            var values = values
+            // No text holds a NUL byte: it stands for NULL.
+            var values = nullsNotDistinct ? values.map { $0.isNull ? .string("\u{0}") : $0 } : values
             if columns.count > 1, columns != columns.sorted() {
                 let order = columns.indices.sorted { columns[$0] < columns[$1] }
                 (columns, values) = (order.map { columns[$0] }, order.map { values[$0] })
@@ -369,8 +424,9 @@ extension DatabaseContext {
         }
 
         /// `object`'s values at `columns` (or `values` given for them).
-        init?(_ object: DatabaseObject, _ columns: [Int], values: [StoredValue]? = nil) {
-            self.init(entity: object.entityIndex, columns: columns, values: values ?? columns.map { object.values[$0] })
+        init?(_ object: DatabaseObject, _ columns: [Int], values: [StoredValue]? = nil, nullsNotDistinct: Bool = false) {
+            self.init(
+                entity: object.entityIndex, columns: columns, values: values ?? columns.map { object.values[$0] }, nullsNotDistinct: nullsNotDistinct)
         }
     }
 }

@@ -68,6 +68,7 @@ extension DatabaseContext {
         }
         for object in summary.inserted { checkToOnes(object) }
         for (object, _) in summary.updates where !object.isDeleted { checkToOnes(object) }
+        let inserted = summary.deleted.isEmpty ? [] : Set(summary.inserted.map(ObjectIdentifier.init))
         for deleted in summary.deleted {
             // Under SET DEFAULT the database gives them their defaults, and where the action
             // varies (or the key is a child table's copy, not enforced) it decides: they are
@@ -78,6 +79,15 @@ extension DatabaseContext {
                 let values = deleted.table.fromColumns[index].map { deleted.values[$0] }
                 for dependant in graph.registeredObjects(entity: inverse.entity, indexes: graph.targetColumns(of: deleted.entityIndex, index), values: values)
                 where !dependant.isDeleted {
+                    // A new row refers to the new row that took the deleted one's key (the
+                    // save inserts it after the delete); a row the database holds still
+                    // refers to the deleted one when the delete is sent.
+                    if inserted.contains(ObjectIdentifier(dependant)),
+                        let target = toOneInMemory(dependant, inverse.relationship, dependant.table.fromColumns[inverse.relationship]),
+                        !target.isDeleted
+                    {
+                        continue
+                    }
                     problem(
                         dependant, dependant.entity.relationships[inverse.relationship].key,
                         "leads to a \(deleted.entity.name) deleted in memory (ON DELETE \(relationship.onDelete))")

@@ -42,6 +42,16 @@ public struct Entity: Sendable, Hashable {
     /// The writes a view's `DO INSTEAD` rule takes without `RETURNING` (see
     /// ``Catalog/Table/writesWithoutReturning``): an insert or update is refused before it is sent.
     let writesWithoutReturning: Catalog.WriteOperations
+    /// The columns of every unique index, partial ones too, with whether it counts NULLs as
+    /// equal: the values two rows cannot hold at once, which order a save's writes.
+    let valuesHeldOnce: [HeldOnce]
+
+    /// Columns no two rows hold the same values in (``valuesHeldOnce``).
+    struct HeldOnce: Sendable, Hashable {
+        let columns: [String]
+        let nullsNotDistinct: Bool
+    }
+
     /// Whether the database may store other than what an `UPDATE` sends
     /// (``Catalog/Table/rewritesUpdates``; not known counts as yes).
     let rewritesUpdates: Bool
@@ -77,6 +87,8 @@ public struct Entity: Sendable, Hashable {
         keySource = key?.source
         keyName = key?.name
         uniqueKeys = table.uniqueKeys.map(\.columns).filter { $0 != columns }
+        valuesHeldOnce = (table.primaryKey.isEmpty ? [] : [HeldOnce(columns: table.primaryKey, nullsNotDistinct: false)])
+            + (table.uniqueKeys + (table.partialUniqueKeys ?? [])).map { HeldOnce(columns: $0.columns, nullsNotDistinct: $0.nullsNotDistinct ?? false) }
         allowedWrites = table.allowedWrites ?? (table.kind == .materializedView ? [] : .all)
         writesWithoutReturning = table.writesWithoutReturning ?? []
         rewritesUpdates = table.rewritesUpdates ?? true

@@ -107,8 +107,12 @@ final class EntityLayout: Sendable {
     /// ``storesAsSent(_:_:)``.
     let storesAsSent: [Bool]
     /// By attribute index, whether a change of the column may order a save's writes: it is
-    /// in a unique key, or in a foreign key (``DatabaseContext/saveSteps(_:)``).
+    /// in a unique key or index, or in a foreign key (``DatabaseContext/saveSteps(_:)``).
     let ordersSave: [Bool]
+    /// The columns of each unique index, partial ones too, as attribute indexes, with whether
+    /// it counts NULLs as equal: the values a save frees before another row takes them
+    /// (``Entity/valuesHeldOnce``).
+    let heldOnce: [(columns: [Int], nullsNotDistinct: Bool)]
 
     /// `entityIndex` finds an entity of the model by schema and table.
     init(
@@ -165,8 +169,12 @@ final class EntityLayout: Sendable {
         foreignKeys = entity.relationships.indices.compactMap { index in
             entity.relationships[index].foreignKeyIn == .from ? (index, fromColumns[index]) : nil
         }
+        heldOnce = entity.valuesHeldOnce.map { key in
+            (key.columns.compactMap { column in entity.attributes.firstIndex { $0.name == column } }, key.nullsNotDistinct)
+        }
         var ordersSave = [Bool](repeating: false, count: entity.attributes.count)
         for column in uniqueColumns.joined() { ordersSave[column] = true }
+        for (columns, _) in heldOnce { for column in columns { ordersSave[column] = true } }
         for (_, columns) in foreignKeys { for column in columns { ordersSave[column] = true } }
         self.ordersSave = ordersSave
         var targets: [Int] = []
