@@ -296,6 +296,36 @@ import Testing
         }
     }
 
+    /// A row a cascade deletes refers to another row deleted: the delete that cascades goes
+    /// first (the other's delete would find the row still referring to it).
+    @Test func aRowACascadeDeletesLeavesWhatItRefersToFirst() throws {
+        try Self.with(
+            """
+            CREATE TABLE team (id int PRIMARY KEY);
+            CREATE TABLE owner (id int PRIMARY KEY);
+            CREATE TABLE card (id int PRIMARY KEY, team_id int CONSTRAINT crew REFERENCES team,
+                owner_id int CONSTRAINT owner REFERENCES owner ON DELETE CASCADE);
+            INSERT INTO team VALUES (1); INSERT INTO owner VALUES (1);
+            INSERT INTO card VALUES (10, 1, 1);
+            """
+        ) { fixture in
+            let context = fixture.context
+            context.autocommits = false
+            let card = try #require(try context.object("card", primaryKey: 10))
+            let owner = try #require(try context.object("owner", primaryKey: 1))
+            let team = try #require(try context.object("team", primaryKey: 1))
+            _ = try owner.objects(forKey: "card").count
+            // The team's cards not loaded: memory cannot tell the team is still referred to.
+            try context.delete(team)
+            try context.delete(owner)
+            #expect(card.isDeleted)
+            try context.save()
+            #expect(try fixture.disagreements() == [])
+            #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.card") == 0)
+            #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.team") == 0)
+        }
+    }
+
     // MARK: - Saves that failed before the order was planned
 
     @Test func compositeKeyDeletedAndTakenWithAForeignKeyInAnotherOrder() throws {

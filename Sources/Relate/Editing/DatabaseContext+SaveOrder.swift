@@ -130,7 +130,7 @@ extension DatabaseContext {
             if let write = deleteWriteOf[ObjectIdentifier(object)] { return write }
             cascading.insert(ObjectIdentifier(object))
             var root: Int?
-            for (index, columns) in object.table.foreignKeys where root == nil {
+            for (index, columns) in object.table.foreignKeys where root == nil && object.entity.relationships[index].onDelete == .cascade {
                 let values = summary.held(object, at: columns)
                 if let key = referenced(object, index, values), let write = deleted[key] {
                     root = write
@@ -258,6 +258,17 @@ extension DatabaseContext {
                         need(write, before: delete)
                     }
                 }
+            }
+        }
+
+        // A row a cascade deletes leaves what it refers to with the delete that cascades: that
+        // delete goes before the others' deletes, and before their keys change.
+        for object in summary.deleted {
+            guard let root = deleteWriteOf[ObjectIdentifier(object)], writes[root].object !== object else { continue }
+            for (index, columns) in object.table.foreignKeys {
+                let held = summary.held(object, at: columns)
+                if let delete = deleteOf(object, index, held) { need(root, before: delete) }
+                if let keyChange = keyChangeOf(object, index, held) { need(root, before: keyChange) }
             }
         }
 
