@@ -224,6 +224,27 @@ import Testing
         }
     }
 
+    /// A partial unique index is no key (a table without a primary key does not take it, and
+    /// no one-to-one comes of it) but is read for the order of a save's writes; a key that
+    /// counts NULLs as equal says so.
+    @Test func partialUniqueIndexesAndNullsNotDistinctAreRead() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript(
+                """
+                CREATE TABLE account (email text, active bool, seat text, room text, UNIQUE NULLS NOT DISTINCT (room, seat));
+                CREATE UNIQUE INDEX account_active_email ON account (email) WHERE active;
+                """)
+            let catalog = try Catalog.introspect(connection, schemas: [schema])
+            let account = try #require(catalog.tables.first { $0.name == "account" })
+            #expect(account.partialUniqueKeys?.map(\.columns) == [["email"]])
+            #expect(account.uniqueKeys.map(\.columns) == [["room", "seat"]])
+            #expect(account.uniqueKeys.first?.nullsNotDistinct == true)
+            #expect(account.partialUniqueKeys?.first?.nullsNotDistinct == nil)
+            let model = try Model(catalog: catalog)
+            #expect(try model.entity("account").primaryKey != ["email"])
+        }
+    }
+
     @Test func defaultSchemasAreTheSearchPath() throws {
         try TestDatabase.withSchema { connection, schema in
             try TestDatabase.loadExample("seed_person_email", into: connection, schema: schema)

@@ -134,8 +134,8 @@ extension Catalog {
             if try row.decode(Bool.self, at: 6) { key.nullsNotDistinct = true }
             if try row.decode(Bool.self, at: 5) {
                 // A partial index is no key: only the order of a save's writes heeds it.
-                relations[oid]?.table.partialUniqueKeys?.append(key)
-                if relations[oid]?.table.partialUniqueKeys == nil { relations[oid]?.table.partialUniqueKeys = [key] }
+                let keys = (relations[oid]?.table.partialUniqueKeys ?? []) + [key]
+                relations[oid]?.table.partialUniqueKeys = keys
             } else if try row.decode(Bool.self, at: 2) {
                 relations[oid]?.table.primaryKey = columns
             } else {
