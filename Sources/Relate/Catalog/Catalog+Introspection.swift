@@ -134,6 +134,7 @@ extension Catalog {
             if try row.decode(Bool.self, at: 6) { key.nullsNotDistinct = true }
             if try row.decode(Bool.self, at: 5) {
                 // A partial index is no key: only the order of a save's writes heeds it.
+                key.predicateColumns = (try row.decode([String]?.self, at: 7) ?? []).filter { !columns.contains($0) }
                 let keys = (relations[oid]?.table.partialUniqueKeys ?? []) + [key]
                 relations[oid]?.table.partialUniqueKeys = keys
             } else if try row.decode(Bool.self, at: 2) {
@@ -384,7 +385,14 @@ extension Catalog {
                 ORDER BY k.position),
           con.oid IS NOT NULL, x.indpred IS NOT NULL,
           -- NULLS NOT DISTINCT is PostgreSQL 15's: an older server's pg_index has no such column.
-          coalesce((to_jsonb(x) ->> 'indnullsnotdistinct')::bool, false)
+          coalesce((to_jsonb(x) ->> 'indnullsnotdistinct')::bool, false),
+          -- A partial index's columns as pg_depend records them: its key's and its predicate's.
+          CASE WHEN x.indpred IS NOT NULL THEN array(
+            SELECT a.attname::text FROM pg_depend d
+            JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = d.refobjsubid
+            WHERE d.classid = 'pg_class'::regclass AND d.objid = x.indexrelid AND d.refclassid = 'pg_class'::regclass
+              AND d.refobjid = x.indrelid AND d.refobjsubid > 0
+            ORDER BY a.attnum) END
         FROM pg_index x
         JOIN \(included) ON i.oid = x.indrelid
         JOIN pg_class ic ON ic.oid = x.indexrelid

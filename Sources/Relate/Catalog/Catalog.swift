@@ -275,6 +275,9 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// Whether the key counts NULLs as equal (`UNIQUE NULLS NOT DISTINCT`, PostgreSQL 15):
         /// two rows may not both hold NULL in it; `nil` when not read (a NULL taken by no other).
         public var nullsNotDistinct: Bool? = nil
+        /// For a partial index: the columns its predicate reads (a row whose change of them
+        /// may take it into the index, or out of it); `nil` for a key, or when not read.
+        public var predicateColumns: [String]? = nil
 
         /// Creates a unique key by hand.
         ///

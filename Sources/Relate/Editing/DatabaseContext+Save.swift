@@ -62,7 +62,7 @@ extension DatabaseContext {
                 for step in steps {
                     switch step {
                     case .inserts(let objects): try saveInserts(objects, summary)
-                    case .changes(let objects, let pairs, let deletes): try saveChanges(summary, objects: objects, pairs: pairs, deletes: deletes)
+                    case .changes(let changes): try saveChanges(summary, changes)
                     }
                 }
             }
@@ -132,16 +132,14 @@ extension DatabaseContext {
         case updates(entity: Int, [Update], counted: Update.Arrays?)
         case rowsOf(Int)
         case pairs(helper: EntityTable, joined: Bool)
-        case delete(DatabaseObject)
+        /// A delete; `implied`: a row already gone is no conflict (``Changes/implied``).
+        case delete(DatabaseObject, implied: Bool)
     }
 
     /// Updates, pairs that leave and join, deletes: one pipeline, then each answer checked.
-    /// `objects` and `pairs`: the updates and pairs of this round trip alone (`nil`: all);
-    /// `deletes` in the order they go (``saveSteps(_:)``).
-    func saveChanges(
-        _ summary: PendingSummary, objects: Set<ObjectIdentifier>?, pairs savedPairs: Set<PairKey>?, deletes: [DatabaseObject]
-    ) throws {
-        func isSaved(_ object: DatabaseObject) -> Bool { objects?.contains(ObjectIdentifier(object)) ?? true }
+    /// `changes`: those of this round trip (``saveSteps(_:)``).
+    func saveChanges(_ summary: PendingSummary, _ changes: Changes) throws {
+        func isSaved(_ object: DatabaseObject) -> Bool { changes.objects?.contains(ObjectIdentifier(object)) ?? true }
         var statements: [Statement] = []
         var saved: [Saved] = []
         var objects: [DatabaseObject] = []
@@ -195,11 +193,13 @@ extension DatabaseContext {
             }
             (batches, batchOrder) = ([:], [])
         }
-        for (object, originals) in updated where !object.isDeleted && isSaved(object) {
+        /// Adds the update of `object` (whose columns held `originals` before), batched with
+        /// others of its shape when `batching`.
+        func addUpdate(_ object: DatabaseObject, _ originals: SmallArray<(column: Int, value: StoredValue)>, batching: Bool) {
             let id = ObjectIdentifier(object)
             let layout = object.table.layout
             var changed = originals.smallFilter { !object.values[$0.column].isSame(as: $0.value) }
-            guard !changed.isEmpty else { continue }
+            guard !changed.isEmpty else { return }
             if changed.count > 1 { changed = SmallArray(changed.sorted { $0.column < $1.column }) }
             let key = Update.heldKey(of: object, changed: changed)
             let update = Update(object: object, changed: changed, key: key)
@@ -209,7 +209,7 @@ extension DatabaseContext {
                 let statement = Statements.nullify(
                     layout, columns: columns, matching: columns.map { object.values[$0].parameter }, exceptKey: Array(key))
                 add(statement, .rowsOf(object.entityIndex), for: object)
-            } else if !changed.contains(where: { object.table.primaryKey.contains($0.column) }) {
+            } else if batching, !changed.contains(where: { object.table.primaryKey.contains($0.column) }) {
                 // Rows of one entity changed in the same columns go in one statement.
                 if let shape = run?.shape, shape.entity == object.entityIndex, shape.columns.count == changed.count,
                     changed.indices.allSatisfy({ shape.columns[$0] == changed[$0].column })
@@ -219,15 +219,22 @@ extension DatabaseContext {
                     endRun()
                     run = (UpdateShape(entity: object.entityIndex, columns: changed.map(\.column)), [update])
                 }
-                continue
+                return
             }
             let returning = update.returns
             add(update.statement(returning: returning), .update(entity: object.entityIndex, update, returning: returning), for: object)
         }
+        // The updates that need one another first, one statement each, in their order; then
+        // the others.
+        for object in changes.ordered { addUpdate(object, summary.originals(of: object), batching: false) }
+        let ordered = changes.ordered.isEmpty ? [] : Set(changes.ordered.map(ObjectIdentifier.init))
+        for (object, originals) in updated where !object.isDeleted && isSaved(object) && (ordered.isEmpty || !ordered.contains(ObjectIdentifier(object))) {
+            addUpdate(object, originals, batching: true)
+        }
         addBatches()
 
         // Pairs: those that leave first (a delete below may need them gone), then those that join.
-        let pairs = summary.pairOrder.compactMap { key in savedPairs?.contains(key) ?? true ? summary.pairs[key] : nil }
+        let pairs = summary.pairOrder.compactMap { key in changes.pairs?.contains(key) ?? true ? summary.pairs[key] : nil }
         for joining in [false, true] {
             for (owner, index, member, times) in pairs where joining ? times > 0 : times < 0 {
                 if joining, owner.isDeleted || member.isDeleted { continue }
@@ -236,8 +243,11 @@ extension DatabaseContext {
                 let helper = graph.tables[helperIndex]
                 let pair = owner.table.layout.helperColumns[index]
                 let keyed = helperIsKeyed(relationship, helper: helper)
-                let values = owner.table.fromColumns[index].map { owner.values[$0].parameter }
-                    + graph.targetColumns(of: owner.entityIndex, index).map { member.values[$0].parameter }
+                // A pair that leaves names the keys its row holds (an end's key may change after it).
+                let ownerKey = joining ? owner.table.fromColumns[index].map { owner.values[$0] } : summary.held(owner, at: owner.table.fromColumns[index])
+                let targetColumns = graph.targetColumns(of: owner.entityIndex, index)
+                let memberKey = joining ? targetColumns.map { member.values[$0] } : summary.held(member, at: targetColumns)
+                let values = (ownerKey + memberKey).map(\.parameter)
                 let statement: Statement
                 if joining {
                     try requireValues(helper, columns: pair.from + pair.to)
@@ -251,16 +261,17 @@ extension DatabaseContext {
         }
 
         // Deletes: a row's dependants before the row.
-        for object in deletes {
+        for object in changes.deletes {
             let key = summary.held(object, at: object.table.primaryKey)
-            add(Statements.delete(from: object.table.layout, key: key.map(\.parameter)), .delete(object), for: object)
+            let implied = !changes.implied.isEmpty && changes.implied.contains(ObjectIdentifier(object))
+            add(Statements.delete(from: object.table.layout, key: key.map(\.parameter)), .delete(object, implied: implied), for: object)
         }
 
         guard !statements.isEmpty else { return }
         let results = try sendSaving(statements, for: objects)
         for (what, result) in zip(saved, results) {
             switch what {
-            case .delete(let object) where (result.affectedRows ?? 0) == 0:
+            case .delete(let object, implied: false) where (result.affectedRows ?? 0) == 0:
                 throw RelateError.conflict(object, "was deleted by another client since this context read it; nothing was saved, and the changes stay pending")
             // A row that comes back is taken as stored (a failed save puts memory back as it was).
             case .update(let entity, let update, let returning):

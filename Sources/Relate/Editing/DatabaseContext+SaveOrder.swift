@@ -32,7 +32,24 @@ extension DatabaseContext {
     /// and `pairs` (`nil`: all of them) and `deletes`, in the order they go.
     enum SaveStep {
         case inserts([DatabaseObject])
-        case changes(objects: Set<ObjectIdentifier>?, pairs: Set<PairKey>?, deletes: [DatabaseObject])
+        case changes(Changes)
+    }
+
+    /// The changes of one round trip.
+    struct Changes {
+        /// The updates' objects (`nil`: all of them).
+        var objects: Set<ObjectIdentifier>?
+        /// The pairs that leave and join (`nil`: all of them).
+        var pairs: Set<PairKey>?
+        /// The updates that need one another, in the order they go, one statement each,
+        /// before the others (which go batched).
+        var ordered: [DatabaseObject] = []
+        /// The deletes, in the order they go.
+        var deletes: [DatabaseObject] = []
+        /// The deletes of rows a cascade of the database may have taken first (memory
+        /// deleted them by a rule, and no delete of the save was found to reach them): a row
+        /// already gone is no conflict.
+        var implied: Set<ObjectIdentifier> = []
     }
 
     /// A write the order places.
@@ -70,7 +87,7 @@ extension DatabaseContext {
         }
         // Most saves: changed values, no new or deleted row.
         if summary.inserted.isEmpty, summary.deletedExplicitly.isEmpty, summary.pairOrder.isEmpty, !summary.updates.contains(where: ordersSave) {
-            return [.changes(objects: nil, pairs: nil, deletes: [])]
+            return [.changes(Changes(objects: nil, pairs: nil))]
         }
         var writes: [Write] = []
         var insertOf: [ObjectIdentifier: Int] = [:]
@@ -112,6 +129,7 @@ extension DatabaseContext {
                 }
             }
         }
+        var implied = Set<ObjectIdentifier>()
         func addDelete(_ object: DatabaseObject) -> Int {
             let write = writes.count
             changeOf[ObjectIdentifier(object)] = write
@@ -130,7 +148,9 @@ extension DatabaseContext {
             if let write = deleteWriteOf[ObjectIdentifier(object)] { return write }
             cascading.insert(ObjectIdentifier(object))
             var root: Int?
-            for (index, columns) in object.table.foreignKeys where root == nil && object.entity.relationships[index].onDelete == .cascade {
+            for (index, columns) in object.table.foreignKeys where root == nil && object.entity.relationships[index].onDelete == .cascade
+                && !object.entity.relationships[index].onDeleteVaries
+            {
                 let values = summary.held(object, at: columns)
                 if let key = referenced(object, index, values), let write = deleted[key] {
                     root = write
@@ -140,7 +160,10 @@ extension DatabaseContext {
                     root = cascadeRoot(parent)
                 }
             }
-            guard let root else { return addDelete(object) }
+            guard let root else {
+                implied.insert(ObjectIdentifier(object))
+                return addDelete(object)
+            }
             noteDeleted(object, by: root)
             return root
         }
@@ -152,12 +175,14 @@ extension DatabaseContext {
             writes.append(.pair(key, owner: pair.owner, joining: pair.times > 0))
         }
 
-        // What each write needs first: `hard` when it needs the other's key back.
-        var needed: [[(write: Int, hard: Bool)]] = Array(repeating: [], count: writes.count)
+        // What each write needs first: `hard` when it needs the other's key back; `weak` when
+        // it may not need it at all (a partial index, whose predicate is not read), so that
+        // it gives way in a cycle.
+        var needed: [[Need]] = Array(repeating: [], count: writes.count)
         var needs = 0
-        func need(_ first: Int, before then: Int, hard: Bool = false) {
+        func need(_ first: Int, before then: Int, hard: Bool = false, weak: Bool = false) {
             guard first != then else { return }
-            needed[first].append((then, hard))
+            needed[first].append(Need(write: then, hard: hard, weak: weak))
             needs += 1
         }
 
@@ -170,9 +195,12 @@ extension DatabaseContext {
             let originals = summary.originals(of: object)
             guard originals.contains(where: { object.table.layout.ordersSave[$0.column] }) else { continue }
             func isChanged(_ column: Int) -> Bool { originals.contains { $0.column == column } }
-            for (columns, nulls) in object.table.layout.heldOnce where columns.contains(where: isChanged) {
-                let before = KeyValues(object, columns, values: summary.held(object, at: columns), nullsNotDistinct: nulls)
-                if let before, before != KeyValues(object, columns, nullsNotDistinct: nulls) { freed[before] = write }
+            for key in object.table.layout.heldOnce where key.columns.contains(where: isChanged) || key.predicate?.contains(where: isChanged) == true {
+                let before = KeyValues(object, key.columns, values: summary.held(object, at: key.columns), nullsNotDistinct: key.nullsNotDistinct)
+                // A row may leave a partial index by its predicate, its values the same.
+                if let before, key.predicate != nil || before != KeyValues(object, key.columns, nullsNotDistinct: key.nullsNotDistinct) {
+                    freed[before] = write
+                }
             }
             for columns in object.table.layout.uniqueColumns where columns.contains(where: isChanged) {
                 let after = KeyValues(object, columns)
@@ -181,10 +209,9 @@ extension DatabaseContext {
         }
         for object in summary.deleted {
             guard let write = deleteWriteOf[ObjectIdentifier(object)] else { continue }
-            for (columns, nulls) in object.table.layout.heldOnce {
-                if let before = KeyValues(object, columns, values: summary.held(object, at: columns), nullsNotDistinct: nulls), freed[before] == nil {
-                    freed[before] = write
-                }
+            for key in object.table.layout.heldOnce {
+                let before = KeyValues(object, key.columns, values: summary.held(object, at: key.columns), nullsNotDistinct: key.nullsNotDistinct)
+                if let before, freed[before] == nil { freed[before] = write }
             }
         }
         /// The delete of the row `object`'s foreign key `index` named with `values`.
@@ -211,8 +238,10 @@ extension DatabaseContext {
                     }
                 }
                 guard !freed.isEmpty else { continue }
-                for (columns, nulls) in object.table.layout.heldOnce {
-                    if let key = KeyValues(object, columns, nullsNotDistinct: nulls), let freer = freed[key] { need(freer, before: write) }
+                for key in object.table.layout.heldOnce {
+                    if let values = KeyValues(object, key.columns, nullsNotDistinct: key.nullsNotDistinct), let freer = freed[values] {
+                        need(freer, before: write, weak: key.predicate != nil)
+                    }
                 }
             case .update(let object):
                 let originals = summary.originals(of: object)
@@ -236,11 +265,12 @@ extension DatabaseContext {
                     if let delete = deleteOf(object, index, held) { need(write, before: delete) }
                     if let keyChange = keyChangeOf(object, index, held) { need(write, before: keyChange) }
                 }
-                // Taking a value another change frees; a one-to-one's taking is ordered within
-                // its round trip (`PendingSummary.releasing`).
-                guard !freed.isEmpty, summary.releasing[ObjectIdentifier(object)] == nil else { continue }
-                for (columns, nulls) in object.table.layout.heldOnce where columns.contains(where: isChanged) {
-                    if let key = KeyValues(object, columns, nullsNotDistinct: nulls), let freer = freed[key] { need(freer, before: write) }
+                // Taking values another change frees (a one-to-one's taker too: after its holders).
+                guard !freed.isEmpty else { continue }
+                for key in object.table.layout.heldOnce where key.columns.contains(where: isChanged) || key.predicate?.contains(where: isChanged) == true {
+                    if let values = KeyValues(object, key.columns, nullsNotDistinct: key.nullsNotDistinct), let freer = freed[values] {
+                        need(freer, before: write, weak: key.predicate != nil)
+                    }
                 }
             case .delete(let object):
                 // Before the row it refers to is deleted, or its key changes.
@@ -256,6 +286,11 @@ extension DatabaseContext {
                         need(insert, before: write, hard: end.primaryKeyValues.contains(where: \.isPendingKey))
                     } else if !joining, end.isDeleted, let delete = deleteWriteOf[ObjectIdentifier(end)] {
                         need(write, before: delete)
+                    } else if !joining, let update = changeOf[ObjectIdentifier(end)], case .update = writes[update],
+                        summary.originals(of: end).contains(where: { column in end.table.layout.uniqueColumns.contains { $0.contains(column.column) } })
+                    {
+                        // Before its end's key changes: the helper's row holds the key it had.
+                        need(write, before: update)
                     }
                 }
             }
@@ -281,16 +316,26 @@ extension DatabaseContext {
                     if case .delete(let object) = write { return object }
                     return nil
                 }
-                steps.append(.changes(objects: nil, pairs: nil, deletes: deletes))
+                steps.append(.changes(Changes(objects: nil, pairs: nil, deletes: deletes, implied: implied)))
             }
             return steps
         }
-        return try place(writes, needed)
+        return try place(writes, needed, implied: implied)
+    }
+
+    /// What a write needs of another: `write` needs it first; `hard` when it needs its key
+    /// back (a round trip later); `weak` when it may not need it at all, so that it gives
+    /// way in a cycle.
+    private struct Need {
+        let write: Int
+        let hard: Bool
+        let weak: Bool
     }
 
     /// Places `writes` in round trips by what each needs (`needed[i]`: the writes that need
     /// write `i` first). Slots alternate: changes at even ones, new rows at odd ones.
-    private func place(_ writes: [Write], _ needed: [[(write: Int, hard: Bool)]]) throws -> [SaveStep] {
+    private func place(_ writes: [Write], _ needed: [[Need]], implied: Set<ObjectIdentifier>) throws -> [SaveStep] {
+        let count = writes.count
         func isInsert(_ write: Int) -> Bool { writes[write].rank < 0 }
         /// The slots between `first` and the write that needs it, `then`.
         func gap(_ first: Int, _ then: Int, hard: Bool) -> Int {
@@ -298,9 +343,10 @@ extension DatabaseContext {
             case (true, true): return hard ? 2 : 0
             case (true, false), (false, true): return 1
             case (false, false):
-                // Within a round trip the order of kinds keeps it (and the deletes' own order).
+                // Within a round trip the order of kinds keeps it, and the updates' and the
+                // deletes' own order (the order found here).
                 let (a, b) = (writes[first].rank, writes[then].rank)
-                return a < b || (a == 3 && b == 3) ? 0 : 2
+                return a < b || (a == b && (a == 0 || a == 3)) ? 0 : 2
             }
         }
         func slot(_ write: Int, atLeast least: Int) -> Int {
@@ -308,28 +354,45 @@ extension DatabaseContext {
         }
 
         // A topological order (Kahn's), each write as early as what it needs allows.
-        var waiting = Array(repeating: 0, count: writes.count)
-        var waitingHard = Array(repeating: 0, count: writes.count)
-        var waitsFor: [[Int]] = Array(repeating: [], count: writes.count)
+        var waiting = Array(repeating: 0, count: count)
+        var waitingHard = Array(repeating: 0, count: count)
+        var waitsFor: [[Int]] = Array(repeating: [], count: count)
         for (first, list) in needed.enumerated() {
-            for (then, hard) in list {
-                waiting[then] += 1
-                waitsFor[then].append(first)
-                if hard { waitingHard[then] += 1 }
+            for need in list {
+                waiting[need.write] += 1
+                waitsFor[need.write].append(first)
+                if need.hard { waitingHard[need.write] += 1 }
             }
         }
-        var earliest = Array(repeating: 0, count: writes.count)
+        // Weak needs given way in a cycle, as `first * count + then`.
+        var dropped = Set<Int>()
+        func holds(_ first: Int, _ need: Need) -> Bool { dropped.isEmpty || !dropped.contains(first * count + need.write) }
+        var earliest = Array(repeating: 0, count: count)
         var order: [Int] = []
-        order.reserveCapacity(writes.count)
-        var position = Array(repeating: -1, count: writes.count)
-        var ready = (0..<writes.count).filter { waiting[$0] == 0 }
+        order.reserveCapacity(count)
+        var position = Array(repeating: -1, count: count)
+        var ready = (0..<count).filter { waiting[$0] == 0 }
         var next = 0
-        while order.count < writes.count {
+        while order.count < count {
             if next == ready.count {
-                // Writes that wait for each other in a cycle: one of the cycle goes first (a
-                // change rather than a new row), the rest of what it waits for after it.
-                // Writes that wait for each other's keys cannot be saved.
-                let cycle = try self.cycle(among: waitsFor, from: (0..<writes.count).first { position[$0] < 0 }!) { position[$0] < 0 }
+                // Writes that wait for each other in a cycle: a weak need of the cycle gives
+                // way; else one of the cycle goes first (a change rather than a new row), the
+                // rest of what it waits for after it. Writes that wait for each other's keys
+                // cannot be saved.
+                let cycle = try self.cycle(among: waitsFor, from: (0..<count).first { position[$0] < 0 }!) { earlier, later in
+                    position[earlier] < 0 && !dropped.contains(earlier * count + later)
+                }
+                if let (index, _) = cycle.enumerated().first(where: { index, later in
+                    let earlier = cycle[(index + 1) % cycle.count]
+                    return needed[earlier].contains { $0.write == later && $0.weak }
+                }) {
+                    let later = cycle[index]
+                    let earlier = cycle[(index + 1) % cycle.count]
+                    dropped.insert(earlier * count + later)
+                    waiting[later] -= needed[earlier].filter { $0.write == later }.count
+                    if waiting[later] == 0 { ready.append(later) }
+                    continue
+                }
                 guard let write = cycle.first(where: { !isInsert($0) && waitingHard[$0] == 0 }) ?? cycle.first(where: { waitingHard[$0] == 0 })
                 else { throw self.cycle(writes[cycle[0]]) }
                 ready.append(write)
@@ -340,10 +403,11 @@ extension DatabaseContext {
             position[write] = order.count
             order.append(write)
             earliest[write] = slot(write, atLeast: earliest[write])
-            for (then, hard) in needed[write] where position[then] < 0 {
-                earliest[then] = max(earliest[then], earliest[write] + gap(write, then, hard: hard))
+            for need in needed[write] where position[need.write] < 0 && holds(write, need) {
+                let then = need.write
+                earliest[then] = max(earliest[then], earliest[write] + gap(write, then, hard: need.hard))
                 waiting[then] -= 1
-                if hard { waitingHard[then] -= 1 }
+                if need.hard { waitingHard[then] -= 1 }
                 if waiting[then] == 0 { ready.append(then) }
             }
         }
@@ -354,50 +418,55 @@ extension DatabaseContext {
         var placed = earliest
         for write in order.reversed() where !isInsert(write) {
             var latest = end
-            for (then, hard) in needed[write] where position[then] > position[write] {
-                latest = min(latest, placed[then] - gap(write, then, hard: hard))
+            for need in needed[write] where position[need.write] > position[write] && holds(write, need) {
+                latest = min(latest, placed[need.write] - gap(write, need.write, hard: need.hard))
             }
             if latest % 2 != 0 { latest -= 1 }
             placed[write] = max(earliest[write], latest)
         }
 
+        // The updates that need one another within a round trip go in the order found.
+        var ordered = Set<Int>()
+        for (first, list) in needed.enumerated() where writes[first].rank == 0 {
+            for need in list where writes[need.write].rank == 0 && placed[need.write] == placed[first] && holds(first, need) {
+                ordered.insert(first)
+                ordered.insert(need.write)
+            }
+        }
         var slots: [Int: [Int]] = [:]
         for write in order { slots[placed[write], default: []].append(write) }
         let changeSlots = slots.keys.filter { $0 % 2 == 0 }.count
         return slots.keys.sorted().map { slot in
             let members = slots[slot]!
-            if slot % 2 != 0 {
-                return .inserts(members.map { write in
-                    guard case .insert(let object) = writes[write] else { preconditionFailure("an odd slot holds new rows") }
-                    return object
-                })
-            }
-            var objects = Set<ObjectIdentifier>()
-            var pairs = Set<PairKey>()
-            var deletes: [DatabaseObject] = []
+            if slot % 2 != 0 { return .inserts(members.map { writes[$0].object }) }
+            var changes = Changes(objects: changeSlots > 1 ? [] : nil, pairs: changeSlots > 1 ? [] : nil)
             for write in members {
                 switch writes[write] {
-                case .update(let object): objects.insert(ObjectIdentifier(object))
-                case .delete(let object): deletes.append(object)
-                case .pair(let key, _, _): pairs.insert(key)
+                case .update(let object):
+                    changes.objects?.insert(ObjectIdentifier(object))
+                    if ordered.contains(write) { changes.ordered.append(object) }
+                case .delete(let object):
+                    changes.deletes.append(object)
+                    if implied.contains(ObjectIdentifier(object)) { changes.implied.insert(ObjectIdentifier(object)) }
+                case .pair(let key, _, _): changes.pairs?.insert(key)
                 case .insert: break
                 }
             }
-            guard changeSlots > 1 else { return .changes(objects: nil, pairs: nil, deletes: deletes) }
-            return .changes(objects: objects, pairs: pairs, deletes: deletes)
+            return .changes(changes)
         }
     }
 
     /// A cycle of writes that wait for each other, reached from `start` by what each waits
-    /// for (`waitsFor`, those `isLeft` only): every write left waits for one left.
-    private func cycle(among waitsFor: [[Int]], from start: Int, isLeft: (Int) -> Bool) throws -> [Int] {
+    /// for (`waitsFor`, by the needs `holds(earlier, later)` says still hold): every write
+    /// left waits for one left.
+    private func cycle(among waitsFor: [[Int]], from start: Int, holds: (Int, Int) -> Bool) throws -> [Int] {
         var path: [Int] = []
         var onPath: [Int: Int] = [:]
         var current = start
         while onPath[current] == nil {
             onPath[current] = path.count
             path.append(current)
-            guard let earlier = waitsFor[current].first(where: isLeft) else {
+            guard let earlier = waitsFor[current].first(where: { holds($0, current) }) else {
                 throw RelateError(kind: .invalidWrite, message: "save() could not order its writes")
             }
             current = earlier

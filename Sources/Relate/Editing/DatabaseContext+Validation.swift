@@ -81,8 +81,9 @@ extension DatabaseContext {
                 where !dependant.isDeleted {
                     // A new row refers to the new row that took the deleted one's key (the
                     // save inserts it after the delete); a row the database holds still
-                    // refers to the deleted one when the delete is sent.
-                    if inserted.contains(ObjectIdentifier(dependant)),
+                    // refers to the deleted one when the delete is sent, which a key checked
+                    // at COMMIT lets it.
+                    if inserted.contains(ObjectIdentifier(dependant)) || relationship.isInitiallyDeferred,
                         let target = toOneInMemory(dependant, inverse.relationship, dependant.table.fromColumns[inverse.relationship]),
                         !target.isDeleted
                     {

@@ -50,6 +50,8 @@ public struct Entity: Sendable, Hashable {
     struct HeldOnce: Sendable, Hashable {
         let columns: [String]
         let nullsNotDistinct: Bool
+        /// For a partial index: the columns its predicate reads; `nil` for a key.
+        var predicateColumns: [String]? = nil
     }
 
     /// Whether the database may store other than what an `UPDATE` sends
@@ -88,7 +90,10 @@ public struct Entity: Sendable, Hashable {
         keyName = key?.name
         uniqueKeys = table.uniqueKeys.map(\.columns).filter { $0 != columns }
         valuesHeldOnce = (table.primaryKey.isEmpty ? [] : [HeldOnce(columns: table.primaryKey, nullsNotDistinct: false)])
-            + (table.uniqueKeys + (table.partialUniqueKeys ?? [])).map { HeldOnce(columns: $0.columns, nullsNotDistinct: $0.nullsNotDistinct ?? false) }
+            + table.uniqueKeys.map { HeldOnce(columns: $0.columns, nullsNotDistinct: $0.nullsNotDistinct ?? false) }
+            + (table.partialUniqueKeys ?? []).map {
+                HeldOnce(columns: $0.columns, nullsNotDistinct: $0.nullsNotDistinct ?? false, predicateColumns: $0.predicateColumns ?? [])
+            }
         allowedWrites = table.allowedWrites ?? (table.kind == .materializedView ? [] : .all)
         writesWithoutReturning = table.writesWithoutReturning ?? []
         rewritesUpdates = table.rewritesUpdates ?? true

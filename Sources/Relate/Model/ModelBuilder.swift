@@ -59,18 +59,19 @@ struct ModelBuilder {
                 let referenced = Relationship.End(
                     schema: key.referencedSchema, table: key.referencedTable, columns: key.referencedColumns)
                 let derived = Self.toOneName(key, targetName: targetName)
-                let toOne = Relationship(
+                var toOne = Relationship(
                     name: derived, qualifiedName: key.name,
                     aliases: (derived == key.name ? [] : [key.name])
                         + duplicateNames[QualifiedName(table.schema, table.name), default: [:]][key.name, default: []],
                     kind: unique ? .oneToOne : .manyToOne, from: holder, to: referenced, via: nil, foreignKeyIn: .from,
                     constraint: key.name, rule: rule, onDelete: key.onDelete, onDeleteVaries: key.onDeleteVaries,
                     onDeleteSetColumns: key.onDeleteSetColumns, onUpdate: key.onUpdate, pairID: pairID)
-                let inverse = Relationship(
+                var inverse = Relationship(
                     name: sourceName, qualifiedName: "\(sourceName)_by_\(key.columns.joined(separator: "_"))", aliases: [],
                     kind: unique ? .oneToOne : .oneToMany, from: referenced, to: holder, via: nil, foreignKeyIn: .to,
                     constraint: key.name, rule: rule, onDelete: key.onDelete, onDeleteVaries: key.onDeleteVaries,
                     onDeleteSetColumns: key.onDeleteSetColumns, onUpdate: key.onUpdate, pairID: pairID)
+                (toOne.isInitiallyDeferred, inverse.isInitiallyDeferred) = (key.isInitiallyDeferred, key.isInitiallyDeferred)
                 add(toOne, on: source, inverse, on: target)
             }
         }

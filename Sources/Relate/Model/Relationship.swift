@@ -101,6 +101,10 @@ public struct Relationship: Sendable, Hashable {
     public let onUpdate: Catalog.ForeignKey.Action
     /// The inverse's name in the target entity (its ``key``).
     public internal(set) var inverseKey: String = ""
+    /// Whether the foreign key is checked at `COMMIT` unless a transaction says otherwise
+    /// (`DEFERRABLE INITIALLY DEFERRED`): a save may delete a row and insert another under
+    /// its key while rows still refer to it.
+    var isInitiallyDeferred = false
 
     /// Pairs a relationship with its inverse while the model is built.
     let pairID: Int

@@ -112,7 +112,16 @@ final class EntityLayout: Sendable {
     /// The columns of each unique index, partial ones too, as attribute indexes, with whether
     /// it counts NULLs as equal: the values a save frees before another row takes them
     /// (``Entity/valuesHeldOnce``).
-    let heldOnce: [(columns: [Int], nullsNotDistinct: Bool)]
+    let heldOnce: [HeldOnce]
+
+    /// Columns no two rows hold the same values in, as attribute indexes (``heldOnce``).
+    struct HeldOnce {
+        let columns: [Int]
+        let nullsNotDistinct: Bool
+        /// For a partial index, the columns its predicate reads (a change of them may take
+        /// a row into the index or out of it); `nil` for a key.
+        let predicate: [Int]?
+    }
 
     /// `entityIndex` finds an entity of the model by schema and table.
     init(
@@ -169,12 +178,13 @@ final class EntityLayout: Sendable {
         foreignKeys = entity.relationships.indices.compactMap { index in
             entity.relationships[index].foreignKeyIn == .from ? (index, fromColumns[index]) : nil
         }
+        func indexes(_ names: [String]) -> [Int] { names.compactMap { column in entity.attributes.firstIndex { $0.name == column } } }
         heldOnce = entity.valuesHeldOnce.map { key in
-            (key.columns.compactMap { column in entity.attributes.firstIndex { $0.name == column } }, key.nullsNotDistinct)
+            HeldOnce(columns: indexes(key.columns), nullsNotDistinct: key.nullsNotDistinct, predicate: key.predicateColumns.map(indexes))
         }
         var ordersSave = [Bool](repeating: false, count: entity.attributes.count)
         for column in uniqueColumns.joined() { ordersSave[column] = true }
-        for (columns, _) in heldOnce { for column in columns { ordersSave[column] = true } }
+        for key in heldOnce { for column in key.columns + (key.predicate ?? []) { ordersSave[column] = true } }
         for (_, columns) in foreignKeys { for column in columns { ordersSave[column] = true } }
         self.ordersSave = ordersSave
         var targets: [Int] = []
