@@ -8,22 +8,27 @@
 ///   a pending key, in an earlier round trip (the key comes back with the row);
 /// - a new row, or an update, that takes values of a unique index (a key, a partial index,
 ///   NULLs too where it counts them equal) another row held: the update that changed them
-///   away, or the delete that took the row, first;
+///   away, or the delete that took the row, first. A partial index's predicate is not read:
+///   a change of the columns it reads counts as freeing the values and taking them, and
+///   such a need gives way when it closes a cycle;
 /// - a new row that refers to a key an update gives: that update first;
 /// - a delete: the updates that move its dependants away, the deletes of its dependants,
 ///   and the pairs that leave it, first; so does an update that changes a key its
-///   dependants refer to.
+///   dependants or pairs refer to.
 ///
 /// A row memory deleted by a rule (`ON DELETE CASCADE`) counts as deleted by the delete the
-/// database's cascade follows to it, by the keys its row refers to; one that no delete sent
-/// reaches (it moved, in memory, to a new row deleted since) is deleted by a write of its own.
+/// database's cascade follows to it, by the cascading keys its row refers to; one that no
+/// delete sent is found to reach (it moved, in memory, to a new row deleted since) is deleted
+/// by a write of its own, which finds it gone without a conflict (the cascade may reach it
+/// through rows memory does not hold).
 ///
 /// New rows go as early as they may, each round trip of them ("a level") after the one
 /// whose keys it needs; updates, pairs and deletes as late as they may, after the last
 /// level unless something needs them sooner, which is where they always went. Within a
 /// round trip of changes, updates go before pairs that leave, then pairs that join, then
-/// deletes (a row's dependants before the row); a need that order does not keep puts the
-/// write a round trip earlier. Of writes that need each other in a cycle, one of the cycle
+/// deletes; updates that need one another go first, one statement each, in the order
+/// found (the others batched), and deletes in that order too (a row's dependants before the
+/// row); a need that order does not keep puts the write a round trip earlier. Of writes that need each other in a cycle, one of the cycle
 /// goes first (a change rather than a new row) and the database judges it: a deferred
 /// constraint takes it. New rows that refer to each other by pending keys, which no order
 /// can save, are refused.
