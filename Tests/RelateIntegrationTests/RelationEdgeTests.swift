@@ -264,4 +264,36 @@ import Testing
             #expect(try Self.names(connection, "SELECT body FROM \"\(fixture.schema)\".note") == [])
         }
     }
+
+    /// The database's own refusal of an insert through a view comes out as a RelateError
+    /// (kind .database) holding it, as an insert into the table does: a unique violation,
+    /// and a deferred foreign key checked at the insert's COMMIT.
+    @Test func aViewInsertsDatabaseErrorIsARelateError() throws {
+        try Self.with(
+            """
+            CREATE TABLE owner (id int PRIMARY KEY);
+            CREATE TABLE thing (id int PRIMARY KEY, owner_id int REFERENCES owner DEFERRABLE INITIALLY DEFERRED);
+            CREATE VIEW thing_v AS SELECT id, owner_id FROM thing;
+            INSERT INTO owner VALUES (1); INSERT INTO thing VALUES (1, 1);
+            """,
+            overrides: [.primaryKey(of: "thing_v", columns: ["id"])]
+        ) { fixture, connection in
+            let context = fixture.context
+            // The table: a RelateError both ways.
+            let tableUnique = try #require(throws: (any Error).self) { try context.insert("thing", values: ["id": 1, "owner_id": 1]) }
+            #expect(tableUnique is RelateError, "\(type(of: tableUnique))")
+            let tableDeferred = try #require(throws: (any Error).self) { try context.insert("thing", values: ["id": 2, "owner_id": 99]) }
+            #expect(tableDeferred is RelateError, "\(type(of: tableDeferred))")
+            // The view: the same.
+            let viewUnique = try #require(throws: (any Error).self) { try context.insert("thing_v", values: ["id": 1, "owner_id": 1]) }
+            #expect(viewUnique is RelateError, "\(type(of: viewUnique)): \(viewUnique)")
+            let viewDeferred = try #require(throws: (any Error).self) { try context.insert("thing_v", values: ["id": 3, "owner_id": 99]) }
+            #expect((viewDeferred as? RelateError)?.kind == .database, "\(type(of: viewDeferred)): \(viewDeferred)")
+            let manyDeferred = try #require(throws: (any Error).self) { try context.insert("thing_v", rows: [["id": 4, "owner_id": 99], ["id": 5, "owner_id": 1]]) }
+            #expect((manyDeferred as? RelateError)?.kind == .database, "\(type(of: manyDeferred)): \(manyDeferred)")
+            #expect(!connection.isInTransaction)
+            #expect(try Self.names(connection, "SELECT count(*)::text FROM \"\(fixture.schema)\".thing") == ["1"])
+            #expect(try context.fetch("thing_v").count == 1)
+        }
+    }
 }

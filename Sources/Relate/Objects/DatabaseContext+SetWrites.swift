@@ -208,7 +208,7 @@ extension DatabaseContext {
             statements.count == 1 ? [try send(statements[0], entity: entity)] : try send(statements, entity: entity)
         }
         let results = try table.entity.kind.keysEveryRow
-            ? sendAll() : inDatabaseTransaction { try requireKeys(try sendAll(), count: rows.count, of: table) }
+            ? sendAll() : read(entity: entity) { try inDatabaseTransaction { try requireKeys(try sendAll(), count: rows.count, of: table) } }
         var objects = [DatabaseObject?](repeating: nil, count: rows.count)
         var next = 0
         for result in results {

@@ -36,7 +36,7 @@ extension DatabaseContext {
         // then the insert is rolled back.
         let result = try table.entity.kind.keysEveryRow
             ? send(statement, entity: entity)
-            : inDatabaseTransaction { try requireKeys([try send(statement, entity: entity)], count: 1, of: table)[0] }
+            : read(entity: entity) { try inDatabaseTransaction { try requireKeys([try send(statement, entity: entity)], count: 1, of: table)[0] } }
         guard let row = result.first else { throw RelateError.noRowReturned(table) }
         // The row as stored, registered as it was read; then the insert's effect, as a
         // pending insert's: inverses, watchers.
@@ -48,7 +48,8 @@ extension DatabaseContext {
     /// `results`, an insert's of `count` rows, when they returned that many rows and each
     /// holds its key; otherwise throws (``RelateError/noRowReturned(_:)``,
     /// ``RelateError/insertedWithoutKey(_:)``). For a relation that may return a row without
-    /// its key (``Catalog/Table/Kind/keysEveryRow``), in the insert's transaction.
+    /// its key (``Catalog/Table/Kind/keysEveryRow``), in the insert's transaction, inside
+    /// ``read(entity:_:)`` (an error at its `COMMIT`, a deferred key's, names the entity).
     func requireKeys(_ results: [PostgresResult], count: Int, of table: EntityTable) throws -> [PostgresResult] {
         guard results.reduce(0, { $0 + $1.count }) == count else { throw RelateError.noRowReturned(table) }
         for result in results {
