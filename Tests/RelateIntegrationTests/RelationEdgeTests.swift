@@ -148,8 +148,11 @@ import Testing
             """
         ) { fixture, _ in
             let open = try fixture.context.fetch("open_task", orderBy: "id")
+            let before = fixture.context.connection.roundTrips
             try open[0].setValue(true, forKey: "done")
             #expect(open[0].isDeleted)
+            // The update and the read through the view again: one round trip.
+            #expect(fixture.context.connection.roundTrips - before == 1)
             try open[1].setValue("read again", forKey: "title")
             #expect(!open[1].isDeleted)
             #expect(try fixture.disagreements() == [])

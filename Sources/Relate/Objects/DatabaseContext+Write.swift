@@ -188,9 +188,19 @@ extension DatabaseContext {
         let writesKey = table.layout.movesReferences(writing: columns)
         let statement = updateStatement(
             table.layout, setting: Array(columns), to: Array(values), key: object.primaryKeyValues.map(\.parameter), expecting: expected)
+        // A view's UPDATE … RETURNING answers the row written, even one its WHERE no longer
+        // shows: it is read through the view again, in the same round trip where the key
+        // stays (a key written is read under the key the row comes back with, after it).
+        let readsAgain = table.entity.kind == .view
         let result: PostgresResult
+        var again: PostgresResult?
         do {
-            result = try send(statement, entity: object.entityIndex)
+            if readsAgain && !writesKey {
+                let results = try send([statement, rowsStatement(of: object.entityIndex, [object])], entity: object.entityIndex)
+                (result, again) = (results[0], results[1])
+            } else {
+                result = try send(statement, entity: object.entityIndex)
+            }
         } catch let error as RelateError where writesKey {
             throw keyChangeDenied(error, object) ?? error
         }
@@ -206,9 +216,12 @@ extension DatabaseContext {
         } else {
             try applyStored(row, to: object)
         }
-        // A view's UPDATE … RETURNING answers the row written, even one its WHERE no longer
-        // shows: read through the view again, a row gone from it leaves memory too.
-        if table.entity.kind == .view { try reread([object], because: .stale) }
+        // A row gone from the view leaves memory too.
+        if let again {
+            try take(again, as: [object], of: object.entityIndex, applyingDeleteRules: false)
+        } else if readsAgain {
+            try reread([object], because: .stale)
+        }
     }
 
     /// The row the database answered for `object` (a write's `RETURNING`) as memory takes
