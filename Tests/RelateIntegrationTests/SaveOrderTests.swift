@@ -10,6 +10,21 @@ import Testing
 @Suite struct SaveOrderTests {
     static func with(_ sql: String, _ body: (ObjectFixture) throws -> Void) throws { try WriteEdgeTests.with(sql, body) }
 
+    /// `sql`'s schema, and a context on it that does not autocommit: the writes wait for `save()`.
+    static func editing(_ sql: String, _ body: (ObjectFixture, DatabaseContext) throws -> Void) throws {
+        try with(sql) { fixture in
+            fixture.context.autocommits = false
+            try body(fixture, fixture.context)
+        }
+    }
+
+    /// Saves, and expects memory to hold what a fresh read answers.
+    static func saveAgreeing(_ fixture: ObjectFixture, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try fixture.context.save()
+        let disagreements = try fixture.disagreements()
+        #expect(disagreements == [], sourceLocation: sourceLocation)
+    }
+
     static func count(_ fixture: ObjectFixture, _ sql: String) throws -> Int {
         try fixture.context.connection.query(sql.replacingOccurrences(of: "S.", with: "\"\(fixture.schema)\"."))[0].decode(Int.self, at: 0)
     }
@@ -20,21 +35,18 @@ import Testing
     /// unique code. Order that works: DELETE 1, DELETE 2, INSERT 3 (632a623 sent DELETE 1,
     /// INSERT 3, DELETE 2, which works too).
     @Test func deletesInADeferredCycleThenANewRowTakesTheirCode() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE node (id int PRIMARY KEY, code text UNIQUE,
                 next_id int CONSTRAINT next REFERENCES node DEFERRABLE INITIALLY DEFERRED);
             INSERT INTO node VALUES (1, 'a', NULL), (2, 'b', 1);
             UPDATE node SET next_id = 2 WHERE id = 1;
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             try context.delete(try #require(try context.object("node", primaryKey: 1)))
             try context.delete(try #require(try context.object("node", primaryKey: 2)))
             _ = try context.insert("node", values: ["id": 3, "code": "a"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.node") == 1)
         }
     }
@@ -43,7 +55,7 @@ import Testing
     /// shelf; the book's FK is deferred. Order that works: DELETE shelf 1, INSERT shelf,
     /// UPDATE book (what 632a623 sent).
     @Test func aNewRowTakesADeletedRowsCodeAndItsDependantMovesToIt() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE shelf (id serial PRIMARY KEY, code text UNIQUE);
             CREATE TABLE book (id int PRIMARY KEY,
@@ -51,15 +63,12 @@ import Testing
             INSERT INTO shelf (code) VALUES ('A1');
             INSERT INTO book VALUES (1, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let book = try #require(try context.object("book", primaryKey: 1))
             try context.delete(try #require(try context.object("shelf", primaryKey: 1)))
             let shelf = try context.insert("shelf", values: ["code": "A1"])
             try book.setValue(shelf, forKey: "shelf")
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
@@ -68,7 +77,7 @@ import Testing
     /// leaves the cascaded card goes after. Order that works: DELETE card_tag, DELETE owner,
     /// INSERT card. (Without the new card the same save works.)
     @Test func aCascadedRowsPairLeavesBeforeTheCascade() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE owner (id int PRIMARY KEY);
             CREATE TABLE card (id int PRIMARY KEY, owner_id int CONSTRAINT owner REFERENCES owner ON DELETE CASCADE, code text UNIQUE);
@@ -80,17 +89,14 @@ import Testing
             INSERT INTO tag VALUES (1);
             INSERT INTO card_tag VALUES (10, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let card = try #require(try context.object("card", primaryKey: 10))
             try card.objects(forKey: "tag").remove(try #require(try context.object("tag", primaryKey: 1)))
             let ada = try #require(try context.object("owner", primaryKey: 1))
             try context.delete(ada)
             #expect(card.isDeleted)
             _ = try context.insert("card", values: ["id": 11, "owner": try context.object("owner", primaryKey: 2), "code": "X"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
@@ -98,7 +104,7 @@ import Testing
     /// the cascaded card's code: the owner's delete goes before the insert, the charge's
     /// update after. Order that works: UPDATE charge, DELETE owner, INSERT card.
     @Test func aCascadedRowsDependantMovesAwayBeforeTheCascade() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE owner (id int PRIMARY KEY);
             CREATE TABLE card (id int PRIMARY KEY, owner_id int CONSTRAINT owner REFERENCES owner ON DELETE CASCADE, code text UNIQUE);
@@ -107,16 +113,13 @@ import Testing
             INSERT INTO card VALUES (10, 1, 'X'), (20, 2, 'Y');
             INSERT INTO charge VALUES (100, 10);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let card = try #require(try context.object("card", primaryKey: 10))
             try #require(try context.object("charge", primaryKey: 100)).setValue(try context.object("card", primaryKey: 20), forKey: "card")
             try context.delete(try #require(try context.object("owner", primaryKey: 1)))
             #expect(card.isDeleted)
             _ = try context.insert("card", values: ["id": 11, "owner": try context.object("owner", primaryKey: 2), "code": "X"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
@@ -125,124 +128,106 @@ import Testing
     /// DELETE owner (cascading card 10), UPDATE card 20. The header says "a new row, or an
     /// update, that takes a key value … the delete (… the one a cascade followed) first".
     @Test func anUpdateTakesACascadedRowsCode() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE owner (id int PRIMARY KEY);
             CREATE TABLE card (id int PRIMARY KEY, owner_id int CONSTRAINT owner REFERENCES owner ON DELETE CASCADE, code text UNIQUE);
             INSERT INTO owner VALUES (1), (2);
             INSERT INTO card VALUES (10, 1, 'X'), (20, 2, 'Y');
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let card = try #require(try context.object("card", primaryKey: 10))
             try context.delete(try #require(try context.object("owner", primaryKey: 1)))
             #expect(card.isDeleted)
             try #require(try context.object("card", primaryKey: 20)).setValue("X", forKey: "code")
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     /// A key changed (ON UPDATE NO ACTION) and the one row that referred to it deleted:
     /// the update goes before the delete. Order that works: DELETE player, UPDATE team.
     @Test func aKeyChangedWhileItsDependantIsDeleted() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE team (code text PRIMARY KEY);
             CREATE TABLE player (id int PRIMARY KEY, team_code text CONSTRAINT team REFERENCES team);
             INSERT INTO team VALUES ('red');
             INSERT INTO player VALUES (1, 'red');
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             try context.delete(try #require(try context.object("player", primaryKey: 1)))
             try #require(try context.object("team", primaryKey: "red")).setValue("blue", forKey: "code")
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     /// A unique key NULLS NOT DISTINCT: the deleted row's (room, NULL) taken by a new row.
     /// Order that works: DELETE seat 1, INSERT seat 2.
     @Test func aNullsNotDistinctKeyTakenByANewRow() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE seat (id int PRIMARY KEY, room text, label text, UNIQUE NULLS NOT DISTINCT (room, label));
             INSERT INTO seat VALUES (1, 'r', NULL);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             try context.delete(try #require(try context.object("seat", primaryKey: 1)))
             _ = try context.insert("seat", values: ["id": 2, "room": "r", "label": nil])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     /// A partial unique index (the usual "one active row per email"): the deleted row's
     /// email taken by a new row. Order that works: DELETE account 1, INSERT account 2.
     @Test func aPartialUniqueIndexTakenByANewRow() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE account (id int PRIMARY KEY, email text, active bool NOT NULL DEFAULT true);
             CREATE UNIQUE INDEX account_active_email ON account (email) WHERE active;
             INSERT INTO account VALUES (1, 'a@x', true);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             try context.delete(try #require(try context.object("account", primaryKey: 1)))
             _ = try context.insert("account", values: ["id": 2, "email": "a@x"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     /// A one-to-one taken from a holder memory holds (the foreign key's side).
     @Test func aOneToOneTakenFromAHolderInMemory() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE person (id int PRIMARY KEY, name text);
             CREATE TABLE passport (id int PRIMARY KEY, person_id int UNIQUE CONSTRAINT person REFERENCES person);
             INSERT INTO person VALUES (1, 'Ada');
             INSERT INTO passport VALUES (10, 1), (20, NULL);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let ada = try #require(try context.object("person", primaryKey: 1))
             let old = try #require(try context.object("passport", primaryKey: 10))
             let new = try #require(try context.object("passport", primaryKey: 20))
             try new.setValue(ada, forKey: "person")
             #expect(try old.value(forKey: "person_id") == nil)
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     /// A row moved to a new parent that is then deleted (inserted and deleted in the same
     /// save): the cascade deletes the row in memory, and nothing deletes it in the database.
     @Test func aRowCascadedByANewRowDeletedInTheSameSave() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE owner (id serial PRIMARY KEY);
             CREATE TABLE card (id int PRIMARY KEY, owner_id int CONSTRAINT owner REFERENCES owner ON DELETE CASCADE);
             INSERT INTO owner DEFAULT VALUES;
             INSERT INTO card VALUES (10, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let card = try #require(try context.object("card", primaryKey: 10))
             let owner = try context.insert("owner", values: [:])
             try card.setValue(owner, forKey: "owner")
             try context.delete(owner)
             #expect(card.isDeleted)
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.card") == 0)
         }
     }
@@ -253,24 +238,21 @@ import Testing
     /// (1): no order, the parent goes first. Order that works: DELETE child, DELETE parent
     /// (632a623 found it by the object memory registered under the child's value).
     @Test func aKeyChangedThenTheParentAndItsChildDeleted() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE parent (id int PRIMARY KEY);
             CREATE TABLE child (id int PRIMARY KEY, parent_id int CONSTRAINT parent REFERENCES parent ON UPDATE CASCADE);
             INSERT INTO parent VALUES (1);
             INSERT INTO child VALUES (5, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let parent = try #require(try context.object("parent", primaryKey: 1))
             let child = try #require(try context.object("child", primaryKey: 5))
             try parent.setValue(10, forKey: "id")
             #expect(try child.value(forKey: "parent_id") as? Int == 10)
             try context.delete(parent)
             try context.delete(child)
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.parent") == 0)
         }
     }
@@ -279,27 +261,24 @@ import Testing
     /// takes the new book for a dependant of the deleted shelf. Order that works: DELETE
     /// shelf, INSERT shelf, INSERT book.
     @Test func aNewRowReferringToANewRowUnderADeletedRowsKey() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE shelf (code text PRIMARY KEY, label text);
             CREATE TABLE book (id int PRIMARY KEY, shelf_code text CONSTRAINT shelf REFERENCES shelf);
             INSERT INTO shelf VALUES ('A1', 'old');
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             try context.delete(try #require(try context.object("shelf", primaryKey: "A1")))
             let shelf = try context.insert("shelf", values: ["code": "A1", "label": "new"])
             _ = try context.insert("book", values: ["id": 1, "shelf": shelf])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     /// A row a cascade deletes refers to another row deleted: the delete that cascades goes
     /// first (the other's delete would find the row still referring to it).
     @Test func aRowACascadeDeletesLeavesWhatItRefersToFirst() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE team (id int PRIMARY KEY);
             CREATE TABLE owner (id int PRIMARY KEY);
@@ -308,9 +287,7 @@ import Testing
             INSERT INTO team VALUES (1); INSERT INTO owner VALUES (1);
             INSERT INTO card VALUES (10, 1, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let card = try #require(try context.object("card", primaryKey: 10))
             let owner = try #require(try context.object("owner", primaryKey: 1))
             let team = try #require(try context.object("team", primaryKey: 1))
@@ -319,8 +296,7 @@ import Testing
             try context.delete(team)
             try context.delete(owner)
             #expect(card.isDeleted)
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.card") == 0)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.team") == 0)
         }
@@ -329,7 +305,7 @@ import Testing
     // MARK: - Saves that failed before the order was planned
 
     @Test func compositeKeyDeletedAndTakenWithAForeignKeyInAnotherOrder() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE room (building text, number int, PRIMARY KEY (building, number));
             CREATE TABLE booking (id int PRIMARY KEY, number int, building text,
@@ -337,31 +313,25 @@ import Testing
             INSERT INTO room VALUES ('A', 1), ('B', 2);
             INSERT INTO booking VALUES (1, 1, 'A'), (2, 1, 'A');
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let booking = try #require(try context.object("booking", primaryKey: 1))
             try #require(try context.object("booking", primaryKey: 2)).setValue(try context.object("room", primaryKey: ["B", 2]), forKey: "room")
             try context.delete(try #require(try context.object("room", primaryKey: ["A", 1])))
             try context.delete(booking)
             _ = try context.insert("room", values: ["building": "A", "number": 1])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     @Test func aLongChainOfNewRowsByGivenKeysInReverse() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE person (id int PRIMARY KEY, name text UNIQUE, mentor_id int CONSTRAINT mentor REFERENCES person);
             INSERT INTO person VALUES (1000, 'p1000', NULL);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             for id in 1..<400 { _ = try context.insert("person", values: ["id": id, "name": "p\(id)", "mentor_id": id + 1 == 400 ? 1000 : id + 1]) }
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.person") == 400)
         }
     }
@@ -375,9 +345,7 @@ import Testing
 
     /// The plan of several round trips in a transaction that rolls back, then saved again.
     @Test func aPlannedSaveInATransactionThatRollsBackThenAgain() throws {
-        try Self.with(Self.shelves) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        try Self.editing(Self.shelves) { fixture, context in
             try #require(try context.object("book", primaryKey: 1)).setValue(try context.object("shelf", primaryKey: "B2"), forKey: "shelf")
             try context.delete(try #require(try context.object("book", primaryKey: 2)))
             try context.delete(try #require(try context.object("shelf", primaryKey: "A1")))
@@ -386,17 +354,14 @@ import Testing
             struct Boom: Error {}
             #expect(throws: Boom.self) { try context.transaction { try context.save(); throw Boom() } }
             #expect(context.hasChanges)
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.book WHERE shelf_code = 'B2'") == 2)
         }
     }
 
     /// The plan's last round trip fails (a CHECK): memory as before, the fix saved.
     @Test func aPlannedSaveWhoseLastStepFailsIsRetried() throws {
-        try Self.with(Self.shelves) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        try Self.editing(Self.shelves) { fixture, context in
             let moved = try #require(try context.object("book", primaryKey: 1))
             try moved.setValue(try context.object("shelf", primaryKey: "B2"), forKey: "shelf")
             try context.delete(try #require(try context.object("book", primaryKey: 2)))
@@ -415,44 +380,38 @@ import Testing
     }
 
     @Test func undoRedoOfAnInsertTakingADeletedKey() throws {
-        try Self.with(Self.shelves) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        try Self.editing(Self.shelves) { fixture, context in
             for id in [1, 2] { try context.delete(try #require(try context.object("book", primaryKey: id))) }
             try context.delete(try #require(try context.object("shelf", primaryKey: "A1")))
             _ = try context.insert("shelf", values: ["code": "A1", "label": "new"])
             try context.undo()
             try context.redo()
             try context.undo()
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.shelf") == 1)
         }
     }
 
     @Test func aKeyChangedOnUpdateCascadeAndTheOldKeyTakenAndTheNewReferred() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE team (code text PRIMARY KEY);
             CREATE TABLE player (id int PRIMARY KEY, team_code text CONSTRAINT team REFERENCES team ON UPDATE CASCADE);
             INSERT INTO team VALUES ('red');
             INSERT INTO player VALUES (1, 'red');
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             _ = try context.insert("player", values: ["id": 3, "team_code": "crimson"])
             let red = try #require(try context.object("team", primaryKey: "red"))
             try red.setValue("crimson", forKey: "code")
             let newRed = try context.insert("team", values: ["code": "red"])
             _ = try context.insert("player", values: ["id": 2, "team": newRed])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     @Test func aTagDeletedAndItsNameTakenByANewTagThatJoins() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE book (id int PRIMARY KEY);
             CREATE TABLE tag (id serial PRIMARY KEY, name text UNIQUE);
@@ -460,69 +419,57 @@ import Testing
             INSERT INTO book VALUES (1); INSERT INTO tag (name) VALUES ('t');
             INSERT INTO book_tag VALUES (1, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let book = try #require(try context.object("book", primaryKey: 1))
             let old = try #require(try context.object("tag", primaryKey: 1))
             try book.objects(forKey: "tag").remove(old)
             try context.delete(old)
             let new = try context.insert("tag", values: ["name": "t"])
             try book.objects(forKey: "tag").insert(new)
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     @Test func aNewRowTakesAOneToOneFromAHolder() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE person (id int PRIMARY KEY);
             CREATE TABLE passport (id serial PRIMARY KEY, person_id int UNIQUE CONSTRAINT person REFERENCES person);
             INSERT INTO person VALUES (1);
             INSERT INTO passport (person_id) VALUES (1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let ada = try #require(try context.object("person", primaryKey: 1))
             let new = try context.insert("passport", values: [:])
             try new.setValue(ada, forKey: "person")
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     @Test func keysShiftedAlongAChainAndTheFirstTaken() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE item (id int PRIMARY KEY, name text);
             INSERT INTO item VALUES (1, 'a'), (2, 'b'), (3, 'c');
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             for id in [3, 2, 1] { try #require(try context.object("item", primaryKey: id)).setValue(id + 1, forKey: "id") }
             _ = try context.insert("item", values: ["id": 1, "name": "new"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     @Test func aSelfReferencingCascadeChainAndANewRowTakingTheLastCode() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE node (id int PRIMARY KEY, code text UNIQUE, parent_id int CONSTRAINT parent REFERENCES node ON DELETE CASCADE);
             INSERT INTO node SELECT g, 'n' || g, NULLIF(g - 1, 0) FROM generate_series(1, 30) g;
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             for id in 1...30 { _ = try context.object("node", primaryKey: id) }
             try context.delete(try #require(try context.object("node", primaryKey: 1)))
             _ = try context.insert("node", values: ["id": 31, "code": "n30"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.node") == 1)
         }
     }
@@ -534,38 +481,32 @@ import Testing
     /// changes, a column the index's predicate reads, not one of its columns), a new account
     /// takes the email. Order that works: UPDATE account 1, INSERT account 2.
     @Test func aRowLeavesAPartialIndexByItsPredicateAndANewRowTakesTheValue() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE account (id int PRIMARY KEY, email text, active bool NOT NULL DEFAULT true);
             CREATE UNIQUE INDEX account_active_email ON account (email) WHERE active;
             INSERT INTO account VALUES (1, 'a@x', true);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             try #require(try context.object("account", primaryKey: 1)).setValue(false, forKey: "active")
             _ = try context.insert("account", values: ["id": 2, "email": "a@x"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     /// The same between two updates: account 2 takes the email (changed first), account 1
     /// is deactivated (changed second). Order that works: UPDATE 1, UPDATE 2.
     @Test func aRowLeavesAPartialIndexByItsPredicateAndAnUpdateTakesTheValue() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE account (id int PRIMARY KEY, email text, active bool NOT NULL DEFAULT true);
             CREATE UNIQUE INDEX account_active_email ON account (email) WHERE active;
             INSERT INTO account VALUES (1, 'a@x', true), (2, 'b@x', true);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             try #require(try context.object("account", primaryKey: 2)).setValue("a@x", forKey: "email")
             try #require(try context.object("account", primaryKey: 1)).setValue(false, forKey: "active")
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
@@ -575,22 +516,19 @@ import Testing
     /// is broken at the update, sent first: 23503 (the new row is not there yet). 632a623
     /// sent INSERT, UPDATE, which works.
     @Test func aPartialIndexsFalseNeedBreaksACycleAtTheUpdate() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE account (id int PRIMARY KEY, email text, active bool NOT NULL DEFAULT true,
                 referrer_id int CONSTRAINT referrer REFERENCES account);
             CREATE UNIQUE INDEX account_active_email ON account (email) WHERE active;
             INSERT INTO account VALUES (1, 'a@x', false, NULL);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let new = try context.insert("account", values: ["id": 2, "email": "a@x"])
             let old = try #require(try context.object("account", primaryKey: 1))
             try old.setValue("old-a@x", forKey: "email")
             try old.setValue(new, forKey: "referrer")
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
@@ -601,7 +539,7 @@ import Testing
     /// pairs that leave it first. Sent: UPDATE book (23503), then the pair. Order that works:
     /// DELETE FROM book_tag WHERE book_id = 1 AND tag_id = 1, UPDATE book.
     @Test func aKeyChangedWhileItsPairLeaves() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE book (id int PRIMARY KEY);
             CREATE TABLE tag (id int PRIMARY KEY);
@@ -609,14 +547,11 @@ import Testing
             INSERT INTO book VALUES (1); INSERT INTO tag VALUES (1);
             INSERT INTO book_tag VALUES (1, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let book = try #require(try context.object("book", primaryKey: 1))
             try book.objects(forKey: "tag").remove(try #require(try context.object("tag", primaryKey: 1)))
             try book.setValue(5, forKey: "id")
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.book_tag") == 0)
         }
     }
@@ -629,7 +564,7 @@ import Testing
     /// code goes after that delete and before the owner's: DELETE design (23503, the card
     /// still refers to it). Order that works: DELETE owner, DELETE design, INSERT card.
     @Test func aCascadedRowsRootIsTakenFromANoActionForeignKey() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE owner (id int PRIMARY KEY);
             CREATE TABLE design (id int PRIMARY KEY);
@@ -640,16 +575,13 @@ import Testing
             INSERT INTO design VALUES (1);
             INSERT INTO card VALUES (10, 1, 1, 'X');
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let card = try #require(try context.object("card", primaryKey: 10))
             try context.delete(try #require(try context.object("owner", primaryKey: 1)))
             #expect(card.isDeleted)
             try context.delete(try #require(try context.object("design", primaryKey: 1)))
             _ = try context.insert("card", values: ["id": 11, "owner": try context.object("owner", primaryKey: 2), "code": "X"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.card") == 1)
         }
     }
@@ -660,7 +592,7 @@ import Testing
     /// card, and the row stays (design_id NULL) while memory has it deleted. Order that
     /// works: DELETE card, DELETE design.
     @Test func aRowNoSentDeleteReachesButASetDefaultOneDoes() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE owner (id serial PRIMARY KEY);
             CREATE TABLE design (id int PRIMARY KEY);
@@ -671,17 +603,14 @@ import Testing
             INSERT INTO design VALUES (1);
             INSERT INTO card VALUES (10, 1, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let card = try #require(try context.object("card", primaryKey: 10))
             let owner = try context.insert("owner", values: [:])
             try card.setValue(owner, forKey: "owner")
             try context.delete(owner)
             #expect(card.isDeleted)
             try context.delete(try #require(try context.object("design", primaryKey: 1)))
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.card") == 0)
         }
     }
@@ -691,7 +620,7 @@ import Testing
     /// capital was moved to a new mayor deleted since: no DELETE is sent, the row stays.
     /// Order that works: DELETE capital, DELETE country.
     @Test func aRowNoSentDeleteReachesButAnInheritedKeysDeleteDoes() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE country (id int PRIMARY KEY);
             CREATE TABLE mayor (id int PRIMARY KEY);
@@ -702,17 +631,14 @@ import Testing
             INSERT INTO mayor VALUES (1);
             INSERT INTO capital VALUES (2, 'city', 1, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let capital = try #require(try context.object("capital", primaryKey: 2))
             let mayor = try context.insert("mayor", values: ["id": 2])
             try capital.setValue(mayor, forKey: "mayor")
             try context.delete(mayor)
             #expect(capital.isDeleted)
             try context.delete(try #require(try context.object("country", primaryKey: 1)))
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.capital") == 0)
         }
     }
@@ -725,7 +651,7 @@ import Testing
     /// crate 1's, whose cascade (through box 1) took the row: a conflict. 632a623 sent
     /// DELETE crate alone, which is right. Order that works: DELETE crate (or DELETE card, DELETE crate).
     @Test func aCascadeThroughARowMemoryDoesNotHold() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE crate (id int PRIMARY KEY);
             CREATE TABLE box (id int PRIMARY KEY, crate_id int CONSTRAINT crate REFERENCES crate ON DELETE CASCADE);
@@ -734,9 +660,7 @@ import Testing
             INSERT INTO box VALUES (1, 1);
             INSERT INTO card VALUES (10, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let card = try #require(try context.object("card", primaryKey: 10))
             let crate = try #require(try context.object("crate", primaryKey: 1))
             let box = try context.insert("box", values: ["id": 2])
@@ -744,8 +668,7 @@ import Testing
             try context.delete(box)
             #expect(card.isDeleted)
             try context.delete(crate)
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.card") == 0)
         }
     }
@@ -756,7 +679,7 @@ import Testing
     /// (ON UPDATE NO ACTION): the key change must wait for the club's delete. Sent: UPDATE
     /// team, DELETE club (23503). Order that works: DELETE club, UPDATE team.
     @Test func aKeyChangedWhileItsDependantIsDeletedByACascade() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE club (id int PRIMARY KEY);
             CREATE TABLE team (code text PRIMARY KEY);
@@ -766,22 +689,19 @@ import Testing
             INSERT INTO team VALUES ('red');
             INSERT INTO player VALUES (1, 'red', 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let player = try #require(try context.object("player", primaryKey: 1))
             try context.delete(try #require(try context.object("club", primaryKey: 1)))
             #expect(player.isDeleted)
             try #require(try context.object("team", primaryKey: "red")).setValue("blue", forKey: "code")
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
     /// A row deleted by a cascade (its club deleted) refers to a team deleted in the same
     /// save (ON DELETE NO ACTION), deleted first: the team's delete must wait for the club's. Order that works: DELETE club, DELETE team.
     @Test func aDeleteWhoseDependantADeleteCascadesTo() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE club (id int PRIMARY KEY);
             CREATE TABLE team (id int PRIMARY KEY);
@@ -791,17 +711,14 @@ import Testing
             INSERT INTO team VALUES (1);
             INSERT INTO player VALUES (1, 1, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let player = try #require(try context.object("player", primaryKey: 1))
             let team = try #require(try context.object("team", primaryKey: 1))
             // The team first: its dependant is deleted (by the club's cascade) before the save.
             try context.delete(team)
             try context.delete(try #require(try context.object("club", primaryKey: 1)))
             #expect(player.isDeleted)
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.team") == 0)
         }
     }
@@ -814,16 +731,14 @@ import Testing
     /// go; passport 10's own update goes after the insert, and finds its row no longer holding
     /// person 1: a conflict. Order that works: UPDATE 10, UPDATE 20, INSERT 30.
     @Test func aOneToOneTakerPulledBeforeItsHolderLetsGo() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE person (id int PRIMARY KEY);
             CREATE TABLE passport (id int PRIMARY KEY, person_id int UNIQUE CONSTRAINT person REFERENCES person, number text UNIQUE);
             INSERT INTO person VALUES (1);
             INSERT INTO passport VALUES (10, 1, 'A'), (20, NULL, 'B');
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let ada = try #require(try context.object("person", primaryKey: 1))
             let old = try #require(try context.object("passport", primaryKey: 10))
             let taker = try #require(try context.object("passport", primaryKey: 20))
@@ -831,8 +746,7 @@ import Testing
             #expect(try old.value(forKey: "person_id") == nil)
             try taker.setValue("C", forKey: "number")
             _ = try context.insert("passport", values: ["id": 30, "number": "B"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 
@@ -843,14 +757,12 @@ import Testing
     /// (a constraint not deferred checks each statement); they went in 1,000 round trips.
     @Test(arguments: ["DEFERRABLE INITIALLY DEFERRED", ""])
     func aThousandPositionsShiftedByOne(deferral: String) throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE item (id int PRIMARY KEY, position int NOT NULL, CONSTRAINT item_position UNIQUE (position) \(deferral));
             INSERT INTO item SELECT g, g FROM generate_series(1, 1000) g;
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let items = try context.fetch(FetchRequest("item"))
             for item in items.shuffled() {
                 try item.setValue((try item.value(forKey: "position") as! Int) + 1, forKey: "position")
@@ -868,7 +780,7 @@ import Testing
     /// A row deleted by a cascade whose parent's key changed pending (ON UPDATE CASCADE):
     /// found by either key.
     @Test func aCascadeFromAParentWhoseKeyChangedPending() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE crate (id int PRIMARY KEY);
             CREATE TABLE box (id int PRIMARY KEY, crate_id int CONSTRAINT crate REFERENCES crate ON DELETE CASCADE, code text UNIQUE);
@@ -878,9 +790,7 @@ import Testing
             INSERT INTO box VALUES (1, 1, 'b');
             INSERT INTO card VALUES (10, 1, 'c');
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let card = try #require(try context.object("card", primaryKey: 10))
             let box = try #require(try context.object("box", primaryKey: 1))
             try card.setValue("c2", forKey: "code")
@@ -890,8 +800,7 @@ import Testing
             #expect(card.isDeleted && box.isDeleted)
             _ = try context.insert("card", values: ["id": 11, "code": "c"])
             _ = try context.insert("box", values: ["id": 1, "code": "b"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.card") == 1)
         }
     }
@@ -899,7 +808,7 @@ import Testing
     /// A cascade through a many-to-many's helper: pairs of a book its shelf's delete cascades
     /// to, one left in memory first, and a new tag under a deleted tag's name.
     @Test func aCascadeWithAManyToMany() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE shelf (id int PRIMARY KEY);
             CREATE TABLE book (id int PRIMARY KEY, shelf_id int CONSTRAINT shelf REFERENCES shelf ON DELETE CASCADE, code text UNIQUE);
@@ -911,9 +820,7 @@ import Testing
             INSERT INTO tag VALUES (1, 't'), (2, 'u');
             INSERT INTO book_tag VALUES (1, 1), (1, 2), (2, 1);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let book = try #require(try context.object("book", primaryKey: 1))
             let t = try #require(try context.object("tag", primaryKey: 1))
             try book.objects(forKey: "tag").remove(t)
@@ -922,8 +829,7 @@ import Testing
             try context.delete(t)
             _ = try context.insert("tag", values: ["id": 3, "name": "t"])
             _ = try context.insert("book", values: ["id": 3, "shelf_id": 2, "code": "x"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
             #expect(try Self.count(fixture, "SELECT count(*)::int8 FROM S.book_tag") == 0)
         }
     }
@@ -931,7 +837,7 @@ import Testing
     /// Inheritance: a capital's copy of the parent's foreign key is not enforced, and memory
     /// does not cascade it; the country's delete leaves the capital in both.
     @Test func aCascadeDoesNotReachAnInheritingChild() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE country (id int PRIMARY KEY);
             CREATE TABLE place (id int PRIMARY KEY, name text, country_id int REFERENCES country ON DELETE CASCADE);
@@ -941,9 +847,7 @@ import Testing
             INSERT INTO place VALUES (1, 'town', 1);
             INSERT INTO capital VALUES (2, 'city', 1, 1900);
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             let capital = try #require(try context.object("capital", primaryKey: 2))
             let town = try #require(try context.object("place", primaryKey: 1))
             try context.delete(try #require(try context.object("country", primaryKey: 1)))
@@ -982,21 +886,18 @@ import Testing
     /// by a new shelf under the same code: the database takes DELETE, INSERT (the book
     /// refers to the new shelf at COMMIT); validation refuses it.
     @Test func aDeferredDependantOfADeletedKeyTakenByANewRow() throws {
-        try Self.with(
+        try Self.editing(
             """
             CREATE TABLE shelf (code text PRIMARY KEY, label text);
             CREATE TABLE book (id int PRIMARY KEY, shelf_code text CONSTRAINT shelf REFERENCES shelf DEFERRABLE INITIALLY DEFERRED);
             INSERT INTO shelf VALUES ('A1', 'old');
             INSERT INTO book VALUES (1, 'A1');
             """
-        ) { fixture in
-            let context = fixture.context
-            context.autocommits = false
+        ) { fixture, context in
             _ = try #require(try context.object("book", primaryKey: 1))
             try context.delete(try #require(try context.object("shelf", primaryKey: "A1")))
             _ = try context.insert("shelf", values: ["code": "A1", "label": "new"])
-            try context.save()
-            #expect(try fixture.disagreements() == [])
+            try Self.saveAgreeing(fixture)
         }
     }
 }

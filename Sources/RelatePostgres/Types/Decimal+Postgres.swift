@@ -40,10 +40,7 @@ extension Decimal: PostgresArrayElement {
     ) throws(PostgresDecodingError) -> Decimal {
         let text: String
         switch (format, type) {
-        case (.text, .numeric):
-            if let value = exact(text: bytes) { return value }
-            text = bytes.utf8String
-        case (.text, _) where type.isInteger:
+        case (.text, _) where type == .numeric || type.isInteger:
             if let value = exact(text: bytes) { return value }
             text = bytes.utf8String
         case (.binary, .numeric):
