@@ -81,6 +81,26 @@ import Testing
         }
     }
 
+    /// Values of types of their own (JSON, an array, an address) read in attribute order take
+    /// the inlined path, which casts the boxed value where `Value` is known: as their types,
+    /// as `Any` and as an optional; another type is refused naming the column, as off it.
+    @Test func boxedValuesReadInOrderAnswerTheirTypesAndRefuseOthers() throws {
+        try Self.withSamples { context in
+            let row = try #require(try context.object("sample", primaryKey: 1))
+            for _ in 0..<2 {
+                let keys = row.entity.attributes.map(\.key)
+                for key in keys.prefix(while: { $0 != "doc" }) { _ = try row.value(forKey: key, as: Any.self) }
+                #expect(try row.value(forKey: "doc", as: JSONValue.self) == ["a": 1])
+                #expect(try row.value(forKey: "tags", as: [String]?.self) == .some(["x", "y"]))
+                #expect(try row.value(forKey: "scores", as: Any.self) as? [Int?] == [1, nil, 3])
+                #expect(try row.value(forKey: "address", as: PostgresInet.self) == (try PostgresInet("10.0.0.1")))
+            }
+            for key in row.entity.attributes.map(\.key).prefix(while: { $0 != "doc" }) { _ = try row.value(forKey: key, as: Any.self) }
+            let mismatch = #expect(throws: RelateError.self) { try row.value(forKey: "doc", as: String.self) }
+            #expect(mismatch?.kind == .typeMismatch && mismatch?.message.contains(#"column "doc" of type jsonb"#) == true, "\(mismatch?.message ?? "")")
+        }
+    }
+
     @Test func typedReadsOfRelationshipKeys() throws {
         try ObjectFixture.with("seed_person_email", extraSQL: ObjectFixture.peopleWithEmails) { fixture in
             let context = fixture.context
