@@ -45,17 +45,20 @@ extension JSONValue {
             return scanner.skip("]") ? .array(elements) : nil
         case UInt8(ascii: "{"):
             _ = scanner.skip("{")
-            var members: [String: JSONValue] = [:]
-            if scanner.skip("}") { return .object(members) }
+            if scanner.skip("}") { return .object([:]) }
+            // Room for a small object's members at once: grown from empty, a dictionary of
+            // four was allocated three times.
+            var members = [String: JSONValue](minimumCapacity: 4)
             repeat {
                 guard let name = scanner.string(), scanner.skip(":"), let member = try value(&scanner, depth: depth + 1) else { return nil }
-                // The dictionary keeps the first name's bytes: another that `==` takes for
-                // it but whose bytes differ is a member of its own to `jsonb`.
-                if let index = members.index(forKey: name), !members.keys[index].utf8.elementsEqual(name.utf8) {
+                // Of a name given twice, the last value, as `jsonb` keeps it. The dictionary
+                // keeps the first name's bytes: another that `==` takes for it but whose
+                // bytes differ is a member of its own to `jsonb`.
+                if members.updateValue(member, forKey: name) != nil, let index = members.index(forKey: name),
+                    !members.keys[index].utf8.elementsEqual(name.utf8)
+                {
                     throw NotHeldExactly(description: "an object has two members whose names differ only in how a character is composed")
                 }
-                // Of a name given twice, the last value, as `jsonb` keeps it.
-                members[name] = member
             } while scanner.skip(",")
             return scanner.skip("}") ? .object(members) : nil
         case UInt8(ascii: "t"): return scanner.word("true") ? .bool(true) : nil
