@@ -26,7 +26,7 @@ extension Connection {
         let handle = try openHandle()
         try Self.checkSQL(sql)
         return try roundTrip(.copy, .one(sql, nil)) {
-            try startCopy(handle, sql, expecting: PGRES_COPY_IN, "COPY … FROM STDIN")
+            try startCopy(handle, sql, shownAs: sql, expecting: PGRES_COPY_IN, "COPY … FROM STDIN")
             var failure: (any Error)?
             do {
                 try produce { bytes in
@@ -60,6 +60,9 @@ extension Connection {
     ///
     /// - Parameters:
     ///   - sql: A `COPY … TO STDOUT` statement; it cannot have parameters.
+    ///   - shown: The statement as logs, traces and errors show it, when `sql` holds values
+    ///     that must not go there (a query's values written in as literals, as `COPY` takes
+    ///     no parameters): the same with placeholders. An error then has no position.
     ///   - receive: Takes each row's bytes (valid only during the call), in the format the
     ///     statement names; the binary format's header comes with the first row.
     /// - Returns: The number of rows copied.
@@ -67,11 +70,21 @@ extension Connection {
     ///   STDOUT`, a lost connection), or what `receive` threw: the rest of the copy is then
     ///   read and dropped, so the connection stays usable.
     @discardableResult
-    public func copyOut(_ sql: String, _ receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+    public func copyOut(_ sql: String, shown: String? = nil, _ receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+        guard let shown else { return try copyOut(sql, shownAs: sql, receive) }
+        do {
+            return try copyOut(sql, shownAs: shown, receive)
+        } catch var error as PostgresError {
+            error.position = nil
+            throw error
+        }
+    }
+
+    private func copyOut(_ sent: String, shownAs sql: String, _ receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
         let handle = try openHandle()
-        try Self.checkSQL(sql)
+        try Self.checkSQL(sent)
         return try roundTrip(.copy, .one(sql, nil)) {
-            try startCopy(handle, sql, expecting: PGRES_COPY_OUT, "COPY … TO STDOUT")
+            try startCopy(handle, sent, shownAs: sql, expecting: PGRES_COPY_OUT, "COPY … TO STDOUT")
             var failure: (any Error)?
             var buffer: UnsafeMutablePointer<CChar>?
             while true {
@@ -92,9 +105,9 @@ extension Connection {
         }
     }
 
-    /// Sends `sql` and checks that the server started the copy `status` names.
-    private func startCopy(_ handle: OpaquePointer, _ sql: String, expecting status: ExecStatusType, _ what: String) throws {
-        guard let started = PQexec(handle, sql) else { throw connectionError(sql: sql) }
+    /// Sends `sent` (shown as `sql`) and checks that the server started the copy `status` names.
+    private func startCopy(_ handle: OpaquePointer, _ sent: String, shownAs sql: String, expecting status: ExecStatusType, _ what: String) throws {
+        guard let started = PQexec(handle, sent) else { throw connectionError(sql: sql) }
         if PQresultStatus(started) == status {
             PQclear(started)
             return

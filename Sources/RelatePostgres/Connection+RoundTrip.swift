@@ -19,7 +19,7 @@ public struct RoundTrip: Sendable {
         case sendAhead = "send ahead"
         /// A command of the replication protocol (a logical replication stream starting).
         case replication
-        /// ``Connection/copyIn(_:_:)`` or ``Connection/copyOut(_:_:)``: a `COPY` and its data.
+        /// ``Connection/copyIn(_:_:)`` or ``Connection/copyOut(_:shown:_:)``: a `COPY` and its data.
         case copy
     }
 

@@ -170,9 +170,11 @@ import Testing
             #expect(lines[0] == "id,name,score,nickname,team_id,joined,updated")
             #expect(lines[1].hasPrefix("2,Bob,20,,1,"))
             #expect(lines[3].hasPrefix("7,O'Brien,9,\"the \"\"boss\"\", really\",,"))
+            // Logs and traces show the statement with its placeholders, never the values it
+            // was sent with.
             let copy = try #require(sql.first { $0.hasPrefix("COPY") })
-            #expect(copy.contains("'O''Brien'") && copy.contains("'20'::"))
-            #expect(!copy.contains("$"))
+            #expect(copy.contains("$1") && copy.contains("$2"))
+            #expect(!copy.contains("Brien") && !copy.contains("'20'"))
 
             // The receiver throws: the copy is read to its end and the connection goes on.
             struct Enough: Error {}
