@@ -121,6 +121,7 @@ extension Catalog {
             table.allowedWrites = WriteOperations(rawValue: try row.decode(Int.self, at: 13))
             table.rewritesUpdates = try row.decode(Bool.self, at: 16)
             table.writesWithoutReturning = WriteOperations(rawValue: try row.decode(Int.self, at: 23))
+            table.dropsInserts = try row.decode(Bool.self, at: 25)
             if let schemas = try row.decode([String]?.self, at: 20), let names = try row.decode([String]?.self, at: 21) {
                 table.children = zip(schemas, names).map { TableName(schema: $0, name: $1) }
             }
@@ -340,7 +341,14 @@ extension Catalog {
               AND r.ev_action::text NOT LIKE '%:returningList ({%'),
           -- Whether its collation tells text apart by its bytes alone (deterministic).
           coalesce(array_agg(coalesce((SELECT co.collisdeterministic FROM pg_collation co WHERE co.oid = a.attcollation), true)
-                             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}')
+                             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          -- Whether an INSERT may store fewer rows than it sends: a BEFORE INSERT row trigger
+          -- (tgtype bits ROW 1, BEFORE 2, INSERT 4) not disabled, on the table or a partition,
+          -- may return NULL; a rule may do instead (or nothing).
+          c.relhasrules OR EXISTS (
+            SELECT FROM pg_trigger g
+             WHERE g.tgenabled <> 'D' AND g.tgtype & 7 = 7
+               AND (g.tgrelid = c.oid OR (c.relkind = 'p' AND g.tgrelid IN (SELECT p.relid FROM pg_partition_tree(c.oid) p))))
         FROM pg_class c
         JOIN \(included) ON i.oid = c.oid
         JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -77,6 +77,12 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// before this was), taken as yes. `save()` reads an updated row back only when the
         /// database may have stored other than what was sent.
         public var rewritesUpdates: Bool? = nil
+        /// Whether an `INSERT` may store fewer rows than it sends: the table or one of its
+        /// partitions has an enabled `BEFORE INSERT` row trigger (which may return NULL), or
+        /// it has a rule. `nil` when not known (a catalog made by hand, or read before this
+        /// was), taken as yes. A bulk insert into such a table is sent in a transaction, and
+        /// rolled back when a row did not come back.
+        public var dropsInserts: Bool? = nil
 
         /// Creates a table by hand.
         ///

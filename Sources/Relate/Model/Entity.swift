@@ -57,6 +57,9 @@ public struct Entity: Sendable, Hashable {
     /// Whether the database may store other than what an `UPDATE` sends
     /// (``Catalog/Table/rewritesUpdates``; not known counts as yes).
     let rewritesUpdates: Bool
+    /// Whether an `INSERT` may store fewer rows than it sends (``Catalog/Table/dropsInserts``;
+    /// not known counts as yes).
+    let dropsInserts: Bool
     /// The entity's columns as attributes, in table order.
     public internal(set) var attributes: [Attribute]
     /// The relationships from this entity to others (and to itself), each with an inverse on
@@ -97,6 +100,7 @@ public struct Entity: Sendable, Hashable {
         allowedWrites = table.allowedWrites ?? (table.kind == .materializedView ? [] : .all)
         writesWithoutReturning = table.writesWithoutReturning ?? []
         rewritesUpdates = table.rewritesUpdates ?? true
+        dropsInserts = table.dropsInserts ?? true
         attributes = table.columns.map(Attribute.init)
         relationships = []
         children = (table.children ?? []).map { QualifiedName($0.schema, $0.name) }

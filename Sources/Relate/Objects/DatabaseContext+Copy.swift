@@ -16,8 +16,9 @@ extension DatabaseContext {
     /// time, so that the client encodes while the server stores. A column whose values have no binary form the copy can
     /// send as they are (`numeric`, a `date`, a `timestamp` without time zone, an enum)
     /// makes its rows go as ``insert(_:rows:)->[DatabaseObject]``'s statements instead. Memory stays right:
-    /// live results are told, and rows that refer to an object whose set of them is
-    /// loaded go through ``insert(_:rows:)->[DatabaseObject]`` so that the set takes them.
+    /// live results are told, and rows that may refer to an object whose set of them is
+    /// loaded (by a foreign key they give, or one left to its default) go through
+    /// ``insert(_:rows:)->[DatabaseObject]`` so that the set takes them.
     ///
     /// - Parameters:
     ///   - entityName: The entity (`person`, or `schema.table`).
@@ -38,7 +39,7 @@ extension DatabaseContext {
         let copied = try transaction {
             var copied = 0
             for group in groups {
-                if joinsLoadedSets(group.columns, of: entity) {
+                if joinsLoadedSets(group.columns, of: entity, inserting: true) {
                     // The sets must take the new rows as objects: the statements that read them back.
                     let objects = try insertRows(entity, columns: group.columns, values: try parameters(of: group, in: rows, entity: entity))
                     for object in objects { graph.apply(.insert(object, columns: group.columns)) }
@@ -81,9 +82,11 @@ extension DatabaseContext {
 
     /// `rows` grouped by the keys they give, in the order each set of keys first comes: a
     /// pass that looks at keys only (a row with the keys of the one before costs a lookup
-    /// a key), the values being encoded as the copy streams.
+    /// a key), the values being encoded as the copy streams. Rows that may refer to each
+    /// other are grouped only with the rows next to them (``rowsMayReferToEachOther(_:)``).
     private func rowsByKeys(_ rows: [[String: Any?]], of entity: Int) throws -> [KeyGroup] {
         let table = graph.tables[entity]
+        let inRuns = rowsMayReferToEachOther(entity)
         var groups: [KeyGroup] = []
         var groupOfKeys: [[String]: Int] = [:]
         var last = -1
@@ -93,7 +96,7 @@ extension DatabaseContext {
                 continue
             }
             let keys = row.keys.sorted()
-            if let index = groupOfKeys[keys] {
+            if !inRuns, let index = groupOfKeys[keys] {
                 groups[index].rows.append(position)
                 last = index
                 continue
@@ -224,13 +227,23 @@ extension DatabaseContext {
         data += field
     }
 
+    /// Whether new rows of `entity` may refer to each other (a foreign key of the table to
+    /// itself): grouped by the keys they give, a row could go in a statement before the
+    /// row it refers to, so a bulk write groups only rows next to each other, and a list in
+    /// the order of its references is stored in it.
+    func rowsMayReferToEachOther(_ entity: Int) -> Bool {
+        graph.tables[entity].foreignKeys.contains { graph.target(of: entity, $0.relationship) == entity }
+    }
+
     /// Whether rows writing `columns` of `entity` may join a loaded set: a foreign key among
-    /// them whose inverse is loaded on an object memory holds.
-    func joinsLoadedSets(_ columns: [Int], of entity: Int) -> Bool {
-        graph.tables[entity].foreignKeys.contains { index, foreignKey in
+    /// them whose inverse is loaded on an object memory holds. New rows (`inserting`) write
+    /// the columns they leave out too, where those take a default.
+    func joinsLoadedSets(_ columns: [Int], of entity: Int, inserting: Bool = false) -> Bool {
+        let attributes = graph.tables[entity].entity.attributes
+        return graph.tables[entity].foreignKeys.contains { index, foreignKey in
             let inverse = graph.inverse(of: entity, index)
-            return foreignKey.contains(where: columns.contains) && graph.loadedRelationships.contains(inverse)
-                && !graph.registries[inverse.entity].isEmpty
+            return foreignKey.contains { columns.contains($0) || (inserting && attributes[$0].hasDefault) }
+                && graph.loadedRelationships.contains(inverse) && !graph.registries[inverse.entity].isEmpty
         }
     }
 
@@ -282,7 +295,8 @@ extension DatabaseContext {
     ///
     /// `COPY` takes no parameters: the request's values are first turned into their text by
     /// the server (one round trip), then quoted by libpq (`PQescapeLiteral`) and typed, never
-    /// pasted as they came. Pending changes of a context that does not autocommit are not
+    /// pasted as they came; logs, traces and errors show the statement with its placeholders,
+    /// not the values. Pending changes of a context that does not autocommit are not
     /// in the copy: it reads what the database holds.
     ///
     /// - Parameters:
@@ -297,7 +311,9 @@ extension DatabaseContext {
     public func copy(_ request: FetchRequest, format: CopyFormat = .csv(header: true), to receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
         let (entity, select) = try request.selectStatement(layout)
         let sql = try withLiterals(select.statement, entity: entity)
-        return try read(entity: entity) { try connection.copyOut("COPY (\(sql)) TO STDOUT \(format.options)", receive) }
+        // Logs, traces and errors show the statement with its placeholders, not the values.
+        let shown = "COPY (\(select.statement.sql)) TO STDOUT \(format.options)"
+        return try read(entity: entity) { try connection.copyOut("COPY (\(sql)) TO STDOUT \(format.options)", shown: shown, receive) }
     }
 
     /// `statement`'s SQL with each `$n` replaced by its value as a quoted literal: typed as

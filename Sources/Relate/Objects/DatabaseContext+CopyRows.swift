@@ -52,7 +52,7 @@ extension DatabaseContext {
         // A transaction of the context's: the rows that join a loaded set do so in memory,
         // and a `COMMIT` that fails takes them back out.
         let copied = try transaction {
-            if joinsLoadedSets(indexes, of: entity) || !indexes.allSatisfy({ Self.copiesInBinary(table.layout.types[$0]) }) {
+            if joinsLoadedSets(indexes, of: entity, inserting: true) || !indexes.allSatisfy({ Self.copiesInBinary(table.layout.types[$0]) }) {
                 // Statements: the sets take the new rows as objects, and a value without a
                 // binary form the copy can send is bound as a parameter.
                 try rows(&writer)

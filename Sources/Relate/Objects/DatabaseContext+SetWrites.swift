@@ -166,8 +166,10 @@ extension DatabaseContext {
     /// Rows that give the same keys go as one `INSERT … SELECT * FROM (SELECT unnest($1), unnest($2), …)`,
     /// each column one bound array (a column whose type has no array mapping: multi-row
     /// `VALUES`); rows that leave a key out take that column's default, as
-    /// ``insert(_:values:)`` does. Several such statements go in one pipeline. For a load that
-    /// needs no objects, ``copy(into:rows:)`` is faster still.
+    /// ``insert(_:values:)`` does. Several such statements go in one pipeline; rows of a table
+    /// that refers to itself are grouped only with the rows next to them, so that rows listed
+    /// before the rows that refer to them are stored first. For a load that needs no objects,
+    /// ``copy(into:rows:)`` is faster still.
     ///
     /// In a context that does not autocommit each row is a pending insert, one undo step.
     ///
@@ -185,29 +187,35 @@ extension DatabaseContext {
         try require(.insert, on: table)
         if try writesPending() { return try pendingStep { try rows.map { try pendInsert(entity, values: $0) } } }
         guard !rows.isEmpty else { return [] }
-        // Every row encoded before anything is sent; rows grouped by the columns they give.
-        var groups: [[Int]: (rows: [Int], values: [[(any PostgresEncodable)?]])] = [:]
-        var order: [[Int]] = []
+        // Every row encoded before anything is sent; rows grouped by the columns they give
+        // (only with the rows next to them where they may refer to each other).
+        let inRuns = rowsMayReferToEachOther(entity)
+        var groups: [(columns: [Int], rows: [Int], values: [[(any PostgresEncodable)?]])] = []
+        var groupOf: [[Int]: Int] = [:]
         var given = [[Int]](repeating: [], count: rows.count)
         for (position, row) in rows.enumerated() {
             let (columns, parameters) = try columnValues(row, of: entity, for: "insert first, then set it")
             given[position] = columns
-            if groups[columns] == nil { order.append(columns) }
-            groups[columns, default: ([], [])].rows.append(position)
-            groups[columns]!.values.append(parameters)
+            let group = inRuns ? (groups.last?.columns == columns ? groups.count - 1 : nil) : groupOf[columns]
+            guard let group else {
+                groupOf[columns] = groups.count
+                groups.append((columns, [position], [parameters]))
+                continue
+            }
+            groups[group].rows.append(position)
+            groups[group].values.append(parameters)
         }
         var statements: [Statement] = []
         var positions: [Int] = []
-        for columns in order {
-            let group = groups[columns]!
-            let made = Statements.insertRows(into: table.layout, columns: columns, rows: group.values)
-            statements += made
+        for group in groups {
+            statements += Statements.insertRows(into: table.layout, columns: group.columns, rows: group.values)
             positions += group.rows
         }
         func sendAll() throws -> [PostgresResult] {
             statements.count == 1 ? [try send(statements[0], entity: entity)] : try send(statements, entity: entity)
         }
-        let results = try table.entity.kind.keysEveryRow
+        // Rows a trigger dropped, or a key a view's trigger left out, roll the others back.
+        let results = try table.entity.kind.keysEveryRow && !table.entity.dropsInserts
             ? sendAll() : read(entity: entity) { try inDatabaseTransaction { try requireKeys(try sendAll(), count: rows.count, of: table) } }
         var objects = [DatabaseObject?](repeating: nil, count: rows.count)
         var next = 0
@@ -234,6 +242,8 @@ extension DatabaseContext {
                     + "save() first and update with autocommits on, or give a value",
                 entity: request.entity, key: key)
         }
+        // Nothing to set changes no row, as with autocommit on.
+        guard !values.isEmpty else { return 0 }
         let objects = try fetch(request)
         let sorted = values.sorted { $0.key < $1.key }
         try pendingStep {

@@ -1,0 +1,122 @@
+import Foundation
+import RelatePostgres
+import Testing
+
+@testable import Relate
+
+/// Writes by the thousand at their edges (an adversarial review's findings, each failing
+/// before its fix): defaults and triggers that decide rows, cascades further than one level,
+/// views whose triggers store other than they return, and what an error may show.
+@Suite struct SetWriteEdgeTests {
+    static func with(_ sql: String, _ body: (ObjectFixture) throws -> Void) throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript(sql)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            try body(ObjectFixture(context: context, schema: schema))
+        }
+    }
+
+    static func count(_ fixture: ObjectFixture, _ sql: String) throws -> Int {
+        try fixture.context.connection.query(sql)[0].decode(Int.self, at: 0)
+    }
+
+    /// Memory holds what a fresh read answers.
+    static func agree(_ fixture: ObjectFixture, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let differences = try fixture.disagreements()
+        #expect(differences.isEmpty, "\(differences)", sourceLocation: sourceLocation)
+    }
+
+    static let teams = """
+        CREATE TABLE team (id int PRIMARY KEY, name text NOT NULL UNIQUE);
+        CREATE TABLE player (id serial PRIMARY KEY, name text NOT NULL,
+            team_id int DEFAULT 1 CONSTRAINT team REFERENCES team ON DELETE CASCADE);
+        INSERT INTO team VALUES (1, 'red'), (2, 'blue');
+        INSERT INTO player (name, team_id) VALUES ('Ann', 1), ('Bob', 2);
+        """
+
+    /// Rows copied without their foreign key take its default, which refers to a team whose
+    /// set of players is loaded: the set takes them, by rows and by position.
+    @Test func copiedRowsWhoseDefaultJoinsALoadedSet() throws {
+        try Self.with(Self.teams) { fixture in
+            let red = try #require(try fixture.context.object("team", primaryKey: 1))
+            let players = try red.objects(forKey: "player")
+            #expect(players.count == 1)
+            #expect(try fixture.context.copy(into: "player", rows: [["name": "Cy"], ["name": "Di"]]) == 2)
+            #expect(players.count == 3)
+            #expect(try fixture.context.copy(into: "player", columns: ["name"]) { rows in try rows.append("Ed") } == 1)
+            #expect(players.count == 4)
+            try Self.agree(fixture)
+        }
+    }
+
+    /// A `BEFORE INSERT` trigger that drops a row: the bulk insert throws, and nothing of it
+    /// stays, in the database or in memory.
+    @Test func aBulkInsertWhoseTriggerDropsARowIsRolledBack() throws {
+        try Self.with(Self.teams + """
+            CREATE FUNCTION skip() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.name = 'skip' THEN RETURN NULL; END IF; RETURN NEW; END $$;
+            CREATE TRIGGER skip BEFORE INSERT ON player FOR EACH ROW EXECUTE FUNCTION skip();
+            """) { fixture in
+            let red = try #require(try fixture.context.object("team", primaryKey: 1))
+            let players = try red.objects(forKey: "player")
+            let error = #expect(throws: RelateError.self) {
+                try fixture.context.insert("player", rows: [["name": "skip", "team_id": 1], ["name": "Cy", "team_id": 1], ["name": "Di"]])
+            }
+            #expect(error?.kind == .invalidWrite && error?.message.contains("returned no row") == true, "\(error.map { "\($0)" } ?? "")")
+            #expect(try Self.count(fixture, "SELECT count(*)::int FROM player") == 2)
+            #expect(players.count == 1)
+            try Self.agree(fixture)
+            // Rows the trigger keeps go in.
+            #expect(try fixture.context.insert("player", rows: [["name": "Cy", "team_id": 1], ["name": "Di"]]).count == 2)
+            #expect(players.count == 3)
+            try Self.agree(fixture)
+        }
+    }
+
+    /// Rows of a tree listed parents first, but giving different columns: each row goes
+    /// after the rows before it, by insert and by copy.
+    @Test func aTreeListedParentsFirstGoesInByInsertAndCopy() throws {
+        try Self.with("CREATE TABLE node (id int PRIMARY KEY, parent_id int REFERENCES node, name text);") { fixture in
+            let made = try fixture.context.insert("node", rows: [
+                ["id": 1], ["id": 2, "parent_id": 1, "name": "b"], ["id": 3, "parent_id": 2], ["id": 4, "parent_id": 3, "name": "d"],
+            ])
+            #expect(try made.map { try $0.value(forKey: "id", as: Int.self) } == [1, 2, 3, 4])
+            #expect(try fixture.context.copy(into: "node", rows: [
+                ["id": 5], ["id": 6, "parent_id": 5, "name": "f"], ["id": 7, "parent_id": 6], ["id": 8, "parent_id": 7, "name": "h"],
+            ]) == 4)
+            #expect(try Self.count(fixture, "SELECT count(*)::int FROM node") == 8)
+            try Self.agree(fixture)
+        }
+    }
+
+    /// A copy out whose query fails: its error shows the statement with placeholders, never
+    /// the condition's values (`COPY` takes them as literals).
+    @Test func aFailedCopyOutShowsNoValue() throws {
+        try Self.with("""
+            CREATE TABLE s (id int PRIMARY KEY, secret text, d int);
+            INSERT INTO s VALUES (1, 'hunter2', 0);
+            CREATE VIEW v AS SELECT id, secret, 1 / d AS q FROM s;
+            """) { fixture in
+            let error = try #require(throws: RelateError.self) {
+                try fixture.context.copy(FetchRequest("v", where: Key("secret") == "hunter2"), format: .csv(header: false)) { _ in }
+            }
+            #expect(error.postgresError?.sqlState?.rawValue == "22012")
+            #expect(!error.description.contains("hunter2"), "\(error.description)")
+            #expect(error.description.contains("$1"), "\(error.description)")
+        }
+    }
+
+    /// An update by condition with nothing to set changes no row, pending or not.
+    @Test func anUpdateWithNothingToSetCountsNoRow() throws {
+        try Self.with(Self.teams) { fixture in
+            let context = fixture.context
+            let nothing: [String: Any?] = [:]
+            let updated = try context.update("player", where: .always, values: nothing)
+            #expect(updated == 0)
+            context.autocommits = false
+            let pending = try context.update("player", where: .always, values: nothing)
+            #expect(pending == 0)
+            #expect(!context.hasChanges)
+        }
+    }
+}
