@@ -119,4 +119,36 @@ import Testing
             #expect(!context.hasChanges)
         }
     }
+
+    static let chain = """
+        CREATE TABLE a (id int PRIMARY KEY, code text NOT NULL UNIQUE);
+        CREATE TABLE b (id int PRIMARY KEY, a_code text REFERENCES a(code) ON UPDATE CASCADE, UNIQUE (a_code, id));
+        CREATE TABLE c (id int PRIMARY KEY, b_code text, b_id int,
+            CONSTRAINT b FOREIGN KEY (b_code, b_id) REFERENCES b(a_code, id) ON UPDATE CASCADE);
+        INSERT INTO a VALUES (1, 'x');
+        INSERT INTO b VALUES (1, 'x');
+        INSERT INTO c VALUES (1, 'x', 1);
+        """
+
+    /// An update by condition of a referenced column, `ON UPDATE CASCADE` two levels down:
+    /// memory follows to the grandchild, whether it holds the grandchild alone or the
+    /// middle row too (with its set loaded).
+    @Test func anUpdateByConditionCascadesAsFarAsTheRulesGo() throws {
+        try Self.with(Self.chain) { fixture in
+            let c = try #require(try fixture.context.object("c", primaryKey: 1))
+            #expect(try fixture.context.update("a", where: Key("id") == 1, values: ["code": "y"]) == 1)
+            #expect(try c.value(forKey: "b_code") as? String == "y")
+            try Self.agree(fixture)
+        }
+        try Self.with(Self.chain) { fixture in
+            let b = try #require(try fixture.context.object("b", primaryKey: 1))
+            let c = try #require(try fixture.context.object("c", primaryKey: 1))
+            let below = try b.objects(forKey: "c")
+            #expect(try fixture.context.update("a", where: Key("id") == 1, values: ["code": "y"]) == 1)
+            #expect(try b.value(forKey: "a_code") as? String == "y")
+            #expect(try c.value(forKey: "b_code") as? String == "y")
+            #expect(below.count == 1)
+            try Self.agree(fixture)
+        }
+    }
 }

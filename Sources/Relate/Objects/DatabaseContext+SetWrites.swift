@@ -67,21 +67,33 @@ extension DatabaseContext {
     }
 
     /// The objects memory holds that refer to `entity` through a foreign key on columns of
-    /// `written` whose `ON UPDATE` rule changes them (`CASCADE`, `SET NULL`, `SET DEFAULT`):
-    /// an update by condition may change rows memory does not hold, and so has no old value
-    /// to find their dependants by. They are read again in the update's round trip, after it.
+    /// `written` whose `ON UPDATE` rule changes them (`CASCADE`, `SET NULL`, `SET DEFAULT`),
+    /// and so on as far as the rules go (a column a rule changed may be one a third table
+    /// refers to): an update by condition may change rows memory does not hold, and so has
+    /// no old value to find their dependants by. They are read again in the update's round
+    /// trip, after it.
     private func heldDependants(of entity: Int, writing written: Set<Int>) -> [(entity: Int, members: [DatabaseObject])] {
-        let table = graph.tables[entity]
-        guard table.layout.movesReferences(writing: written) else { return [] }
-        var held: [DatabaseObject] = []
-        var seen: Set<Int> = []
-        for (index, relationship) in table.entity.relationships.enumerated()
-        where relationship.foreignKeyIn == .to && [.cascade, .setNull, .setDefault].contains(relationship.onUpdate)
-            && table.fromColumns[index].contains(where: written.contains) {
-            let target = graph.target(of: entity, index)
-            if seen.insert(target).inserted { held += graph.registries[target].all }
+        var changed: [Int: Set<Int>] = [entity: written]
+        var reached: [Int] = []
+        var next = [entity]
+        while let current = next.popLast() {
+            let table = graph.tables[current]
+            let columns = changed[current]!
+            guard table.layout.movesReferences(writing: columns) else { continue }
+            for (index, relationship) in table.entity.relationships.enumerated()
+            where relationship.foreignKeyIn == .to && [.cascade, .setNull, .setDefault].contains(relationship.onUpdate)
+                && table.fromColumns[index].contains(where: columns.contains) {
+                let target = graph.target(of: current, index)
+                if !reached.contains(target) { reached.append(target) }
+                let before = changed[target] ?? []
+                let after = before.union(graph.targetColumns(of: current, index))
+                if after != before {
+                    changed[target] = after
+                    next.append(target)
+                }
+            }
         }
-        return Self.byEntity(held)
+        return Self.byEntity(reached.flatMap { graph.registries[$0].all })
     }
 
     /// Deletes every row of `entity` where `condition` holds, in one `DELETE … WHERE`; the
