@@ -151,4 +151,31 @@ import Testing
             try Self.agree(fixture)
         }
     }
+
+    static let medals = teams + """
+        CREATE TABLE medal (id int PRIMARY KEY, player_id int REFERENCES player ON DELETE CASCADE);
+        INSERT INTO medal VALUES (1, 1), (2, 2);
+        """
+
+    /// A delete whose cascade reaches a row memory holds through a row it does not (team →
+    /// player → medal): the medal is deleted in memory too, by one object or by condition,
+    /// autocommitted or saved.
+    @Test(arguments: [false, true], [false, true])
+    func aCascadeThroughARowNotHeldReachesAHeldRow(byCondition: Bool, pending: Bool) throws {
+        try Self.with(Self.medals) { fixture in
+            let context = fixture.context
+            let medal = try #require(try context.object("medal", primaryKey: 1))
+            let red = try #require(try context.object("team", primaryKey: 1))
+            context.autocommits = !pending
+            if byCondition {
+                #expect(try context.delete("team", where: Key("name") == "red") == 1)
+            } else {
+                try context.delete(red)
+            }
+            if pending { try context.save() }
+            #expect(medal.isDeleted)
+            #expect(try Self.count(fixture, "SELECT count(*)::int FROM medal") == 1)
+            try Self.agree(fixture)
+        }
+    }
 }

@@ -79,16 +79,22 @@ extension DatabaseContext {
             throw Self.relateError(error)
         }
         graph.commitTransaction()
+        // Objects the deletes' cascades may have reached through rows memory does not hold
+        // (found while the deleted objects are still registered, as memory followed them).
+        let deletedEntities = Set(pending.touched.lazy.filter(\.isDeleted).map(\.entityIndex))
+        let beyond = deletedEntities.isEmpty ? [] : heldBeyondMemory(deleting: deletedEntities)
         // Deleted objects stayed in the identity map while pending; their rows are gone now.
         for object in pending.touched where object.isDeleted { graph.unregister(object) }
-        // What the database computed (a SET DEFAULT's dependants) is read now; an object
-        // that cannot be (the connection lost after COMMIT) is let go of, never trusted.
+        // What the database computed (a SET DEFAULT's dependants) and what its cascades
+        // reached are read now; an object that cannot be (the connection lost after COMMIT)
+        // is let go of, never trusted.
         let computed = pending.computedBySave.filter { !$0.isDeleted }
         do {
             if !computed.isEmpty { try reread(computed, because: .stale) }
+            if !beyond.isEmpty { try reread(beyond, because: .parentDeleted) }
         } catch {
             var ignored: [DatabaseObject] = []
-            for object in computed where !object.isDeleted { graph.forget(object, applyingDeleteRules: false, settingDefaults: &ignored) }
+            for object in computed + beyond where !object.isDeleted { graph.forget(object, applyingDeleteRules: false, settingDefaults: &ignored) }
         }
         // Inside an enclosing transaction (`transaction {}`, a unit) the save stands only
         // if that commits: rolled back, memory goes back to the pending values (its journal

@@ -82,14 +82,59 @@ extension DatabaseContext {
         if try writesPending() { return try pendingStep { applyEffect(.delete(object)) } }
         // Pending, a new object's key may still be NULL (validation refuses it at save()).
         guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
-        let deleted: Int
+        let delete = Statements.delete(from: table.layout, key: object.primaryKeyValues.map(\.parameter))
+        // Rows memory holds that the cascade may reach through rows it does not: read again
+        // in the delete's round trip, after it.
+        let beyond = Self.byEntity(heldBeyondMemory(deleting: [object.entityIndex]))
+        let results: [PostgresResult]
         do {
-            deleted = try send(Statements.delete(from: table.layout, key: object.primaryKeyValues.map(\.parameter)), entity: object.entityIndex).affectedRows ?? 0
+            results = beyond.isEmpty
+                ? [try send(delete, entity: object.entityIndex)]
+                : try send([delete] + beyond.map { rowsStatement(of: $0.entity, $0.members) }, entity: object.entityIndex)
         } catch let error as RelateError {
             throw RelateError.deleteDenied(error, entity: table.entity.name, detail: "\(object)") ?? error
         }
         rowDeleted(object)
-        if deleted == 0 { throw markVanished(object) }
+        for ((entity, members), rows) in zip(beyond, results.dropFirst()) {
+            try take(rows, as: members, of: entity, applyingDeleteRules: true)
+        }
+        if results[0].affectedRows ?? 0 == 0 { throw markVanished(object) }
+    }
+
+    /// The objects memory holds whose rows a delete of rows of `entities` may delete or
+    /// change without memory seeing it: where an `ON DELETE` rule goes on from a row the
+    /// database deleted by `CASCADE` to rows that refer to it, the objects of those rows
+    /// whose parent memory does not hold (the rows memory deletes and their dependants it
+    /// holds, memory follows itself). Their rows must be read again after the delete.
+    func heldBeyondMemory(deleting entities: Set<Int>) -> [DatabaseObject] {
+        var beyond: [DatabaseObject] = []
+        var found: Set<ObjectIdentifier> = []
+        // Entities whose rows the database may delete by cascade, beyond the deleted ones.
+        var cascaded: Set<Int> = []
+        var next = entities.map { (entity: $0, deleted: true) }
+        while let (current, deleted) = next.popLast() {
+            for (index, relationship) in graph.model.entities[current].relationships.enumerated()
+            where relationship.foreignKeyIn == .to && (relationship.onDeleteVaries || ![.restrict, .noAction].contains(relationship.onDelete)) {
+                let target = graph.target(of: current, index)
+                if !deleted {
+                    // A row of `current` the cascade deleted is one memory may not hold: its
+                    // dependants memory holds are read again, unless their parent is held.
+                    let columns = graph.targetColumns(of: current, index)
+                    let parentColumns = graph.tables[current].fromColumns[index]
+                    for object in graph.registries[target].all where !object.isDeleted {
+                        let values = columns.map { object.values[$0] }
+                        guard !values.contains(where: \.isNull) else { continue }
+                        if graph.registered(entity: current, indexes: parentColumns, values: values) == nil, found.insert(ObjectIdentifier(object)).inserted {
+                            beyond.append(object)
+                        }
+                    }
+                }
+                if relationship.onDelete == .cascade || relationship.onDeleteVaries, cascaded.insert(target).inserted {
+                    next.append((target, false))
+                }
+            }
+        }
+        return beyond
     }
 
     /// The object's row was deleted: memory marks it deleted, and its dependants in memory
