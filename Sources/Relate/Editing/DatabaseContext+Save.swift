@@ -164,6 +164,8 @@ extension DatabaseContext {
                 + summary.updates.filter { summary.releasing[ObjectIdentifier($0.object)] != nil }
         var batches: [UpdateShape: [Update]] = [:]
         var batchOrder: [UpdateShape] = []
+        // Objects of views updated, read through their views again.
+        var throughViews: [DatabaseObject] = []
         // Rows most often come in runs of one shape (a form's field, a loop's column): the
         // run under way is kept apart, and looked up by its shape only when another begins.
         var run: (shape: UpdateShape, updates: [Update])?
@@ -206,6 +208,7 @@ extension DatabaseContext {
             let layout = object.table.layout
             var changed = originals.smallFilter { !object.values[$0.column].isSame(as: $0.value) }
             guard !changed.isEmpty else { return }
+            if object.entity.kind == .view { throughViews.append(object) }
             if changed.count > 1 { changed = SmallArray(changed.sorted { $0.column < $1.column }) }
             let key = Update.heldKey(of: object, changed: changed)
             let update = Update(object: object, changed: changed, key: key)
@@ -238,6 +241,10 @@ extension DatabaseContext {
             addUpdate(object, originals, batching: true)
         }
         addBatches()
+        // A view's UPDATE … RETURNING answers the row as written (what an INSTEAD OF
+        // trigger returned), not as the view shows it: its rows are read through the view
+        // again, after the updates.
+        for (entity, members) in Self.byEntity(throughViews) { add(rowsStatement(of: entity, members), .rowsOf(entity), for: members[0]) }
 
         // Pairs: those that leave first (a delete below may need them gone), then those that join.
         let pairs = summary.pairOrder.compactMap { key in changes.pairs?.contains(key) ?? true ? summary.pairs[key] : nil }

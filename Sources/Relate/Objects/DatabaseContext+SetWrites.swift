@@ -58,7 +58,11 @@ extension DatabaseContext {
             ? [try send(statement, entity: entity)]
             : try send([statement] + dependants.map { rowsStatement(of: $0.entity, $0.members) }, entity: entity)
         let changed = results[0].affectedRows ?? 0
-        if returning { try applyUpdated(results[0], of: entity, descendants: descendants, reading: heldDescendants) }
+        if returning, table.entity.kind == .view {
+            try applyUpdatedThroughView(results[0], of: entity)
+        } else if returning {
+            try applyUpdated(results[0], of: entity, descendants: descendants, reading: heldDescendants)
+        }
         for ((dependant, members), rows) in zip(dependants, results.dropFirst()) {
             try take(rows, as: members, of: dependant, applyingDeleteRules: true)
         }
@@ -338,6 +342,35 @@ extension DatabaseContext {
         }
         for (descendant, keys) in descendantKeys.sorted(by: { $0.key < $1.key }) {
             try applyUpdated(try rows(of: descendant, keys: keys), of: descendant)
+        }
+    }
+
+    /// A view's updated rows as memory takes them. Its `UPDATE … RETURNING` answers each row
+    /// as written (what an `INSTEAD OF` trigger returned, most often what it was given), not
+    /// as the view shows it: the rows are read through the view again by their keys, as
+    /// a write through one object reads its row again, and an object whose row the view no
+    /// longer shows leaves memory.
+    private func applyUpdatedThroughView(_ returned: PostgresResult, of entity: Int) throws {
+        let primaryKey = graph.tables[entity].primaryKey
+        var keys: [[StoredValue]] = []
+        var held: [DatabaseObject] = []
+        for row in 0..<returned.count {
+            let values = try graph.storedValues(of: returned[row], entity: entity)
+            let key = primaryKey.map { values[$0] }
+            keys.append(key)
+            if let object = graph.registered(entity: entity, indexes: primaryKey, values: key) { held.append(object) }
+        }
+        guard !keys.isEmpty else { return }
+        let shown = try rows(of: entity, keys: keys)
+        try applyUpdated(shown, of: entity)
+        var found: Set<ObjectKey> = []
+        for row in 0..<shown.count {
+            let values = try graph.storedValues(of: shown[row], entity: entity)
+            if let key = ObjectKey(primaryKey.map { values[$0] }) { found.insert(key) }
+        }
+        var dependants: [DatabaseObject] = []
+        for object in held where !object.isDeleted && !(object.objectKey.map(found.contains) ?? false) {
+            graph.forget(object, applyingDeleteRules: false, settingDefaults: &dependants)
         }
     }
 
