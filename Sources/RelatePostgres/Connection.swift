@@ -391,7 +391,7 @@ public final class Connection {
         String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Text decoding of dates assumes ISO output, and `Date` is an instant: the session
+    /// Text decoding of dates and intervals assumes ISO and `postgres` output, and `Date` is an instant: the session
     /// reads and writes timestamps in UTC. Only what differs is changed, so the usual
     /// server needs no extra round trip.
     private func configureSession() throws {
@@ -407,6 +407,11 @@ public final class Connection {
         }
         if !(parameterStatus("DateStyle") ?? "").hasPrefix("ISO") {
             settings.append("SET DateStyle = 'ISO, MDY'")
+        }
+        // Text decoding of intervals reads the default style (a database or role may set
+        // `iso_8601`, `sql_standard` or `postgres_verbose`).
+        if parameterStatus("IntervalStyle") != "postgres" {
+            settings.append("SET IntervalStyle = 'postgres'")
         }
         if !settings.isEmpty {
             // The simple protocol: a replication connection takes no other.

@@ -14,7 +14,8 @@ extension DatabaseContext {
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
             switch try resolve(key, in: entity) {
             case .attribute(let index):
-                cells[index] = StoredValue(encoded: try AttributeValue.encodable(value, for: table.entity.attributes[index], entity: table.entity))
+                let attribute = table.entity.attributes[index]
+                cells[index] = StoredValue(pending: try AttributeValue.encodable(value, for: attribute, entity: table.entity), for: attribute)
                 given.append(index)
             case .relationship(let index):
                 for (column, value) in try heldToOne(key, value, of: entity, index, for: "insert first, then set it") {

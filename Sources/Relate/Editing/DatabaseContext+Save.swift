@@ -117,7 +117,8 @@ extension DatabaseContext {
         let statements = objects.map { object in
             var columns: [Int] = []
             for column in summary.givenColumns[ObjectIdentifier(object)] ?? [] where !columns.contains(column) { columns.append(column) }
-            return Statements.insert(into: object.table.layout, columns: columns, values: columns.map { object.values[$0].parameter })
+            let layout = object.table.layout
+            return Statements.insert(into: layout, columns: columns, values: columns.map { layout.parameter(object.values[$0], column: $0) })
         }
         let results = try sendSaving(statements, for: objects)
         for (object, result) in zip(objects, results) {
@@ -344,7 +345,7 @@ extension DatabaseContext {
         func statement(returning: Bool) -> Statement {
             let columns = changed.map(\.column)
             return Statements.update(
-                object.table.layout, setting: columns, to: columns.map { object.values[$0].parameter }, key: key.map(\.parameter),
+                object.table.layout, setting: columns, to: columns.map { object.table.layout.parameter(object.values[$0], column: $0) }, key: key.map(\.parameter),
                 expecting: Array(changed), nullSafe: true, returning: returning)
         }
 
@@ -366,6 +367,8 @@ extension DatabaseContext {
             }
             var values: [(any PostgresEncodable)?] = []
             var held: [(any PostgresEncodable)?] = []
+            // A column whose values go as texts the library makes goes row by row.
+            if columns.contains(where: { table.sendsAsText[$0] }) { return nil }
             for (position, column) in columns.enumerated() {
                 guard let new = Statements.columnArray(count: updates.count, type: table.types[column], value: { updates[$0].object.values[column] }),
                     let old = Statements.columnArray(count: updates.count, type: table.types[column], value: { updates[$0].changed[position].value })

@@ -121,6 +121,11 @@ extension DatabaseContext {
         if let labels = attribute.enumLabels, case .string(let label) = value, !labels.contains(label) {
             return "is not a label of enum \(attribute.type) (\(labels.joined(separator: ", ")))"
         }
+        if let labels = attribute.enumLabels, case .other(let box) = value, let elements = box.value as? [String?],
+            elements.contains(where: { $0.map { !labels.contains($0) } ?? false })
+        {
+            return "holds a value that is not a label of enum \(attribute.type) (\(labels.joined(separator: ", ")))"
+        }
         guard let modifier = attribute.typeModifier, modifier >= 4 else { return nil }
         switch PostgresType(attribute.typeOID) {
         case .varchar, .bpchar:

@@ -84,6 +84,31 @@ extension StoredValue {
         self = StoredValue(unsafeBitCast(parameter as Any, to: (any Sendable).self))
     }
 
+    /// What memory holds pending for a parameter given for `attribute`'s column: the
+    /// parameter as ``init(encoded:)`` holds it, but a text for a column that does not read
+    /// as text (the literal the library made of an enum array, a `JSONValue` for a `json`
+    /// column, an array of ranges; or a text form given) is held as a read of that text
+    /// gives it, so that a pending value reads, and is validated, as the saved one will.
+    /// A text the column's reader cannot read stays a text: the server judges it.
+    init(pending parameter: (any PostgresEncodable)?, for attribute: Attribute) {
+        if let text = parameter as? String, attribute.composite == nil {
+            let type = attribute.isEnumArray ? PostgresType.textArray : PostgresType(attribute.typeOID)
+            switch type.mapping {
+            case .string, .textForm: break
+            default:
+                let bytes = Array(text.utf8)
+                let read = bytes.withUnsafeBytes { bytes -> (any Sendable)? in
+                    do { return try PostgresValue.decode(from: bytes, type: type, format: .text) } catch { return nil }
+                }
+                if type.selectCast == nil, let read {
+                    self = StoredValue(read)
+                    return
+                }
+            }
+        }
+        self.init(encoded: parameter)
+    }
+
     /// Whether the value is a ``PendingKey``.
     var isPendingKey: Bool {
         if case .other(let box) = self, box.value is PendingKey { return true }

@@ -278,7 +278,7 @@ enum AttributeValue {
 extension PostgresValueMapping {
     /// Whether a Swift value of this mapping may go as one of several PostgreSQL types, so
     /// that an array of them must name the column's (see `AttributeValue.encodable`).
-    fileprivate var sentAsSeveralTypes: Bool {
+    var sentAsSeveralTypes: Bool {
         switch self {
         case .json, .time, .inet, .macAddress, .range: true
         default: false

@@ -226,7 +226,10 @@ extension DatabaseContext {
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
         try require(.update, on: table)
-        if try writesPending() { return try pendUpdate(object, columns: columns, to: values.smallMap(StoredValue.init(encoded:))) }
+        if try writesPending() {
+            let attributes = table.entity.attributes
+            return try pendUpdate(object, columns: columns, to: SmallArray(columns.indices.map { StoredValue(pending: values[$0], for: attributes[columns[$0]]) }))
+        }
         guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
         // A key, or a column another table's foreign key refers to (a unique one): what
         // refers to it follows in memory as its `ON UPDATE` action did in the database.

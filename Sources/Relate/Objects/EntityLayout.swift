@@ -44,6 +44,11 @@ final class EntityLayout: Sendable {
     /// Whether a check that the row still holds a value compares text forms, by attribute
     /// index: a type without a B-tree equality of its own (`Catalog.Column.comparesAsText`).
     let comparedAsText: [Bool]
+    /// By attribute index, whether a value goes to the column as a text the library makes
+    /// of it (``AttributeValue/encodable(_:for:entity:use:)``: an enum array's literal, a
+    /// `json` document, an array of a type sent as several), where memory holds it as a
+    /// read gives it: `save()` encodes such a held value as a value given for the column.
+    let sendsAsText: [Bool]
     /// Attribute indexes of the primary key, in key order.
     let primaryKey: [Int]
     /// The primary key's columns and each other unique key's, as attribute indexes: the
@@ -148,6 +153,12 @@ final class EntityLayout: Sendable {
         }
         // A composite's parameter is untyped (its cast names the type): it compares as itself.
         comparedAsText = entity.attributes.map { $0.comparesAsText && $0.composite == nil }
+        sendsAsText = entity.attributes.map { attribute in
+            let type = PostgresType(attribute.typeOID)
+            if attribute.isEnumArray || type == .json { return true }
+            if case .array(let element) = type.mapping { return element.sentAsSeveralTypes }
+            return false
+        }
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
         uniqueColumns = ([entity.primaryKey] + entity.uniqueKeys).filter { !$0.isEmpty }.map { names in
             names.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
@@ -293,5 +304,15 @@ extension EntityLayout {
             }
         }
         return values
+    }
+}
+
+extension EntityLayout {
+    /// A value memory holds for `column` as a statement sends it: as itself, but where the
+    /// column takes values as a text the library makes (``sendsAsText``), encoded as a value
+    /// given for the column is.
+    func parameter(_ value: StoredValue, column: Int) -> (any PostgresEncodable)? {
+        guard sendsAsText[column], let held = value.value else { return value.parameter }
+        return (try? AttributeValue.encodable(held, for: entity.attributes[column], entity: entity)) ?? value.parameter
     }
 }

@@ -31,7 +31,7 @@ public struct PostgresInterval: Hashable, Sendable, Codable, CustomStringConvert
         var parts: [String] = []
         let (years, months) = (self.months / 12, self.months % 12)
         func unit(_ value: Int32, _ singular: String, _ plural: String) {
-            if value != 0 { parts.append("\(value) \(abs(value) == 1 ? singular : plural)") }
+            if value != 0 { parts.append("\(value) \(value.magnitude == 1 ? singular : plural)") }
         }
         unit(years, "year", "years")
         unit(months, "mon", "mons")

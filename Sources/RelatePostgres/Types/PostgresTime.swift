@@ -80,10 +80,16 @@ extension PostgresTime: PostgresArrayElement {
     /// seconds west of UTC (32 bits), as `time_send` and `timetz_send` write them.
     ///
     /// - Parameter buffer: The parameter's bytes so far; the value's are appended.
-    /// - Throws: A ``PostgresEncodingError`` for a time outside `00:00:00` through `24:00:00`.
+    /// - Throws: A ``PostgresEncodingError`` for a time outside `00:00:00` through `24:00:00`,
+    ///   or an offset of 16 hours or more.
     public func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
         guard (0...86_400_000_000).contains(microseconds) else {
             throw PostgresEncodingError("a time of day is 00:00:00 through 24:00:00, not \(microseconds) microseconds")
+        }
+        // The server takes offsets within 16 hours either way (`timetz_recv`); the check
+        // also keeps `Int32.min`, which has no negation, from trapping.
+        if let utcOffset, utcOffset.magnitude >= 16 * 3600 {
+            throw PostgresEncodingError("a time zone's offset is less than 16 hours either way, not \(utcOffset) seconds")
         }
         buffer.appendBigEndian(microseconds)
         // PostgreSQL counts the zone west positive, the opposite of ISO 8601.
