@@ -77,3 +77,58 @@ extension TypeLimitTests {
         }
     }
 }
+
+extension TypeLimitTests {
+    /// Arrays a Swift array cannot hold as they are (two dimensions, a first index other
+    /// than 1) read as their text, in binary and text form: the table's other rows still
+    /// read, and the value goes back, compares and saves as the same array.
+    @Test func arraysOfAnotherShapeReadAsTheirText() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TABLE a (id int PRIMARY KEY, m int4[][], v text[], note text);
+                INSERT INTO a VALUES (1, '{{1,2},{3,NULL}}', '[0:1]={x,"y z"}', 'one'), (2, '{5}', '{w}', 'two');
+                """)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            let rows = try context.fetch(FetchRequest("a", orderBy: [.ascending("id")]))
+            #expect(rows.count == 2)
+            #expect(try rows[0].value(forKey: "m") as? String == #"{{"1","2"},{"3",NULL}}"#)
+            #expect(try rows[0].value(forKey: "v") as? String == #"[0:1]={"x","y z"}"#)
+            #expect(try rows[1].value(forKey: "m") as? [Int] == [5])
+            let printed = Array(try connection.query("SELECT m FROM a WHERE id = 1")[0].decode(String.self, at: 0).utf8)
+            #expect(try printed.withUnsafeBytes { try PostgresValue.decode(from: $0, type: .int4Array, format: .text) } as? String == "{{1,2},{3,NULL}}")
+            let m = try rows[0].value(forKey: "m")
+            let v = try rows[0].value(forKey: "v")
+            #expect(try context.count(FetchRequest("a", where: Key("m") == (m as? String) && Key("v") == (v as? String))) == 1)
+            try rows[1].setValue(m, forKey: "m")
+            #expect(try Self.count(connection, "SELECT count(*)::int FROM a WHERE m = '{{1,2},{3,NULL}}'") == 2)
+            context.autocommits = false
+            try rows[0].setValue("edited", forKey: "note")
+            try rows[1].setValue(v, forKey: "v")
+            try context.save()
+            #expect(try Self.count(connection, "SELECT count(*)::int FROM a WHERE v = '[0:1]={x,\"y z\"}' AND array_lower(v, 1) = 0") == 2)
+        }
+    }
+}
+
+extension TypeLimitTests {
+    /// `== nil` and `!= nil` on a composite column hold for NULL alone, as in Swift: a
+    /// record of NULL fields is a record.
+    @Test func aCompositeIsNilOnlyWhenItIsNull() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TYPE pair AS (a text, b int4);
+                CREATE TABLE c (id int PRIMARY KEY, p pair);
+                INSERT INTO c VALUES (1, ROW(NULL, NULL)), (2, NULL), (3, ROW('x', 1)), (4, ROW('y', NULL));
+                """)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            func ids(_ condition: Condition) throws -> [Int] {
+                try context.fetch(FetchRequest("c", where: condition)).map { try $0.value(forKey: "id", as: Int.self)! }.sorted()
+            }
+            let nils = try context.fetch(FetchRequest("c")).filter { try $0.value(forKey: "p") == nil }.map { try $0.value(forKey: "id", as: Int.self)! }
+            #expect(nils == [2])
+            #expect(try ids(Key("p") == nil) == [2])
+            #expect(try ids(Key("p") != nil) == [1, 3, 4])
+            #expect(try ids(Key("p").in([nil])) == [2])
+        }
+    }
+}

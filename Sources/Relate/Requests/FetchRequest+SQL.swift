@@ -361,8 +361,8 @@ struct RequestSQL {
             let parameter = try encoded(value, keyPath: keyPath, path: path, attribute: index)
             guard let parameter else {
                 switch comparison {
-                case .equal: return "\(column) IS NULL"
-                case .notEqual: return "\(column) IS NOT NULL"
+                case .equal: return Self.nullTest(column, of: owner, index, isNull: true)
+                case .notEqual: return Self.nullTest(column, of: owner, index, isNull: false)
                 default:
                     throw RelateError(
                         kind: .typeMismatch, message: "key path \"\(keyPath)\": nil cannot be compared with \(comparison.rawValue); use == nil or != nil",
@@ -397,6 +397,16 @@ struct RequestSQL {
         }
     }
 
+    /// Whether `column`, attribute `index` of `table`, is NULL (`isNull`) or not. A
+    /// composite is not a row of its fields here: `IS NULL` holds for a record whose fields
+    /// are all NULL too, and neither `IS NULL` nor `IS NOT NULL` for one with some; `IS NOT
+    /// DISTINCT FROM NULL` holds for NULL alone, as `== nil` does in Swift.
+    private static func nullTest(_ column: String, of table: EntityLayout, _ index: Int, isNull: Bool) -> String {
+        let attribute = table.entity.attributes[index]
+        guard attribute.composite != nil, !attribute.type.hasSuffix("[]") else { return isNull ? "\(column) IS NULL" : "\(column) IS NOT NULL" }
+        return isNull ? "(\(column) IS NOT DISTINCT FROM NULL)" : "(\(column) IS DISTINCT FROM NULL)"
+    }
+
     private mutating func inSQL(_ keyPath: String, _ values: [(any Sendable)?], in scope: inout Scope) throws(RelateError) -> String {
         let path = try resolve(keyPath, from: scope.entity, use: "in(…)")
         guard case .attribute(let index) = path.last else {
@@ -424,7 +434,7 @@ struct RequestSQL {
             let list = AttributeValue.keyList(stored, columnType: layout.entities[path.entity].types[index])
             tests.append("\(column) = ANY(\(bind(list.parameter, comparedWith: layout.entities[path.entity].types[index], isList: true)))")
         }
-        if includesNil { tests.append("\(column) IS NULL") }
+        if includesNil { tests.append(Self.nullTest(column, of: layout.entities[path.entity], index, isNull: true)) }
         switch tests.count {
         case 0: return "FALSE"
         case 1: return tests[0]

@@ -424,3 +424,99 @@ extension Array: PostgresDecodable where Element: PostgresArrayMember {
         return result
     }
 }
+
+extension Array where Element: PostgresArrayMember {
+    /// The text of an array a Swift array cannot hold as it is — of more than one
+    /// dimension, or whose first index is not 1 — as the server prints it, bounds and all
+    /// (`[0:1]={1,2}`, `{{1,2},{3,4}}`): a value ``PostgresValue/decode(from:type:format:)``
+    /// answers as a `String`, which goes back to the column as the same array. `nil` for an
+    /// array a Swift array holds (one dimension from index 1, or none).
+    ///
+    /// - Throws: A ``PostgresDecodingError`` for malformed bytes, or an element that cannot
+    ///   be read as `Element`.
+    static func shapedText(from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat) throws(PostgresDecodingError) -> String? {
+        switch format {
+        case .text:
+            // The server prints bounds only where an index does not start at 1.
+            var index = 0
+            while index < bytes.count, bytes[index] == UInt8(ascii: " ") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "[") { return bytes.utf8String }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return nil }
+            index += 1
+            while index < bytes.count, bytes[index] == UInt8(ascii: " ") { index += 1 }
+            return index < bytes.count && bytes[index] == UInt8(ascii: "{") ? bytes.utf8String : nil
+        case .binary:
+            guard bytes.count >= 12 else { throw .mismatch(Self.self, type, .binary) }
+            let dimensions = Int(bytes.bigEndian(Int32.self, at: 0))
+            guard dimensions > 0 else { return nil }
+            // PostgreSQL's MAXDIM.
+            guard dimensions <= 6, bytes.count >= 12 + 8 * dimensions else { throw .malformed(type, .binary) }
+            var lengths: [Int] = []
+            var lowerBounds: [Int] = []
+            var count = 1
+            for dimension in 0..<dimensions {
+                let length = Int(bytes.bigEndian(Int32.self, at: 12 + 8 * dimension))
+                let lower = Int(bytes.bigEndian(Int32.self, at: 16 + 8 * dimension))
+                guard length >= 0, case let (product, false) = count.multipliedReportingOverflow(by: length) else { throw .malformed(type, .binary) }
+                count = product
+                lengths.append(length)
+                lowerBounds.append(lower)
+            }
+            guard dimensions > 1 || lowerBounds[0] != 1 else { return nil }
+            // Every element takes at least its 4-byte length.
+            let header = 12 + 8 * dimensions
+            guard count <= (bytes.count - header) / 4 else { throw .malformed(type, .binary) }
+            let elementType = PostgresType(bytes.bigEndian(UInt32.self, at: 8))
+            var elements: [[UInt8]?] = []
+            elements.reserveCapacity(count)
+            var offset = header
+            var text: [UInt8] = []
+            for _ in 0..<count {
+                guard offset + 4 <= bytes.count else { throw .malformed(type, .binary) }
+                let length = Int(bytes.bigEndian(Int32.self, at: offset))
+                offset += 4
+                let element: Element
+                if length < 0 {
+                    element = try Element.decodeArrayElement(nil, type: elementType, format: .binary)
+                } else {
+                    guard offset + length <= bytes.count else { throw .malformed(type, .binary) }
+                    element = try Element.decodeArrayElement(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]), type: elementType, format: .binary)
+                    offset += length
+                }
+                text.removeAll(keepingCapacity: true)
+                elements.append(element.appendArrayElementText(into: &text) ? text : nil)
+            }
+            var literal = ""
+            if lowerBounds.contains(where: { $0 != 1 }) {
+                for (lower, length) in zip(lowerBounds, lengths) { literal += "[\(lower):\(lower + length - 1)]" }
+                literal += "="
+            }
+            var next = 0
+            func append(dimension: Int) {
+                literal += "{"
+                for position in 0..<lengths[dimension] {
+                    if position > 0 { literal += "," }
+                    if dimension + 1 < dimensions {
+                        append(dimension: dimension + 1)
+                        continue
+                    }
+                    defer { next += 1 }
+                    guard let element = elements[next] else {
+                        literal += "NULL"
+                        continue
+                    }
+                    var quoted: [UInt8] = [UInt8(ascii: "\"")]
+                    for byte in element {
+                        if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { quoted.append(UInt8(ascii: "\\")) }
+                        quoted.append(byte)
+                    }
+                    quoted.append(UInt8(ascii: "\""))
+                    literal += String(decoding: quoted, as: UTF8.self)
+                }
+                literal += "}"
+            }
+            append(dimension: 0)
+            return literal
+        }
+    }
+}

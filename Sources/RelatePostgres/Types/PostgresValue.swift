@@ -10,8 +10,10 @@ public enum PostgresValue {
     ///   - bytes: The cell as the server sent it.
     ///   - type: The cell's PostgreSQL type.
     ///   - format: The form the cell came in.
-    /// - Returns: An `Int`, `Double`, `String`, `Date`… or an array of them; in binary form, a
-    ///   type without a mapping reads as `Data`.
+    /// - Returns: An `Int`, `Double`, `String`, `Date`… or an array of them; an array of more
+    ///   than one dimension, or whose first index is not 1, as its text (`[0:1]={1,2}`,
+    ///   which goes back to the column as the same array); in binary form, a type without a
+    ///   mapping reads as `Data`.
     /// - Throws: A ``PostgresDecodingError`` when the bytes are malformed for the type.
     public static func decode(
         from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat
@@ -60,6 +62,9 @@ public enum PostgresValue {
         from bytes: UnsafeRawBufferPointer, type: PostgresType, element: PostgresValueMapping, format: PostgresFormat
     ) throws(PostgresDecodingError) -> any Sendable {
         func read<T: PostgresArrayElement & Sendable>(_: T.Type) throws(PostgresDecodingError) -> any Sendable {
+            // Of more than one dimension, or from another index than 1: its text, which
+            // goes back to the column as the same array.
+            if let text = try [T?].shapedText(from: bytes, type: type, format: format) { return text }
             let values = try [T?].decode(from: bytes, type: type, format: format)
             if values.contains(where: { $0 == nil }) { return values }
             return values.compactMap { $0 }
