@@ -132,3 +132,36 @@ extension TypeLimitTests {
         }
     }
 }
+
+extension TypeLimitTests {
+    /// A table keyed by a composite type, whose rows cannot be read again by key: a change to
+    /// it lets go of its objects, and the other tables' changes of the same batch are
+    /// applied, with either mechanism.
+    @Test(arguments: ChangeTracking.Mechanism.allCases)
+    func aTableThatCannotBeReadAgainDoesNotStopTheFeed(_ mechanism: ChangeTracking.Mechanism) throws {
+        try TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("""
+                CREATE TYPE pair AS (a text, b int4);
+                CREATE TABLE keyed (id pair PRIMARY KEY, note text);
+                CREATE TABLE plain (id int PRIMARY KEY, note text);
+                INSERT INTO keyed VALUES (ROW('a', 1), 'a'); INSERT INTO plain VALUES (1, 'a');
+                """)
+            switch mechanism {
+            case .triggers: try ChangeTracking.enable(on: setup)
+            case .logicalDecoding: try ChangeTracking.enable(logicalDecodingOn: setup)
+            }
+            let context = try DatabaseContext(url: url)
+            try context.startTrackingChanges(using: mechanism)
+            let keyed = try #require(try context.fetch("keyed").first)
+            let plain = try #require(try context.object("plain", primaryKey: 1))
+            try setup.executeScript("BEGIN; UPDATE keyed SET note = 'b'; UPDATE plain SET note = 'b'; COMMIT")
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try plain.value(forKey: "note") as? String != "b", ContinuousClock.now < deadline {
+                _ = try context.waitForChanges(timeout: .milliseconds(200))
+            }
+            #expect(try plain.value(forKey: "note") as? String == "b")
+            #expect(keyed.isDeleted)
+        }
+    }
+}

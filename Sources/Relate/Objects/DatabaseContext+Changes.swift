@@ -273,9 +273,24 @@ extension DatabaseContext {
             }
         }
 
-        // Rows in memory: read again (moved, changed or gone).
+        // Rows in memory: read again (moved, changed or gone), a table at a time. A table
+        // whose rows the server refuses to read by key (a grant revoked; a key of a type
+        // that cannot be compared with what memory holds, as `money` or a composite) lets
+        // go of its objects, never trusted again, and the other tables' changes go on: one
+        // table must not stop the feed. Inside a transaction the refusal aborted it, and
+        // nothing else could be read: it is thrown.
         for entity in whole { inMemory += graph.registries[entity].all }
-        try reread(inMemory, because: .stale)
+        for (entity, members) in Self.byEntity(inMemory) {
+            do {
+                try reread(members, because: .stale)
+            } catch let error as RelateError where error.postgresError?.sqlState != nil && connection.isOpen && !connection.isInTransaction {
+                connection.logger.warning(
+                    "change feed: rows of a changed table cannot be read again; its objects are let go of",
+                    metadata: ["relate.entity": "\(model.entities[entity].name)", "relate.error": "\(error)"])
+                var ignored: [DatabaseObject] = []
+                for member in members where !member.isDeleted { graph.forget(member, applyingDeleteRules: false, settingDefaults: &ignored) }
+            }
+        }
         // Rows not in memory that loaded sets may now hold: read and attached.
         for (entity, keys) in arrived.sorted(by: { $0.key < $1.key }) where mayJoinLoadedSets(entity) {
             for object in try graph.materialize(entity: entity, result: try rows(of: entity, keys: keys), rowsAreDistinct: false) {

@@ -457,7 +457,9 @@ extension Array where Element: PostgresArrayMember {
             for dimension in 0..<dimensions {
                 let length = Int(bytes.bigEndian(Int32.self, at: 12 + 8 * dimension))
                 let lower = Int(bytes.bigEndian(Int32.self, at: 16 + 8 * dimension))
-                guard length >= 0, case let (product, false) = count.multipliedReportingOverflow(by: length) else { throw .malformed(type, .binary) }
+                // An empty array has no dimension: a dimension of no element is malformed (and
+                // would make the text's braces, which the elements bound, unbounded).
+                guard length > 0, case let (product, false) = count.multipliedReportingOverflow(by: length) else { throw .malformed(type, .binary) }
                 count = product
                 lengths.append(length)
                 lowerBounds.append(lower)
