@@ -142,20 +142,20 @@ import Testing
         }
     }
 
-    /// A cell that cannot be read (numeric infinity has no `Decimal`) fails the whole fetch
-    /// with an error naming the column, and registers nothing.
+    /// A cell that cannot be read (an array holding numeric infinity, which has no
+    /// `Decimal`) fails the whole fetch with an error naming the column, and registers nothing.
     @Test func aCellThatCannotBeReadFailsTheFetchCleanly() throws {
         try TestDatabase.withSchema { connection, schema in
             try connection.executeScript("""
-                CREATE TABLE price (id int4 PRIMARY KEY, amount numeric);
-                INSERT INTO price VALUES (1, 1.5), (2, 'Infinity'), (3, 2.5);
+                CREATE TABLE price (id int4 PRIMARY KEY, amount numeric, history numeric[]);
+                INSERT INTO price VALUES (1, 1.5, '{1}'), (2, 3, '{1,Infinity}'), (3, 2.5, '{2}');
                 """)
             let context = try DatabaseContext(connection: connection, schemas: [schema])
             let error = #expect(throws: RelateError.self) { try context.fetch("price", orderBy: "id") }
-            #expect(error?.postgresError?.column == "amount")
+            #expect(error?.postgresError?.column == "history")
             #expect(error?.message.contains("does not fit in Decimal") == true)
             #expect(context.graph.registries.allSatisfy { $0.isEmpty })
-            let finite = try context.fetch("price", where: "amount < $1", [Decimal(100)], orderBy: "id")
+            let finite = try context.fetch("price", where: "amount < $1", [Decimal(2.6)], orderBy: "id")
             #expect(finite.count == 2)
             #expect(try context.object("price", primaryKey: 3) === finite[1])
         }

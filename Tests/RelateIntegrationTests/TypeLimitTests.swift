@@ -165,3 +165,30 @@ extension TypeLimitTests {
         }
     }
 }
+
+extension TypeLimitTests {
+    /// A write whose row comes back with a value its Swift type cannot hold (a numeric past
+    /// `Decimal`, set by a default; a JSON number past it) answers as written, never an error
+    /// for a write that committed: the value is held as its text.
+    @Test func aWriteAnsweringAValueSwiftCannotHoldSucceeds() throws {
+        try TestDatabase.withSchema { connection, schema in
+            let long = "123456789012345678901234567890123456789012345"
+            try connection.executeScript("""
+                CREATE TABLE t (id int4 PRIMARY KEY, amount numeric DEFAULT \(long), note text, body jsonb);
+                INSERT INTO t VALUES (1, \(long), 'a', '{}');
+                """)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            let one = try #require(try context.update("t", primaryKey: 1, values: ["note": "b"]))
+            #expect(try one.value(forKey: "amount") as? String == long)
+            let two = try context.insert("t", values: ["id": 2])
+            #expect(try two.value(forKey: "amount") as? String == long)
+            #expect(try context.insert("t", rows: [["id": 3], ["id": 4]]).count == 2)
+            try one.setValue(#"{"v": 1e300}"#, forKey: "body")
+            // As jsonb stores it: the number's digits.
+            #expect(try one.value(forKey: "body") as? String == #"{"v": 1"# + String(repeating: "0", count: 300) + "}")
+            #expect(try Self.count(connection, "SELECT count(*)::int FROM t WHERE amount::text = '\(long)'") == 4)
+            let fresh = try DatabaseContext(connection: TestDatabase.connect(), schemas: [schema])
+            #expect(try ObjectFixture.disagreements(of: context, with: fresh) == [])
+        }
+    }
+}

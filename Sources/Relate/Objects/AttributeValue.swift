@@ -53,6 +53,8 @@ enum AttributeValue {
             let text: String
             switch value {
             case let number as Decimal: return number
+            // A number Decimal cannot hold, as its text (as such a value reads).
+            case let number as String: return number
             case let number as any BinaryInteger: text = String(number)
             case let number as Double where number.isFinite: text = "\(number)"
             case let number as Float where number.isFinite: text = "\(number)"

@@ -256,6 +256,11 @@ enum StoredValue: Sendable {
                 case .record(array: true): return .other(Boxed(try PostgresRecord.decodeArray(bytes, type: type)))
                 }
             } catch {
+                // A value its Swift type cannot hold exactly (a numeric past Decimal, a JSON
+                // document with such a number) is held as its text, which goes back to the
+                // column as the same value: a fetch of its table, or a write that answers
+                // its row, must not fail for it (a write would have committed all the same).
+                if let text = PostgresValue.textOfValueNotHeld(from: bytes, type: type, format: format) { return .string(text) }
                 // The row's own reading of the cell fails the same way, with an error that
                 // names the column, its type and the statement.
                 _ = try result[row].value(at: column)

@@ -59,6 +59,7 @@ extension Decimal: PostgresArrayElement {
             throw .mismatch(Decimal.self, type, format)
         }
         if text == "NaN" { return .nan }
+        if text.hasSuffix("Infinity") { throw PostgresDecodingError("numeric infinity does not fit in Decimal") }
         // Decimal holds 38 digits and exponents -128...127; it would round a longer value
         // silently (or give up), so a value that does not read back the same is an error.
         guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")),
@@ -192,7 +193,7 @@ extension Decimal: PostgresArrayElement {
     }
 
     /// The binary numeric: ndigits, weight, sign, dscale (int16 each), then base-10000 digits.
-    private static func numericText(binary bytes: UnsafeRawBufferPointer) throws(PostgresDecodingError) -> String {
+    static func numericText(binary bytes: UnsafeRawBufferPointer) throws(PostgresDecodingError) -> String {
         guard bytes.count >= 8 else { throw .malformed(.numeric, .binary) }
         let count = Int(bytes.bigEndian(Int16.self, at: 0))
         let weight = Int(bytes.bigEndian(Int16.self, at: 2))
@@ -200,7 +201,8 @@ extension Decimal: PostgresArrayElement {
         guard bytes.count == 8 + 2 * count else { throw .malformed(.numeric, .binary) }
         switch sign {
         case 0xC000: return "NaN"
-        case 0xD000, 0xF000: throw PostgresDecodingError("numeric infinity does not fit in Decimal")
+        case 0xD000: return "Infinity"
+        case 0xF000: return "-Infinity"
         case 0x0000, 0x4000: break
         default: throw .malformed(.numeric, .binary)
         }

@@ -90,3 +90,40 @@ public enum PostgresValue {
         }
     }
 }
+
+extension PostgresValue {
+    /// The text of a cell whose value its Swift type cannot hold exactly, as the server
+    /// prints it: a `numeric` past `Decimal`'s 38 digits or its exponent, or infinite; a
+    /// `json` or `jsonb` document with such a number, or with two member names Swift's `==`
+    /// takes for one. The text goes back to the column as the same value. `nil` for a cell
+    /// of another type, or a malformed one (whose typed read's error stands).
+    ///
+    /// - Parameters:
+    ///   - bytes: The cell's bytes; valid only during the call.
+    ///   - type: The cell's PostgreSQL type.
+    ///   - format: The form the cell came in.
+    package static func textOfValueNotHeld(from bytes: UnsafeRawBufferPointer, type: PostgresType, format: PostgresFormat) -> String? {
+        switch (type, format) {
+        case (.numeric, .binary):
+            return try? Decimal.numericText(binary: bytes)
+        case (.numeric, .text):
+            let text = bytes.utf8String
+            let isNumber = text == "Infinity" || text == "-Infinity"
+                || (!text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isNumber || "+-.eE".contains($0)) })
+            return isNumber ? text : nil
+        case (.json, _), (.jsonb, _):
+            let document = type == .jsonb && format == .binary ? UnsafeRawBufferPointer(rebasing: bytes.dropFirst()) : bytes
+            guard type != .jsonb || format != .binary || bytes.first == 1 else { return nil }
+            do {
+                _ = try JSONValue.read(document)
+                return nil
+            } catch is JSONValue.NotHeldExactly {
+                return document.utf8String
+            } catch {
+                return nil
+            }
+        default:
+            return nil
+        }
+    }
+}
