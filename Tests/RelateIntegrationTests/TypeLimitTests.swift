@@ -192,3 +192,45 @@ extension TypeLimitTests {
         }
     }
 }
+
+extension TypeLimitTests {
+    /// Reads seeing pending changes judge values only the server can compare as it does: an
+    /// interval of a month against 30 days, infinities and `NaN`, `char(n)` blind to trailing
+    /// blanks, a range in another form, times, addresses and arrays in order; the answers
+    /// are those a read after `save()` gives.
+    @Test func pendingRowsAreJudgedAsTheServerJudgesThem() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TABLE p (id int PRIMARY KEY, span interval, f float8, n numeric, c char(4), seats int4range, t time, host inet, tags int4[]);
+                INSERT INTO p VALUES (1, '1 day', 0, 0, 'zz', '[1,2)', '00:00', '0.0.0.0', '{}'), (2, '2 days', 0, 0, 'zz', '[1,2)', '00:00', '0.0.0.0', '{}');
+                """)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            context.autocommits = false
+            let row = try #require(try context.object("p", primaryKey: 1))
+            try row.setValue(PostgresInterval(months: 1), forKey: "span")
+            try row.setValue(Double.infinity, forKey: "f")
+            try row.setValue(Decimal.nan, forKey: "n")
+            try row.setValue("ab", forKey: "c")
+            try row.setValue(PostgresRange<Int>(lower: .inclusive(1), upper: .inclusive(5)), forKey: "seats")
+            try row.setValue(PostgresTime(hour: 5, minute: 0), forKey: "t")
+            try row.setValue(try PostgresInet("10.0.0.1"), forKey: "host")
+            try row.setValue([3, 4], forKey: "tags")
+            let requests = [
+                FetchRequest("p", where: Key("span") == PostgresInterval(days: 30)), FetchRequest("p", where: Key("span") > PostgresInterval(days: 3)),
+                FetchRequest("p", where: Key("f") == Double.infinity), FetchRequest("p", where: Key("f") > 1.0),
+                FetchRequest("p", where: Key("n") > Decimal(1)), FetchRequest("p", where: Key("c") == "ab  "),
+                FetchRequest("p", where: Key("seats") == PostgresRange(1..<6)), FetchRequest("p", where: Key("t") > PostgresTime(hour: 1, minute: 0)),
+                FetchRequest("p", where: Key("host") > (try PostgresInet("1.0.0.0"))), FetchRequest("p", where: Key("tags") > [1]),
+                FetchRequest("p", orderBy: [.ascending("span"), .ascending("id")]), FetchRequest("p", orderBy: [.descending("tags"), .ascending("id")]),
+            ]
+            func ids(_ context: DatabaseContext) throws -> [[Int]] {
+                try requests.map { try context.fetch($0).map { try $0.value(forKey: "id", as: Int.self)! } }
+            }
+            let pending = try ids(context)
+            try context.save()
+            let saved = try ids(DatabaseContext(connection: TestDatabase.connect(), schemas: [schema]))
+            #expect(saved == [[1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [2, 1], [1, 2]])
+            #expect(pending == saved)
+        }
+    }
+}

@@ -225,7 +225,7 @@ public struct Catalog: Sendable, Codable, Hashable {
         var arrayType: String? = nil
         /// The collation the column's text compares by, qualified and quoted (`"pg_catalog"."en-x-icu"`,
         /// `pg_catalog."default"`); `nil` where that is by code points (`C`, `POSIX`) or the
-        /// type has none. Pending rows are judged in memory by it (see `CollatedText`).
+        /// type has none. Pending rows are judged in memory by it (see `ServerRanks`).
         var collation: String? = nil
         /// Whether the type (an array's element, a domain's bottom type) has no B-tree
         /// equality of its own (`xml`, `point`, the geometric types; `box`, whose `=`

@@ -11,7 +11,7 @@ extension DatabaseContext {
     /// Whether `object` meets `node`. Relationships it crosses are loaded where memory does
     /// not hold them (reads), seeing the pending changes. `text` notes the strings a
     /// collation compares that it has no rank for.
-    func meets(_ node: Condition.Node, _ object: DatabaseObject, text: CollatedText) throws -> Bool {
+    func meets(_ node: Condition.Node, _ object: DatabaseObject, text: ServerRanks) throws -> Bool {
         switch node {
         case .constant(let value):
             return value
@@ -24,7 +24,7 @@ extension DatabaseContext {
         case .not(let node):
             return try !meets(node, object, text: text)
         case .comparison(let keyPath, let comparison, let given):
-            let (value, attribute) = try valueAt(keyPath, of: object)
+            let (value, attribute, entity) = try valueAt(keyPath, of: object)
             guard let attribute else {
                 // A to-one compared with nil.
                 let isNull = value.isNull
@@ -32,11 +32,11 @@ extension DatabaseContext {
             }
             let wanted = try stored(given, for: attribute, of: object)
             switch comparison {
-            case .equal: return value.isNull ? wanted.isNull : Self.same(value, wanted, of: attribute, text)
-            case .notEqual: return value.isNull != wanted.isNull || (!value.isNull && !Self.same(value, wanted, of: attribute, text))
+            case .equal: return value.isNull ? wanted.isNull : Self.same(value, wanted, of: attribute, in: entity, text)
+            case .notEqual: return value.isNull != wanted.isNull || (!value.isNull && !Self.same(value, wanted, of: attribute, in: entity, text))
             default: break
             }
-            let order = Self.order(value, wanted, of: attribute, text)
+            let order = Self.order(value, wanted, of: attribute, in: entity, text)
             switch comparison {
             case .equal, .notEqual: return false
             case .less: return order == .orderedAscending
@@ -45,15 +45,15 @@ extension DatabaseContext {
             case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(order)
             }
         case .isIn(let keyPath, let values):
-            let (value, attribute) = try valueAt(keyPath, of: object)
+            let (value, attribute, entity) = try valueAt(keyPath, of: object)
             guard let attribute else { return false }
             for given in values {
                 let wanted = try stored(given, for: attribute, of: object)
-                if value.isNull ? wanted.isNull : Self.same(value, wanted, of: attribute, text) { return true }
+                if value.isNull ? wanted.isNull : Self.same(value, wanted, of: attribute, in: entity, text) { return true }
             }
             return false
         case .pattern(let keyPath, let pattern, let text, let caseInsensitive):
-            let (value, _) = try valueAt(keyPath, of: object)
+            let (value, _, _) = try valueAt(keyPath, of: object)
             guard case .string(var string) = value else { return false }
             var text = text
             if caseInsensitive {
@@ -68,7 +68,7 @@ extension DatabaseContext {
             case .like: return Self.like(Array(string.unicodeScalars)[...], Array(text.unicodeScalars)[...])
             }
         case .json(let keyPath, let test):
-            let (value, _) = try valueAt(keyPath, of: object)
+            let (value, _, _) = try valueAt(keyPath, of: object)
             if case .equals(let wanted, let negated) = test {
                 let document: JSONValue? = if case .other(let box) = value { box.value as? JSONValue } else { nil }
                 return Self.sameJSON(document, wanted) != negated
@@ -91,17 +91,17 @@ extension DatabaseContext {
 
     /// The value at the end of a key path through to-ones (NULL past a missing one), and the
     /// attribute it is (`nil`: the path ends at a to-one, its object or NULL).
-    private func valueAt(_ keyPath: String, of object: DatabaseObject) throws -> (StoredValue, Attribute?) {
+    private func valueAt(_ keyPath: String, of object: DatabaseObject) throws -> (StoredValue, Attribute?, Entity) {
         var current: DatabaseObject? = object
         for step in try layout.steps(of: keyPath, from: object.entityIndex) {
             switch step {
             case .attribute(let entity, let index):
-                return (current.map { $0.values[index] } ?? .null, model.entities[entity].attributes[index])
+                return (current.map { $0.values[index] } ?? .null, model.entities[entity].attributes[index], model.entities[entity])
             case .relationship(_, let index):
                 current = try current?.toOneObject(index)
             }
         }
-        return (current == nil ? .null : .integer(1), nil)
+        return (current == nil ? .null : .integer(1), nil, object.entity)
     }
 
     /// The members of the to-many at the end of a key path through to-ones.
@@ -118,21 +118,31 @@ extension DatabaseContext {
 
     /// A value given in a condition as the attribute stores it.
     private func stored(_ value: (any Sendable)?, for attribute: Attribute, of object: DatabaseObject) throws -> StoredValue {
-        StoredValue(encoded: try AttributeValue.encodable(value, for: attribute, entity: object.entity, use: .compared))
+        StoredValue(pending: try AttributeValue.encodable(value, for: attribute, entity: object.entity, use: .compared), for: attribute)
     }
 
-    /// Whether two values of `attribute` are equal: text under a deterministic collation by
-    /// its bytes (no round trip), else as ``order(_:_:of:_:)`` says.
-    static func same(_ a: StoredValue, _ b: StoredValue, of attribute: Attribute, _ text: CollatedText) -> Bool {
-        if attribute.collationIsDeterministic, attribute.enumLabels == nil, case .string(let x) = a, case .string(let y) = b {
+    /// Whether two values of `attribute` (of `entity`) are equal: text under a deterministic
+    /// collation by its bytes (no round trip), else as ``order(_:_:of:in:_:)`` says.
+    static func same(_ a: StoredValue, _ b: StoredValue, of attribute: Attribute, in entity: Entity, _ text: ServerRanks) -> Bool {
+        if attribute.collationIsDeterministic, attribute.enumLabels == nil, !isRankedByType(attribute, a, b), case .string(let x) = a,
+            case .string(let y) = b
+        {
             return x.utf8.elementsEqual(y.utf8)
         }
-        return order(a, b, of: attribute, text) == .orderedSame
+        return order(a, b, of: attribute, in: entity, text) == .orderedSame
     }
 
-    /// How two values of `attribute` compare: text by its collation (ranked by the server
-    /// where that is not by code points: `text`), an enum's labels by their order.
-    static func order(_ a: StoredValue, _ b: StoredValue, of attribute: Attribute, _ text: CollatedText) -> ComparisonResult? {
+    /// How two values of `attribute` (of `entity`) compare: ranked by the server where only
+    /// it can tell (``isRankedByType(_:_:_:)``); text by its collation (ranked by the
+    /// server where that is not by code points: `text`), an enum's labels by their order.
+    static func order(_ a: StoredValue, _ b: StoredValue, of attribute: Attribute, in entity: Entity, _ text: ServerRanks) -> ComparisonResult? {
+        if isRankedByType(attribute, a, b),
+            let order = text.order(a, b, type: attribute.type, collation: attribute.collation, parameter: { value in
+                (try? AttributeValue.encodable(value.value, for: attribute, entity: entity, use: .compared)) ?? nil
+            })
+        {
+            return order
+        }
         if case .string(let x) = a, case .string(let y) = b {
             if let labels = attribute.enumLabels, let i = labels.firstIndex(of: x), let j = labels.firstIndex(of: y) {
                 return i < j ? .orderedAscending : i > j ? .orderedDescending : .orderedSame
@@ -140,6 +150,23 @@ extension DatabaseContext {
             if let collation = attribute.collation { return text.order(x, y, by: collation) }
         }
         return order(a, b)
+    }
+
+    /// Whether two values of `attribute` compare as only the server tells: values of types
+    /// of their own (an interval, whose `1 mon` is `30 days`; a range, `[1,5]` being
+    /// `[1,6)`; a time, an address, an array, a record) but those it compares as text,
+    /// `char(n)` (blind to trailing blanks), and numbers that are not finite (`NaN` equals
+    /// itself and follows every number).
+    private static func isRankedByType(_ attribute: Attribute, _ a: StoredValue, _ b: StoredValue) -> Bool {
+        guard !attribute.comparesAsText else { return false }
+        switch (a, b) {
+        case (.other, .other): return true
+        case (.string, .string): return PostgresType(attribute.typeOID) == .bpchar
+        case (.double(let x), .double(let y)): return !x.isFinite || !y.isFinite
+        case (.float(let x), .float(let y)): return !x.isFinite || !y.isFinite
+        case (.decimal(let x), .decimal(let y)): return x.isNaN || y.isNaN
+        default: return false
+        }
     }
 
     /// How two values of one column compare; `nil` when either is NULL or they do not compare.
@@ -268,10 +295,10 @@ extension DatabaseContext {
     }
 
     /// Whether `a` goes before `b` in `orderBy` (`nil`: they tie).
-    func precedes(_ a: DatabaseObject, _ b: DatabaseObject, in orderBy: [Ordering], text: CollatedText) throws -> Bool? {
+    func precedes(_ a: DatabaseObject, _ b: DatabaseObject, in orderBy: [Ordering], text: ServerRanks) throws -> Bool? {
         for ordering in orderBy {
-            let (x, attribute) = try valueAt(ordering.keyPath, of: a)
-            let (y, _) = try valueAt(ordering.keyPath, of: b)
+            let (x, attribute, entity) = try valueAt(ordering.keyPath, of: a)
+            let (y, _, _) = try valueAt(ordering.keyPath, of: b)
             // PostgreSQL puts NULLs last going up, first going down, unless told.
             let nullsFirst = ordering.nulls == .first || (ordering.nulls == .default && !ordering.isAscending)
             switch (x.isNull, y.isNull) {
@@ -279,7 +306,7 @@ extension DatabaseContext {
             case (true, false): return nullsFirst
             case (false, true): return !nullsFirst
             case (false, false):
-                switch attribute.map({ Self.order(x, y, of: $0, text) }) ?? Self.order(x, y) {
+                switch attribute.map({ Self.order(x, y, of: $0, in: entity, text) }) ?? Self.order(x, y) {
                 case .orderedAscending?: return ordering.isAscending
                 case .orderedDescending?: return !ordering.isAscending
                 default: continue

@@ -83,8 +83,8 @@ extension DatabaseContext {
         if let limit = request.limit { untouched.limit = limit + (request.offset ?? 0) }
         untouched.offset = nil
         let found = try fetchFromDatabase(untouched).filter { !$0.isDeleted }
-        // Judged again once the server has ranked the text a collation compares (CollatedText).
-        let text = CollatedText()
+        // Judged again once the server has ranked the values only it can compare (ServerRanks).
+        let text = ServerRanks()
         var objects: [DatabaseObject]
         while true {
             objects = found
