@@ -179,6 +179,22 @@ import Testing
         }
     }
 
+    /// Where memory holds the whole cascade (the team's players loaded), the delete reads
+    /// nothing back: memory follows it down to the medal.
+    @Test func aCascadeMemoryHoldsWholeReadsNothingBack() throws {
+        try Self.with(Self.medals) { fixture in
+            let context = fixture.context
+            let medal = try #require(try context.object("medal", primaryKey: 1))
+            let red = try #require(try context.object("team", primaryKey: 1))
+            let players = try red.objects(forKey: "player")
+            for player in players { _ = try player.objects(forKey: "medal") }
+            let sql = try fixture.sql { try context.delete(red) }
+            #expect(sql.count == 1 && sql.allSatisfy { $0.hasPrefix("DELETE") }, "\(sql)")
+            #expect(medal.isDeleted)
+            try Self.agree(fixture)
+        }
+    }
+
     /// A view whose `INSTEAD OF UPDATE` trigger stores other than it is given (the view
     /// shows names upper-cased, and only rows not hidden).
     static let shouting = """

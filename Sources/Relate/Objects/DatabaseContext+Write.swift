@@ -84,8 +84,8 @@ extension DatabaseContext {
         guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
         let delete = Statements.delete(from: table.layout, key: object.primaryKeyValues.map(\.parameter))
         // Rows memory holds that the cascade may reach through rows it does not: read again
-        // in the delete's round trip, after it.
-        let beyond = Self.byEntity(heldBeyondMemory(deleting: [object.entityIndex]))
+        // in the delete's round trip, after it. None where memory holds the whole cascade.
+        let beyond = holdsCascade(below: object) ? [] : Self.byEntity(heldBeyondMemory(deleting: [object.entityIndex]))
         let results: [PostgresResult]
         do {
             results = beyond.isEmpty
@@ -99,6 +99,22 @@ extension DatabaseContext {
             try take(rows, as: members, of: entity, applyingDeleteRules: true)
         }
         if results[0].affectedRows ?? 0 == 0 { throw markVanished(object) }
+    }
+
+    /// Whether memory holds every row a delete of `object` deletes by cascade: each set a
+    /// `CASCADE` goes through loaded, all the way down (a dependant a `SET NULL` or `SET
+    /// DEFAULT` changes, memory finds by its key, loaded or not). Then memory follows the
+    /// whole delete itself, and ``heldBeyondMemory(deleting:)`` need not look at every
+    /// object of the entities below (for a tree, every node memory holds).
+    private func holdsCascade(below object: DatabaseObject, depth: Int = 0) -> Bool {
+        guard depth < 64 else { return false }
+        for (index, relationship) in object.entity.relationships.enumerated()
+        where relationship.foreignKeyIn == .to && (relationship.onDelete == .cascade || relationship.onDeleteVaries) {
+            // Partitions that disagree on the rule: only the database knows what it did.
+            guard !relationship.onDeleteVaries, let set = object.sets[index] else { return false }
+            for member in set.heldMembers where !holdsCascade(below: member, depth: depth + 1) { return false }
+        }
+        return true
     }
 
     /// The objects memory holds whose rows a delete of rows of `entities` may delete or

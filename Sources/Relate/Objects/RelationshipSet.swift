@@ -82,6 +82,11 @@ public final class RelationshipSet: Sequence {
         return identities!.contains(ObjectIdentifier(object))
     }
 
+    /// The distinct members, unobserved (for the library's own walks).
+    var heldMembers: [DatabaseObject] {
+        pendingRemovals.isEmpty ? members : members.filter { !pendingRemovals.contains(ObjectIdentifier($0)) }
+    }
+
     /// The distinct members, in the order they were loaded or added.
     public var allObjects: [DatabaseObject] {
         observeMembersRead()
