@@ -234,3 +234,29 @@ extension TypeLimitTests {
         }
     }
 }
+
+extension TypeLimitTests {
+    /// A label added to an enum since the model was read is taken by `save()` (the server is
+    /// asked), as write-through takes it; a label the server lacks too is still refused
+    /// before anything is sent.
+    @Test func aLabelAddedSinceTheModelWasReadIsSaved() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TYPE mood AS ENUM ('happy', 'sad');
+                CREATE TABLE e (id int PRIMARY KEY, one mood, many mood[]);
+                INSERT INTO e VALUES (1, 'happy', '{happy}'), (2, 'happy', NULL);
+                """)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            try connection.execute("ALTER TYPE mood ADD VALUE 'angry'")
+            context.autocommits = false
+            let row = try #require(try context.object("e", primaryKey: 2))
+            try row.setValue("angry", forKey: "one")
+            try row.setValue(["sad", "angry"], forKey: "many")
+            try context.save()
+            #expect(try Self.count(connection, "SELECT count(*)::int FROM e WHERE one = 'angry' AND many = '{sad,angry}'") == 1)
+            try row.setValue("furious", forKey: "one")
+            let refused = #expect(throws: RelateError.self) { try context.save() }
+            #expect(refused?.kind == .validationFailed && refused?.message.contains("happy, sad, angry") == true, "\(refused?.message ?? "")")
+        }
+    }
+}

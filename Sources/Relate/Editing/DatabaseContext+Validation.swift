@@ -7,7 +7,9 @@ extension DatabaseContext {
     /// Checks every pending change against what the schema says, without a statement:
     /// NOT NULL columns (a domain's `NOT NULL` too; a new row's column left out needs a
     /// default), `varchar(n)` and `char(n)` lengths, `numeric(p, s)` precision, enum labels,
-    /// and to-ones that lead to an object deleted in memory.
+    /// and to-ones that lead to an object deleted in memory. A label the model does not know
+    /// is asked of the server (one statement), which may have had it added since the model
+    /// was read (`ALTER TYPE … ADD VALUE`).
     ///
     /// ```swift
     /// do {
@@ -36,11 +38,18 @@ extension DatabaseContext {
             guard seen.insert("\(ObjectIdentifier(object).hashValue).\(key)").inserted else { return }
             problems.append(("\(object.entity.name).\(key)", reason, object))
         }
+        // Labels the model does not know, which the server may have (added since the model
+        // was read): asked of it below, one statement for all.
+        var unknownLabels: [(object: DatabaseObject, attribute: Attribute, labels: [String])] = []
         func check(_ object: DatabaseObject, _ index: Int) {
             let layout = object.table.layout
             // Most cells: NULL where NULL is allowed, or a value no rule of the column limits.
             if object.values[index].isNull ? layout.isNullable[index] : !layout.checksValue[index] { return }
             let attribute = object.entity.attributes[index]
+            if let labels = attribute.enumLabels, case let unknown = Self.labels(of: object.values[index]).filter({ !labels.contains($0) }), !unknown.isEmpty {
+                unknownLabels.append((object, attribute, unknown))
+                return
+            }
             if let reason = Self.problem(with: object.values[index], for: attribute) { problem(object, attribute.key, reason) }
         }
         for object in summary.inserted {
@@ -95,6 +104,15 @@ extension DatabaseContext {
                 }
             }
         }
+        if !unknownLabels.isEmpty {
+            let serverLabels = labelsOnServer(of: Set(unknownLabels.map { Self.enumType(of: $0.attribute) }))
+            for (object, attribute, unknown) in unknownLabels {
+                let labels = serverLabels[Self.enumType(of: attribute)] ?? attribute.enumLabels ?? []
+                if unknown.contains(where: { !labels.contains($0) }) {
+                    problem(object, attribute.key, "is not a label of enum \(attribute.type) (\(labels.joined(separator: ", ")))")
+                }
+            }
+        }
         guard !problems.isEmpty else { return }
         throw RelateError(
             kind: .validationFailed,
@@ -113,19 +131,44 @@ extension DatabaseContext {
             entity: graph.target(of: object.entityIndex, index), indexes: graph.targetColumns(of: object.entityIndex, index), values: values)
     }
 
+    /// The labels an enum column's (or an enum array's) `value` holds.
+    static func labels(of value: StoredValue) -> [String] {
+        switch value {
+        case .string(let label): [label]
+        case .other(let box): (box.value as? [String?])?.compactMap { $0 } ?? []
+        default: []
+        }
+    }
+
+    /// The enum type of an enum column or of the elements of an enum array, as the catalog
+    /// names it.
+    static func enumType(of attribute: Attribute) -> String {
+        attribute.isEnumArray ? String(attribute.type.dropLast(2)) : attribute.type
+    }
+
+    /// The labels the server has for each of `types` (enum types the catalog named), in one
+    /// round trip; a type it cannot name, or a failed read, is left out (the model's
+    /// labels then judge).
+    private func labelsOnServer(of types: Set<String>) -> [String: [String]] {
+        let types = Array(types)
+        let statements = types.map { type in
+            Statement(sql: "SELECT array(SELECT enumlabel::text FROM pg_enum WHERE enumtypid = to_regtype($1) ORDER BY enumsortorder)", parameters: [type])
+        }
+        guard let results = try? (statements.count == 1 ? [send(statements[0], entity: nil)] : send(statements, entity: nil)) else { return [:] }
+        var labels: [String: [String]] = [:]
+        for (type, result) in zip(types, results) {
+            if let found = try? result[0].decode([String].self, at: 0), !found.isEmpty { labels[type] = found }
+        }
+        return labels
+    }
+
     /// Why `value` does not fit `attribute`'s column, in words without the value; `nil` when
-    /// it fits. ``EntityLayout/checksValue`` says which attributes limit a value other than NULL.
+    /// it fits. ``EntityLayout/checksValue`` says which attributes limit a value other than
+    /// NULL. An enum's labels are judged by ``validate(_:)``, which asks the server of one
+    /// the model does not know.
     static func problem(with value: StoredValue, for attribute: Attribute) -> String? {
         if value.isNull { return attribute.isNullable ? nil : "is NOT NULL" }
         if value.isPendingKey { return nil }
-        if let labels = attribute.enumLabels, case .string(let label) = value, !labels.contains(label) {
-            return "is not a label of enum \(attribute.type) (\(labels.joined(separator: ", ")))"
-        }
-        if let labels = attribute.enumLabels, case .other(let box) = value, let elements = box.value as? [String?],
-            elements.contains(where: { $0.map { !labels.contains($0) } ?? false })
-        {
-            return "holds a value that is not a label of enum \(attribute.type) (\(labels.joined(separator: ", ")))"
-        }
         guard let modifier = attribute.typeModifier, modifier >= 4 else { return nil }
         switch PostgresType(attribute.typeOID) {
         case .varchar, .bpchar:
