@@ -225,4 +225,34 @@ import Testing
             try Self.agree(fixture)
         }
     }
+
+    static let nullChain = """
+        CREATE TABLE a (id int PRIMARY KEY);
+        CREATE TABLE b (id int PRIMARY KEY, a_id int REFERENCES a ON DELETE SET NULL, UNIQUE (a_id, id));
+        CREATE TABLE c (id int PRIMARY KEY, b_a int, b_id int,
+            CONSTRAINT b FOREIGN KEY (b_a, b_id) REFERENCES b(a_id, id) ON UPDATE CASCADE);
+        INSERT INTO a VALUES (1);
+        INSERT INTO b VALUES (1, 1);
+        INSERT INTO c VALUES (1, 1, 1);
+        """
+
+    /// A delete's `SET NULL` clears a column a third table refers to, whose `ON UPDATE
+    /// CASCADE` carries it on: memory holding every row follows, by one object and by
+    /// condition.
+    @Test(arguments: [false, true])
+    func aSetNullOfAReferencedColumnFollowsOnUpdateRules(byCondition: Bool) throws {
+        try Self.with(Self.nullChain) { fixture in
+            let a = try #require(try fixture.context.object("a", primaryKey: 1))
+            let b = try #require(try fixture.context.object("b", primaryKey: 1))
+            let c = try #require(try fixture.context.object("c", primaryKey: 1))
+            if byCondition {
+                #expect(try fixture.context.delete("a", where: Key("id") == 1) == 1)
+            } else {
+                try fixture.context.delete(a)
+            }
+            #expect(try b.value(forKey: "a_id") == nil)
+            #expect(try c.value(forKey: "b_a") == nil)
+            try Self.agree(fixture)
+        }
+    }
 }

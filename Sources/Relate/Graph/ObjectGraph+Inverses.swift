@@ -83,12 +83,23 @@ extension ObjectGraph {
                         forget(dependant, settingDefaults: &defaults)
                     case .setNull:
                         var cleared = Array(dependant.values)
+                        var columns: [Int] = []
                         for (name, column) in zip(relationship.to.columns, targetIndexes)
                         where relationship.onDeleteSetColumns?.contains(name) ?? true {
                             cleared[column] = .null
+                            columns.append(column)
                         }
-                        dependant.refresh(cleared)
-                        noteChange(of: dependant.entityIndex)
+                        if dependant.table.layout.movesReferences(writing: columns) {
+                            // Columns another table refers to: what refers to them follows its
+                            // `ON UPDATE` rule, as in the database; sets memory cannot follow
+                            // are read again with the dependant.
+                            var reloads: [(owner: DatabaseObject, relationship: Int)] = []
+                            move(dependant, to: cleared, stale: &defaults, reloads: &reloads)
+                            defaults += reloads.map(\.owner)
+                        } else {
+                            dependant.refresh(cleared)
+                            noteChange(of: dependant.entityIndex)
+                        }
                     case .setDefault:
                         defaults.append(dependant)
                     case .restrict, .noAction:
