@@ -68,6 +68,13 @@ extension TypeLimitTests {
             #expect(try added.value(forKey: "moods") as? [String] == ["happy"])
             try context.save()
             #expect(try Self.count(connection, "SELECT count(*)::int FROM e WHERE moods = '{happy}' AND raw::text = '[1,\"x\"]'") == 1)
+            // A json column's text given as a String is written as given (its order, its
+            // spacing, a name twice), never rewritten.
+            let given = #"{"b": 1, "a": 2, "a": 3}"#
+            try added.setValue(given, forKey: "raw")
+            #expect(try added.value(forKey: "raw") as? String == given)
+            try context.save()
+            #expect(try Self.count(connection, "SELECT count(*)::int FROM e WHERE raw::text = '\(given)'") == 1)
             let fresh = try DatabaseContext(connection: TestDatabase.connect(), schemas: [schema])
             let saved = try #require(try fresh.object("e", primaryKey: 1))
             #expect(try saved.value(forKey: "moods") as? [String] == ["sad", "happy"])

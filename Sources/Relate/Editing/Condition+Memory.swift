@@ -5,12 +5,13 @@ import RelatePostgres
 /// pending changes for: the same language, the same semantics as its SQL (Swift's where
 /// the two differ: `== nil` is `IS NULL`, `!=` is `IS DISTINCT FROM`, a comparison with a
 /// missing value does not hold). Text compares by the column's collation: by code points
-/// where that is `C` or `POSIX`, else as the server ranks it (`text`); an enum's labels by
-/// their order.
+/// where that is `C` or `POSIX`, else as the server ranks it (``ServerRanks``); an enum's
+/// labels by their order; values whose order is the server's own (an interval, a range,
+/// `char(n)`, `NaN`…) as the server ranks them too.
 extension DatabaseContext {
     /// Whether `object` meets `node`. Relationships it crosses are loaded where memory does
-    /// not hold them (reads), seeing the pending changes. `text` notes the strings a
-    /// collation compares that it has no rank for.
+    /// not hold them (reads), seeing the pending changes. `text` notes the values only the
+    /// server compares (collated text, intervals, ranges…) that it has no rank for.
     func meets(_ node: Condition.Node, _ object: DatabaseObject, text: ServerRanks) throws -> Bool {
         switch node {
         case .constant(let value):

@@ -100,7 +100,10 @@ extension StoredValue {
                 let read = bytes.withUnsafeBytes { bytes -> (any Sendable)? in
                     do { return try PostgresValue.decode(from: bytes, type: type, format: .text) } catch { return nil }
                 }
-                if type.selectCast == nil, let read {
+                // A `json` column keeps its text as given (order, spacing, a name twice): only
+                // the text a `JSONValue` is written as (``JSONValue/jsonText()``) is held as
+                // the value, which save() writes as the same text.
+                if type.selectCast == nil, let read, type != .json || (try? (read as? JSONValue)?.jsonText()) == text {
                     self = StoredValue(read)
                     return
                 }
