@@ -85,17 +85,18 @@ extension StoredValue {
     }
 
     /// What memory holds pending for a parameter given for `attribute`'s column: the
-    /// parameter as ``init(encoded:)`` holds it, but a text for a column that does not read
-    /// as text (the literal the library made of an enum array, a `JSONValue` for a `json`
-    /// column, an array of ranges; or a text form given) is held as a read of that text
-    /// gives it, so that a pending value reads, and is validated, as the saved one will.
-    /// A text the column's reader cannot read stays a text: the server judges it.
+    /// parameter as ``init(encoded:)`` holds it, but a text for an array column or a `json`
+    /// one (the literal the library makes of an enum array or of an array of ranges, the
+    /// text of a `JSONValue`; or such a text given) is held as a read of that text gives it,
+    /// so that a pending value reads, and is validated, as the saved one will. A text the
+    /// column's reader cannot read stays a text: the server judges it. So does a text for
+    /// another column (a `numeric`'s keeps its scale as written).
     init(pending parameter: (any PostgresEncodable)?, for attribute: Attribute) {
         if let text = parameter as? String, attribute.composite == nil {
             let type = attribute.isEnumArray ? PostgresType.textArray : PostgresType(attribute.typeOID)
+            // (A `jsonb` column takes a `JSONValue` as itself: a text there is one given.)
             switch type.mapping {
-            case .string, .textForm: break
-            default:
+            case .array, .json where type == .json:
                 let bytes = Array(text.utf8)
                 let read = bytes.withUnsafeBytes { bytes -> (any Sendable)? in
                     do { return try PostgresValue.decode(from: bytes, type: type, format: .text) } catch { return nil }
@@ -107,6 +108,8 @@ extension StoredValue {
                     self = StoredValue(read)
                     return
                 }
+            default:
+                break
             }
         }
         self.init(encoded: parameter)
