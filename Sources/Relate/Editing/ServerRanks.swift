@@ -34,6 +34,10 @@ final class ServerRanks {
     private var unranked: [Domain: [Key: (any PostgresEncodable)?]] = [:]
     /// Per domain, the values ranked before, to rank with the new ones (ranks are relative).
     private var ranked: [Domain: [Key: (any PostgresEncodable)?]] = [:]
+    /// Domains of a type with more values than one statement binds: judged by Swift's order.
+    private var tooMany: Set<Domain> = []
+    /// The most values of a type one ranking binds (a statement takes 65,535 parameters).
+    static let mostValues = 30_000
 
     /// Whether a comparison met a value without a rank since the last ``rank(in:entity:)``.
     var hasUnranked: Bool { !unranked.isEmpty }
@@ -51,8 +55,11 @@ final class ServerRanks {
     func order(
         _ x: StoredValue, _ y: StoredValue, type: String, collation: String?, parameter: (StoredValue) -> (any PostgresEncodable)?
     ) -> ComparisonResult? {
-        guard let a = parameter(x), let b = parameter(y), let keyA = try? BoundParameters([a]), let keyB = try? BoundParameters([b]) else { return nil }
-        return order(.bound(keyA), a, .bound(keyB), b, in: .type(type, collation: collation))
+        let domain = Domain.type(type, collation: collation)
+        guard !tooMany.contains(domain), let a = parameter(x), let b = parameter(y), let keyA = try? BoundParameters([a]),
+            let keyB = try? BoundParameters([b])
+        else { return nil }
+        return order(.bound(keyA), a, .bound(keyB), b, in: domain)
     }
 
     private func order(_ x: Key, _ a: (any PostgresEncodable)?, _ y: Key, _ b: (any PostgresEncodable)?, in domain: Domain) -> ComparisonResult {
@@ -71,6 +78,10 @@ final class ServerRanks {
         var statements: [Statement] = []
         for domain in domains {
             let values = ranked[domain, default: [:]].merging(unranked[domain, default: [:]]) { old, _ in old }
+            if case .type = domain, values.count > Self.mostValues {
+                tooMany.insert(domain)
+                continue
+            }
             let order = Array(values.keys)
             keys.append(order)
             switch domain {
@@ -91,14 +102,16 @@ final class ServerRanks {
             }
             ranked[domain] = values
         }
+        let ranking = domains.filter { !tooMany.contains($0) }
+        unranked = [:]
+        guard !statements.isEmpty else { return }
         let results = statements.count == 1 ? [try context.send(statements[0], entity: entity)] : try context.send(statements, entity: entity)
-        for ((domain, order), result) in zip(zip(domains, keys), results) {
+        for ((domain, order), result) in zip(zip(ranking, keys), results) {
             var table: [Key: Int] = [:]
             for row in 0..<result.count {
                 table[order[try result[row].decode(Int.self, at: 1) - 1]] = try result[row].decode(Int.self, at: 0)
             }
             ranks[domain] = table
         }
-        unranked = [:]
     }
 }
