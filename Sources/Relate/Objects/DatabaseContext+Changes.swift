@@ -274,16 +274,20 @@ extension DatabaseContext {
         }
 
         // Rows in memory: read again (moved, changed or gone), a table at a time. A table
-        // whose rows the server refuses to read by key (a grant revoked; a key of a type
-        // that cannot be compared with what memory holds, as `money` or a composite) lets
-        // go of its objects, never trusted again, and the other tables' changes go on: one
-        // table must not stop the feed. Inside a transaction the refusal aborted it, and
-        // nothing else could be read: it is thrown.
+        // whose rows the server refuses to read by key for good (a grant revoked, 42501; a
+        // key of a type that cannot be compared with what memory holds, as `money` or a
+        // composite, 42883 or 0A000; classes 0A, 22 and 42) lets go of its objects, never
+        // trusted again, and the other tables' changes go on: one table must not stop the
+        // feed. A refusal that may pass (a timeout, a lock, a conflict) is thrown, as is any
+        // inside a transaction, which the refusal aborted.
         for entity in whole { inMemory += graph.registries[entity].all }
         for (entity, members) in Self.byEntity(inMemory) {
             do {
                 try reread(members, because: .stale)
-            } catch let error as RelateError where error.postgresError?.sqlState != nil && connection.isOpen && !connection.isInTransaction {
+            } catch let error as RelateError
+                where ["0A", "22", "42"].contains(error.postgresError?.sqlState?.rawValue.prefix(2) ?? "") && connection.isOpen
+                && !connection.isInTransaction
+            {
                 connection.logger.warning(
                     "change feed: rows of a changed table cannot be read again; its objects are let go of",
                     metadata: ["relate.entity": "\(model.entities[entity].name)", "relate.error": "\(error)"])
