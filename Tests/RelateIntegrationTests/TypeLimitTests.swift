@@ -267,3 +267,36 @@ extension TypeLimitTests {
         }
     }
 }
+
+extension TypeLimitTests {
+    /// A text given for a column while pending is stored as it is with autocommit on: sent
+    /// as given for the server to judge, never parsed and written back otherwise (a scale,
+    /// a json document's order, a value out of range).
+    @Test(arguments: [
+        ("json", #"{"b": 1.0, "a": [1, 2]}"#), ("json", #"{"a": 1, "a": 2}"#), ("jsonb", #"{"a": 1.0}"#), ("numeric[]", "{1.50}"),
+        ("numrange", "[1.50,2]"), ("float8[]", "{1e400}"), ("float8[]", "{1e-400}"), ("interval", "1 day 1 day"),
+        ("interval[]", #"{"1 year 1 year"}"#), ("int4range[]", #"{"[1,3)"}"#), ("text[]", "{a, b}"),
+    ])
+    func aTextGivenPendingIsStoredAsWithAutocommit(type: String, literal: String) throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.execute("CREATE TABLE t (id int PRIMARY KEY, v \(type))")
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            var autocommitted: (any Error)?
+            do { _ = try context.insert("t", values: ["id": 1, "v": literal]) } catch { autocommitted = error }
+            context.autocommits = false
+            var pending: (any Error)?
+            do {
+                _ = try context.insert("t", values: ["id": 2, "v": literal])
+                try context.save()
+            } catch {
+                pending = error
+                context.rollback()
+            }
+            #expect((autocommitted == nil) == (pending == nil), "\(type) \(literal): \(String(describing: autocommitted)); \(String(describing: pending))")
+            if autocommitted == nil, pending == nil {
+                let stored = try connection.query("SELECT (SELECT v::text FROM t WHERE id = 1), (SELECT v::text FROM t WHERE id = 2)")[0]
+                #expect(try stored.decode(String?.self, at: 0) == stored.decode(String?.self, at: 1), "\(type) \(literal)")
+            }
+        }
+    }
+}

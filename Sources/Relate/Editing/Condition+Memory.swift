@@ -119,7 +119,7 @@ extension DatabaseContext {
 
     /// A value given in a condition as the attribute stores it.
     private func stored(_ value: (any Sendable)?, for attribute: Attribute, of object: DatabaseObject) throws -> StoredValue {
-        StoredValue(pending: try AttributeValue.encodable(value, for: attribute, entity: object.entity, use: .compared), for: attribute)
+        StoredValue(pending: try AttributeValue.encodable(value, for: attribute, entity: object.entity, use: .compared), for: attribute, of: object.entity)
     }
 
     /// Whether two values of `attribute` (of `entity`) are equal: text under a deterministic

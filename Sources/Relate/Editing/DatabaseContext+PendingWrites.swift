@@ -15,7 +15,7 @@ extension DatabaseContext {
             switch try resolve(key, in: entity) {
             case .attribute(let index):
                 let attribute = table.entity.attributes[index]
-                cells[index] = StoredValue(pending: try AttributeValue.encodable(value, for: attribute, entity: table.entity), for: attribute)
+                cells[index] = StoredValue(pending: try AttributeValue.encodable(value, for: attribute, entity: table.entity), for: attribute, of: table.entity)
                 given.append(index)
             case .relationship(let index):
                 for (column, value) in try heldToOne(key, value, of: entity, index, for: "insert first, then set it") {

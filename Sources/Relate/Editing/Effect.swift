@@ -84,32 +84,25 @@ extension StoredValue {
         self = StoredValue(unsafeBitCast(parameter as Any, to: (any Sendable).self))
     }
 
-    /// What memory holds pending for a parameter given for `attribute`'s column: the
-    /// parameter as ``init(encoded:)`` holds it, but a text for an array column or a `json`
-    /// one (the literal the library makes of an enum array or of an array of ranges, the
-    /// text of a `JSONValue`; or such a text given) is held as a read of that text gives it,
-    /// so that a pending value reads, and is validated, as the saved one will. A text the
-    /// column's reader cannot read stays a text: the server judges it. So does a text for
-    /// another column (a `numeric`'s keeps its scale as written).
-    init(pending parameter: (any PostgresEncodable)?, for attribute: Attribute) {
-        if let text = parameter as? String, attribute.composite == nil {
+    /// What memory holds pending for a parameter given for `attribute`'s column (of
+    /// `entity`): the parameter as ``init(encoded:)`` holds it, but a text the library makes
+    /// of a value for a column that takes its values so (``Attribute/sendsAsText``: an enum
+    /// array's literal, a `JSONValue`'s text for a `json` column, an array of ranges) is held
+    /// as a read of that text gives it, so that a pending value reads, and is validated, as
+    /// the saved one will. Only a text that the value read from it gives back, byte for
+    /// byte, when given again (what the library made): `save()` then sends that same text.
+    /// Any other text (one given: `{1.50}`, a `json` document in its own order) stays a text,
+    /// sent as given for the server to judge, as with autocommit on.
+    init(pending parameter: (any PostgresEncodable)?, for attribute: Attribute, of entity: Entity) {
+        if let text = parameter as? String, attribute.sendsAsText {
             let type = attribute.isEnumArray ? PostgresType.textArray : PostgresType(attribute.typeOID)
-            // (A `jsonb` column takes a `JSONValue` as itself: a text there is one given.)
-            switch type.mapping {
-            case .array, .json where type == .json:
-                let bytes = Array(text.utf8)
-                let read = bytes.withUnsafeBytes { bytes -> (any Sendable)? in
-                    do { return try PostgresValue.decode(from: bytes, type: type, format: .text) } catch { return nil }
-                }
-                // A `json` column keeps its text as given (order, spacing, a name twice): only
-                // the text a `JSONValue` is written as (``JSONValue/jsonText()``) is held as
-                // the value, which save() writes as the same text.
-                if type.selectCast == nil, let read, type != .json || (try? (read as? JSONValue)?.jsonText()) == text {
-                    self = StoredValue(read)
-                    return
-                }
-            default:
-                break
+            let bytes = Array(text.utf8)
+            let read = bytes.withUnsafeBytes { bytes -> (any Sendable)? in
+                do { return try PostgresValue.decode(from: bytes, type: type, format: .text) } catch { return nil }
+            }
+            if let read, (try? AttributeValue.encodable(read, for: attribute, entity: entity)) as? String == text {
+                self = StoredValue(read)
+                return
             }
         }
         self.init(encoded: parameter)

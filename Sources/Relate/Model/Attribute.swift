@@ -1,3 +1,5 @@
+import RelatePostgres
+
 /// A column of an entity, as a key.
 public struct Attribute: Sendable, Hashable {
     /// The column's name.
@@ -57,6 +59,18 @@ public struct Attribute: Sendable, Hashable {
 
     /// Whether the column is an array of an enum type (`mood[]`): it reads as `[String]`.
     var isEnumArray: Bool { enumLabels != nil && type.hasSuffix("[]") }
+
+    /// Whether a value goes to the column as a text the library makes of it
+    /// (``AttributeValue/encodable(_:for:entity:use:)``): an enum array's literal, a `json`
+    /// document, an array of a type whose values go as one of several types (a range, a
+    /// time, an address, JSON).
+    var sendsAsText: Bool {
+        guard composite == nil else { return false }
+        let type = PostgresType(typeOID)
+        if isEnumArray || type == .json { return true }
+        if case .array(let element) = type.mapping { return element.sentAsSeveralTypes }
+        return false
+    }
 
     /// Whether the server fills the column when an INSERT leaves it out.
     public var hasDefault: Bool { defaultValue != nil || isIdentity || isGenerated }

@@ -244,7 +244,8 @@ extension DatabaseContext {
         try require(.update, on: table)
         if try writesPending() {
             let attributes = table.entity.attributes
-            return try pendUpdate(object, columns: columns, to: SmallArray(columns.indices.map { StoredValue(pending: values[$0], for: attributes[columns[$0]]) }))
+            return try pendUpdate(
+                object, columns: columns, to: SmallArray(columns.indices.map { StoredValue(pending: values[$0], for: attributes[columns[$0]], of: table.entity) }))
         }
         guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
         // A key, or a column another table's foreign key refers to (a unique one): what

@@ -153,12 +153,7 @@ final class EntityLayout: Sendable {
         }
         // A composite's parameter is untyped (its cast names the type): it compares as itself.
         comparedAsText = entity.attributes.map { $0.comparesAsText && $0.composite == nil }
-        sendsAsText = entity.attributes.map { attribute in
-            let type = PostgresType(attribute.typeOID)
-            if attribute.isEnumArray || type == .json { return true }
-            if case .array(let element) = type.mapping { return element.sentAsSeveralTypes }
-            return false
-        }
+        sendsAsText = entity.attributes.map(\.sendsAsText)
         primaryKey = entity.primaryKey.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
         uniqueColumns = ([entity.primaryKey] + entity.uniqueKeys).filter { !$0.isEmpty }.map { names in
             names.compactMap { column in entity.attributes.firstIndex { $0.name == column } }
