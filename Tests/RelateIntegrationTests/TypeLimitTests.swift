@@ -300,3 +300,64 @@ extension TypeLimitTests {
         }
     }
 }
+
+extension TypeLimitTests {
+    /// The server ranks values of a type off the session's search path (an enum array, a
+    /// domain in another schema) as well: pending reads answer as after `save()`.
+    @Test func pendingReadsRankTypesOffTheSearchPath() throws {
+        try TestDatabase.withSchema { connection, schema in
+            let other = "\(schema)_types"
+            try connection.executeScript("""
+                CREATE TYPE mood AS ENUM ('happy', 'sad');
+                CREATE SCHEMA \(other); CREATE DOMAIN \(other).span AS interval;
+                CREATE TABLE t (id int PRIMARY KEY, moods mood[], s \(other).span);
+                INSERT INTO t VALUES (1, '{happy}', '1 day'), (2, '{sad}', '2 days'), (3, '{happy,sad}', '3 days');
+                SET search_path TO public;
+                """)
+            defer { _ = try? connection.execute("DROP SCHEMA \(other) CASCADE") }
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            let one = try #require(try context.object("t", primaryKey: 1))
+            context.autocommits = false
+            try one.setValue(["sad"], forKey: "moods")
+            try one.setValue(PostgresInterval(months: 1), forKey: "s")
+            let requests = [
+                FetchRequest("t", where: Key("moods") == ["sad"], orderBy: [.ascending("id")]),
+                FetchRequest("t", orderBy: [.ascending("s")]), FetchRequest("t", orderBy: [.descending("moods"), .ascending("id")]),
+            ]
+            func ids(_ context: DatabaseContext) throws -> [[Int]] {
+                try requests.map { try context.fetch($0).map { try $0.value(forKey: "id", as: Int.self)! } }
+            }
+            let pending = try ids(context)
+            try context.save()
+            #expect(pending == (try ids(context)))
+        }
+    }
+
+    /// `NaN` and infinities of `real` and `numeric` (this one read as its text past
+    /// `Decimal`) judged pending as the server judges them.
+    @Test func pendingReadsJudgeNaNAndInfinitiesOfEveryNumber() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE TABLE t (id int PRIMARY KEY, d float8, r real, n numeric, note text);
+                INSERT INTO t VALUES (1, 'NaN', 'NaN', 'NaN', ''), (2, 'Infinity', 'Infinity', 'Infinity', ''),
+                    (3, '-Infinity', '-Infinity', '-Infinity', ''), (4, 1, 1, 1e40, ''), (5, -1, -1, -1, '');
+                """)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            let rows = try context.fetch(FetchRequest("t", orderBy: [.ascending("id")]))
+            context.autocommits = false
+            for row in rows where try row.value(forKey: "id") as? Int != 4 { try row.setValue("x", forKey: "note") }
+            let nans: [String: any Sendable] = ["d": Double.nan, "r": Float.nan, "n": Decimal.nan]
+            let fresh = try DatabaseContext(connection: TestDatabase.connect(), schemas: [schema])
+            for key in ["d", "r", "n"] {
+                for request in [
+                    FetchRequest("t", orderBy: [.ascending(key)]), FetchRequest("t", where: Key(key) > 0, orderBy: [.descending(key)]),
+                    FetchRequest("t", where: Key(key) == nans[key]!, orderBy: [.descending(key)]),
+                ] {
+                    let pending = try context.fetch(request).map { try $0.value(forKey: "id", as: Int.self)! }
+                    let saved = try fresh.fetch(request).map { try $0.value(forKey: "id", as: Int.self)! }
+                    #expect(pending == saved, "\(key): \(request)")
+                }
+            }
+        }
+    }
+}

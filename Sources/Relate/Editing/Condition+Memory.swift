@@ -138,7 +138,7 @@ extension DatabaseContext {
     /// server where that is not by code points: `text`), an enum's labels by their order.
     static func order(_ a: StoredValue, _ b: StoredValue, of attribute: Attribute, in entity: Entity, _ text: ServerRanks) -> ComparisonResult? {
         if isRankedByType(attribute, a, b),
-            let order = text.order(a, b, type: attribute.type, collation: attribute.collation, parameter: { value in
+            let order = text.order(a, b, type: attribute.typeOID, collation: attribute.collation, parameter: { value in
                 (try? AttributeValue.encodable(value.value, for: attribute, entity: entity, use: .compared)) ?? nil
             })
         {
@@ -160,13 +160,20 @@ extension DatabaseContext {
     /// itself and follows every number).
     private static func isRankedByType(_ attribute: Attribute, _ a: StoredValue, _ b: StoredValue) -> Bool {
         guard !attribute.comparesAsText else { return false }
+        func notFinite(_ value: StoredValue) -> Bool {
+            switch value {
+            case .double(let x): !x.isFinite
+            case .float(let x): !x.isFinite
+            case .decimal(let x): x.isNaN
+            // A numeric Decimal cannot hold, read as its text (infinite, or past 38 digits).
+            case .string: PostgresType(attribute.typeOID) == .numeric
+            default: false
+            }
+        }
         switch (a, b) {
         case (.other, .other): return true
-        case (.string, .string): return PostgresType(attribute.typeOID) == .bpchar
-        case (.double(let x), .double(let y)): return !x.isFinite || !y.isFinite
-        case (.float(let x), .float(let y)): return !x.isFinite || !y.isFinite
-        case (.decimal(let x), .decimal(let y)): return x.isNaN || y.isNaN
-        default: return false
+        case (.string, .string): return [.bpchar, .numeric].contains(PostgresType(attribute.typeOID))
+        default: return notFinite(a) || notFinite(b)
         }
     }
 

@@ -18,7 +18,8 @@ final class ServerRanks {
     /// server), or values of a column's type (as the catalog prints it) under its collation.
     enum Domain: Hashable {
         case collation(String)
-        case type(String, collation: String?)
+        /// A column's type by its OID (a domain's: its base's), under its collation.
+        case type(UInt32, collation: String?)
     }
 
     /// A value ranked: its text, or its parameter as bound (type, form and bytes, so that
@@ -49,17 +50,33 @@ final class ServerRanks {
         return order(.text(x), x, .text(y), y, in: .collation(collation))
     }
 
-    /// How `x` and `y`, values of a column of `type`, compare as the server orders them,
-    /// each bound as `parameter(x)` makes it; `nil` when one cannot be bound (`parameter`
-    /// answers `nil`).
+    /// Each boxed value met, with its key and parameter, made once (a judgment compares one
+    /// value with many): held, so that its identity is not another's meanwhile.
+    private var bound: [ObjectIdentifier: (box: AnyObject, key: Key, parameter: any PostgresEncodable)] = [:]
+
+    /// How `x` and `y`, values of a column whose type's OID is `type`, compare as the server
+    /// orders them, each bound as `parameter(x)` makes it (a text parameter is typed as the
+    /// column's type, so the server reads it as one); `nil` when one cannot be bound
+    /// (`parameter` answers `nil`).
     func order(
-        _ x: StoredValue, _ y: StoredValue, type: String, collation: String?, parameter: (StoredValue) -> (any PostgresEncodable)?
+        _ x: StoredValue, _ y: StoredValue, type: UInt32, collation: String?, parameter: (StoredValue) -> (any PostgresEncodable)?
     ) -> ComparisonResult? {
         let domain = Domain.type(type, collation: collation)
-        guard !tooMany.contains(domain), let a = parameter(x), let b = parameter(y), let keyA = try? BoundParameters([a]),
-            let keyB = try? BoundParameters([b])
-        else { return nil }
-        return order(.bound(keyA), a, .bound(keyB), b, in: domain)
+        guard !tooMany.contains(domain), let (keyA, a) = keyed(x, type: type, parameter), let (keyB, b) = keyed(y, type: type, parameter) else {
+            return nil
+        }
+        return order(keyA, a, keyB, b, in: domain)
+    }
+
+    /// `value`'s key and parameter, from ``bound`` for a boxed value met before.
+    private func keyed(_ value: StoredValue, type: UInt32, _ parameter: (StoredValue) -> (any PostgresEncodable)?) -> (Key, any PostgresEncodable)? {
+        if case .other(let box) = value, let known = bound[ObjectIdentifier(box)] { return (known.key, known.parameter) }
+        guard var made = parameter(value) else { return nil }
+        // A text (an enum array's literal, `char(n)`): typed as the column, as the server reads it.
+        if let text = made as? String { made = ColumnTypedText(postgresValueType: PostgresType(rawValue: type), text: text) }
+        guard let key = try? BoundParameters([made]) else { return nil }
+        if case .other(let box) = value { bound[ObjectIdentifier(box)] = (box, .bound(key), made) }
+        return (.bound(key), made)
     }
 
     private func order(_ x: Key, _ a: (any PostgresEncodable)?, _ y: Key, _ b: (any PostgresEncodable)?, in domain: Domain) -> ComparisonResult {
@@ -91,10 +108,10 @@ final class ServerRanks {
                 statements.append(Statement(
                     sql: "SELECT dense_rank() OVER (ORDER BY s COLLATE \(collation))::int8, n::int8 FROM unnest($1::text[]) WITH ORDINALITY AS u(s, n)",
                     parameters: [strings]))
-            case .type(let type, let collation):
-                // The type as the catalog printed it (`format_type`), each value bound as
-                // its column takes it.
-                let rows = order.indices.map { "(\($0 + 1), $\($0 + 1)::\(type))" }.joined(separator: ", ")
+            case .type(_, let collation):
+                // Each value bound as its column's type (no name to write: the column's type
+                // may be off the search path), so the rows are of that type.
+                let rows = order.indices.map { "(\($0 + 1), $\($0 + 1))" }.joined(separator: ", ")
                 let collated = collation.map { " COLLATE \($0)" } ?? ""
                 statements.append(Statement(
                     sql: "SELECT dense_rank() OVER (ORDER BY v\(collated))::int8, n::int8 FROM (VALUES \(rows)) AS u(n, v)",
@@ -113,5 +130,18 @@ final class ServerRanks {
             }
             ranks[domain] = table
         }
+    }
+}
+
+/// A text parameter typed as a column's type (by its OID), which the server reads as one.
+private struct ColumnTypedText: PostgresEncodable {
+    static var postgresType: PostgresType { .unspecified }
+    static var postgresFormat: PostgresFormat { .text }
+    let postgresValueType: PostgresType
+    let text: String
+
+    func encode(into buffer: inout [UInt8]) throws(PostgresEncodingError) {
+        guard !text.utf8.contains(0) else { throw PostgresEncodingError("a text holds a NUL byte, which PostgreSQL text cannot store") }
+        buffer.append(contentsOf: text.utf8)
     }
 }
