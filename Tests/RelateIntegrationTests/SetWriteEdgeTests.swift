@@ -223,6 +223,11 @@ import Testing
             try context.save()
             #expect(try rows[1].value(forKey: "name") as? String == "YAK")
             try Self.agree(fixture)
+            // A save that hides the row leaves memory too.
+            try rows[1].setValue(true, forKey: "hidden")
+            try context.save()
+            #expect(rows[1].isDeleted)
+            try Self.agree(fixture)
         }
     }
 

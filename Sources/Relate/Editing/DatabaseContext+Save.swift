@@ -138,6 +138,8 @@ extension DatabaseContext {
         /// or, with `counted` (the statement's arrays, to find a row not written), counted.
         case updates(entity: Int, [Update], counted: Update.Arrays?)
         case rowsOf(Int)
+        /// View rows read again through the view: a member the view no longer shows leaves memory.
+        case throughView(Int, [DatabaseObject])
         case pairs(helper: EntityTable, joined: Bool)
         /// A delete; `implied`: a row already gone is no conflict (``Changes/implied``).
         case delete(DatabaseObject, implied: Bool)
@@ -245,7 +247,7 @@ extension DatabaseContext {
         // A view's UPDATE … RETURNING answers the row as written (what an INSTEAD OF
         // trigger returned), not as the view shows it: its rows are read through the view
         // again, after the updates.
-        for (entity, members) in Self.byEntity(throughViews) { add(rowsStatement(of: entity, members), .rowsOf(entity), for: members[0]) }
+        for (entity, members) in Self.byEntity(throughViews) { add(rowsStatement(of: entity, members), .throughView(entity, members), for: members[0]) }
 
         // Pairs: those that leave first (a delete below may need them gone), then those that join.
         let pairs = summary.pairOrder.compactMap { key in changes.pairs?.contains(key) ?? true ? summary.pairs[key] : nil }
@@ -308,6 +310,7 @@ extension DatabaseContext {
         for (what, result) in zip(saved, results) {
             switch what {
             case .rowsOf(let entity): _ = try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
+            case .throughView(let entity, let members): try take(result, as: members, of: entity, applyingDeleteRules: false)
             case .pairs(let helper, true) where !result.columns.isEmpty: try graph.didInsertHelperRows(result, helper: helper)
             case .pairs(let helper, false): try graph.didDeleteHelperRows(result, helper: helper)
             default: break
