@@ -82,21 +82,24 @@ extension DatabaseContext {
 
     /// `rows` grouped by the keys they give, in the order each set of keys first comes: a
     /// pass that looks at keys only (a row with the keys of the one before costs a lookup
-    /// a key), the values being encoded as the copy streams. Rows that may refer to each
-    /// other are grouped only with the rows next to them (``rowsMayReferToEachOther(_:)``).
+    /// a key), the values being encoded as the copy streams. A row that may refer to
+    /// another is grouped only with the rows next to it (``selfReferences(_:)``).
     private func rowsByKeys(_ rows: [[String: Any?]], of entity: Int) throws -> [KeyGroup] {
         let table = graph.tables[entity]
-        let inRuns = rowsMayReferToEachOther(entity)
+        let referringKeys = selfReferences(entity).keys
         var groups: [KeyGroup] = []
         var groupOfKeys: [[String]: Int] = [:]
         var last = -1
         for (position, row) in rows.enumerated() {
-            if last >= 0, groups[last].keys.count == row.count, groups[last].keys.allSatisfy({ row.index(forKey: $0.key) != nil }) {
+            let refers = !referringKeys.isEmpty && row.keys.contains(where: referringKeys.contains)
+            if last >= 0, !refers || last == groups.count - 1, groups[last].keys.count == row.count,
+                groups[last].keys.allSatisfy({ row.index(forKey: $0.key) != nil })
+            {
                 groups[last].rows.append(position)
                 continue
             }
             let keys = row.keys.sorted()
-            if !inRuns, let index = groupOfKeys[keys] {
+            if !refers, let index = groupOfKeys[keys] {
                 groups[index].rows.append(position)
                 last = index
                 continue
@@ -227,12 +230,22 @@ extension DatabaseContext {
         data += field
     }
 
-    /// Whether new rows of `entity` may refer to each other (a foreign key of the table to
-    /// itself): grouped by the keys they give, a row could go in a statement before the
-    /// row it refers to, so a bulk write groups only rows next to each other, and a list in
-    /// the order of its references is stored in it.
-    func rowsMayReferToEachOther(_ entity: Int) -> Bool {
-        graph.tables[entity].foreignKeys.contains { graph.target(of: entity, $0.relationship) == entity }
+    /// The columns of `entity`'s foreign keys to itself, and the keys that write them (the
+    /// columns' attributes, the to-ones'). A new row that gives one may refer to another new
+    /// row: grouped by the keys they give, it could go in a statement before the row it
+    /// refers to, so a bulk write groups it only with the rows next to it, and a list in the
+    /// order of its references is stored in it. A row that gives none refers to no row: it
+    /// may go with rows before it.
+    func selfReferences(_ entity: Int) -> (columns: Set<Int>, keys: Set<String>) {
+        var columns: Set<Int> = []
+        var keys: Set<String> = []
+        let table = graph.tables[entity]
+        for (relationship, foreignKey) in table.foreignKeys where graph.target(of: entity, relationship) == entity {
+            columns.formUnion(foreignKey)
+            keys.insert(table.entity.relationships[relationship].key)
+            for column in foreignKey { keys.insert(table.entity.attributes[column].key) }
+        }
+        return (columns, keys)
     }
 
     /// Whether rows writing `columns` of `entity` may join a loaded set: a foreign key among

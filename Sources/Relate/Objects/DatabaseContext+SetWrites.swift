@@ -182,9 +182,9 @@ extension DatabaseContext {
     /// Rows that give the same keys go as one `INSERT … SELECT * FROM (SELECT unnest($1), unnest($2), …)`,
     /// each column one bound array (a column whose type has no array mapping: multi-row
     /// `VALUES`); rows that leave a key out take that column's default, as
-    /// ``insert(_:values:)`` does. Several such statements go in one pipeline; rows of a table
-    /// that refers to itself are grouped only with the rows next to them, so that rows listed
-    /// before the rows that refer to them are stored first. For a load that needs no objects,
+    /// ``insert(_:values:)`` does. Several such statements go in one pipeline; a row that
+    /// gives a foreign key of its table to itself is grouped only with the rows next to it,
+    /// so that rows listed before the rows that refer to them are stored first. For a load that needs no objects,
     /// ``copy(into:rows:)`` is faster still.
     ///
     /// In a context that does not autocommit each row is a pending insert, one undo step.
@@ -204,15 +204,16 @@ extension DatabaseContext {
         if try writesPending() { return try pendingStep { try rows.map { try pendInsert(entity, values: $0) } } }
         guard !rows.isEmpty else { return [] }
         // Every row encoded before anything is sent; rows grouped by the columns they give
-        // (only with the rows next to them where they may refer to each other).
-        let inRuns = rowsMayReferToEachOther(entity)
+        // (one that may refer to another only with the rows next to it).
+        let referringColumns = selfReferences(entity).columns
         var groups: [(columns: [Int], rows: [Int], values: [[(any PostgresEncodable)?]])] = []
         var groupOf: [[Int]: Int] = [:]
         var given = [[Int]](repeating: [], count: rows.count)
         for (position, row) in rows.enumerated() {
             let (columns, parameters) = try columnValues(row, of: entity, for: "insert first, then set it")
             given[position] = columns
-            let group = inRuns ? (groups.last?.columns == columns ? groups.count - 1 : nil) : groupOf[columns]
+            let refers = !referringColumns.isEmpty && columns.contains(where: referringColumns.contains)
+            let group = refers ? (groups.last?.columns == columns ? groups.count - 1 : nil) : groupOf[columns]
             guard let group else {
                 groupOf[columns] = groups.count
                 groups.append((columns, [position], [parameters]))
