@@ -183,9 +183,9 @@ extension DatabaseContext {
     /// each column one bound array (a column whose type has no array mapping: multi-row
     /// `VALUES`); rows that leave a key out take that column's default, as
     /// ``insert(_:values:)`` does. Several such statements go in one pipeline; a row that
-    /// gives a foreign key of its table to itself is grouped only with the rows next to it,
-    /// so that rows listed before the rows that refer to them are stored first. For a load that needs no objects,
-    /// ``copy(into:rows:)`` is faster still.
+    /// gives a foreign key of its table to itself is grouped only with the rows next to it, so
+    /// that rows listed before the rows that refer to them are stored first. For a load that
+    /// needs no objects, ``copy(into:rows:)`` is faster still.
     ///
     /// In a context that does not autocommit each row is a pending insert, one undo step.
     ///
