@@ -280,3 +280,28 @@ extension SetWriteEdgeTests {
         }
     }
 }
+
+extension SetWriteEdgeTests {
+    /// Held nodes whose parent memory does not hold, deleted one by one: each delete asks
+    /// in its own round trip whether their parent is still there (one row for all the
+    /// siblings), and reads none of them again: a sibling's subtree is not the deleted
+    /// node's.
+    @Test func deletingHeldSiblingsOfARootNotHeldReadsNoSiblingAgain() throws {
+        try Self.with("""
+            CREATE TABLE node (id int PRIMARY KEY, parent_id int REFERENCES node ON DELETE CASCADE);
+            INSERT INTO node VALUES (1, NULL);
+            INSERT INTO node SELECT g, 1 FROM generate_series(2, 201) g;
+            INSERT INTO node SELECT g + 1000, g FROM generate_series(2, 201) g;
+            """) { fixture in
+            let context = fixture.context
+            let children = try context.fetch(FetchRequest("node", where: Key("parent_id") == 1, orderBy: [.ascending("id")]))
+            let trips = context.connection.roundTrips
+            let sql = try fixture.sql { for child in children.prefix(100) { try context.delete(child) } }
+            #expect(context.connection.roundTrips - trips == 100)
+            #expect(sql.filter { $0.hasPrefix("DELETE") }.count == 100)
+            #expect(sql.filter { !$0.hasPrefix("DELETE") }.allSatisfy { $0.hasPrefix("SELECT \"id\" FROM") }, "\(Set(sql))")
+            #expect(children.prefix(100).allSatisfy(\.isDeleted) && !children.dropFirst(100).contains(where: \.isDeleted))
+            try Self.agree(fixture)
+        }
+    }
+}

@@ -91,10 +91,17 @@ extension DatabaseContext {
         let computed = pending.computedBySave.filter { !$0.isDeleted }
         do {
             if !computed.isEmpty { try reread(computed, because: .stale) }
-            if !beyond.isEmpty { try reread(beyond, because: .parentDeleted) }
+            if !beyond.isEmpty {
+                let asked = parentsStatements(beyond)
+                let parents = asked.count == 1 ? [try send(asked[0], entity: nil)] : try send(asked, entity: nil)
+                let reached = try reachedBeyond(beyond, parents: parents)
+                if !reached.isEmpty { try reread(reached, because: .parentDeleted) }
+            }
         } catch {
             var ignored: [DatabaseObject] = []
-            for object in computed + beyond where !object.isDeleted { graph.forget(object, applyingDeleteRules: false, settingDefaults: &ignored) }
+            for object in computed + beyond.map(\.object) where !object.isDeleted {
+                graph.forget(object, applyingDeleteRules: false, settingDefaults: &ignored)
+            }
         }
         // Inside an enclosing transaction (`transaction {}`, a unit) the save stands only
         // if that commits: rolled back, memory goes back to the pending values (its journal

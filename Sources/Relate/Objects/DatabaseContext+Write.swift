@@ -83,22 +83,75 @@ extension DatabaseContext {
         // Pending, a new object's key may still be NULL (validation refuses it at save()).
         guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
         let delete = Statements.delete(from: table.layout, key: object.primaryKeyValues.map(\.parameter))
-        // Rows memory holds that the cascade may reach through rows it does not: read again
-        // in the delete's round trip, after it. None where memory holds the whole cascade.
-        let beyond = holdsCascade(below: object) ? [] : Self.byEntity(heldBeyondMemory(deleting: [object.entityIndex]))
+        // Objects memory holds that the cascade may reach through rows it does not: whether
+        // their parents are still there is asked in the delete's round trip, after it (none
+        // to ask where memory holds the whole cascade).
+        let beyond = holdsCascade(below: object) ? [] : heldBeyondMemory(deleting: [object.entityIndex])
+        let asked = parentsStatements(beyond)
         let results: [PostgresResult]
         do {
-            results = beyond.isEmpty
-                ? [try send(delete, entity: object.entityIndex)]
-                : try send([delete] + beyond.map { rowsStatement(of: $0.entity, $0.members) }, entity: object.entityIndex)
+            results = asked.isEmpty ? [try send(delete, entity: object.entityIndex)] : try send([delete] + asked, entity: object.entityIndex)
         } catch let error as RelateError {
             throw RelateError.deleteDenied(error, entity: table.entity.name, detail: "\(object)") ?? error
         }
         rowDeleted(object)
-        for ((entity, members), rows) in zip(beyond, results.dropFirst()) {
-            try take(rows, as: members, of: entity, applyingDeleteRules: true)
-        }
+        let reached = try reachedBeyond(beyond, parents: Array(results.dropFirst()))
+        if !reached.isEmpty { try reread(reached, because: .parentDeleted) }
         if results[0].affectedRows ?? 0 == 0 { throw markVanished(object) }
+    }
+
+    /// An object memory holds below a cascade, whose parent row memory does not hold: the
+    /// parent (an entity, the columns the object's foreign key refers to, their values).
+    struct HeldBeyond {
+        let object: DatabaseObject
+        let parent: Int
+        let columns: [Int]
+        let key: [StoredValue]
+    }
+
+    /// The statements that ask which parents of `beyond` are still there: one a parent
+    /// entity and columns, each parent once (the children of one row share it), in
+    /// ``heldBeyond``'s order of first meeting them.
+    func parentsStatements(_ beyond: [HeldBeyond]) -> [Statement] {
+        parentGroups(beyond).map { group in
+            let layout = graph.tables[group.parent].layout
+            let names = group.columns.map { layout.columns[$0] }
+            var sql = SQLBuilder()
+            let condition = sql.keyCondition(names, types: group.columns.map { layout.types[$0] }, group.keys)
+            sql += "SELECT \(names.joined(separator: ", ")) FROM \(layout.table) WHERE \(condition)"
+            return sql.statement
+        }
+    }
+
+    /// The objects of `beyond` whose parent is gone, by the answers of ``parentsStatements(_:)``.
+    func reachedBeyond(_ beyond: [HeldBeyond], parents results: [PostgresResult]) throws -> [DatabaseObject] {
+        var reached: [DatabaseObject] = []
+        for (group, result) in zip(parentGroups(beyond), results) {
+            let readers = StoredValue.Reader.readers(for: result)
+            var present: Set<ObjectKey> = []
+            for row in 0..<result.count {
+                let values = try readers.indices.map { try readers[$0].read(result, row: row, column: $0) }
+                if let key = ObjectKey(values) { present.insert(key) }
+            }
+            for member in group.members where !member.object.isDeleted && !(ObjectKey(member.key).map(present.contains) ?? false) {
+                reached.append(member.object)
+            }
+        }
+        return reached
+    }
+
+    /// `beyond` by parent entity and columns: the distinct parent keys of each, and its members.
+    private func parentGroups(_ beyond: [HeldBeyond]) -> [(parent: Int, columns: [Int], keys: [[StoredValue]], members: [HeldBeyond])] {
+        var groups: [(parent: Int, columns: [Int], keys: [[StoredValue]], members: [HeldBeyond])] = []
+        var seen: [Int: Set<ObjectKey>] = [:]
+        for member in beyond {
+            let index =
+                groups.firstIndex { $0.parent == member.parent && $0.columns == member.columns }
+                ?? { groups.append((member.parent, member.columns, [], [])); return groups.count - 1 }()
+            groups[index].members.append(member)
+            if let key = ObjectKey(member.key), seen[index, default: []].insert(key).inserted { groups[index].keys.append(member.key) }
+        }
+        return groups
     }
 
     /// Whether memory holds every row a delete of `object` deletes by cascade: each set a
@@ -121,9 +174,10 @@ extension DatabaseContext {
     /// change without memory seeing it: where an `ON DELETE` rule goes on from a row the
     /// database deleted by `CASCADE` to rows that refer to it, the objects of those rows
     /// whose parent memory does not hold (the rows memory deletes and their dependants it
-    /// holds, memory follows itself). Their rows must be read again after the delete.
-    func heldBeyondMemory(deleting entities: Set<Int>) -> [DatabaseObject] {
-        var beyond: [DatabaseObject] = []
+    /// holds, memory follows itself), with their parents. Those whose parent is gone after
+    /// the delete (``reachedBeyond(_:parents:)``) are read again.
+    func heldBeyondMemory(deleting entities: Set<Int>) -> [HeldBeyond] {
+        var beyond: [HeldBeyond] = []
         var found: Set<ObjectIdentifier> = []
         // Entities whose rows the database may delete by cascade, beyond the deleted ones.
         var cascaded: Set<Int> = []
@@ -141,7 +195,7 @@ extension DatabaseContext {
                         let values = columns.map { object.values[$0] }
                         guard !values.contains(where: \.isNull) else { continue }
                         if graph.registered(entity: current, indexes: parentColumns, values: values) == nil, found.insert(ObjectIdentifier(object)).inserted {
-                            beyond.append(object)
+                            beyond.append(HeldBeyond(object: object, parent: current, columns: parentColumns, key: values))
                         }
                     }
                 }
