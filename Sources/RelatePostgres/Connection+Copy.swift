@@ -69,8 +69,7 @@ extension Connection {
     /// - Throws: A ``PostgresError`` (the server's, a statement that is not a `COPY … TO
     ///   STDOUT`, a lost connection), or what `receive` threw: the rest of the copy is then
     ///   read and dropped, so the connection stays usable.
-    @discardableResult
-    public func copyOut(_ sql: String, shown: String? = nil, _ receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+    @discardableResult public func copyOut(_ sql: String, shown: String? = nil, _ receive: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
         guard let shown else { return try copyOut(sql, shownAs: sql, receive) }
         do {
             return try copyOut(sql, shownAs: shown, receive)

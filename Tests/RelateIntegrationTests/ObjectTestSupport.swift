@@ -96,6 +96,15 @@ final class ObjectFixture {
         return differences
     }
 
+    /// A context over a new schema that `sql` makes (dropped afterwards).
+    static func inSchema(made sql: String, _ body: (ObjectFixture) throws -> Void) throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript(sql)
+            let context = try DatabaseContext(connection: connection, schemas: [schema])
+            try body(ObjectFixture(context: context, schema: schema))
+        }
+    }
+
     static func with<Result>(
         _ example: String, manyToMany: ManyToManyRule = .keyed, extraSQL: String? = nil,
         _ body: (ObjectFixture) throws -> Result

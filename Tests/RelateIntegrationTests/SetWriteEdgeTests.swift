@@ -9,11 +9,7 @@ import Testing
 /// views whose triggers store other than they return, and what an error may show.
 @Suite struct SetWriteEdgeTests {
     static func with(_ sql: String, _ body: (ObjectFixture) throws -> Void) throws {
-        try TestDatabase.withSchema { connection, schema in
-            try connection.executeScript(sql)
-            let context = try DatabaseContext(connection: connection, schemas: [schema])
-            try body(ObjectFixture(context: context, schema: schema))
-        }
+        try ObjectFixture.inSchema(made: sql, body)
     }
 
     static func count(_ fixture: ObjectFixture, _ sql: String) throws -> Int {

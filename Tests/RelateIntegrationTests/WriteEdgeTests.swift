@@ -8,11 +8,7 @@ import Testing
 /// refused, each found by a review.
 @Suite struct WriteEdgeTests {
     static func with(_ sql: String, _ body: (ObjectFixture) throws -> Void) throws {
-        try TestDatabase.withSchema { connection, schema in
-            try connection.executeScript(sql)
-            let context = try DatabaseContext(connection: connection, schemas: [schema])
-            try body(ObjectFixture(context: context, schema: schema))
-        }
+        try ObjectFixture.inSchema(made: sql, body)
     }
 
     static let mail = """
