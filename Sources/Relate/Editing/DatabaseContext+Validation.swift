@@ -105,9 +105,9 @@ extension DatabaseContext {
             }
         }
         if !unknownLabels.isEmpty {
-            let serverLabels = labelsOnServer(of: Set(unknownLabels.map { Self.enumType(of: $0.attribute) }))
+            let serverLabels = labelsOnServer(of: Set(unknownLabels.map(\.attribute.typeOID)))
             for (object, attribute, unknown) in unknownLabels {
-                let labels = serverLabels[Self.enumType(of: attribute)] ?? attribute.enumLabels ?? []
+                let labels = serverLabels[attribute.typeOID] ?? attribute.enumLabels ?? []
                 if unknown.contains(where: { !labels.contains($0) }) {
                     problem(object, attribute.key, "is not a label of enum \(attribute.type) (\(labels.joined(separator: ", ")))")
                 }
@@ -140,24 +140,25 @@ extension DatabaseContext {
         }
     }
 
-    /// The enum type of an enum column or of the elements of an enum array, as the catalog
-    /// names it.
-    static func enumType(of attribute: Attribute) -> String {
-        attribute.isEnumArray ? String(attribute.type.dropLast(2)) : attribute.type
-    }
-
-    /// The labels the server has for each of `types` (enum types the catalog named), in one
-    /// round trip; a type it cannot name, or a failed read, is left out (the model's
-    /// labels then judge).
-    private func labelsOnServer(of types: Set<String>) -> [String: [String]] {
-        let types = Array(types)
-        let statements = types.map { type in
-            Statement(sql: "SELECT array(SELECT enumlabel::text FROM pg_enum WHERE enumtypid = to_regtype($1) ORDER BY enumsortorder)", parameters: [type])
-        }
-        guard let results = try? (statements.count == 1 ? [send(statements[0], entity: nil)] : send(statements, entity: nil)) else { return [:] }
-        var labels: [String: [String]] = [:]
-        for (type, result) in zip(types, results) {
-            if let found = try? result[0].decode([String].self, at: 0), !found.isEmpty { labels[type] = found }
+    /// The labels the server has for the enum types of columns whose type OIDs are `types`
+    /// (an enum array's: its element's), by OID, in one statement: by OID, as a type's
+    /// name may be off the session's search path. A failed read leaves them out (the
+    /// model's labels then judge).
+    private func labelsOnServer(of types: Set<UInt32>) -> [UInt32: [String]] {
+        let statement = Statement(
+            sql: """
+                SELECT t.oid::int8, array(SELECT e.enumlabel::text FROM pg_enum e
+                                           WHERE e.enumtypid = CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem ELSE t.oid END
+                                           ORDER BY e.enumsortorder)
+                FROM pg_type t WHERE t.oid = ANY($1::int8[]::oid[])
+                """,
+            parameters: [types.map(Int.init)])
+        guard let result = try? send(statement, entity: nil) else { return [:] }
+        var labels: [UInt32: [String]] = [:]
+        for row in 0..<result.count {
+            if let oid = try? result[row].decode(Int.self, at: 0), let found = try? result[row].decode([String].self, at: 1), !found.isEmpty {
+                labels[UInt32(truncatingIfNeeded: oid)] = found
+            }
         }
         return labels
     }
