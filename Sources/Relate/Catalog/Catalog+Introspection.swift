@@ -89,6 +89,7 @@ extension Catalog {
             let collations = try row.decode([String?].self, at: 19)
             let comparedAsText = try row.decode([Bool].self, at: 22)
             let deterministic = try row.decode([Bool].self, at: 24)
+            let byImage = try row.decode([Bool].self, at: 25)
             let columns = names.indices.map { index in
                 // A domain's NOT NULL refuses NULL as the column's own does.
                 var column = Column(
@@ -102,6 +103,7 @@ extension Catalog {
                 column.collation = collations[index]
                 column.comparesAsText = comparedAsText[index]
                 column.collationIsDeterministic = deterministic[index]
+                column.equalityIsByImage = byImage[index]
                 return column
             }
             let kind: Table.Kind =
@@ -121,7 +123,7 @@ extension Catalog {
             table.allowedWrites = WriteOperations(rawValue: try row.decode(Int.self, at: 13))
             table.rewritesUpdates = try row.decode(Bool.self, at: 16)
             table.writesWithoutReturning = WriteOperations(rawValue: try row.decode(Int.self, at: 23))
-            table.dropsInserts = try row.decode(Bool.self, at: 25)
+            table.dropsInserts = try row.decode(Bool.self, at: 26)
             if let schemas = try row.decode([String]?.self, at: 20), let names = try row.decode([String]?.self, at: 21) {
                 table.children = zip(schemas, names).map { TableName(schema: $0, name: $1) }
             }
@@ -342,6 +344,20 @@ extension Catalog {
           -- Whether its collation tells text apart by its bytes alone (deterministic).
           coalesce(array_agg(coalesce((SELECT co.collisdeterministic FROM pg_collation co WHERE co.oid = a.attcollation), true)
                              ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          -- Whether values it takes for equal are stored alike (B-tree's equalimage support:
+          -- not numeric, interval, float, jsonb, ranges, records, citext; an array by its
+          -- element), under a deterministic collation: then memory may link by bytes.
+          coalesce(array_agg(coalesce((SELECT co.collisdeterministic FROM pg_collation co WHERE co.oid = a.attcollation), true)
+              AND (coalesce(et.typtype, bt.typtype, t.typtype) = 'e' OR EXISTS (
+                SELECT FROM pg_opclass o JOIN pg_am m ON m.oid = o.opcmethod
+                  JOIN pg_amproc p ON p.amprocfamily = o.opcfamily AND p.amprocnum = 4
+                                  AND p.amproclefttype = o.opcintype AND p.amprocrighttype = o.opcintype
+                 CROSS JOIN LATERAL (SELECT coalesce(de.base, CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem END, db.base, t.oid)) AS x(type)
+                 WHERE m.amname = 'btree' AND o.opcdefault
+                   AND (o.opcintype = x.type
+                        OR EXISTS (SELECT FROM pg_cast k WHERE k.castsource = x.type AND k.casttarget = o.opcintype
+                                                    AND k.castmethod = 'b' AND k.castcontext = 'i'))))
+            ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           -- Whether an INSERT may store fewer rows than it sends: a BEFORE INSERT row trigger
           -- (tgtype bits ROW 1, BEFORE 2, INSERT 4) not disabled, on the table or a partition,
           -- may return NULL; a rule may do instead (or nothing).

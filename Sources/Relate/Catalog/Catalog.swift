@@ -235,6 +235,13 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// Whether ``collation`` tells texts apart by their bytes alone (`collisdeterministic`):
         /// then equal text is equal bytes, and only an order needs the server. `nil`: yes.
         var collationIsDeterministic: Bool? = nil
+        /// Whether two values the column's equality takes for one are stored alike, so that
+        /// memory may tell them apart by their bytes: not under a nondeterministic collation,
+        /// nor for a type whose B-tree equality has no `equalimage` support (`numeric`'s 1.0
+        /// and 1.00, an `interval`'s day and 24 hours, `citext`, `float8`, `jsonb`, ranges,
+        /// records). A relationship over such a column is linked by the server
+        /// (``EntityLayout/linksByServer``). `nil` (a catalog encoded before): yes.
+        var equalityIsByImage: Bool? = nil
 
         /// Creates a column by hand.
         ///

@@ -117,6 +117,14 @@ extension DatabaseContext {
         undoRegistrar?.removeAllActions(of: self)
         graph.noteChangeOfEverything()
         releaseEditMarks()
+        // Sets across relationships the server links, which pending rows joined by bytes,
+        // as the database now pairs them. The save stands: a failure leaves them for the
+        // next write or read of a relationship to load.
+        do {
+            try settleLinks()
+        } catch {
+            connection.logger.warning("save(): sets could not be loaded again after the save", metadata: ["relate.error": "\(error)"])
+        }
     }
 
     /// New rows in one pipeline (a level of ``saveSteps(_:)``); each object takes its row and key.

@@ -19,13 +19,42 @@ extension ObjectGraph {
             membershipsMayChange()
             guard setsAreLoaded else { continue }
             let targetIndexes = targetColumns(of: object.entityIndex, index)
-            if before != nil, let previous = registered(entity: inverse.entity, indexes: targetIndexes, values: oldValues) {
-                detach(object, from: previous, at: inverse.relationship)
+            let previous = before == nil ? nil : registered(entity: inverse.entity, indexes: targetIndexes, values: oldValues)
+            let next = after == nil ? nil : registered(entity: inverse.entity, indexes: targetIndexes, values: newValues)
+            if object.table.layout.linksByServer[index], (before != nil && previous == nil) || (after != nil && next == nil) {
+                // The server may pair the row with a target by other bytes, before or after
+                // (`ada@x` with `ADA@x`, which stays its target): its sets are loaded again.
+                unsettled.insert(inverse)
+                continue
             }
-            if after != nil, let next = registered(entity: inverse.entity, indexes: targetIndexes, values: newValues) {
-                attach(object, to: next, at: inverse.relationship)
-            }
+            if let previous { detach(object, from: previous, at: inverse.relationship) }
+            if let next { attach(object, to: next, at: inverse.relationship) }
         }
+    }
+
+    /// The dependants of `object` across relationship `index` (its key referred to there)
+    /// that memory holds: those whose values name its key by their bytes; for a
+    /// relationship the server links (``EntityLayout/linksByServer``), also the members of
+    /// its loaded set, which the server paired. When that set is not loaded, the objects
+    /// that may refer to it by other bytes — those whose values name no object memory
+    /// holds — are added to `unsure`, for the caller to read again.
+    func dependants(of object: DatabaseObject, across index: Int, values: [StoredValue], unsure: inout [DatabaseObject]) -> [DatabaseObject] {
+        let inverse = inverse(of: object.entityIndex, index)
+        let columns = targetColumns(of: object.entityIndex, index)
+        var found = registeredObjects(entity: inverse.entity, indexes: columns, values: values)
+        guard object.table.layout.linksByServer[index] else { return found }
+        var seen = Set(found.map(ObjectIdentifier.init))
+        if let set = object.sets[index] {
+            for member in set.heldMembers where seen.insert(ObjectIdentifier(member)).inserted { found.append(member) }
+            return found
+        }
+        let referenced = object.table.fromColumns[index]
+        for candidate in registries[inverse.entity].all where !candidate.isDeleted && !seen.contains(ObjectIdentifier(candidate)) {
+            let named = columns.map { candidate.values[$0] }
+            guard !named.contains(where: \.isNull), registered(entity: object.entityIndex, indexes: referenced, values: named) == nil else { continue }
+            unsure.append(candidate)
+        }
+        return found
     }
 
     private func attach(_ object: DatabaseObject, to target: DatabaseObject, at index: Int) {
@@ -69,10 +98,18 @@ extension ObjectGraph {
             case .from:
                 if let target = registered(entity: inverse.entity, indexes: targetIndexes, values: values) {
                     detach(object, from: target, at: inverse.relationship)
+                } else if object.table.layout.linksByServer[index], !values.contains(where: \.isNull), loadedRelationships.contains(inverse) {
+                    // A target paired by other bytes may hold it in its set.
+                    unsettled.insert(inverse)
                 }
             case .to:
                 guard applyingDeleteRules else { continue }
-                for dependant in registeredObjects(entity: inverse.entity, indexes: targetIndexes, values: values) {
+                // Those memory cannot tell by bytes are read again: gone, or holding the
+                // values the rule gave them.
+                var unsure: [DatabaseObject] = []
+                let found = dependants(of: object, across: index, values: values, unsure: &unsure)
+                defaults += unsure
+                for dependant in found {
                     // Partitions that disagree on the rule: the database knows, memory reads it back.
                     if relationship.onDeleteVaries {
                         defaults.append(dependant)

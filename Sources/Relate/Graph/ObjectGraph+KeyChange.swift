@@ -28,9 +28,12 @@ extension ObjectGraph {
                 if relationship.onUpdate != .cascade, object.sets[index] != nil { reloads.append((object, index)) }
                 continue
             }
-            let inverse = inverse(of: object.entityIndex, index)
             let columns = targetColumns(of: object.entityIndex, index)
-            for dependant in registeredObjects(entity: inverse.entity, indexes: columns, values: before) {
+            // Those memory cannot tell by bytes are read again, as the database left them.
+            var unsure: [DatabaseObject] = []
+            let found = dependants(of: object, across: index, values: before, unsure: &unsure)
+            stale += unsure
+            for dependant in found {
                 var values = Array(dependant.values)
                 switch relationship.onUpdate {
                 case .cascade:

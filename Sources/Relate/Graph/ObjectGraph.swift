@@ -16,6 +16,11 @@ final class ObjectGraph {
     /// The relationships `load` ever stored a set or a to-one answer for: only those have
     /// anything in memory for `didChange` to keep in step.
     var loadedRelationships = Set<RelationshipAddress>()
+    /// Relationships the server links (``EntityLayout/linksByServer``) whose loaded sets
+    /// and to-ones memory could not keep in step by bytes: a row took values that name no
+    /// object memory holds by its bytes, though the server may take them for one's key.
+    /// ``DatabaseContext/settleLinks()`` loads them again, once the write is in the database.
+    var unsettled = Set<RelationshipAddress>()
     /// Every object's box of loaded relationships made since the last `reset()`, which
     /// empties them to break the cycles they close (also for objects the identity map no
     /// longer holds: forgotten, without a key, fetched before a reset).

@@ -37,6 +37,8 @@ public struct Attribute: Sendable, Hashable {
     let collationIsDeterministic: Bool
     /// Whether values are compared by their text (``Catalog/Column``'s).
     let comparesAsText: Bool
+    /// Whether values its equality takes for one are stored alike (``Catalog/Column``'s).
+    let equalityIsByImage: Bool
 
     init(_ column: Catalog.Column) {
         name = column.name
@@ -55,6 +57,7 @@ public struct Attribute: Sendable, Hashable {
         collation = column.collation
         collationIsDeterministic = column.collationIsDeterministic ?? true
         comparesAsText = column.comparesAsText ?? false
+        equalityIsByImage = column.equalityIsByImage ?? true
     }
 
     /// Whether the column is an array of an enum type (`mood[]`): it reads as `[String]`.

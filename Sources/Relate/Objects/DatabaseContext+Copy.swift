@@ -55,6 +55,7 @@ extension DatabaseContext {
             return copied
         }
         if copied > 0 { graph.noteChange(of: entity) }
+        try settleLinks()
         return copied
     }
 

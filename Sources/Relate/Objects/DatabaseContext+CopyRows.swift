@@ -74,6 +74,7 @@ extension DatabaseContext {
             }
         }
         if copied > 0 { graph.noteChange(of: entity) }
+        try settleLinks()
         return copied
     }
 }

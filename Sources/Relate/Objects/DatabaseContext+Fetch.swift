@@ -38,6 +38,7 @@ extension DatabaseContext {
             descendants.isEmpty
             ? try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
             : try materialize(entity: entity, descendants: descendants, result: result)
+        try settleLinks()
         return seesPending ? objects.filter { !$0.isDeleted } : objects
     }
 
@@ -61,7 +62,9 @@ extension DatabaseContext {
             return registered.isDeleted ? nil : registered
         }
         let result = try send(Statements.row(of: table.layout, key: parameters), entity: entity)
-        return try result.first.map { try graph.materialize(entity: entity, row: $0) }
+        let object = try result.first.map { try graph.materialize(entity: entity, row: $0) }
+        try settleLinks()
+        return object
     }
 
     /// `primaryKey` (an array for a composite key) as the key's parameters, each checked
@@ -110,6 +113,7 @@ extension DatabaseContext {
         guard let first = try checkOneEntity(objects, for: "prefetch") else { return }
         let paths = try keyPaths.map { try relationshipPath($0, from: first.entityIndex) }
         try prefetch(Self.byFirstKey(paths), for: objects)
+        try settleLinks()
     }
 
     /// The first of `objects` once each is checked to be this context's, live, and of the
@@ -232,20 +236,27 @@ extension DatabaseContext {
             }
         }
         if !asked.isEmpty {
-            let statement = Statements.load(relationship: index, of: ownerTable.layout, in: layout, ownerKeys: asked.map { slotValues[$0] })
+            var ownerKeys = asked.map { slotValues[$0] }
+            if ownerTable.layout.linksByServer[index], Statements.ownersByPrimaryKey(relationship: index, of: ownerTable.layout) {
+                // The owners whose targets are asked for, by their primary keys.
+                let wanted = Set(asked)
+                ownerKeys = zip(owners, ownerSlots).filter { wanted.contains($1) }.map { owner, _ in ownerTable.primaryKey.map { owner.values[$0] } }
+            }
+            let statement = Statements.load(relationship: index, of: ownerTable.layout, in: layout, ownerKeys: ownerKeys)
             let result = try send(statement, entity: ownerEntity)
             let width = targetTable.columns.count
             let readers = StoredValue.Reader.readers(for: result)
-            let throughHelper = relationship.foreignKeyIn == .via
-            // Through a helper the owner's key follows the target's columns; else it is the target's joined columns.
-            let matchedColumns = throughHelper ? [] : targetIndexes
-            let objects = try graph.materialize(entity: target, result: result, rowsAreDistinct: !throughHelper)
+            // Through a helper, or for a relationship the server links, the owner's key
+            // follows the target's columns; else it is the target's joined columns.
+            let readsOwnerKey = relationship.foreignKeyIn == .via || ownerTable.layout.linksByServer[index]
+            let matchedColumns = readsOwnerKey ? [] : targetIndexes
+            let objects = try graph.materialize(entity: target, result: result, rowsAreDistinct: !readsOwnerKey)
             var rowSlots: [Int] = []
             rowSlots.reserveCapacity(objects.count)
             var sizes = [Int](repeating: 0, count: groups.count)
             for (row, object) in objects.enumerated() {
                 let key =
-                    throughHelper
+                    readsOwnerKey
                     ? ObjectKey(try (width..<result.columns.count).map { try readers[$0].read(result, row: row, column: $0) })
                     : object.key(at: matchedColumns)
                 let slot = key.flatMap { slots[$0] } ?? -1
@@ -263,5 +274,28 @@ extension DatabaseContext {
         graph.storeLoaded(
             relationship: index, of: owners, related: ownerSlots.map { $0 < 0 ? [] : groups[$0] },
             mayRepeat: relationship.foreignKeyIn == .via)
+    }
+}
+
+extension DatabaseContext {
+    /// Loads again, in place, the sets and to-ones of the relationships memory could not
+    /// keep in step by bytes (``ObjectGraph/unsettled``): one query a relationship, for the
+    /// owners that hold them; nothing when there are none (the common case, one check).
+    /// A write calls it once the database took it, a change feed once it applied a batch.
+    func settleLinks() throws {
+        while let address = graph.unsettled.min(by: { ($0.entity, $0.relationship) < ($1.entity, $1.relationship) }) {
+            var owners: [DatabaseObject] = []
+            for owner in graph.registries[address.entity].all where !owner.isDeleted {
+                if owner.sets[address.relationship] != nil {
+                    owners.append(owner)
+                } else if let box = owner.loaded, box.toOne[address.relationship] != nil {
+                    // A to-one asked again when next read.
+                    box.toOne[address.relationship] = nil
+                }
+            }
+            if !owners.isEmpty { try load(relationship: address.relationship, for: owners) }
+            // Kept until loaded: a failed load leaves it for the next write to settle.
+            graph.unsettled.remove(address)
+        }
     }
 }

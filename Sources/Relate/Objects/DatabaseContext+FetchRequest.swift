@@ -27,10 +27,13 @@ extension DatabaseContext {
     func fetchFromDatabase(_ request: FetchRequest) throws -> [DatabaseObject] {
         let (entity, statement) = try request.selectStatement(layout, descendants: .marked)
         let result = try send(statement.statement, entity: entity)
-        if !statement.descendants.isEmpty {
-            return try materialize(entity: entity, descendants: statement.descendants, result: result)
-        }
-        return try graph.materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct)
+        let objects =
+            statement.descendants.isEmpty
+            ? try graph.materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct)
+            : try materialize(entity: entity, descendants: statement.descendants, result: result)
+        // Rows that changed since memory read them may have moved across a relationship the server links.
+        try settleLinks()
+        return objects
     }
 
     /// The objects of an entity that meet `condition`, in one query.

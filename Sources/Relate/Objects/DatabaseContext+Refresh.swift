@@ -60,6 +60,7 @@ extension DatabaseContext {
             try rereadRows(objects, applyingDeleteRules: reason == .rolledBack)
             try reloadSets(of: objects)
         }
+        try settleLinks()
     }
 
     /// Loads every set `objects` have loaded again, one query per relationship.

@@ -67,6 +67,7 @@ extension DatabaseContext {
             try take(rows, as: members, of: dependant, applyingDeleteRules: true)
         }
         if changed > 0 { for written in [entity] + descendants + dependants.map(\.entity) { graph.noteChange(of: written) } }
+        try settleLinks()
         return changed
     }
 
@@ -168,6 +169,7 @@ extension DatabaseContext {
             try take(rows, as: members, of: entity, applyingDeleteRules: true)
         }
         if deleted > 0 { for reached in reach.entities { graph.noteChange(of: reached) } }
+        try settleLinks()
         return deleted
     }
 
@@ -244,6 +246,7 @@ extension DatabaseContext {
         }
         guard next == rows.count else { throw RelateError.noRowReturned(table) }
         for (object, columns) in zip(objects, given) { graph.apply(.insert(object!, columns: columns)) }
+        try settleLinks()
         return objects.map { $0! }
     }
 
@@ -378,8 +381,10 @@ extension DatabaseContext {
     private func joinsLoadedSet(_ values: [StoredValue], of entity: Int) -> Bool {
         graph.tables[entity].foreignKeys.contains { index, columns in
             let inverse = graph.inverse(of: entity, index)
+            // Across a relationship the server links, a target memory holds may take other bytes.
             return graph.loadedRelationships.contains(inverse)
-                && graph.registered(entity: inverse.entity, indexes: graph.targetColumns(of: entity, index), values: columns.map { values[$0] }) != nil
+                && (graph.tables[entity].layout.linksByServer[index]
+                    || graph.registered(entity: inverse.entity, indexes: graph.targetColumns(of: entity, index), values: columns.map { values[$0] }) != nil)
         }
     }
 

@@ -42,6 +42,7 @@ extension DatabaseContext {
         // pending insert's: inverses, watchers.
         let object = try graph.materialize(entity: entity, row: row)
         graph.apply(.insert(object, columns: columns))
+        try settleLinks()
         return object
     }
 
@@ -97,6 +98,7 @@ extension DatabaseContext {
         rowDeleted(object)
         let reached = try reachedBeyond(beyond, parents: Array(results.dropFirst()))
         if !reached.isEmpty { try reread(reached, because: .parentDeleted) }
+        try settleLinks()
         if results[0].affectedRows ?? 0 == 0 { throw markVanished(object) }
     }
 
@@ -341,6 +343,7 @@ extension DatabaseContext {
         } else if readsAgain {
             try reread([object], because: .stale)
         }
+        try settleLinks()
     }
 
     /// The row the database answered for `object` (a write's `RETURNING`) as memory takes

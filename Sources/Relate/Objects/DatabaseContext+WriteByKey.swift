@@ -50,12 +50,14 @@ extension DatabaseContext {
         }
         if let registered {
             if writesKey { try followKeyChange(registered, to: row) } else { try applyStored(row, to: registered) }
+            try settleLinks()
             return registered
         }
         // New to memory: it joins the loaded sets of what it refers to, as an insert does.
         let object = try graph.materialize(entity: entity, row: row)
         graph.noteChange(of: entity)
         graph.didChange(object, from: nil)
+        try settleLinks()
         return object
     }
 
@@ -94,12 +96,14 @@ extension DatabaseContext {
         }
         guard let row = result.first else {
             if let registered { rowDeleted(registered) }
+            try settleLinks()
             return false
         }
         // A row memory did not hold becomes an object only to be marked deleted: its
         // dependants in memory follow the rules all the same.
         let object = try registered ?? graph.materialize(entity: entity, row: row)
         rowDeleted(object)
+        try settleLinks()
         return true
     }
 }

@@ -76,6 +76,13 @@ final class EntityLayout: Sendable {
     /// For each many-to-many relationship, the helper's columns that refer to this entity
     /// and to the target, as the helper's attribute indexes (empty for others).
     let helperColumns: [(from: [Int], to: [Int])]
+    /// Per relationship: whether the server may take a row's values for the target's key
+    /// where their bytes differ (a column's ``Catalog/Column/equalityIsByImage`` is false:
+    /// `citext`, a nondeterministic collation, `numeric`, `interval`). Memory cannot pair
+    /// such rows by their bytes: loads ask the server which owner each row belongs to
+    /// (``Statements/load(relationship:of:in:ownerKeys:)``), and a row memory cannot place
+    /// has the sets it may belong to loaded again (``ObjectGraph/unsettled``).
+    let linksByServer: [Bool]
     /// The columns in attribute order, as a select list: made once, sent with every query.
     let selectColumns: String
     /// `SELECT <columns> FROM <table> WHERE <key> = $1 …`: a row by primary key, the
@@ -226,6 +233,15 @@ final class EntityLayout: Sendable {
         }
         self.helpers = helpers
         self.helperColumns = helperColumns
+        linksByServer = entity.relationships.indices.map { index in
+            var columns = fromColumns[index].map { attributes[$0] }
+            columns += targetColumns[index].map { model.entities[targets[index]].attributes[$0] }
+            if let helper = helpers[index] {
+                let (from, to) = helperColumns[index]
+                columns += (from + to).map { model.entities[helper].attributes[$0] }
+            }
+            return columns.contains { !$0.equalityIsByImage }
+        }
         let (quoted, casts) = (columns, selectCasts)
         selectColumns = quoted.indices.map { index in casts[index].map { "\(quoted[index])::\($0)" } ?? quoted[index] }
             .joined(separator: ", ")

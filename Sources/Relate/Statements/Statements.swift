@@ -105,6 +105,9 @@ enum Statements {
     ) -> Statement {
         let target = layout.entities[owner.targets[index]]
         let targetColumns = owner.targetColumns[index]
+        guard !owner.linksByServer[index] else {
+            return loadThroughOwners(relationship: index, of: owner, in: layout, ownerKeys: ownerKeys)
+        }
         guard let helperIndex = owner.helpers[index] else {
             var sql = SQLBuilder()
             let belongs = sql.keyCondition(targetColumns.map { target.columns[$0] }, types: targetColumns.map { target.types[$0] }, ownerKeys)
@@ -120,6 +123,43 @@ enum Statements {
         sql += "SELECT \(target.selectList(alias: "t")), \(fromColumns.joined(separator: ", ")) FROM \(helper.table) h "
             + "JOIN \(target.source) t ON \(join) WHERE \(belongs)"
         return sql.statement
+    }
+
+    /// ``load(relationship:of:in:ownerKeys:)`` for a relationship the server links
+    /// (``EntityLayout/linksByServer``): through the owner's own rows, each target row
+    /// followed by the owner's columns the relationship starts from as the owner's row
+    /// stores them, so that memory pairs them by bytes with owners the server paired by its
+    /// equality (`citext`'s `ADA@x` with `ada@x`). Owners are found by `ownerKeys` (their
+    /// `from` columns), except for a to-one whose foreign key is the owner's: by
+    /// `ownerKeys` then being the owners' primary keys, one row an owner.
+    static func loadThroughOwners(
+        relationship index: Int, of owner: EntityLayout, in layout: ModelLayout, ownerKeys: [[StoredValue]]
+    ) -> Statement {
+        let target = layout.entities[owner.targets[index]]
+        let from = owner.fromColumns[index]
+        let ownerColumns = from.map { column in owner.selectCasts[column].map { "o.\(owner.columns[column])::\($0)" } ?? "o.\(owner.columns[column])" }
+        var joins = "\(owner.source) o"
+        if let helperIndex = owner.helpers[index] {
+            let helper = layout.entities[helperIndex]
+            let (helperFrom, helperTo) = owner.helperColumns[index]
+            joins += " JOIN \(helper.table) h ON " + zip(helperFrom, from).map { "h.\(helper.columns[$0]) = o.\(owner.columns[$1])" }.joined(separator: " AND ")
+            joins += " JOIN \(target.source) t ON " + zip(owner.targetColumns[index], helperTo).map { "t.\(target.columns[$0]) = h.\(helper.columns[$1])" }.joined(separator: " AND ")
+        } else {
+            joins += " JOIN \(target.source) t ON " + zip(owner.targetColumns[index], from).map { "t.\(target.columns[$0]) = o.\(owner.columns[$1])" }.joined(separator: " AND ")
+        }
+        var sql = SQLBuilder()
+        let byPrimaryKey = ownersByPrimaryKey(relationship: index, of: owner)
+        let keyColumns = byPrimaryKey ? owner.primaryKey : from
+        let belongs = sql.keyCondition(keyColumns.map { "o.\(owner.columns[$0])" }, types: keyColumns.map { owner.types[$0] }, ownerKeys)
+        sql += "SELECT \(target.selectList(alias: "t")), \(ownerColumns.joined(separator: ", ")) FROM \(joins) WHERE \(belongs)"
+        return sql.statement
+    }
+
+    /// Whether ``loadThroughOwners(relationship:of:in:ownerKeys:)`` finds the owners by
+    /// their primary keys: a to-one whose foreign key the owner holds, which many owners may
+    /// share (by their `from` columns, a target would come once for each of them).
+    static func ownersByPrimaryKey(relationship index: Int, of owner: EntityLayout) -> Bool {
+        owner.entity.relationships[index].foreignKeyIn == .from && !owner.primaryKey.isEmpty
     }
 
     /// How many members relationship `index` of `owner` has for each owner whose key is in
@@ -141,6 +181,16 @@ enum Statements {
         let names = columns.map { counted.columns[$0] }
         let list = names.joined(separator: ", ")
         var sql = SQLBuilder()
+        if owner.linksByServer[index] {
+            // Grouped by the owner's own columns, as its row stores them: the server takes
+            // the members' other bytes for them (``EntityLayout/linksByServer``).
+            let from = owner.fromColumns[index].map { "o.\(owner.columns[$0])" }
+            let on = zip(names, from).map { "c.\($0) = \($1)" }.joined(separator: " AND ")
+            let belongs = sql.keyCondition(from, types: owner.fromColumns[index].map { owner.types[$0] }, byColumn: ownerKeys)
+            let grouped = from.joined(separator: ", ")
+            sql += "SELECT \(grouped), count(*) FROM \(owner.source) o JOIN \(counted.source) c ON \(on) WHERE \(belongs) GROUP BY \(grouped)"
+            return sql.statement
+        }
         let belongs = sql.keyCondition(names, types: columns.map { counted.types[$0] }, byColumn: ownerKeys)
         sql += "SELECT \(list), count(*) FROM \(counted.source) WHERE \(belongs) GROUP BY \(list)"
         return sql.statement
