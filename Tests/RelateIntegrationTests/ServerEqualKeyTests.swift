@@ -26,6 +26,28 @@ import Testing
         """
     }
 
+    /// Which columns memory may tell apart by bytes: the catalog's B-tree `equalimage`
+    /// support, with a deterministic collation; an array by its element, a domain by its base.
+    @Test func catalogTellsWhichEqualityIsByImage() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.executeScript("""
+                CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+                CREATE TYPE mood AS ENUM ('happy', 'sad');
+                CREATE DOMAIN price AS numeric(10, 2);
+                CREATE DOMAIN code AS varchar(8);
+                CREATE TYPE record_pair AS (a int, b int);
+                CREATE TABLE t (i int, b bigint, s text, v varchar(5), c char(3), ci text COLLATE ci, u uuid, ts timestamptz,
+                    m mood, ms mood[], ia int[], cd code, x xml,
+                    n numeric, p price, na numeric[], iv interval, f float8, j jsonb, r int4range, pair record_pair);
+                """)
+            let catalog = try Catalog.introspect(connection, schemas: [schema])
+            let table = try #require(catalog.tables.first { $0.name == "t" })
+            let byImage = Dictionary(uniqueKeysWithValues: table.columns.map { ($0.name, $0.equalityIsByImage) })
+            for name in ["i", "b", "s", "v", "c", "u", "ts", "m", "ms", "ia", "cd", "x"] { #expect(byImage[name] == true, "\(name)") }
+            for name in ["ci", "n", "p", "na", "iv", "f", "j", "r", "pair"] { #expect(byImage[name] == false, "\(name)") }
+        }
+    }
+
     static func ids(_ set: RelationshipSet) throws -> [Int] {
         try set.allObjects.map { try #require($0.value(forKey: "id") as? Int) }.sorted()
     }
@@ -105,6 +127,87 @@ import Testing
                 #expect(try post.value(forKey: "author") as? String == "ada@example.org")
             }
             #expect(try Self.ids(ada.objects(forKey: "post")) == [1, 2])
+            #expect(try f.disagreements().isEmpty)
+        }
+    }
+}
+
+extension ServerEqualKeyTests {
+    /// `citext` (an extension, so a database of its own), tracked by the triggers: another
+    /// client's post naming an account in other case joins the account's loaded set.
+    @Test func citextKeysThroughTheChangeFeed() throws {
+        try TestDatabase.withDatabase { url in
+            let setup = try Connection(url: url)
+            try setup.executeScript("""
+                CREATE EXTENSION citext;
+                CREATE TABLE account (email citext PRIMARY KEY);
+                CREATE TABLE post (id int PRIMARY KEY, author citext REFERENCES account);
+                INSERT INTO account VALUES ('ada@example.com');
+                INSERT INTO post VALUES (1, 'Ada@Example.com');
+                """)
+            try ChangeTracking.enable(on: setup)
+            let context = try DatabaseContext(url: url)
+            try context.startTrackingChanges(using: .triggers)
+            let ada = try #require(try context.object("account", primaryKey: "ada@example.com"))
+            let posts = try ada.objects(forKey: "post")
+            #expect(try Self.ids(posts) == [1])
+            try setup.execute("INSERT INTO post VALUES (2, 'ADA@EXAMPLE.COM')")
+            var waited = 0
+            while try Self.ids(posts) != [1, 2], waited < 50 {
+                _ = try context.waitForChanges(timeout: .milliseconds(100))
+                waited += 1
+            }
+            #expect(try Self.ids(posts) == [1, 2])
+            #expect(try ObjectFixture.disagreements(of: context, with: try DatabaseContext(url: url)).isEmpty)
+        }
+    }
+
+    /// `numeric` keys stored at other scales (1.0 and 1.00) and `interval` keys the server
+    /// takes for one (a day and 24 hours) pair as the server pairs them.
+    @Test func numericAndIntervalKeys() throws {
+        try ObjectFixture.inSchema(made: """
+            CREATE TABLE grade (score numeric PRIMARY KEY);
+            CREATE TABLE exam (id int PRIMARY KEY, score numeric REFERENCES grade);
+            CREATE TABLE span (length interval PRIMARY KEY);
+            CREATE TABLE shift (id int PRIMARY KEY, length interval REFERENCES span);
+            INSERT INTO grade VALUES (1.0), (2);
+            INSERT INTO exam VALUES (1, 1.00), (2, 1), (3, 2.000);
+            INSERT INTO span VALUES ('1 day'), ('1 hour');
+            INSERT INTO shift VALUES (1, '24 hours'), (2, '1 day'), (3, '60 minutes');
+            """) { f in
+            let grades = try f.context.fetch(FetchRequest("grade"))
+            try f.context.prefetch(["exam"], for: grades)
+            #expect(try grades.map { try Self.ids($0.objects(forKey: "exam")) }.sorted { $0.count > $1.count } == [[1, 2], [3]])
+            for exam in try f.context.fetch(FetchRequest("exam")) { #expect(try exam.object(forKey: "grade") != nil) }
+            let spans = try f.context.fetch(FetchRequest("span"))
+            #expect(try spans.map { try $0.count(forKey: "shift") }.sorted() == [1, 2])
+            let day = try #require(try f.context.object("span", primaryKey: PostgresInterval(days: 1)))
+            let shifts = try day.objects(forKey: "shift")
+            #expect(try Self.ids(shifts) == [1, 2])
+            let third = try #require(try f.context.object("shift", primaryKey: 3))
+            try third.setValue(PostgresInterval(microseconds: 86_400_000_000), forKey: "length")
+            #expect(try Self.ids(shifts) == [1, 2, 3])
+            #expect(try f.disagreements().isEmpty)
+        }
+    }
+
+    /// Pending writes (a context that does not autocommit) join sets by bytes while pending;
+    /// once saved, the sets are as the database pairs them. A new account and a post that
+    /// names it in other case are saved account first.
+    @Test func savedWritesPairAsTheServerDoes() throws {
+        try ObjectFixture.inSchema(made: Self.schema()) { f in
+            let ada = try #require(try f.context.object("account", primaryKey: "ada@example.com"))
+            let adas = try ada.objects(forKey: "post")
+            f.context.autocommits = false
+            let fifth = try f.context.insert("post", values: ["id": 5, "author": "ADA@example.COM"])
+            let carol = try f.context.insert("account", values: ["email": "carol@example.com"])
+            _ = try f.context.insert("post", values: ["id": 6, "author": "CAROL@example.com"])
+            let second = try #require(try f.context.object("post", primaryKey: 2))
+            try second.setValue("BOB@EXAMPLE.COM", forKey: "author")
+            try f.context.save()
+            #expect(adas.contains(fifth))
+            #expect(try Self.ids(adas) == [1, 5])
+            #expect(try Self.ids(carol.objects(forKey: "post")) == [6])
             #expect(try f.disagreements().isEmpty)
         }
     }

@@ -345,18 +345,25 @@ extension Catalog {
           coalesce(array_agg(coalesce((SELECT co.collisdeterministic FROM pg_collation co WHERE co.oid = a.attcollation), true)
                              ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           -- Whether values it takes for equal are stored alike (B-tree's equalimage support:
-          -- not numeric, interval, float, jsonb, ranges, records, citext; an array by its
-          -- element), under a deterministic collation: then memory may link by bytes.
+          -- not numeric, interval, float, jsonb, citext; not ranges nor records, whose
+          -- classes are polymorphic; an array by its element), under a deterministic
+          -- collation: then memory may link by bytes.
           coalesce(array_agg(coalesce((SELECT co.collisdeterministic FROM pg_collation co WHERE co.oid = a.attcollation), true)
-              AND (coalesce(et.typtype, bt.typtype, t.typtype) = 'e' OR EXISTS (
-                SELECT FROM pg_opclass o JOIN pg_am m ON m.oid = o.opcmethod
-                  JOIN pg_amproc p ON p.amprocfamily = o.opcfamily AND p.amprocnum = 4
-                                  AND p.amproclefttype = o.opcintype AND p.amprocrighttype = o.opcintype
+              AND (coalesce(et.typtype, bt.typtype, t.typtype) = 'e'
+                   OR coalesce(et.typtype, bt.typtype, t.typtype) NOT IN ('r', 'm', 'c') AND coalesce((
+                -- The type's own default class, else one it is binary-coercible to (varchar
+                -- to text); not the latter where it has its own (citext's, not text's). A
+                -- type with none (xml) has no equality to join by: as its bytes.
+                SELECT EXISTS (SELECT FROM pg_amproc p WHERE p.amprocfamily = o.opcfamily AND p.amprocnum = 4
+                                                         AND p.amproclefttype = o.opcintype AND p.amprocrighttype = o.opcintype)
+                  FROM pg_opclass o JOIN pg_am m ON m.oid = o.opcmethod
                  CROSS JOIN LATERAL (SELECT coalesce(de.base, CASE WHEN t.typelem <> 0 AND t.typlen = -1 THEN t.typelem END, db.base, t.oid)) AS x(type)
                  WHERE m.amname = 'btree' AND o.opcdefault
                    AND (o.opcintype = x.type
                         OR EXISTS (SELECT FROM pg_cast k WHERE k.castsource = x.type AND k.casttarget = o.opcintype
-                                                    AND k.castmethod = 'b' AND k.castcontext = 'i'))))
+                                                    AND k.castmethod = 'b' AND k.castcontext = 'i'))
+                 ORDER BY o.opcintype <> x.type
+                 LIMIT 1), true))
             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           -- Whether an INSERT may store fewer rows than it sends: a BEFORE INSERT row trigger
           -- (tgtype bits ROW 1, BEFORE 2, INSERT 4) not disabled, on the table or a partition,
