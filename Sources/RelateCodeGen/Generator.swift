@@ -374,18 +374,60 @@ public struct Generator {
             out += "\n/// The labels of PostgreSQL enum `\(type)`, in order. A label the database has and this\n"
             out += "/// type lacks is an error when read: regenerate.\n"
             out += "public enum \(name): String, TypedEnum, CaseIterable {\n"
-            let cases = SwiftNames.uniqueNames(
-                for: labels, reserved: ["allCases", "rawValue", "init", "hashValue", "self", "Self", "Type"], suffix: "Case",
-                camel: SwiftNames.lowerCamel)
-            for label in labels {
-                let caseName = cases[label]!
-                out += "    case \(SwiftNames.escaped(caseName))" + (caseName == label ? "" : " = \(SwiftNames.literal(label))") + "\n"
-            }
+            out += Self.enumCases(labels)
             out += "}\n"
         }
         for (type, composite) in composites.sorted(by: { Self.precedes($0.key, $1.key) }) {
             out += compositeStruct(type, composite)
         }
+        return out
+    }
+
+    /// The cases of an enum of `labels`, and where two labels differ only in their Unicode
+    /// form (a composed and a decomposed `é`, which PostgreSQL tells apart by their bytes),
+    /// the means to tell them apart: Swift's `String` takes them for one, as names and as
+    /// raw values. The first keeps its name and the others are numbered (`café_2`), their
+    /// raw values are written with every non-ASCII scalar escaped (so that no editor's
+    /// normalization of the source merges them), and `init?(rawValue:)` compares bytes.
+    static func enumCases(_ labels: [String]) -> String {
+        var firsts: [String] = []
+        var twinOf: [Int: String] = [:]
+        for (position, label) in labels.enumerated() {
+            if let first = firsts.first(where: { $0 == label && !$0.utf8.elementsEqual(label.utf8) }) {
+                twinOf[position] = first
+            } else {
+                firsts.append(label)
+            }
+        }
+        let cases = SwiftNames.uniqueNames(
+            for: firsts, reserved: ["allCases", "rawValue", "init", "hashValue", "self", "Self", "Type"], suffix: "Case",
+            camel: SwiftNames.lowerCamel)
+        var taken = Set(cases.values)
+        var out = ""
+        for (position, label) in labels.enumerated() {
+            guard let first = twinOf[position] else {
+                let caseName = cases[label]!
+                let literal = twinOf.values.contains(label) ? SwiftNames.asciiLiteral(label) : SwiftNames.literal(label)
+                out += "    case \(SwiftNames.escaped(caseName))" + (caseName == label && twinOf.isEmpty ? "" : " = \(literal)") + "\n"
+                continue
+            }
+            var number = 2
+            while taken.contains("\(cases[first]!)_\(number)") { number += 1 }
+            let caseName = "\(cases[first]!)_\(number)"
+            taken.insert(caseName)
+            out += "    case \(caseName) = \(SwiftNames.asciiLiteral(label))\n"
+        }
+        guard !twinOf.isEmpty else { return out }
+        out += """
+
+                /// The case whose label is `rawValue` byte for byte: Swift's `==` takes labels
+                /// that differ only in their Unicode form for one.
+                public init?(rawValue: String) {
+                    guard let found = Self.allCases.first(where: { $0.rawValue.utf8.elementsEqual(rawValue.utf8) }) else { return nil }
+                    self = found
+                }
+
+            """
         return out
     }
 
@@ -491,7 +533,9 @@ public struct Generator {
             if let key = attribute.key, key != attribute.name { arguments += ", key: \(SwiftNames.literal(key))" }
             arguments += ", type: \(SwiftNames.literal(attribute.type)), nullable: \(attribute.nullable)"
             if enumTypeName(of: attribute) != nil, let labels = attribute.enumLabels {
-                arguments += ", enumLabels: [\(labels.map(SwiftNames.literal).joined(separator: ", "))]"
+                // Escaped where labels differ only in their Unicode form (``enumCases(_:)``).
+                let literal = Set(labels).count < labels.count ? SwiftNames.asciiLiteral : SwiftNames.literal
+                arguments += ", enumLabels: [\(labels.map(literal).joined(separator: ", "))]"
             }
             if let composite = attribute.composite {
                 arguments += ", compositeFields: [\(composite.fields.map { SwiftNames.literal("\($0.name) \($0.type)") }.joined(separator: ", "))]"

@@ -198,6 +198,16 @@ public enum SwiftNames {
     /// - Parameter text: Any text.
     /// - Returns: A Swift string literal, quotes included, whose value is `text`.
     public static func literal(_ text: String) -> String {
+        literal(text, escapingNonASCII: false)
+    }
+
+    /// ``literal(_:)`` with every scalar past ASCII written `\u{…}`: the literal's scalars
+    /// then survive an editor that normalizes the source's Unicode.
+    static func asciiLiteral(_ text: String) -> String {
+        literal(text, escapingNonASCII: true)
+    }
+
+    private static func literal(_ text: String, escapingNonASCII: Bool) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -207,7 +217,7 @@ public enum SwiftNames {
             case "\r": result += "\\r"
             case "\t": result += "\\t"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
+                if scalar.value < 0x20 || scalar.value == 0x7F || (escapingNonASCII && scalar.value > 0x7F) {
                     result += "\\u{\(String(scalar.value, radix: 16))}"
                 } else {
                     result.unicodeScalars.append(scalar)

@@ -363,3 +363,25 @@ extension TypeLimitTests {
         }
     }
 }
+
+extension TypeLimitTests {
+    /// Enum labels are told apart by their bytes, as the server tells them apart: a label
+    /// that differs from the type's only in its Unicode form (a decomposed `é`) is refused
+    /// by validation, naming the column, not by the server at save.
+    @Test func enumLabelsAreToldApartByBytes() throws {
+        try ObjectFixture.inSchema(made: """
+            CREATE TYPE accent AS ENUM (U&'caf\\00E9', 'plain');
+            CREATE TABLE menu (id int PRIMARY KEY, dish accent);
+            INSERT INTO menu VALUES (1, 'plain');
+            """) { f in
+            let menu = try #require(try f.context.object("menu", primaryKey: 1))
+            f.context.autocommits = false
+            try menu.setValue("cafe\u{301}", forKey: "dish")
+            let error = #expect(throws: RelateError.self) { try f.context.save() }
+            #expect(error?.message.contains("is not a label of enum accent") == true, "\(error.map { "\($0)" } ?? "")")
+            try menu.setValue("caf\u{E9}", forKey: "dish")
+            try f.context.save()
+            #expect(try f.context.connection.query("SELECT dish::text = U&'caf\\00E9' FROM menu")[0].decode(Bool.self, at: 0))
+        }
+    }
+}

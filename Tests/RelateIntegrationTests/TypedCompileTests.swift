@@ -69,6 +69,24 @@ import Testing
         }
     }
 
+    /// Enum labels that differ only in their Unicode form (a composed and a decomposed `é`,
+    /// two labels to PostgreSQL, one `String` to Swift) generate code that compiles, with a
+    /// case for each and a raw-value initializer that tells them apart by bytes.
+    @Test func enumLabelsThatDifferOnlyInTheirUnicodeFormCompile() throws {
+        try ObjectFixture.inSchema(made: #"""
+            CREATE TYPE accent AS ENUM (U&'caf\00E9', U&'cafe\0301', 'plain');
+            CREATE TABLE menu (id int PRIMARY KEY, dish accent);
+            """#) { fixture in
+            let files = try TypedSeeds.files(for: fixture.context.model)
+            let all = files.map(\.contents).joined()
+            for expected in [#"case café = "caf\u{e9}""#, #"case café_2 = "cafe\u{301}""#, "public init?(rawValue: String)"] {
+                #expect(all.contains(expected), "\(expected)")
+            }
+            let errors = try Self.typecheck(files)
+            #expect(errors == nil, "\(errors ?? "")")
+        }
+    }
+
     /// An unknown key, or a value of the wrong type, in a typed request is a compile error.
     @Test func wrongKeysAndValueTypesDoNotCompile() throws {
         try TypedSeeds.with(empty: true) { fixture in

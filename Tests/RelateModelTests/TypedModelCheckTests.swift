@@ -68,6 +68,16 @@ import Testing
         #expect(try drift(generated, diary(["happy"]))?.contains(#"no longer has label "sad""#) == true)
         // Code generated before labels were recorded checks no labels.
         #expect(try drift(base, diary(["happy", "wistful"])) == nil)
+        // A label replaced by one that differs only in its Unicode form is another label
+        // to the server (and to the generated enum): drift.
+        let composed = try typed("diary", in: diary(["caf\u{E9}"]))
+        let generatedComposed = TypedEntity(
+            name: composed.name,
+            attributes: composed.attributes.map {
+                TypedAttribute(name: $0.name, key: $0.key, type: $0.type, nullable: $0.nullable, enumLabels: $0.type == "mood" ? ["caf\u{E9}"] : nil)
+            },
+            relationships: composed.relationships, fingerprint: composed.fingerprint)
+        #expect(try drift(generatedComposed, diary(["cafe\u{301}"]))?.contains("now has label") == true)
     }
 
     @Test func harmlessChangesPass() throws {

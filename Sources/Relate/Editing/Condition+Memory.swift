@@ -145,7 +145,9 @@ extension DatabaseContext {
             return order
         }
         if case .string(let x) = a, case .string(let y) = b {
-            if let labels = attribute.enumLabels, let i = labels.firstIndex(of: x), let j = labels.firstIndex(of: y) {
+            if let labels = attribute.enumLabels, let i = labels.firstIndex(where: { $0.hasSameBytes(as: x) }),
+                let j = labels.firstIndex(where: { $0.hasSameBytes(as: y) })
+            {
                 return i < j ? .orderedAscending : i > j ? .orderedDescending : .orderedSame
             }
             if let collation = attribute.collation { return text.order(x, y, by: collation) }

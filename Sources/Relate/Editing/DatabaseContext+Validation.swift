@@ -46,7 +46,11 @@ extension DatabaseContext {
             // Most cells: NULL where NULL is allowed, or a value no rule of the column limits.
             if object.values[index].isNull ? layout.isNullable[index] : !layout.checksValue[index] { return }
             let attribute = object.entity.attributes[index]
-            if let labels = attribute.enumLabels, case let unknown = Self.labels(of: object.values[index]).filter({ !labels.contains($0) }), !unknown.isEmpty {
+            // Labels by bytes, as the server tells them apart (a composed and a decomposed
+            // `é` are one `String` to Swift's `==`).
+            if let labels = attribute.enumLabels, case let unknown = Self.labels(of: object.values[index]).filter({ label in !labels.contains { $0.hasSameBytes(as: label) } }),
+                !unknown.isEmpty
+            {
                 unknownLabels.append((object, attribute, unknown))
                 return
             }
@@ -108,7 +112,7 @@ extension DatabaseContext {
             let serverLabels = labelsOnServer(of: Set(unknownLabels.map(\.attribute.typeOID)))
             for (object, attribute, unknown) in unknownLabels {
                 let labels = serverLabels[attribute.typeOID] ?? attribute.enumLabels ?? []
-                if unknown.contains(where: { !labels.contains($0) }) {
+                if unknown.contains(where: { label in !labels.contains { $0.hasSameBytes(as: label) } }) {
                     problem(object, attribute.key, "is not a label of enum \(attribute.type) (\(labels.joined(separator: ", ")))")
                 }
             }

@@ -82,7 +82,7 @@ enum CompositeValue {
             case (_, let value as any TypedEnum) where field.enumLabels != nil:
                 // An enum's binary form is its label; one the type lacks is refused here,
                 // naming the field, rather than by the server.
-                guard field.enumLabels?.contains(value.rawValue) == true else { throw refused() }
+                guard field.enumLabels?.contains(where: { $0.hasSameBytes(as: value.rawValue) }) == true else { throw refused() }
                 buffer = Array(value.rawValue.utf8)
             case (_, let data as Data) where fieldType.mapping == .textForm:
                 // A type without a mapping reads as its bytes, and is written back as them.

@@ -1,4 +1,5 @@
 import Foundation
+import RelatePostgres
 
 /// Schema drift caught before a value is read: a generated type's ``TypedEntity`` against
 /// the live model. Each (model, type) pair is checked once and remembered while the
@@ -69,8 +70,10 @@ enum TypedModelCheck {
             if let generated = attribute.enumLabels, let labels = live.enumLabels {
                 // A label the enum lacks would fail a read; one it has that is gone, a write.
                 // Labels merely reordered change neither.
-                let added = labels.filter { !generated.contains($0) }
-                let removed = generated.filter { !labels.contains($0) }
+                // By bytes, as the server tells labels apart (Swift's `==` takes a composed
+                // and a decomposed `é` for one).
+                let added = labels.filter { label in !generated.contains { $0.hasSameBytes(as: label) } }
+                let removed = generated.filter { label in !labels.contains { $0.hasSameBytes(as: label) } }
                 let quoted = { (labels: [String]) in labels.map { "\"\($0)\"" }.joined(separator: ", ") }
                 if !added.isEmpty || !removed.isEmpty {
                     let change = !added.isEmpty
