@@ -90,6 +90,7 @@ extension Catalog {
             let comparedAsText = try row.decode([Bool].self, at: 22)
             let deterministic = try row.decode([Bool].self, at: 24)
             let byImage = try row.decode([Bool].self, at: 25)
+            let collationNames = try row.decode([String?].self, at: 26)
             let columns = names.indices.map { index in
                 // A domain's NOT NULL refuses NULL as the column's own does.
                 var column = Column(
@@ -104,6 +105,7 @@ extension Catalog {
                 column.comparesAsText = comparedAsText[index]
                 column.collationIsDeterministic = deterministic[index]
                 column.equalityIsByImage = byImage[index]
+                column.collationName = collationNames[index]
                 return column
             }
             let kind: Table.Kind =
@@ -123,7 +125,7 @@ extension Catalog {
             table.allowedWrites = WriteOperations(rawValue: try row.decode(Int.self, at: 13))
             table.rewritesUpdates = try row.decode(Bool.self, at: 16)
             table.writesWithoutReturning = WriteOperations(rawValue: try row.decode(Int.self, at: 23))
-            table.dropsInserts = try row.decode(Bool.self, at: 26)
+            table.dropsInserts = try row.decode(Bool.self, at: 27)
             if let schemas = try row.decode([String]?.self, at: 20), let names = try row.decode([String]?.self, at: 21) {
                 table.children = zip(schemas, names).map { TableName(schema: $0, name: $1) }
             }
@@ -365,6 +367,11 @@ extension Catalog {
                  ORDER BY o.opcintype <> x.type
                  LIMIT 1), true))
             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
+          -- The collation it compares by, whichever it is, qualified and quoted; NULL for a
+          -- type without one. A join under a foreign key's collation names it.
+          coalesce(array_agg((SELECT format('%I.%I', cn.nspname, co.collname) FROM pg_collation co
+                                JOIN pg_namespace cn ON cn.oid = co.collnamespace WHERE co.oid = a.attcollation)
+                             ORDER BY a.attnum) FILTER (WHERE a.attnum IS NOT NULL), '{}'),
           -- Whether an INSERT may store fewer rows than it sends: a BEFORE INSERT row trigger
           -- (tgtype bits ROW 1, BEFORE 2, INSERT 4) not disabled, on the table or a partition,
           -- may return NULL; a rule may do instead (or nothing).

@@ -242,6 +242,10 @@ public struct Catalog: Sendable, Codable, Hashable {
         /// records). A relationship over such a column is linked by the server
         /// (``EntityLayout/linksByServer``). `nil` (a catalog encoded before): yes.
         var equalityIsByImage: Bool? = nil
+        /// The collation the column compares by, whichever it is (`"pg_catalog"."C"` too),
+        /// qualified and quoted; `nil` for a type without one. A join of a relationship the
+        /// server links compares under the referenced column's, as the foreign key does.
+        var collationName: String? = nil
 
         /// Creates a column by hand.
         ///

@@ -113,18 +113,21 @@ extension DatabaseContext {
                 graph.pendingObjects = objects
             }
         }
+        // The to-ones saved rows found while pending, across relationships the server
+        // links, which it answered for their rows as they were (not as pending).
+        for object in pending.touched where !object.isDeleted {
+            let layout = object.table.layout
+            for index in layout.linksByServer.indices where layout.linksByServer[index] && !layout.isToMany[index] {
+                object.loaded?.toOne[index] = nil
+            }
+        }
         pending.clear()
         undoRegistrar?.removeAllActions(of: self)
         graph.noteChangeOfEverything()
         releaseEditMarks()
         // Sets across relationships the server links, which pending rows joined by bytes,
-        // as the database now pairs them. The save stands: a failure leaves them for the
-        // next write or read of a relationship to load.
-        do {
-            try settleLinks()
-        } catch {
-            connection.logger.warning("save(): sets could not be loaded again after the save", metadata: ["relate.error": "\(error)"])
-        }
+        // as the database now pairs them.
+        settleLinks()
     }
 
     /// New rows in one pipeline (a level of ``saveSteps(_:)``); each object takes its row and key.

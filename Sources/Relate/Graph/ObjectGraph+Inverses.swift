@@ -21,21 +21,33 @@ extension ObjectGraph {
             let targetIndexes = targetColumns(of: object.entityIndex, index)
             let previous = before == nil ? nil : registered(entity: inverse.entity, indexes: targetIndexes, values: oldValues)
             let next = after == nil ? nil : registered(entity: inverse.entity, indexes: targetIndexes, values: newValues)
-            if object.table.layout.linksByServer[index], (before != nil && previous == nil) || (after != nil && next == nil) {
-                // The server may pair the row with a target by other bytes, before or after
-                // (`ada@x` with `ADA@x`, which stays its target): its sets are loaded again.
-                unsettled.insert(inverse)
-                continue
+            // Across a relationship the server links, a row may name its target in other
+            // bytes (`ADA@x` for `ada@x`): it leaves the sets memory put it in, and where
+            // its new values name no target memory holds by bytes, the sets are loaded again
+            // as the server pairs them.
+            let byServer = object.table.layout.linksByServer[index]
+            if let previous {
+                detach(object, from: previous, at: inverse.relationship)
+            } else if before != nil, byServer {
+                for target in registries[inverse.entity].all where !target.isDeleted {
+                    if target.sets[inverse.relationship]?.contains(object) == true || target.toOne[inverse.relationship] ?? nil === object {
+                        detach(object, from: target, at: inverse.relationship)
+                    }
+                }
             }
-            if let previous { detach(object, from: previous, at: inverse.relationship) }
-            if let next { attach(object, to: next, at: inverse.relationship) }
+            if let next {
+                attach(object, to: next, at: inverse.relationship)
+            } else if after != nil, byServer {
+                unsettled.insert(inverse)
+            }
         }
     }
 
     /// The dependants of `object` across relationship `index` (its key referred to there)
     /// that memory holds: those whose values name its key by their bytes; for a
     /// relationship the server links (``EntityLayout/linksByServer``), also the members of
-    /// its loaded set, which the server paired. When that set is not loaded, the objects
+    /// its loaded set or to-one, which the server paired (a delete or a key change loads
+    /// them first: ``DatabaseContext/loadServerLinks(of:)``). When not loaded, the objects
     /// that may refer to it by other bytes — those whose values name no object memory
     /// holds — are added to `unsure`, for the caller to read again.
     func dependants(of object: DatabaseObject, across index: Int, values: [StoredValue], unsure: inout [DatabaseObject]) -> [DatabaseObject] {
@@ -46,6 +58,13 @@ extension ObjectGraph {
         var seen = Set(found.map(ObjectIdentifier.init))
         if let set = object.sets[index] {
             for member in set.heldMembers where seen.insert(ObjectIdentifier(member)).inserted { found.append(member) }
+            return found
+        }
+        if case .some(let member) = object.toOne[index] {
+            if let member, seen.insert(ObjectIdentifier(member)).inserted { found.append(member) }
+            return found
+        }
+        if scannedUnsure != nil, scannedUnsure?.insert(RelationshipAddress(entity: object.entityIndex, relationship: index)).inserted == false {
             return found
         }
         let referenced = object.table.fromColumns[index]

@@ -13,10 +13,9 @@ extension ObjectGraph {
         reloads: inout [(owner: DatabaseObject, relationship: Int)]
     ) {
         let old = Array(object.values)
-        rekey(object, from: old, to: newValues)
-        object.refresh(newValues)
-        noteChange(of: object.entityIndex)
-        didChange(object, from: old)
+        // The dependants by the old values, before the refresh lets go of the to-ones that
+        // found them; those memory cannot tell by bytes are read again, as the database left them.
+        var moving: [(index: Int, before: [StoredValue], after: [StoredValue], found: [DatabaseObject])] = []
         for (index, relationship) in object.entity.relationships.enumerated() where relationship.foreignKeyIn != .from {
             let referenced = object.table.fromColumns[index]
             let before = referenced.map { old[$0] }
@@ -28,11 +27,17 @@ extension ObjectGraph {
                 if relationship.onUpdate != .cascade, object.sets[index] != nil { reloads.append((object, index)) }
                 continue
             }
-            let columns = targetColumns(of: object.entityIndex, index)
-            // Those memory cannot tell by bytes are read again, as the database left them.
             var unsure: [DatabaseObject] = []
-            let found = dependants(of: object, across: index, values: before, unsure: &unsure)
+            moving.append((index, before, after, dependants(of: object, across: index, values: before, unsure: &unsure)))
             stale += unsure
+        }
+        rekey(object, from: old, to: newValues)
+        object.refresh(newValues)
+        noteChange(of: object.entityIndex)
+        didChange(object, from: old)
+        for (index, _, after, found) in moving {
+            let relationship = object.entity.relationships[index]
+            let columns = targetColumns(of: object.entityIndex, index)
             for dependant in found {
                 var values = Array(dependant.values)
                 switch relationship.onUpdate {

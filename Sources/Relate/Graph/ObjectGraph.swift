@@ -21,6 +21,11 @@ final class ObjectGraph {
     /// object memory holds by its bytes, though the server may take them for one's key.
     /// ``DatabaseContext/settleLinks()`` loads them again, once the write is in the database.
     var unsettled = Set<RelationshipAddress>()
+    /// While a statement's deleted rows are taken one by one (``DatabaseContext/rowsDeleted(_:)``):
+    /// the relationships whose objects memory cannot pair by bytes were looked for already.
+    /// One look finds them for every row (they name no object memory holds), and the
+    /// caller reads them once: a look per row cost 2.7 s for 1,000 rows against 2,000 held.
+    var scannedUnsure: Set<RelationshipAddress>?
     /// Every object's box of loaded relationships made since the last `reset()`, which
     /// empties them to break the cycles they close (also for objects the identity map no
     /// longer holds: forgotten, without a key, fetched before a reset).

@@ -39,6 +39,8 @@ public struct Attribute: Sendable, Hashable {
     let comparesAsText: Bool
     /// Whether values its equality takes for one are stored alike (``Catalog/Column``'s).
     let equalityIsByImage: Bool
+    /// The collation it compares by, whichever it is (``Catalog/Column``'s).
+    let collationName: String?
 
     init(_ column: Catalog.Column) {
         name = column.name
@@ -58,6 +60,7 @@ public struct Attribute: Sendable, Hashable {
         collationIsDeterministic = column.collationIsDeterministic ?? true
         comparesAsText = column.comparesAsText ?? false
         equalityIsByImage = column.equalityIsByImage ?? true
+        collationName = column.collationName
     }
 
     /// Whether the column is an array of an enum type (`mood[]`): it reads as `[String]`.

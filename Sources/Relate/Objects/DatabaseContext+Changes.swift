@@ -303,7 +303,7 @@ extension DatabaseContext {
         }
         // Helper rows, and graph.tables read whole: their loaded sets are loaded again.
         try reloadSets(touching: Set(notices.map(\.entity)), whole: whole)
-        try settleLinks()
+        settleLinks()
 
         return named.compactMap { entity, kind, key, object in
             var changed: [String] = []

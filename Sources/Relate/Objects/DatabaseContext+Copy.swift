@@ -55,7 +55,7 @@ extension DatabaseContext {
             return copied
         }
         if copied > 0 { graph.noteChange(of: entity) }
-        try settleLinks()
+        settleLinks()
         return copied
     }
 

@@ -74,7 +74,7 @@ extension DatabaseContext {
             }
         }
         if copied > 0 { graph.noteChange(of: entity) }
-        try settleLinks()
+        settleLinks()
         return copied
     }
 }

@@ -38,7 +38,7 @@ extension DatabaseContext {
             descendants.isEmpty
             ? try graph.materialize(entity: entity, result: result, rowsAreDistinct: true)
             : try materialize(entity: entity, descendants: descendants, result: result)
-        try settleLinks()
+        settleLinks()
         return seesPending ? objects.filter { !$0.isDeleted } : objects
     }
 
@@ -63,7 +63,7 @@ extension DatabaseContext {
         }
         let result = try send(Statements.row(of: table.layout, key: parameters), entity: entity)
         let object = try result.first.map { try graph.materialize(entity: entity, row: $0) }
-        try settleLinks()
+        settleLinks()
         return object
     }
 
@@ -113,7 +113,7 @@ extension DatabaseContext {
         guard let first = try checkOneEntity(objects, for: "prefetch") else { return }
         let paths = try keyPaths.map { try relationshipPath($0, from: first.entityIndex) }
         try prefetch(Self.byFirstKey(paths), for: objects)
-        try settleLinks()
+        settleLinks()
     }
 
     /// The first of `objects` once each is checked to be this context's, live, and of the
@@ -281,8 +281,15 @@ extension DatabaseContext {
     /// Loads again, in place, the sets and to-ones of the relationships memory could not
     /// keep in step by bytes (``ObjectGraph/unsettled``): one query a relationship, for the
     /// owners that hold them; nothing when there are none (the common case, one check).
-    /// A write calls it once the database took it, a change feed once it applied a batch.
-    func settleLinks() throws {
+    /// A write calls it once the database took it, a read once it read rows, a change feed
+    /// once it applied a batch.
+    ///
+    /// Not while writes are pending: those sets hold what the save will write (paired by
+    /// bytes until then), and a load is no step that undo or `rollback()` could take back;
+    /// `save()` settles them. A load that fails is logged and left for the next call: the
+    /// write that called it stands, and must not throw after the database took it.
+    func settleLinks() {
+        guard graph.pendingObjects.isEmpty else { return }
         while let address = graph.unsettled.min(by: { ($0.entity, $0.relationship) < ($1.entity, $1.relationship) }) {
             var owners: [DatabaseObject] = []
             for owner in graph.registries[address.entity].all where !owner.isDeleted {
@@ -293,9 +300,31 @@ extension DatabaseContext {
                     box.toOne[address.relationship] = nil
                 }
             }
-            if !owners.isEmpty { try load(relationship: address.relationship, for: owners) }
-            // Kept until loaded: a failed load leaves it for the next write to settle.
+            do {
+                if !owners.isEmpty { try load(relationship: address.relationship, for: owners) }
+            } catch {
+                connection.logger.warning(
+                    "sets of a relationship the server links could not be loaded again; they are loaded at the next write or read",
+                    metadata: ["relate.entity": "\(model.entities[address.entity].name)", "relate.error": "\(error)"])
+                return
+            }
             graph.unsettled.remove(address)
+        }
+    }
+
+    /// Loads, for `objects` about to be deleted or to take another key, their sets and
+    /// to-ones across the relationships the server links (``EntityLayout/linksByServer``)
+    /// where memory holds objects of the other side and has not loaded them: one query a
+    /// relationship. The delete's or the key change's rules then reach in memory the rows
+    /// the server pairs with them, which their bytes do not tell (``ObjectGraph/dependants(of:across:values:unsure:)``).
+    func loadServerLinks(of objects: [DatabaseObject]) throws {
+        guard let first = objects.first, first.table.layout.linksByServer.contains(true) else { return }
+        for (index, relationship) in first.entity.relationships.enumerated()
+        where relationship.foreignKeyIn == .to && first.table.layout.linksByServer[index]
+            && !graph.registries[graph.target(of: first.entityIndex, index)].isEmpty
+        {
+            let owners = objects.filter { $0.entityIndex == first.entityIndex && $0.sets[index] == nil && $0.toOne[index] == nil && !$0.isDeleted }
+            if !owners.isEmpty { try load(relationship: index, for: owners) }
         }
     }
 }

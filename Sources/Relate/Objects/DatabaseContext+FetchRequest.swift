@@ -32,7 +32,7 @@ extension DatabaseContext {
             ? try graph.materialize(entity: entity, result: result, rowsAreDistinct: statement.rowsAreDistinct)
             : try materialize(entity: entity, descendants: statement.descendants, result: result)
         // Rows that changed since memory read them may have moved across a relationship the server links.
-        try settleLinks()
+        settleLinks()
         return objects
     }
 

@@ -60,7 +60,7 @@ extension DatabaseContext {
             try rereadRows(objects, applyingDeleteRules: reason == .rolledBack)
             try reloadSets(of: objects)
         }
-        try settleLinks()
+        settleLinks()
     }
 
     /// Loads every set `objects` have loaded again, one query per relationship.

@@ -67,7 +67,7 @@ extension DatabaseContext {
             try take(rows, as: members, of: dependant, applyingDeleteRules: true)
         }
         if changed > 0 { for written in [entity] + descendants + dependants.map(\.entity) { graph.noteChange(of: written) } }
-        try settleLinks()
+        settleLinks()
         return changed
     }
 
@@ -152,24 +152,26 @@ extension DatabaseContext {
         let deleted = result.affectedRows ?? 0
         if returning {
             let marker = result.columns.count - 1
+            var gone: [DatabaseObject] = []
             for row in 0..<result.count {
                 // A descendant's row: its object, if memory holds one, is among those read again.
                 if !descendants.isEmpty, try result[row].decode(Int.self, at: marker) != 0 { continue }
                 let values = try graph.storedValues(of: result[row], entity: entity)
                 if let object = graph.registered(entity: entity, indexes: table.primaryKey, values: table.primaryKey.map { values[$0] }) {
-                    rowDeleted(object)
+                    gone.append(object)
                 } else if reach.heldOneLevelDown {
                     // Memory holds rows that referred to it: an object made to be deleted
                     // takes them through the rules, as a delete by key does.
-                    rowDeleted(try graph.materialize(entity: entity, row: result[row]))
+                    gone.append(try graph.materialize(entity: entity, row: result[row]))
                 }
             }
+            rowsDeleted(gone)
         }
         for ((entity, members), rows) in zip(below, results.dropFirst()) {
             try take(rows, as: members, of: entity, applyingDeleteRules: true)
         }
         if deleted > 0 { for reached in reach.entities { graph.noteChange(of: reached) } }
-        try settleLinks()
+        settleLinks()
         return deleted
     }
 
@@ -246,7 +248,7 @@ extension DatabaseContext {
         }
         guard next == rows.count else { throw RelateError.noRowReturned(table) }
         for (object, columns) in zip(objects, given) { graph.apply(.insert(object!, columns: columns)) }
-        try settleLinks()
+        settleLinks()
         return objects.map { $0! }
     }
 

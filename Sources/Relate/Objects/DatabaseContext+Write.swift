@@ -42,7 +42,7 @@ extension DatabaseContext {
         // pending insert's: inverses, watchers.
         let object = try graph.materialize(entity: entity, row: row)
         graph.apply(.insert(object, columns: columns))
-        try settleLinks()
+        settleLinks()
         return object
     }
 
@@ -80,6 +80,8 @@ extension DatabaseContext {
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
         try require(.delete, on: table)
+        // What refers to it in bytes memory cannot pair, as the server pairs it (before the delete).
+        try loadServerLinks(of: [object])
         if try writesPending() { return try pendingStep { applyEffect(.delete(object)) } }
         // Pending, a new object's key may still be NULL (validation refuses it at save()).
         guard !table.primaryKey.contains(where: { object.values[$0].isNull }) else { throw RelateError.nullKey(object) }
@@ -98,7 +100,7 @@ extension DatabaseContext {
         rowDeleted(object)
         let reached = try reachedBeyond(beyond, parents: Array(results.dropFirst()))
         if !reached.isEmpty { try reread(reached, because: .parentDeleted) }
-        try settleLinks()
+        settleLinks()
         if results[0].affectedRows ?? 0 == 0 { throw markVanished(object) }
     }
 
@@ -212,7 +214,19 @@ extension DatabaseContext {
     /// The object's row was deleted: memory marks it deleted, and its dependants in memory
     /// follow the foreign keys' `ON DELETE` rules as the database applied them.
     func rowDeleted(_ object: DatabaseObject) {
-        let defaults = graph.apply(.delete(object))
+        rowsDeleted([object])
+    }
+
+    /// ``rowDeleted(_:)`` for the rows one statement deleted: the dependants to read again
+    /// (given defaults, or that memory cannot pair by bytes) are read once, after all.
+    func rowsDeleted(_ objects: [DatabaseObject]) {
+        var defaults: [DatabaseObject] = []
+        var seen = Set<ObjectIdentifier>()
+        graph.scannedUnsure = objects.count > 1 ? [] : nil
+        defer { graph.scannedUnsure = nil }
+        for object in objects {
+            for dependant in graph.apply(.delete(object)) where seen.insert(ObjectIdentifier(dependant)).inserted { defaults.append(dependant) }
+        }
         do {
             try reread(defaults, because: .parentDeleted)
         } catch {
@@ -298,6 +312,8 @@ extension DatabaseContext {
         let table = object.table
         guard !table.primaryKey.isEmpty else { throw RelateError.readOnly(table) }
         try require(.update, on: table)
+        // A key that moves: what refers to it in bytes memory cannot pair, as the server pairs it (before the write).
+        if table.layout.movesReferences(writing: columns) { try loadServerLinks(of: [object]) }
         if try writesPending() {
             let attributes = table.entity.attributes
             return try pendUpdate(
@@ -343,7 +359,7 @@ extension DatabaseContext {
         } else if readsAgain {
             try reread([object], because: .stale)
         }
-        try settleLinks()
+        settleLinks()
     }
 
     /// The row the database answered for `object` (a write's `RETURNING`) as memory takes

@@ -37,6 +37,7 @@ extension DatabaseContext {
         graph.membershipsMayChange()
         let registered = ObjectKey(parameters: key).flatMap { graph.registries[entity][$0] }
         let writesKey = table.layout.movesReferences(writing: columns)
+        if writesKey, let registered { try loadServerLinks(of: [registered]) }
         let result: PostgresResult
         do {
             result = try send(updateStatement(table.layout, setting: columns, to: parameters, key: key), entity: entity)
@@ -50,14 +51,14 @@ extension DatabaseContext {
         }
         if let registered {
             if writesKey { try followKeyChange(registered, to: row) } else { try applyStored(row, to: registered) }
-            try settleLinks()
+            settleLinks()
             return registered
         }
         // New to memory: it joins the loaded sets of what it refers to, as an insert does.
         let object = try graph.materialize(entity: entity, row: row)
         graph.noteChange(of: entity)
         graph.didChange(object, from: nil)
-        try settleLinks()
+        settleLinks()
         return object
     }
 
@@ -88,6 +89,7 @@ extension DatabaseContext {
             return true
         }
         let registered = ObjectKey(parameters: key).flatMap { graph.registries[entity][$0] }
+        if let registered { try loadServerLinks(of: [registered]) }
         let result: PostgresResult
         do {
             result = try send(Statements.delete(from: table.layout, key: key, returning: true), entity: entity)
@@ -96,14 +98,14 @@ extension DatabaseContext {
         }
         guard let row = result.first else {
             if let registered { rowDeleted(registered) }
-            try settleLinks()
+            settleLinks()
             return false
         }
         // A row memory did not hold becomes an object only to be marked deleted: its
         // dependants in memory follow the rules all the same.
         let object = try registered ?? graph.materialize(entity: entity, row: row)
         rowDeleted(object)
-        try settleLinks()
+        settleLinks()
         return true
     }
 }

@@ -310,7 +310,7 @@ public final class DatabaseObject {
         if let set = sets[index] { return set }
         let context = try liveContext()
         try context.load(relationship: index, for: [self])
-        try context.settleLinks()
+        context.settleLinks()
         guard let set = sets[index] else { throw context.notLoaded(index, of: self) }
         return set
     }

@@ -234,13 +234,20 @@ final class EntityLayout: Sendable {
         self.helpers = helpers
         self.helperColumns = helperColumns
         linksByServer = entity.relationships.indices.map { index in
-            var columns = fromColumns[index].map { attributes[$0] }
-            columns += targetColumns[index].map { model.entities[targets[index]].attributes[$0] }
+            let own = fromColumns[index].map { attributes[$0] }
+            let other = targetColumns[index].map { model.entities[targets[index]].attributes[$0] }
+            // (referencing, referenced) column pairs: the foreign key compares by the latter's equality.
+            let pairs: [(Attribute, Attribute)]
             if let helper = helpers[index] {
                 let (from, to) = helperColumns[index]
-                columns += (from + to).map { model.entities[helper].attributes[$0] }
+                let helperAttributes = model.entities[helper].attributes
+                pairs = Array(zip(from.map { helperAttributes[$0] }, own)) + Array(zip(to.map { helperAttributes[$0] }, other))
+            } else if entity.relationships[index].foreignKeyIn == .from {
+                pairs = Array(zip(own, other))
+            } else {
+                pairs = Array(zip(other, own))
             }
-            return columns.contains { !$0.equalityIsByImage }
+            return !pairs.allSatisfy(Self.pairsByBytes)
         }
         let (quoted, casts) = (columns, selectCasts)
         selectColumns = quoted.indices.map { index in casts[index].map { "\(quoted[index])::\($0)" } ?? quoted[index] }
@@ -251,6 +258,21 @@ final class EntityLayout: Sendable {
         selectByPrimaryKey =
             primaryKey.isEmpty
             ? "" : Statements.rowByPrimaryKey(table: source, selectList: selectColumns, key: primaryKey.map { quoted[$0] })
+    }
+
+    /// Whether memory may pair a row whose `referencing` column holds a value with the row
+    /// whose `referenced` column holds it by their bytes, as a foreign key from one to the
+    /// other pairs them: the referenced column's equality is by image (its collation, when
+    /// it has one, is deterministic: the key's is the one the foreign key compares by), and
+    /// both sides store a value alike — one type (a `char(n)` of one length: it pads), or
+    /// integers (held as one Swift `Int`), or `text` and `varchar`.
+    static func pairsByBytes(_ referencing: Attribute, _ referenced: Attribute) -> Bool {
+        guard referenced.equalityIsByImage else { return false }
+        if referencing.typeOID == referenced.typeOID {
+            return PostgresType(referenced.typeOID) != .bpchar || referencing.typeModifier == referenced.typeModifier
+        }
+        let kinds: [Set<PostgresType>] = [[.int2, .int4, .int8], [.text, .varchar]]
+        return kinds.contains { $0.contains(PostgresType(referencing.typeOID)) && $0.contains(PostgresType(referenced.typeOID)) }
     }
 
     /// Whether an `UPDATE` that sets `column` to `value` stores `value` as memory holds it

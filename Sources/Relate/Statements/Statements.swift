@@ -138,14 +138,25 @@ enum Statements {
         let target = layout.entities[owner.targets[index]]
         let from = owner.fromColumns[index]
         let ownerColumns = from.map { column in owner.selectCasts[column].map { "o.\(owner.columns[column])::\($0)" } ?? "o.\(owner.columns[column])" }
+        let targetColumns = owner.targetColumns[index]
         var joins = "\(owner.source) o"
         if let helperIndex = owner.helpers[index] {
             let helper = layout.entities[helperIndex]
             let (helperFrom, helperTo) = owner.helperColumns[index]
-            joins += " JOIN \(helper.table) h ON " + zip(helperFrom, from).map { "h.\(helper.columns[$0]) = o.\(owner.columns[$1])" }.joined(separator: " AND ")
-            joins += " JOIN \(target.source) t ON " + zip(owner.targetColumns[index], helperTo).map { "t.\(target.columns[$0]) = h.\(helper.columns[$1])" }.joined(separator: " AND ")
+            joins += " JOIN \(helper.table) h ON " + zip(helperFrom, from).map { referencing, referenced in
+                keyEqual("h.\(helper.columns[referencing])", "o.\(owner.columns[referenced])", owner.entity.attributes[referenced])
+            }.joined(separator: " AND ")
+            joins += " JOIN \(target.source) t ON " + zip(helperTo, targetColumns).map { referencing, referenced in
+                keyEqual("h.\(helper.columns[referencing])", "t.\(target.columns[referenced])", target.entity.attributes[referenced])
+            }.joined(separator: " AND ")
+        } else if owner.entity.relationships[index].foreignKeyIn == .from {
+            joins += " JOIN \(target.source) t ON " + zip(from, targetColumns).map { referencing, referenced in
+                keyEqual("o.\(owner.columns[referencing])", "t.\(target.columns[referenced])", target.entity.attributes[referenced])
+            }.joined(separator: " AND ")
         } else {
-            joins += " JOIN \(target.source) t ON " + zip(owner.targetColumns[index], from).map { "t.\(target.columns[$0]) = o.\(owner.columns[$1])" }.joined(separator: " AND ")
+            joins += " JOIN \(target.source) t ON " + zip(targetColumns, from).map { referencing, referenced in
+                keyEqual("t.\(target.columns[referencing])", "o.\(owner.columns[referenced])", owner.entity.attributes[referenced])
+            }.joined(separator: " AND ")
         }
         var sql = SQLBuilder()
         let byPrimaryKey = ownersByPrimaryKey(relationship: index, of: owner)
@@ -153,6 +164,12 @@ enum Statements {
         let belongs = sql.keyCondition(keyColumns.map { "o.\(owner.columns[$0])" }, types: keyColumns.map { owner.types[$0] }, ownerKeys)
         sql += "SELECT \(target.selectList(alias: "t")), \(ownerColumns.joined(separator: ", ")) FROM \(joins) WHERE \(belongs)"
         return sql.statement
+    }
+
+    /// `referencing = referenced` under the referenced column's collation, as its foreign key
+    /// compares them (two columns of other collations have none to compare by otherwise).
+    static func keyEqual(_ referencing: String, _ referenced: String, _ attribute: Attribute) -> String {
+        "\(referencing) = \(referenced)" + (attribute.collationName.map { " COLLATE \($0)" } ?? "")
     }
 
     /// Whether ``loadThroughOwners(relationship:of:in:ownerKeys:)`` finds the owners by
@@ -185,7 +202,9 @@ enum Statements {
             // Grouped by the owner's own columns, as its row stores them: the server takes
             // the members' other bytes for them (``EntityLayout/linksByServer``).
             let from = owner.fromColumns[index].map { "o.\(owner.columns[$0])" }
-            let on = zip(names, from).map { "c.\($0) = \($1)" }.joined(separator: " AND ")
+            let on = zip(names, zip(from, owner.fromColumns[index])).map { name, referenced in
+                keyEqual("c.\(name)", referenced.0, owner.entity.attributes[referenced.1])
+            }.joined(separator: " AND ")
             let belongs = sql.keyCondition(from, types: owner.fromColumns[index].map { owner.types[$0] }, byColumn: ownerKeys)
             let grouped = from.joined(separator: ", ")
             sql += "SELECT \(grouped), count(*) FROM \(owner.source) o JOIN \(counted.source) c ON \(on) WHERE \(belongs) GROUP BY \(grouped)"
