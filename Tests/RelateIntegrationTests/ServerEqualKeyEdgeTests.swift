@@ -220,10 +220,7 @@ import Testing
     /// A transaction rolled back puts the sets back.
     @Test func transactionRolledBack() throws {
         try ObjectFixture.inSchema(made: ServerEqualKeyTests.schema()) { f in
-            let ada = try #require(try f.context.object("account", primaryKey: "ada@example.com"))
-            let bob = try #require(try f.context.object("account", primaryKey: "bob@example.com"))
-            let adas = try ada.objects(forKey: "post")
-            let bobs = try bob.objects(forKey: "post")
+            let (_, _, adas, bobs) = try ServerEqualKeyTests.adaAndBob(f)
             let first = try #require(try f.context.object("post", primaryKey: 1))
             struct Stop: Error {}
             #expect(throws: (any Error).self) {
@@ -243,10 +240,7 @@ import Testing
     /// loaded again while writes are pending.
     @Test func pendingRollbackAndUndo() throws {
         try ObjectFixture.inSchema(made: ServerEqualKeyTests.schema()) { f in
-            let ada = try #require(try f.context.object("account", primaryKey: "ada@example.com"))
-            let bob = try #require(try f.context.object("account", primaryKey: "bob@example.com"))
-            let adas = try ada.objects(forKey: "post")
-            let bobs = try bob.objects(forKey: "post")
+            let (_, _, adas, bobs) = try ServerEqualKeyTests.adaAndBob(f)
             f.context.autocommits = false
             let first = try #require(try f.context.object("post", primaryKey: 1))
             try first.setValue("bob@example.com", forKey: "author")
@@ -345,10 +339,7 @@ import Testing
     /// a rollback puts both back.
     @Test func pendingMoveStates() throws {
         try ObjectFixture.inSchema(made: ServerEqualKeyTests.schema()) { f in
-            let ada = try #require(try f.context.object("account", primaryKey: "ada@example.com"))
-            let bob = try #require(try f.context.object("account", primaryKey: "bob@example.com"))
-            let adas = try ada.objects(forKey: "post")
-            let bobs = try bob.objects(forKey: "post")
+            let (_, _, adas, bobs) = try ServerEqualKeyTests.adaAndBob(f)
             f.context.autocommits = false
             let first = try #require(try f.context.object("post", primaryKey: 1))
             try first.setValue("bob@example.com", forKey: "author")

@@ -48,6 +48,13 @@ import Testing
         }
     }
 
+    /// Ada and Bob of ``schema(onDelete:onUpdate:)``, and their posts, loaded.
+    static func adaAndBob(_ f: ObjectFixture) throws -> (ada: DatabaseObject, bob: DatabaseObject, adas: RelationshipSet, bobs: RelationshipSet) {
+        let ada = try #require(try f.context.object("account", primaryKey: "ada@example.com"))
+        let bob = try #require(try f.context.object("account", primaryKey: "bob@example.com"))
+        return (ada, bob, try ada.objects(forKey: "post"), try bob.objects(forKey: "post"))
+    }
+
     static func ids(_ set: RelationshipSet) throws -> [Int] {
         try set.allObjects.map { try #require($0.value(forKey: "id") as? Int) }.sorted()
     }
@@ -77,10 +84,7 @@ import Testing
 
     @Test func writesKeepSetsPairedAsTheServerDoes() throws {
         try ObjectFixture.inSchema(made: Self.schema()) { f in
-            let ada = try #require(try f.context.object("account", primaryKey: "ada@example.com"))
-            let bob = try #require(try f.context.object("account", primaryKey: "bob@example.com"))
-            let adas = try ada.objects(forKey: "post")
-            let bobs = try bob.objects(forKey: "post")
+            let (ada, bob, adas, bobs) = try Self.adaAndBob(f)
             // A new post naming Ada in other bytes joins her loaded set.
             let fourth = try f.context.insert("post", values: ["id": 4, "author": "ADA@EXAMPLE.COM"])
             #expect(adas.contains(fourth))
