@@ -137,9 +137,10 @@ import Testing
 }
 
 extension ServerEqualKeyTests {
-    /// `citext` (an extension, so a database of its own), tracked by the triggers: another
-    /// client's post naming an account in other case joins the account's loaded set.
-    @Test func citextKeysThroughTheChangeFeed() throws {
+    /// `citext` (an extension, so a database of its own), tracked by either mechanism:
+    /// another client's post naming an account in other case joins the account's loaded set.
+    @Test(arguments: [ChangeTracking.Mechanism.triggers, .logicalDecoding])
+    func citextKeysThroughTheChangeFeed(mechanism: ChangeTracking.Mechanism) throws {
         try TestDatabase.withDatabase { url in
             let setup = try Connection(url: url)
             try setup.executeScript("""
@@ -149,9 +150,9 @@ extension ServerEqualKeyTests {
                 INSERT INTO account VALUES ('ada@example.com');
                 INSERT INTO post VALUES (1, 'Ada@Example.com');
                 """)
-            try ChangeTracking.enable(on: setup)
+            try ChangeTrackingTests.enable(mechanism, on: setup)
             let context = try DatabaseContext(url: url)
-            try context.startTrackingChanges(using: .triggers)
+            try context.startTrackingChanges(using: mechanism)
             let ada = try #require(try context.object("account", primaryKey: "ada@example.com"))
             let posts = try ada.objects(forKey: "post")
             #expect(try Self.ids(posts) == [1])
