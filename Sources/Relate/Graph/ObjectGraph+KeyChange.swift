@@ -15,7 +15,7 @@ extension ObjectGraph {
         let old = Array(object.values)
         // The dependants by the old values, before the refresh lets go of the to-ones that
         // found them; those memory cannot tell by bytes are read again, as the database left them.
-        var moving: [(index: Int, before: [StoredValue], after: [StoredValue], found: [DatabaseObject])] = []
+        var moving: [(index: Int, after: [StoredValue], found: [DatabaseObject])] = []
         for (index, relationship) in object.entity.relationships.enumerated() where relationship.foreignKeyIn != .from {
             let referenced = object.table.fromColumns[index]
             let before = referenced.map { old[$0] }
@@ -28,14 +28,14 @@ extension ObjectGraph {
                 continue
             }
             var unsure: [DatabaseObject] = []
-            moving.append((index, before, after, dependants(of: object, across: index, values: before, unsure: &unsure)))
+            moving.append((index, after, dependants(of: object, across: index, values: before, unsure: &unsure)))
             stale += unsure
         }
         rekey(object, from: old, to: newValues)
         object.refresh(newValues)
         noteChange(of: object.entityIndex)
         didChange(object, from: old)
-        for (index, _, after, found) in moving {
+        for (index, after, found) in moving {
             let relationship = object.entity.relationships[index]
             let columns = targetColumns(of: object.entityIndex, index)
             for dependant in found {
