@@ -436,8 +436,16 @@ extension Catalog {
         JOIN pg_class ic ON ic.oid = x.indexrelid
         LEFT JOIN pg_constraint con ON con.conindid = x.indexrelid AND con.conrelid = x.indrelid AND con.contype IN ('p', 'u')
         -- Valid only: a unique index whose CREATE INDEX CONCURRENTLY failed stays, and
-        -- enforces nothing (rows may share its key).
+        -- enforces nothing (rows may share its key). Under its columns' own collations and
+        -- default operator classes only: one unique by bytes (COLLATE "C") on a column
+        -- compared without case lets two rows match one key in a WHERE (as PostgreSQL
+        -- refuses such an index for a constraint).
         WHERE x.indisunique AND x.indisvalid AND x.indexprs IS NULL
+          AND NOT EXISTS (
+            SELECT FROM unnest(x.indkey::int2[], x.indcollation::oid[], x.indclass::oid[]) WITH ORDINALITY AS k(attnum, coll, opclass, position)
+            JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
+            JOIN pg_opclass oc ON oc.oid = k.opclass
+            WHERE k.position <= x.indnkeyatts AND (k.coll <> a.attcollation OR NOT oc.opcdefault))
         ORDER BY x.indrelid, x.indisprimary DESC, 2
         """
 

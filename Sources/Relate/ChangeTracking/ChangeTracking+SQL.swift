@@ -126,8 +126,9 @@ extension ChangeTracking {
         BEGIN
             PERFORM relate_tracking.untrack(target);
             -- The key the model takes (the Relationships article): the primary key; else a
-            -- unique constraint, then a unique index, neither partial nor on expressions, with
-            -- every column NOT NULL: fewest columns first, then by name.
+            -- unique constraint, then a unique index, neither partial nor on expressions nor
+            -- under another collation or operator class than its columns', with every column
+            -- NOT NULL: fewest columns first, then by name.
             SELECT 'jsonb_build_array(' || string_agg(format('r.%I', a.attname), ', ' ORDER BY k.position) || ')'
               INTO key_row
               FROM (SELECT i.indexrelid, i.indrelid, i.indkey, i.indnkeyatts
@@ -136,6 +137,12 @@ extension ChangeTracking {
                       LEFT JOIN pg_constraint con
                         ON con.conindid = i.indexrelid AND con.conrelid = i.indrelid AND con.contype IN ('p', 'u')
                      WHERE i.indrelid = target AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indexprs IS NULL
+                       -- Under the columns' own collations and default operator classes.
+                       AND NOT EXISTS (
+                             SELECT FROM unnest(i.indkey::int2[], i.indcollation::oid[], i.indclass::oid[]) WITH ORDINALITY AS n(attnum, coll, opclass, position)
+                               JOIN pg_attribute ca ON ca.attrelid = i.indrelid AND ca.attnum = n.attnum
+                               JOIN pg_opclass oc ON oc.oid = n.opclass
+                              WHERE n.position <= i.indnkeyatts AND (n.coll <> ca.attcollation OR NOT oc.opcdefault))
                        AND (i.indisprimary OR NOT EXISTS (
                              SELECT FROM unnest(i.indkey) WITH ORDINALITY AS n(attnum, position)
                                JOIN pg_attribute na ON na.attrelid = i.indrelid AND na.attnum = n.attnum

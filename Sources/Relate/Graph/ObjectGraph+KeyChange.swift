@@ -49,7 +49,11 @@ extension ObjectGraph {
                     detach(dependant, from: object, at: index)
                 case .setDefault, .restrict, .noAction:
                     // A default is the database's to compute; under the others the database
-                    // held no such dependant (else it refused), so memory's is stale.
+                    // held no such dependant (else it refused), so memory's is stale — or
+                    // the key is a copy the database does not enforce (a child table's, a
+                    // view's): the row still names the old key, which the object no longer
+                    // holds. Read again, it joins whatever its values name.
+                    detach(dependant, from: object, at: index)
                     stale.append(dependant)
                     continue
                 }

@@ -55,10 +55,14 @@ extension ModelBuilder {
             guard !indices.contains(nil) else { return nil }
             let relations = indices.map { $0! }
             // A table read with the tables under it (no `ONLY`) may show one key twice: its
-            // own row and a child's.
-            for (keyed, relation) in source.relations.enumerated()
-            where !relation.isNullable && !(relation.readsDescendants != false && !(tables[relations[keyed]].children ?? []).isEmpty) {
-                guard joinsToOne(from: keyed, source: source, uniqueKeys: relations.map(uniqueKeys(of:))) else { continue }
+            // own row and a child's (a key is not inherited). It gives no key, and no join
+            // to it pins one row.
+            let readsChildren = source.relations.enumerated().map { position, relation in
+                relation.readsDescendants != false && !(tables[relations[position]].children ?? []).isEmpty
+            }
+            let pinning = relations.enumerated().map { position, index in readsChildren[position] ? [] : uniqueKeys(of: index) }
+            for (keyed, relation) in source.relations.enumerated() where !relation.isNullable && !readsChildren[keyed] {
+                guard joinsToOne(from: keyed, source: source, uniqueKeys: pinning) else { continue }
                 for candidate in identifyingKeys(of: relations[keyed]) where !candidate.isEmpty {
                     let carried = candidate.map { column in
                         source.columns.firstIndex { $0 == Catalog.ViewSource.ColumnReference(relation: keyed, column: column) }
@@ -106,6 +110,13 @@ extension ModelBuilder {
 
     /// Gives each view the foreign keys of the relations it reads whose columns it carries
     /// (a view over a view after the one it reads).
+    ///
+    /// A key's actions reach the view's rows as the table's only where each view row is one
+    /// row of that table, read as it is: a view over one relation. A materialized view's
+    /// rows change only when it is refreshed, and a view that joins shows a cascade's
+    /// effect on a joined table as the join makes it (a row with NULLs, or none): such a
+    /// copy has no actions (`NO ACTION`), and after a delete of a row it refers to, its
+    /// objects are read back (`onDeleteVaries`), as a copy on a child table is.
     static func inferViewForeignKeys(_ tables: inout [Catalog.Table]) {
         var position: [QualifiedName: Int] = [:]
         for (index, table) in tables.enumerated() { position[QualifiedName(table.schema, table.name)] = index }
@@ -122,6 +133,9 @@ extension ModelBuilder {
                     guard !carried.contains(nil) else { continue }
                     var copy = key
                     copy.columns = carried.map { tables[index].columns[$0!].name }
+                    if tables[index].kind == .materializedView || source.relations.count > 1 {
+                        (copy.onDelete, copy.onUpdate, copy.onDeleteSetColumns, copy.onDeleteVaries) = (.noAction, .noAction, nil, true)
+                    }
                     tables[index].foreignKeys.append(copy)
                 }
             }

@@ -45,8 +45,8 @@ extension DatabaseContext {
             throw keyChangeDenied(error, registered!) ?? error
         }
         guard let row = result.first else {
-            // No such row: an object memory held for it is out of date.
-            if let registered { throw markVanished(registered) }
+            // No such row: an object memory held for it is out of date (or a trigger declined the write).
+            if let registered { throw writeNotApplied(registered, "update") }
             return nil
         }
         if let registered {
@@ -97,7 +97,11 @@ extension DatabaseContext {
             throw RelateError.deleteDenied(error, entity: table.entity.name, detail: "key \(key.map { "\($0.map { "\($0)" } ?? "NULL")" })") ?? error
         }
         guard let row = result.first else {
-            if let registered { rowDeleted(registered) }
+            // No such row: an object memory held for it is out of date (unless a trigger declined the delete).
+            if let registered {
+                if let declined = declined(registered, "delete") { throw declined }
+                rowDeleted(registered)
+            }
             settleLinks()
             return false
         }
