@@ -38,7 +38,8 @@ extension Configuration {
     ///
     /// - Parameter config: Where the settings are read.
     /// - Throws: A ``RelateError`` of kind ``RelateError/Kind-swift.struct/invalidRequest``
-    ///   naming the key, for a many-to-many rule or log level it does not know.
+    ///   naming the key, for a many-to-many rule or log level it does not know, or a
+    ///   duration that is not a finite number of seconds below 10¹⁵.
     public init(config: ConfigReader) throws {
         self.init()
         password = config.string(forKey: "password", isSecret: true)
@@ -54,14 +55,14 @@ extension Configuration {
         }
         maxConnections = config.int(forKey: "maxConnections", default: maxConnections)
         minIdleConnections = config.int(forKey: "minIdleConnections", default: minIdleConnections)
-        connectTimeout = Self.duration(config, "connectTimeout", default: connectTimeout)
-        statementTimeout = Self.duration(config, "statementTimeout", default: statementTimeout)
-        idleTimeout = Self.duration(config, "idleTimeout", default: idleTimeout)
-        checkoutTimeout = Self.duration(config, "checkoutTimeout", default: checkoutTimeout)
+        connectTimeout = try Self.duration(config, "connectTimeout", default: connectTimeout)
+        statementTimeout = try Self.duration(config, "statementTimeout", default: statementTimeout)
+        idleTimeout = try Self.duration(config, "idleTimeout", default: idleTimeout)
+        checkoutTimeout = try Self.duration(config, "checkoutTimeout", default: checkoutTimeout)
         replicas = config.stringArray(forKey: "replicas", isSecret: true, default: replicas)
-        replicaWait = Self.duration(config, "replicaWait", default: replicaWait) ?? .zero
-        replicaRetry = Self.duration(config, "replicaRetry", default: replicaRetry) ?? .zero
-        shutdownGracePeriod = Self.duration(config, "shutdownGracePeriod", default: shutdownGracePeriod) ?? .zero
+        replicaWait = try Self.duration(config, "replicaWait", default: replicaWait) ?? .zero
+        replicaRetry = try Self.duration(config, "replicaRetry", default: replicaRetry) ?? .zero
+        shutdownGracePeriod = try Self.duration(config, "shutdownGracePeriod", default: shutdownGracePeriod) ?? .zero
         preparesStatements = config.bool(forKey: "preparesStatements", default: preparesStatements)
         logsValuesForDebugging = config.bool(forKey: "logsValuesForDebugging", default: logsValuesForDebugging)
         if let level = config.string(forKey: "queryLogLevel") {
@@ -75,10 +76,22 @@ extension Configuration {
     }
 
     /// The duration under `key`, in seconds; `nil` for 0 or less; `defaultValue` when absent.
-    private static func duration(_ config: ConfigReader, _ key: ConfigKey, default defaultValue: Duration?) -> Duration? {
+    ///
+    /// - Throws: A ``RelateError`` naming the key for a value that is not a number of
+    ///   seconds a `Duration` holds (`inf`, `nan`, past a billion years' worth).
+    private static func duration(_ config: ConfigReader, _ key: ConfigKey, default defaultValue: Duration?) throws -> Duration? {
         guard let seconds = config.double(forKey: key) else { return defaultValue }
+        guard seconds.isFinite, seconds < maximumSeconds else {
+            let name = key.components.joined(separator: ".")
+            throw RelateError(
+                kind: .invalidRequest, message: "\(name) is \(seconds) seconds; give a finite number of seconds below \(Int(maximumSeconds)) (0 for none)",
+                key: name)
+        }
         return seconds > 0 ? .milliseconds(Int64((seconds * 1000).rounded())) : nil
     }
+
+    /// The most seconds a duration setting takes: its milliseconds fit an `Int64` with room.
+    private static let maximumSeconds = 1e15
 }
 
 extension Database {

@@ -75,14 +75,15 @@ extension Connection {
     /// one round trip. Outside a transaction, the server runs the script as one.
     ///
     /// - Parameter sql: Statements separated by semicolons, without parameters.
-    /// - Throws: A ``PostgresError`` for the first statement that fails; outside a transaction,
-    ///   none of the script takes effect then.
+    /// - Throws: A ``PostgresError`` for the first statement that fails (its ``PostgresError/position``
+    ///   in the script; not the script's text, whose literals may be values); outside a
+    ///   transaction, none of the script takes effect then.
     public func executeScript(_ sql: String) throws {
         let handle = try openHandle()
         try Self.checkSQL(sql)
         noteSessionChange(script: sql)
         try roundTrip(.script, .one(sql, nil)) {
-            _ = try checked(PQexec(handle, sql), sql: sql, parameters: nil)
+            _ = try checked(PQexec(handle, sql), sql: sql, parameters: nil, isScript: true)
         }
     }
 
@@ -135,9 +136,11 @@ extension Connection {
     }
 
     /// Turns a `PGresult` into a result or the error it reports, freeing it on error.
-    func checked(_ result: OpaquePointer?, sql: String, parameters: BoundParameters?) throws -> PostgresResult {
+    /// `result`, or the error it holds. `isScript`: `sql` is a script, whose literals may be
+    /// values: the error and the log name none of its text (as its span shows none).
+    func checked(_ result: OpaquePointer?, sql: String, parameters: BoundParameters?, isScript: Bool = false) throws -> PostgresResult {
         guard let result else {
-            throw connectionError(sql: sql)
+            throw connectionError(sql: isScript ? nil : sql)
         }
         switch PQresultStatus(result) {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
@@ -148,10 +151,11 @@ extension Connection {
             abandonCopy()
             throw PostgresError(kind: .invalidInput, message: "COPY FROM STDIN and COPY TO STDOUT are not supported here", sql: sql)
         default:
-            let error = Self.error(from: result, sql: sql, parameters: parameters, connectionLost: !isOpen, libpqMessage: libpqMessage)
+            var error = Self.error(from: result, sql: sql, parameters: parameters, connectionLost: !isOpen, libpqMessage: libpqMessage)
             PQclear(result)
+            if isScript { error.sql = nil }
             if error.kind == .connectionClosed {
-                logger.error("connection lost", metadata: ["relate.sql": "\(sql)"])
+                logger.error("connection lost", metadata: isScript ? [:] : ["relate.sql": "\(sql)"])
             }
             throw error
         }

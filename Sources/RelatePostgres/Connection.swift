@@ -187,7 +187,8 @@ public final class Connection {
 
     /// Opens another connection to the server `other` is connected to, with the same
     /// parameters as libpq holds them (host list, user, password, TLS, …) and `options`
-    /// added or replaced: `["replication": "database"]` for a replication connection.
+    /// added or replaced: `["replication": "database"]` for a replication connection. It
+    /// logs as `other` does (``queryLogLevel``, ``logsValuesForDebugging``).
     ///
     /// - Parameters:
     ///   - other: An open connection whose parameters are copied.
@@ -210,6 +211,9 @@ public final class Connection {
         try self.init(logger: other.logger, secrets: other.secrets) {
             Self.connect(parameters, expandingDatabaseName: false)
         }
+        // It logs as the other does (a feed's listener as its connection).
+        queryLogLevel = other.queryLogLevel
+        logsValuesForDebugging = other.logsValuesForDebugging
     }
 
     private init(logger: Logger, secrets: [String], connect: () -> OpaquePointer?) throws {

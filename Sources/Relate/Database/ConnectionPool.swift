@@ -137,7 +137,9 @@ final class ConnectionPool: Sendable {
                 }
                 switch decision {
                 case nil: continuation.resume(throwing: CancellationError())
-                case .closed: continuation.resume(throwing: state.withLock { $0.closedError })
+                case .closed:
+                    continuation.resume(throwing: state.withLock { $0.closedError })
+                    report()
                 case .use(let pooled):
                     continuation.resume(returning: pooled)
                     report()
@@ -155,6 +157,8 @@ final class ConnectionPool: Sendable {
                 state.machine.cancel(id) ? state.continuations.removeValue(forKey: id) : nil
             }
             waiter?.resume(throwing: CancellationError())
+            // The gauges: the task left the line.
+            if waiter != nil { report() }
         }
     }
 
@@ -342,6 +346,8 @@ final class ConnectionPool: Sendable {
                     return (tell ? state.continuations.removeValue(forKey: waiter) : nil, next)
                 }
                 continuation?.resume(throwing: DatabaseContext.relateError(error))
+                // The gauges: the task that waited for it left the line.
+                report()
                 if let next { open(for: next) }
             }
         }

@@ -90,7 +90,15 @@ extension Database {
     private func startFeed(
         _ mechanism: ChangeTracking.Mechanism?, confirmingVisibility: Bool = true, id: Int, entry: ChangeFeedRegistry.Entry, into sink: FeedSink
     ) async throws {
-        let (conninfo, layout, logger, feeds, tracer) = (self.conninfo, self.layout.withLock { $0 }, self.logger, self.changeFeeds, self.tracer)
+        let (conninfo, defaults, setUp) = (self.conninfo, self.connectionDefaults, self.sessionSetUp)
+        let (layout, logger, feeds, tracer) = (self.layout.withLock { $0 }, self.logger, self.changeFeeds, self.tracer)
+        // Opened as the pool's are: the configured password and connect timeout, the
+        // session's query log level and statement timeout.
+        let open: @Sendable () throws -> Connection = {
+            let connection = try Connection(conninfo: conninfo, defaults: defaults, logger: logger)
+            try setUp(connection)
+            return connection
+        }
         // The feed blocks in libpq, so it runs on a thread of its own; a background job of
         // the database waits for that thread to end (its connections closed), so that a
         // shutdown awaits it, and stops the feed when cancelled.
@@ -112,7 +120,7 @@ extension Database {
                     ended.fire()
                 }
                 Self.run(
-                    mechanism, confirmingVisibility: confirmingVisibility, conninfo: conninfo, layout: layout, logger: logger, tracer: tracer,
+                    mechanism, confirmingVisibility: confirmingVisibility, open: open, layout: layout, logger: logger, tracer: tracer,
                     entry: entry, started: started, into: sink)
             }
             thread.start()
@@ -121,12 +129,12 @@ extension Database {
 
     /// Opens the feed (telling `started` how that went), then streams until stopped.
     private static func run(
-        _ mechanism: ChangeTracking.Mechanism?, confirmingVisibility: Bool, conninfo: String, layout: ModelLayout, logger: Logger, tracer: (any Tracer)?,
+        _ mechanism: ChangeTracking.Mechanism?, confirmingVisibility: Bool, open: () throws -> Connection, layout: ModelLayout, logger: Logger, tracer: (any Tracer)?,
         entry: ChangeFeedRegistry.Entry, started: CheckedContinuation<Void, any Error>, into sink: FeedSink
     ) {
         let feed: any ChangeFeed
         do {
-            let connection = try DatabaseContext.wrappingErrors { try Connection(conninfo: conninfo, logger: logger) }
+            let connection = try DatabaseContext.wrappingErrors { try open() }
             // The feed's own statements (catalog checks, stored changes) are spans too, roots of their own.
             if let tracer { connection.roundTripObserver = StatementSpans(tracer: tracer, connection: connection) }
             feed = try DatabaseContext.wrappingErrors { try makeChangeFeed(on: connection, layout: layout, mechanism: mechanism, confirmingVisibility: confirmingVisibility) }

@@ -30,6 +30,11 @@ public final class Database: Sendable {
     private let schemas: [String]?
     let layout: Locked<ModelLayout>
     let conninfo: String
+    /// The libpq defaults (the password, the connect timeout) and the session's set-up
+    /// (its query log level, statement timeout) of every connection Relate opens: the
+    /// pool's, and a change feed's own (``Configuration/connectionDefaults``, ``Configuration/setUp``).
+    let connectionDefaults: [String: String]
+    let sessionSetUp: @Sendable (Connection) throws -> Void
     let logger: Logger
     /// The live queries observed on this database (``observe(_:)``), sharing one feed.
     let observation = ObservationHub()
@@ -69,6 +74,8 @@ public final class Database: Sendable {
         self.background = background
         options = configuration.modelOptions
         conninfo = url
+        connectionDefaults = defaults
+        sessionSetUp = setUp
         self.logger = logger
         schemas = configuration.schemas
         shutdownGracePeriod = configuration.shutdownGracePeriod
