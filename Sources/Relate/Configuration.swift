@@ -169,8 +169,9 @@ public struct Configuration: Sendable {
     /// libpq's defaults for connections Relate opens (the URL's own values win).
     var connectionDefaults: [String: String] {
         var defaults: [String: String] = [:]
-        // libpq counts whole seconds, and takes less than 2 as 2.
-        if let connectTimeout { defaults["connect_timeout"] = String(max(1, connectTimeout.components.seconds)) }
+        // libpq counts whole seconds, and takes less than 2 as 2, and an int: past that,
+        // as long as it counts.
+        if let connectTimeout { defaults["connect_timeout"] = String(min(max(1, connectTimeout.components.seconds), Int64(Int32.max))) }
         if let password { defaults["password"] = password }
         return defaults
     }

@@ -306,6 +306,14 @@ extension DatabaseContext {
         for (what, result) in zip(saved, results) {
             switch what {
             case .delete(let object, implied: false) where (result.affectedRows ?? 0) == 0:
+                // Gone, or still there: a trigger or rule declined the delete (a soft delete).
+                let key = summary.held(object, at: object.table.primaryKey)
+                if try send(Statements.row(of: object.table.layout, key: key.map(\.parameter)), entity: object.entityIndex).count > 0 {
+                    throw RelateError(
+                        kind: .invalidWrite,
+                        message: "the delete of this \(object.entity.name) object was not applied: a trigger or rule of \"\(object.entity.name)\" "
+                            + "declined it; nothing was saved, and the changes stay pending", entity: object.entity.name, detail: "\(object)")
+                }
                 throw RelateError.conflict(object, "was deleted by another client since this context read it; nothing was saved, and the changes stay pending")
             // A row that comes back is taken as stored (a failed save puts memory back as it was).
             case .update(let entity, let update, let returning):
@@ -453,14 +461,17 @@ extension DatabaseContext {
         let names = columns.map { "\"\($0.name)\"" }.joined(separator: ", ")
         // None differs as memory reads it: a value a Swift type cannot hold exactly (a `Date`
         // of a far year, past microseconds) was sent back other than the row holds it.
-        let what = columns.isEmpty
+        let what = columns.isEmpty && object.table.entity.rewritesUpdates
+            ? "the update of this \(object.entity.name) object was not applied: a trigger or rule of \"\(object.entity.name)\" declined it "
+                + "(its row holds what was read); nothing was saved, and the changes stay pending"
+            : columns.isEmpty
             ? "this \(object.entity.name) object's row no longer holds what was read, as the database compares it, though memory reads "
                 + "no change (a value its Swift type cannot hold exactly, such as a Date past microsecond precision); "
                 + "nothing was saved, and the changes stay pending"
             : "another client changed \(names) of this \(object.entity.name) object since this context read it; "
                 + "nothing was saved, and the changes stay pending"
         return RelateError(
-            kind: .conflict,
+            kind: columns.isEmpty && object.table.entity.rewritesUpdates ? .invalidWrite : .conflict,
             message: what,
             entity: object.entity.name, key: columns.first?.key, candidates: columns.map(\.key), detail: "\(object)")
     }

@@ -235,9 +235,24 @@ extension DatabaseContext {
                 return true
             }
         }
+        let byServer = ownerTable.layout.linksByServer[index]
+        if byServer, relationship.foreignKeyIn == .from, !graph.pendingObjects.isEmpty {
+            // A pending owner's foreign key is not its row's yet: its target is the one the
+            // server takes for the value memory holds, asked alone (one statement a value,
+            // in one round trip; pending writes are few).
+            let pendingSlots = Set(zip(owners, ownerSlots).filter { graph.pendingObjects.contains(ObjectIdentifier($0.0)) && $0.1 >= 0 }.map(\.1))
+            let byValue = asked.filter(pendingSlots.contains)
+            if !byValue.isEmpty {
+                let statements = byValue.map { Statements.load(relationship: index, of: ownerTable.layout, in: layout, ownerKeys: [slotValues[$0]], byValues: true) }
+                for (slot, result) in zip(byValue, try send(statements, entity: ownerEntity)) {
+                    groups[slot] = try graph.materialize(entity: target, result: result, rowsAreDistinct: true)
+                }
+                asked.removeAll(where: pendingSlots.contains)
+            }
+        }
         if !asked.isEmpty {
             var ownerKeys = asked.map { slotValues[$0] }
-            if ownerTable.layout.linksByServer[index], Statements.ownersByPrimaryKey(relationship: index, of: ownerTable.layout) {
+            if byServer, Statements.ownersByPrimaryKey(relationship: index, of: ownerTable.layout) {
                 // The owners whose targets are asked for, by their primary keys.
                 let wanted = Set(asked)
                 ownerKeys = zip(owners, ownerSlots).filter { wanted.contains($1) }.map { owner, _ in ownerTable.primaryKey.map { owner.values[$0] } }
@@ -254,9 +269,14 @@ extension DatabaseContext {
             var rowSlots: [Int] = []
             rowSlots.reserveCapacity(objects.count)
             var sizes = [Int](repeating: 0, count: groups.count)
+            // A pending row of a set the server links goes where memory's values put it (by
+            // bytes, until saved), not where its row in the database does.
+            let placesPending = byServer && relationship.foreignKeyIn == .to && !graph.pendingObjects.isEmpty
             for (row, object) in objects.enumerated() {
                 let key =
-                    readsOwnerKey
+                    placesPending && graph.pendingObjects.contains(ObjectIdentifier(object))
+                    ? object.key(at: targetIndexes)
+                    : readsOwnerKey
                     ? ObjectKey(try (width..<result.columns.count).map { try readers[$0].read(result, row: row, column: $0) })
                     : object.key(at: matchedColumns)
                 let slot = key.flatMap { slots[$0] } ?? -1

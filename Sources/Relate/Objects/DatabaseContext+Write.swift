@@ -97,7 +97,10 @@ extension DatabaseContext {
         } catch let error as RelateError {
             throw RelateError.deleteDenied(error, entity: table.entity.name, detail: "\(object)") ?? error
         }
-        if results[0].affectedRows ?? 0 == 0 { throw writeNotApplied(object, "delete") }
+        if results[0].affectedRows ?? 0 == 0 {
+            if case .declined(let error) = noRowWritten(object, "delete") { throw error }
+            throw markVanished(object)
+        }
         rowDeleted(object)
         let reached = try reachedBeyond(beyond, parents: Array(results.dropFirst()))
         if !reached.isEmpty { try reread(reached, because: .parentDeleted) }
@@ -342,7 +345,15 @@ extension DatabaseContext {
             throw keyChangeDenied(error, object) ?? error
         }
         guard let row = result.first else {
-            if expected.isEmpty { throw writeNotApplied(object, "update", readAgain: again) }
+            if expected.isEmpty {
+                switch noRowWritten(object, "update", columns: Array(columns), readAgain: again) {
+                case .gone: throw markVanished(object)
+                case .declined(let error): throw error
+                case .written:
+                    settleLinks()
+                    return
+                }
+            }
             graph.learntInTransaction(.corrected(object))
             try reread([object], because: .stale)
             if object.isDeleted { throw markVanished(object) }
@@ -481,28 +492,35 @@ extension DatabaseContext {
 
     /// The object's row is gone: memory marks it deleted (its dependants follow the delete
     /// rules, as the database applied them); answers the conflict error that says so.
-    /// The error of a write by key of `object` that changed no row: ``declined(_:_:readAgain:)``'s,
-    /// else its row is gone (another client deleted it) and the object is marked deleted.
-    func writeNotApplied(_ object: DatabaseObject, _ write: String, readAgain: PostgresResult? = nil) -> RelateError {
-        declined(object, write, readAgain: readAgain) ?? markVanished(object)
+    /// What a write by key of `object` that changed no row (none returned, none counted)
+    /// comes to, its row read again (`readAgain`: read in the write's round trip, a view's;
+    /// else now). An update of a table whose updates nothing declines
+    /// (``Entity/rewritesUpdates``) is not read again: its row is gone.
+    enum NoRowWritten {
+        /// The row is gone: another client deleted it.
+        case gone
+        /// The row is there as it was at `columns` (all of them for a delete): a trigger or
+        /// a rule declined the write — a `BEFORE` trigger that returns NULL (a soft delete),
+        /// an `INSTEAD OF` trigger, a rule that does nothing. The object took the row.
+        case declined(RelateError)
+        /// The row holds other values at `columns`: an `INSTEAD OF` trigger wrote them and
+        /// answered no row. The object took the row.
+        case written
     }
 
-    /// For a write by key of `object` that changed no row, whose row is still there: a
-    /// trigger or a rule declined it — a `BEFORE` trigger that returns NULL (a soft
-    /// delete), an `INSTEAD OF` trigger, a rule that does nothing. The object takes the
-    /// row as read again (not marked deleted), and the error says so; `nil` when the row
-    /// is gone. `readAgain`: the row read in the write's round trip (a view's), else it is
-    /// read now; an update of a table whose updates nothing declines
-    /// (``Entity/rewritesUpdates``) is not read again.
-    func declined(_ object: DatabaseObject, _ write: String, readAgain: PostgresResult? = nil) -> RelateError? {
+    /// ``NoRowWritten`` of `write` ("update", "delete") of `object`'s `columns`.
+    func noRowWritten(_ object: DatabaseObject, _ write: String, columns: [Int] = [], readAgain: PostgresResult? = nil) -> NoRowWritten {
+        let before = Array(object.values)
         guard write != "update" || object.table.entity.rewritesUpdates,
             let rows = readAgain ?? (try? send(rowsStatement(of: object.entityIndex, [object]), entity: object.entityIndex)), rows.count > 0,
             (try? take(rows, as: [object], of: object.entityIndex, applyingDeleteRules: false)) != nil
-        else { return nil }
-        return RelateError(
-            kind: .invalidWrite,
-            message: "the \(write) of this \(object.entity.name) object was not applied: a trigger or rule of \"\(object.entity.name)\" declined it; "
-                + "the object holds the row as read again", entity: object.entity.name, detail: "\(object)")
+        else { return .gone }
+        if write == "update", columns.contains(where: { !object.values[$0].isSame(as: before[$0]) }) { return .written }
+        return .declined(
+            RelateError(
+                kind: .invalidWrite,
+                message: "the \(write) of this \(object.entity.name) object was not applied: a trigger or rule of \"\(object.entity.name)\" declined it; "
+                    + "the object holds the row as read again", entity: object.entity.name, detail: "\(object)"))
     }
 
     func markVanished(_ object: DatabaseObject) -> RelateError {

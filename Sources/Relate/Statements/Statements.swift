@@ -100,12 +100,17 @@ enum Statements {
     /// relationship's `from` columns) are `ownerKeys`. Straight to the target's table by its
     /// joined columns, or through the helper, whose columns that refer to the owner then
     /// follow the target's in each row (to tell the owners apart).
+    ///
+    /// A relationship the server links goes through the owners' rows
+    /// (``loadThroughOwners(relationship:of:in:ownerKeys:)``), unless `byValues`: then the
+    /// targets are those the server takes for `ownerKeys` (for one key a statement, to pair
+    /// them: a pending owner's values, which its row does not hold yet).
     static func load(
-        relationship index: Int, of owner: EntityLayout, in layout: ModelLayout, ownerKeys: [[StoredValue]]
+        relationship index: Int, of owner: EntityLayout, in layout: ModelLayout, ownerKeys: [[StoredValue]], byValues: Bool = false
     ) -> Statement {
         let target = layout.entities[owner.targets[index]]
         let targetColumns = owner.targetColumns[index]
-        guard !owner.linksByServer[index] else {
+        guard !owner.linksByServer[index] || byValues else {
             return loadThroughOwners(relationship: index, of: owner, in: layout, ownerKeys: ownerKeys)
         }
         guard let helperIndex = owner.helpers[index] else {
