@@ -117,14 +117,18 @@ import Testing
         }
     }
 
+    /// France, places referring to it, and capitals that inherit from places (and their key).
+    static let places = """
+        CREATE TABLE country (id int PRIMARY KEY, name text);
+        CREATE TABLE place (id int PRIMARY KEY, name text, country_id int REFERENCES country (id));
+        CREATE TABLE capital (since int, PRIMARY KEY (id)) INHERITS (place);
+        INSERT INTO country VALUES (1, 'France');
+        """
+
     /// A parent's foreign key copied to its child is not enforced on the child's rows:
     /// deleting the referenced row is allowed by the server.
     @Test func deletingATargetOfAnInheritedCopy() throws {
-        try ObjectFixture.inSchema(made: """
-            CREATE TABLE country (id int PRIMARY KEY, name text);
-            CREATE TABLE place (id int PRIMARY KEY, name text, country_id int REFERENCES country (id));
-            CREATE TABLE capital (since int, PRIMARY KEY (id)) INHERITS (place);
-            INSERT INTO country VALUES (1, 'France');
+        try ObjectFixture.inSchema(made: Self.places + """
             INSERT INTO capital VALUES (5, 'Paris', 1, 508);
             """) { f in
             let france = try #require(try f.context.object("country", primaryKey: 1))
@@ -233,11 +237,7 @@ import Testing
 
     /// A delete by condition on the parent reaches the child's rows: their objects and sets follow.
     @Test func deleteByConditionOnParentReachesChildObjects() throws {
-        try ObjectFixture.inSchema(made: """
-            CREATE TABLE country (id int PRIMARY KEY, name text);
-            CREATE TABLE place (id int PRIMARY KEY, name text, country_id int REFERENCES country (id));
-            CREATE TABLE capital (since int, PRIMARY KEY (id)) INHERITS (place);
-            INSERT INTO country VALUES (1, 'France');
+        try ObjectFixture.inSchema(made: Self.places + """
             INSERT INTO place VALUES (1, 'Lyon', 1);
             INSERT INTO capital VALUES (5, 'Paris', 1, 508);
             """) { f in
@@ -299,17 +299,20 @@ import Testing
         }
     }
 
-    /// A soft delete: a BEFORE DELETE trigger that marks the row and returns NULL. The delete
-    /// throws, saying a trigger declined it; the object holds the row as marked, not deleted.
-    /// By key too.
-    @Test func aDeleteATriggerDeclinesLeavesTheObject() throws {
-        try ObjectFixture.inSchema(made: """
+    /// Items 1 and 2, deleted softly: a BEFORE DELETE trigger marks the row and returns NULL.
+    static let softDelete = """
             CREATE TABLE item (id int PRIMARY KEY, deleted_at timestamptz);
             INSERT INTO item VALUES (1, NULL), (2, NULL);
             CREATE FUNCTION item_soft_delete() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN UPDATE item SET deleted_at = now() WHERE id = OLD.id; RETURN NULL; END $$;
             CREATE TRIGGER item_soft_delete BEFORE DELETE ON item FOR EACH ROW EXECUTE FUNCTION item_soft_delete();
-            """) { f in
+        """
+
+    /// A soft delete: a BEFORE DELETE trigger that marks the row and returns NULL. The delete
+    /// throws, saying a trigger declined it; the object holds the row as marked, not deleted.
+    /// By key too.
+    @Test func aDeleteATriggerDeclinesLeavesTheObject() throws {
+        try ObjectFixture.inSchema(made: Self.softDelete) { f in
             let one = try #require(try f.context.object("item", primaryKey: 1))
             let error = #expect(throws: RelateError.self) { try f.context.delete(one) }
             #expect(error?.message.contains("declined") == true, "\(error.map { "\($0)" } ?? "")")

@@ -76,13 +76,7 @@ import Testing
     /// error says a trigger declined it, as a delete through does, not that another client
     /// deleted the row.
     @Test func pendingDeleteDeclinedByTrigger() throws {
-        try ObjectFixture.inSchema(made: """
-            CREATE TABLE item (id int PRIMARY KEY, deleted_at timestamptz);
-            INSERT INTO item VALUES (1, NULL), (2, NULL);
-            CREATE FUNCTION item_soft_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN UPDATE item SET deleted_at = now() WHERE id = OLD.id; RETURN NULL; END $$;
-            CREATE TRIGGER item_soft_delete BEFORE DELETE ON item FOR EACH ROW EXECUTE FUNCTION item_soft_delete();
-            """) { f in
+        try ObjectFixture.inSchema(made: EveryRelationEdgeTests.softDelete) { f in
             let one = try #require(try f.context.object("item", primaryKey: 1))
             f.context.autocommits = false
             try f.context.delete(one)

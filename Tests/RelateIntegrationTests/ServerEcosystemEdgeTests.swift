@@ -85,20 +85,28 @@ import Tracing
         func open() throws { try holder.execute("SELECT pg_advisory_unlock($1)", [key]) }
     }
 
-    /// "units already running — and those already waiting for a connection — go on": one
-    /// holds the only connection, another waits for it when the shutdown begins; both finish.
-    @Test func aUnitWaitingForAConnectionWhenTheShutdownBeginsGoesOn() async throws {
+    /// A database of one connection run by a service group (its shutdown's grace period
+    /// `grace`): a unit holds the connection running `holding`, another (`SELECT 42`) waits.
+    static func oneHeldOneWaiting(grace: Duration, holding sql: String) async throws
+        -> (group: ServiceGroup, running: Task<Void, any Error>, holder: Task<Int, any Error>, waiter: Task<Int, any Error>)
+    {
         var configuration = Configuration(maxConnections: 1)
-        configuration.shutdownGracePeriod = .seconds(30)
+        configuration.shutdownGracePeriod = grace
         let database = try Database(url: TestDatabase.url(), configuration: configuration)
         let group = ServiceGroup(services: [database], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
-        let gate = try Gate()
-        let wait = gate.waitSQL
-        let holder = Task { try await database.read { try $0.connection.query(wait).count } }
+        let holder = Task { try await database.read { try $0.connection.query(sql).count } }
         #expect(try await eventually { database.status.primary.inUse == 1 })
         let waiter = Task { try await database.read { try $0.connection.query("SELECT 42")[0].decode(Int.self, at: 0) } }
         #expect(try await eventually { database.status.primary.waiting == 1 })
+        return (group, running, holder, waiter)
+    }
+
+    /// "units already running — and those already waiting for a connection — go on": one
+    /// holds the only connection, another waits for it when the shutdown begins; both finish.
+    @Test func aUnitWaitingForAConnectionWhenTheShutdownBeginsGoesOn() async throws {
+        let gate = try Gate()
+        let (group, running, holder, waiter) = try await Self.oneHeldOneWaiting(grace: .seconds(30), holding: gate.waitSQL)
         await group.triggerGracefulShutdown()
         try gate.open()
         #expect(try await holder.value == 1)
@@ -108,15 +116,7 @@ import Tracing
 
     /// At the grace period's end, a unit still waiting for a connection throws shuttingDown.
     @Test func aUnitStillWaitingAtTheGracePeriodsEndThrowsShuttingDown() async throws {
-        var configuration = Configuration(maxConnections: 1)
-        configuration.shutdownGracePeriod = .milliseconds(300)
-        let database = try Database(url: TestDatabase.url(), configuration: configuration)
-        let group = ServiceGroup(services: [database], logger: Logger(label: "test"))
-        let running = Task { try await group.run() }
-        let holder = Task { try await database.read { try $0.connection.execute("SELECT pg_sleep(600)") } }
-        #expect(try await eventually { database.status.primary.inUse == 1 })
-        let waiter = Task { try await database.read { try $0.connection.query("SELECT 42")[0].decode(Int.self, at: 0) } }
-        #expect(try await eventually { database.status.primary.waiting == 1 })
+        let (group, running, holder, waiter) = try await Self.oneHeldOneWaiting(grace: .milliseconds(300), holding: "SELECT pg_sleep(600)")
         await group.triggerGracefulShutdown()
         await #expect { try await holder.value } throws: { ($0 as? RelateError)?.kind == .shuttingDown }
         await #expect { try await waiter.value } throws: { ($0 as? RelateError)?.kind == .shuttingDown }
