@@ -98,7 +98,7 @@ extension DatabaseContext {
             throw RelateError.deleteDenied(error, entity: table.entity.name, detail: "\(object)") ?? error
         }
         if results[0].affectedRows ?? 0 == 0 {
-            if case .declined(let error) = noRowWritten(object, "delete") { throw error }
+            if case .declined(let error) = noRowWritten(object, .delete) { throw error }
             throw markVanished(object)
         }
         rowDeleted(object)
@@ -346,7 +346,7 @@ extension DatabaseContext {
         }
         guard let row = result.first else {
             if expected.isEmpty {
-                switch noRowWritten(object, "update", columns: Array(columns), readAgain: again) {
+                switch noRowWritten(object, .update(columns: Array(columns)), readAgain: again) {
                 case .gone: throw markVanished(object)
                 case .declined(let error): throw error
                 case .written:
@@ -490,8 +490,6 @@ extension DatabaseContext {
         }
     }
 
-    /// The object's row is gone: memory marks it deleted (its dependants follow the delete
-    /// rules, as the database applied them); answers the conflict error that says so.
     /// What a write by key of `object` that changed no row (none returned, none counted)
     /// comes to, its row read again (`readAgain`: read in the write's round trip, a view's;
     /// else now). An update of a table whose updates nothing declines
@@ -508,21 +506,31 @@ extension DatabaseContext {
         case written
     }
 
-    /// ``NoRowWritten`` of `write` ("update", "delete") of `object`'s `columns`.
-    func noRowWritten(_ object: DatabaseObject, _ write: String, columns: [Int] = [], readAgain: PostgresResult? = nil) -> NoRowWritten {
+    /// A write by key whose row may not come back: an update of `columns`, or a delete.
+    enum WriteByKey {
+        case update(columns: [Int])
+        case delete
+    }
+
+    /// ``NoRowWritten`` of `write` of `object`.
+    func noRowWritten(_ object: DatabaseObject, _ write: WriteByKey, readAgain: PostgresResult? = nil) -> NoRowWritten {
         let before = Array(object.values)
-        guard write != "update" || object.table.entity.rewritesUpdates,
+        var columns: [Int]?
+        if case .update(let written) = write { columns = written }
+        guard columns == nil || object.table.entity.rewritesUpdates,
             let rows = readAgain ?? (try? send(rowsStatement(of: object.entityIndex, [object]), entity: object.entityIndex)), rows.count > 0,
             (try? take(rows, as: [object], of: object.entityIndex, applyingDeleteRules: false)) != nil
         else { return .gone }
-        if write == "update", columns.contains(where: { !object.values[$0].isSame(as: before[$0]) }) { return .written }
+        if let columns, columns.contains(where: { !object.values[$0].isSame(as: before[$0]) }) { return .written }
         return .declined(
             RelateError(
                 kind: .invalidWrite,
-                message: "the \(write) of this \(object.entity.name) object was not applied: a trigger or rule of \"\(object.entity.name)\" declined it; "
-                    + "the object holds the row as read again", entity: object.entity.name, detail: "\(object)"))
+                message: "the \(columns == nil ? "delete" : "update") of this \(object.entity.name) object was not applied: a trigger or rule of "
+                    + "\"\(object.entity.name)\" declined it; the object holds the row as read again", entity: object.entity.name, detail: "\(object)"))
     }
 
+    /// The object's row is gone: memory marks it deleted (its dependants follow the delete
+    /// rules, as the database applied them); answers the conflict error that says so.
     func markVanished(_ object: DatabaseObject) -> RelateError {
         graph.learntInTransaction(.corrected(object))
         try? reread(graph.apply(.delete(object)), because: .parentDeleted)

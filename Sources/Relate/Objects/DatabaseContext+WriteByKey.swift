@@ -47,7 +47,7 @@ extension DatabaseContext {
         guard let row = result.first else {
             // No such row: an object memory held for it is out of date (or a trigger declined the write).
             if let registered {
-                switch noRowWritten(registered, "update", columns: columns) {
+                switch noRowWritten(registered, .update(columns: columns)) {
                 case .gone: throw markVanished(registered)
                 case .declined(let error): throw error
                 case .written: return registered
@@ -105,7 +105,7 @@ extension DatabaseContext {
         guard let row = result.first else {
             // No such row: an object memory held for it is out of date (unless a trigger declined the delete).
             if let registered {
-                if case .declined(let error) = noRowWritten(registered, "delete") { throw error }
+                if case .declined(let error) = noRowWritten(registered, .delete) { throw error }
                 rowDeleted(registered)
             }
             settleLinks()
