@@ -309,10 +309,7 @@ extension DatabaseContext {
                 // Gone, or still there: a trigger or rule declined the delete (a soft delete).
                 let key = summary.held(object, at: object.table.primaryKey)
                 if try send(Statements.row(of: object.table.layout, key: key.map(\.parameter)), entity: object.entityIndex).count > 0 {
-                    throw RelateError(
-                        kind: .invalidWrite,
-                        message: "the delete of this \(object.entity.name) object was not applied: a trigger or rule of \"\(object.entity.name)\" "
-                            + "declined it; nothing was saved, and the changes stay pending", entity: object.entity.name, detail: "\(object)")
+                    throw RelateError.declined(object, "delete", then: "nothing was saved, and the changes stay pending")
                 }
                 throw RelateError.conflict(object, "was deleted by another client since this context read it; nothing was saved, and the changes stay pending")
             // A row that comes back is taken as stored (a failed save puts memory back as it was).
@@ -459,19 +456,20 @@ extension DatabaseContext {
         let stored = try graph.storedValues(of: row, entity: object.entityIndex)
         let columns = changed.filter { !stored[$0.column].isSame(as: $0.value) }.map { object.entity.attributes[$0.column] }
         let names = columns.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        // None differs, where a trigger may decline an update: one did.
+        if columns.isEmpty && object.table.entity.rewritesUpdates {
+            return .declined(object, "update", then: "its row holds what was read; nothing was saved, and the changes stay pending")
+        }
         // None differs as memory reads it: a value a Swift type cannot hold exactly (a `Date`
         // of a far year, past microseconds) was sent back other than the row holds it.
-        let what = columns.isEmpty && object.table.entity.rewritesUpdates
-            ? "the update of this \(object.entity.name) object was not applied: a trigger or rule of \"\(object.entity.name)\" declined it "
-                + "(its row holds what was read); nothing was saved, and the changes stay pending"
-            : columns.isEmpty
+        let what = columns.isEmpty
             ? "this \(object.entity.name) object's row no longer holds what was read, as the database compares it, though memory reads "
                 + "no change (a value its Swift type cannot hold exactly, such as a Date past microsecond precision); "
                 + "nothing was saved, and the changes stay pending"
             : "another client changed \(names) of this \(object.entity.name) object since this context read it; "
                 + "nothing was saved, and the changes stay pending"
         return RelateError(
-            kind: columns.isEmpty && object.table.entity.rewritesUpdates ? .invalidWrite : .conflict,
+            kind: .conflict,
             message: what,
             entity: object.entity.name, key: columns.first?.key, candidates: columns.map(\.key), detail: "\(object)")
     }

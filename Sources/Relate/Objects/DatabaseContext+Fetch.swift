@@ -263,7 +263,7 @@ extension DatabaseContext {
             let readers = StoredValue.Reader.readers(for: result)
             // Through a helper, or for a relationship the server links, the owner's key
             // follows the target's columns; else it is the target's joined columns.
-            let readsOwnerKey = relationship.foreignKeyIn == .via || ownerTable.layout.linksByServer[index]
+            let readsOwnerKey = relationship.foreignKeyIn == .via || byServer
             let matchedColumns = readsOwnerKey ? [] : targetIndexes
             let objects = try graph.materialize(entity: target, result: result, rowsAreDistinct: !readsOwnerKey)
             var rowSlots: [Int] = []

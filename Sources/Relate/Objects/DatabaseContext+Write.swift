@@ -522,11 +522,7 @@ extension DatabaseContext {
             (try? take(rows, as: [object], of: object.entityIndex, applyingDeleteRules: false)) != nil
         else { return .gone }
         if let columns, columns.contains(where: { !object.values[$0].isSame(as: before[$0]) }) { return .written }
-        return .declined(
-            RelateError(
-                kind: .invalidWrite,
-                message: "the \(columns == nil ? "delete" : "update") of this \(object.entity.name) object was not applied: a trigger or rule of "
-                    + "\"\(object.entity.name)\" declined it; the object holds the row as read again", entity: object.entity.name, detail: "\(object)"))
+        return .declined(.declined(object, columns == nil ? "delete" : "update", then: "the object holds the row as read again"))
     }
 
     /// The object's row is gone: memory marks it deleted (its dependants follow the delete

@@ -77,6 +77,17 @@ extension RelateError {
     }
 
     /// The object's row no longer holds what memory believed (`what` says how).
+    /// A write of `object` (`"update"`, `"delete"`) that a trigger or rule declined: a
+    /// `BEFORE` trigger that returns NULL (a soft delete), an `INSTEAD OF` trigger that
+    /// does, a rule that does nothing; its row is still there. `then` says what became of
+    /// memory and of the write.
+    static func declined(_ object: DatabaseObject, _ write: String, then: String) -> RelateError {
+        RelateError(
+            kind: .invalidWrite,
+            message: "the \(write) of this \(object.entity.name) object was not applied: a trigger or rule of \"\(object.entity.name)\" "
+                + "declined it; \(then)", entity: object.entity.name, detail: "\(object)")
+    }
+
     static func conflict(_ object: DatabaseObject, _ what: String) -> RelateError {
         RelateError(
             kind: .conflict, message: "the row of this \(object.entity.name) object \(what)", entity: object.entity.name,
